@@ -1,0 +1,16 @@
+"""stridewise: elementwise kernels over broadcast, strided arrays, at the memory roofline."""
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from .algorithms import Auto, Contiguous, General, Rows, Scalar, ShortRows, Tiled  # noqa: E402
+from .capabilities import Capabilities, capabilities  # noqa: E402
+from .tuning import ElementwiseTuning, elementwise_tuning, register_tuning  # noqa: E402
+from ._ops import explain, remainder, remainder_  # noqa: E402
+
+__all__ = [
+    "remainder", "remainder_", "explain",
+    "Auto", "Contiguous", "Scalar", "Rows", "ShortRows", "Tiled", "General",
+    "ElementwiseTuning", "elementwise_tuning", "register_tuning",
+    "Capabilities", "capabilities",
+]

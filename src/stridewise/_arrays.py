@@ -1,0 +1,267 @@
+"""Operands: every argument becomes a strided view or a host scalar, and the backend,
+result dtype and output come from the library that owns the arrays."""
+from __future__ import annotations
+
+import functools
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._dtypes import DType, dtype_of
+
+__all__ = [
+    "View", "Scalar", "as_operand", "resolve_backend", "result_dtypes", "allocate",
+    "check_out", "library_name",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """A strided array as the kernels see it: pointer, shape, strides in elements."""
+
+    lib: str                 # "numpy", "torch", "cupy" or "cuda" (any CUDA array interface)
+    device: tuple            # ("cpu", 0) or ("cuda", index)
+    ptr: int
+    shape: tuple
+    strides: tuple
+    dtype: DType
+    obj: object
+    writeable: bool = True
+
+    @property
+    def backend(self) -> str:
+        return self.device[0]
+
+    @property
+    def size(self) -> int:
+        return _prod(self.shape)
+
+    def extent(self) -> tuple[int, int]:
+        """Byte range [lo, hi) this view touches (empty views touch nothing)."""
+        if self.size == 0:
+            return (self.ptr, self.ptr)
+        lo = sum((n - 1) * s for n, s in zip(self.shape, self.strides) if s < 0)
+        hi = sum((n - 1) * s for n, s in zip(self.shape, self.strides) if s > 0)
+        isz = self.dtype.itemsize
+        return (self.ptr + lo * isz, self.ptr + (hi + 1) * isz)
+
+
+@dataclass(frozen=True, slots=True)
+class Scalar:
+    """A Python number; it becomes a kernel parameter in the compute dtype."""
+
+    value: object
+
+    @property
+    def pytype(self) -> type:
+        return bool if isinstance(self.value, bool) else int if isinstance(self.value, int) else float
+
+
+def _prod(xs) -> int:
+    n = 1
+    for x in xs:
+        n *= x
+    return n
+
+
+def library_name(obj) -> str | None:
+    """The owning library of an array-like, without importing that library."""
+    mod = type(obj).__module__.split(".", 1)[0]
+    if mod in ("numpy", "torch", "cupy"):
+        return mod
+    if hasattr(obj, "__cuda_array_interface__"):
+        return "cuda"
+    return None
+
+
+def _numpy_view(a: np.ndarray, lib="numpy") -> View:
+    dt = dtype_of(a.dtype)
+    isz = dt.itemsize
+    if not a.flags.aligned or any(s % isz for s in a.strides):
+        raise ValueError(
+            "array is not aligned to its element size; pass a copy (np.ascontiguousarray(a))"
+        )
+    return View(lib, ("cpu", 0), a.ctypes.data, a.shape, tuple(s // isz for s in a.strides),
+                dt, a, bool(a.flags.writeable))
+
+
+def _torch_view(t) -> View:
+    dev = t.device
+    return View("torch", (dev.type, dev.index or 0), t.data_ptr(), tuple(t.shape), t.stride(),
+                dtype_of(t.dtype), t)
+
+
+def _cupy_view(a) -> View:
+    dt = dtype_of(a.dtype)
+    return View("cupy", ("cuda", a.device.id), a.data.ptr, a.shape,
+                tuple(s // dt.itemsize for s in a.strides), dt, a)
+
+
+def _interface_view(obj) -> View:
+    cai = obj.__cuda_array_interface__
+    dt = dtype_of(np.dtype(cai["typestr"]))
+    shape = tuple(cai["shape"])
+    strides = cai.get("strides")
+    if strides is None:
+        strides, acc = [], 1
+        for n in reversed(shape):
+            strides.append(acc)
+            acc *= n
+        strides = tuple(reversed(strides))
+    else:
+        strides = tuple(s // dt.itemsize for s in strides)
+    ptr, readonly = cai["data"]
+    from .backends.cuda import pointer_device
+
+    return View("cuda", ("cuda", pointer_device(ptr)), ptr, shape, strides, dt, obj, not readonly)
+
+
+def as_operand(x, position: int):
+    """Turn one argument into a View or a Scalar.
+
+    Raises
+    ------
+    TypeError
+        For anything that is neither an array of a supported library nor a real number.
+    """
+    lib = library_name(x)
+    if lib == "numpy":
+        if isinstance(x, np.ndarray):
+            return _numpy_view(x)
+        return Scalar(x.item())          # NumPy scalar: a host value like a Python number
+    if lib == "torch":
+        import torch
+
+        if isinstance(x, torch.Tensor):
+            return _torch_view(x)
+    if lib == "cupy":
+        return _cupy_view(x)
+    if lib == "cuda":
+        return _interface_view(x)
+    if isinstance(x, numbers.Real) and not isinstance(x, bool):
+        return Scalar(x)
+    raise TypeError(
+        f"argument {position} has type {type(x).__name__}: pass a NumPy, torch or CuPy array, "
+        "an object with __cuda_array_interface__, or a Python int or float"
+    )
+
+
+def resolve_backend(views: list[View], names: list[str]) -> tuple[str, tuple]:
+    """The (library, device) every array agrees on; scalars abstain.
+
+    Raises
+    ------
+    ValueError
+        If there is no array, or two arrays come from different libraries or devices.
+    """
+    if not views:
+        raise ValueError("at least one argument must be an array; got only Python scalars")
+    first = views[0]
+    for v, name in zip(views[1:], names[1:]):
+        if (v.lib, v.device) != (first.lib, first.device):
+            raise ValueError(
+                f"{names[0]} is a {first.lib} array on {_device_str(first.device)} but {name} is a "
+                f"{v.lib} array on {_device_str(v.device)}; move them to one library and device"
+            )
+    return first.lib, first.device
+
+
+def _device_str(device) -> str:
+    return device[0] if device[0] == "cpu" else f"{device[0]}:{device[1]}"
+
+
+@functools.lru_cache(maxsize=4096)
+def result_dtypes(lib: str, ufunc: str | None, key: tuple) -> tuple[DType, DType]:
+    """(compute dtype, output dtype) by the owning library's promotion rules.
+
+    `key` holds, per argument, either a dtype name or a Python scalar type (weak in both
+    libraries): torch.result_type for torch, the NumPy ufunc's own resolution otherwise.
+    """
+    if lib == "torch":
+        import torch
+
+        def probe(k):
+            if isinstance(k, type):
+                return k(1)
+            return torch.empty((0,), dtype=getattr(torch, k))
+
+        acc = probe(key[0])
+        for k in key[1:]:
+            acc = torch.empty((0,), dtype=torch.result_type(acc, probe(k)))
+        dt = dtype_of(acc.dtype)
+        return dt, dt
+    np_args = tuple(k if isinstance(k, type) else dtype_of(k).numpy for k in key)
+    uf = getattr(np, ufunc, None) if ufunc else None
+    if isinstance(uf, np.ufunc):
+        try:
+            resolved = uf.resolve_dtypes(np_args + (None,) * uf.nout)
+        except TypeError as e:
+            raise TypeError(f"{ufunc} has no loop for {key}: {e}") from None
+        return dtype_of(resolved[0]), dtype_of(resolved[-1])
+    dt = dtype_of(np.result_type(*(k(0) if isinstance(k, type) else k for k in np_args)))
+    return dt, dt
+
+
+def allocate(lib: str, device: tuple, shape: tuple, dtype: DType):
+    """An uninitialised C-contiguous array from the owning library's allocator."""
+    if lib == "numpy":
+        return np.empty(shape, dtype=dtype.numpy)
+    if lib == "torch":
+        import torch
+
+        return torch.empty(shape, dtype=getattr(torch, dtype.name), device=_device_str(device))
+    if lib == "cupy":
+        import cupy
+
+        with cupy.cuda.Device(device[1]):
+            return cupy.empty(shape, dtype=dtype.numpy)
+    raise ValueError(
+        "cannot allocate an output for a bare __cuda_array_interface__ producer; pass out="
+    )
+
+
+def check_out(out: View, shape: tuple, dtype: DType, inputs: list[View], names: list[str]):
+    """Reject an `out` that is the wrong shape or dtype, read-only, or overlapping.
+
+    An `out` identical to an input (same pointer, same strides once broadcast) is allowed,
+    because every element is read before it is written.
+    """
+    if out.shape != shape:
+        raise ValueError(f"out has shape {out.shape} but the broadcast result is {shape}")
+    if out.dtype is not dtype:
+        raise TypeError(f"out has dtype {out.dtype} but the result dtype is {dtype}; "
+                        f"pass an out of dtype {dtype}")
+    if not out.writeable:
+        raise ValueError("out is read-only; pass a writeable array")
+    if any(s == 0 and n > 1 for n, s in zip(out.shape, out.strides)):
+        raise ValueError("out overlaps itself (a stride of 0 over a dim longer than 1); "
+                         "pass a fresh array or out.copy()")
+    lo, hi = out.extent()
+    if lo == hi:
+        return
+    for v, name in zip(inputs, names):
+        vlo, vhi = v.extent()
+        if vlo >= hi or lo >= vhi:
+            continue
+        if v.ptr == out.ptr and v.dtype is out.dtype and _broadcast_strides(v, shape) == out.strides:
+            continue
+        if v.lib == "numpy" and not _shares_memory(v.obj, out.obj):
+            continue
+        raise ValueError(
+            f"out partially overlaps {name}; writing it would change inputs still to be read. "
+            "Pass a separate out, or out identical to that input"
+        )
+
+
+def _broadcast_strides(v: View, shape: tuple) -> tuple:
+    pad = len(shape) - len(v.shape)
+    return (0,) * pad + tuple(0 if n == 1 and m != 1 else s
+                              for n, s, m in zip(v.shape, v.strides, shape[pad:]))
+
+
+def _shares_memory(a, b) -> bool:
+    try:
+        return bool(np.shares_memory(a, b, max_work=10**6))
+    except np.exceptions.TooHardError:
+        return True

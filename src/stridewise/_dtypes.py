@@ -1,0 +1,74 @@
+"""Supported dtypes: NumPy, torch and C++ names, sizes and argument-slot formats."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import ml_dtypes
+import numpy as np
+
+__all__ = ["DType", "DTYPES", "dtype_of", "supported_names"]
+
+
+@dataclass(frozen=True)
+class DType:
+    """One element type as every stage of the pipeline names it."""
+
+    name: str          # canonical name: "float32"
+    numpy: np.dtype    # NumPy (or ml_dtypes) dtype
+    ctype: str         # C++ type in the header library
+    slot: str          # struct format of a scalar parameter in an 8-byte slot
+    is_float: bool
+
+    @property
+    def itemsize(self) -> int:
+        return self.numpy.itemsize
+
+    def slot_value(self, value):
+        """The Python value `struct` packs for a scalar parameter of this dtype."""
+        if self.ctype in ("sw::half", "sw::bfloat16"):
+            return int(np.asarray(value, dtype=self.numpy).view(np.uint16))
+        return self.numpy.type(value).item()
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+DTYPES = {
+    d.name: d
+    for d in (
+        DType("float16", np.dtype(np.float16), "sw::half", "H6x", True),
+        DType("bfloat16", np.dtype(ml_dtypes.bfloat16), "sw::bfloat16", "H6x", True),
+        DType("float32", np.dtype(np.float32), "float", "f4x", True),
+        DType("float64", np.dtype(np.float64), "double", "d", True),
+        DType("int32", np.dtype(np.int32), "sw::i32", "i4x", False),
+        DType("int64", np.dtype(np.int64), "sw::i64", "q", False),
+    )
+}
+
+
+def supported_names() -> tuple[str, ...]:
+    return tuple(DTYPES)
+
+
+def dtype_of(obj) -> DType:
+    """Map a NumPy, ml_dtypes, torch or CuPy dtype (or its name) to a DType.
+
+    Raises
+    ------
+    TypeError
+        If the dtype is not one stridewise computes in.
+    """
+    name = str(obj)
+    if name.startswith("torch."):
+        name = name[len("torch."):]
+    else:
+        try:
+            name = np.dtype(obj).name
+        except TypeError:
+            pass
+    if name not in DTYPES:
+        raise TypeError(
+            f"unsupported dtype {name}: stridewise computes in {', '.join(DTYPES)}; "
+            "cast the array first (for example with .astype or .to)"
+        )
+    return DTYPES[name]

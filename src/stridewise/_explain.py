@@ -1,0 +1,65 @@
+"""Explain: what a call would do, from plan to generated source, without running it."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["Explanation"]
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """The resolved pipeline of one call.
+
+    Attributes
+    ----------
+    op, backend, mode : what runs where, in which mode.
+    shape, strides : merged extents and per-operand strides (elements, outputs first).
+    kinds, pack, index_bits : how each operand is read, elements per access, index width.
+    algorithm : the fully resolved algorithm.
+    bytes : compulsory bytes (each operand's own elements once).
+    source : the generated C++.
+    """
+
+    op: str
+    backend: str
+    mode: str
+    shape: tuple
+    strides: tuple
+    kinds: tuple
+    pack: int
+    index_bits: int
+    algorithm: object
+    dtypes: tuple
+    bytes: int
+    source: str
+
+    @classmethod
+    def from_prepared(cls, op: str, prepared) -> "Explanation":
+        p, lay = prepared.plan, prepared.layout
+        nbytes = 0
+        for st, isz in zip(p.strides, p.itemsizes):
+            own = 1
+            for n, s in zip(p.shape, st):
+                own *= n if s else 1
+            nbytes += own * isz
+        return cls(op, prepared.backend, lay.mode, p.shape, p.strides, lay.kinds, lay.pack,
+                   p.index_bits, prepared.algorithm, tuple(d.name for d in prepared.spec.arrays),
+                   nbytes, prepared.source)
+
+    def __str__(self) -> str:
+        rows = [
+            ("op", f"{self.op} on {self.backend}"),
+            ("mode", self.mode),
+            ("merged shape", str(self.shape)),
+            ("strides", "  ".join(f"{k}:{s}" for k, s in zip(self._names(), self.strides))),
+            ("operands", "  ".join(f"{k}:{d}/{kind}" for k, d, kind in zip(self._names(), self.dtypes, self.kinds))),
+            ("access", f"pack {self.pack}, int{self.index_bits} index"),
+            ("algorithm", repr(self.algorithm)),
+            ("bytes", f"{self.bytes:,} compulsory"),
+        ]
+        width = max(len(k) for k, _ in rows)
+        lines = [f"{k:>{width}}  {v}" for k, v in rows]
+        return "\n".join(lines) + "\n\n" + self.source
+
+    def _names(self):
+        return ["out"] + [f"in{k}" for k in range(1, len(self.strides))]

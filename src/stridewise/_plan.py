@@ -1,0 +1,259 @@
+"""Plan: merge a broadcast problem into the fewest dims and classify it into one mode.
+
+Pure Python, no device. Dims are right-aligned, broadcast dims get stride 0, size-1 dims
+go, the rest are ordered by the output's strides and merged wherever every operand is
+contiguous across the pair. The plan also fixes the index width and the widest pack.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = ["Plan", "Layout", "plan", "broadcast_shapes", "MODES", "MAX_DIMS"]
+
+MODES = ("contiguous", "scalar", "rows", "short_rows", "tiled", "general")
+MAX_DIMS = 8
+PACK_BYTES = 16
+# A row shorter than one warp of 16-byte packs leaves lanes idle in `rows`; such problems
+# go flat (`short_rows`) when the layout allows it.
+SHORT_ROW_BYTES = 512
+INT32_LIMIT = 2**31 - 1
+
+
+def broadcast_shapes(shapes: list[tuple], names: list[str]) -> tuple:
+    """NumPy's broadcast of `shapes`, with an error that names the clashing arguments."""
+    nd = max((len(s) for s in shapes), default=0)
+    out = [1] * nd
+    owner = [None] * nd
+    for s, name in zip(shapes, names):
+        for i, n in enumerate(s, nd - len(s)):
+            if n == out[i] or n == 1:
+                continue
+            if out[i] == 1:
+                out[i], owner[i] = n, name
+                continue
+            raise ValueError(
+                f"shapes do not broadcast: {owner[i]} has extent {out[i]} and {name} has extent "
+                f"{n} in dim {i - nd} (shapes {', '.join(str(tuple(x)) for x in shapes)})"
+            )
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How each array operand is read in one mode, and the pack that mode can use.
+
+    kinds: per operand, one of "dense" (unit stride, packed), "bcast" (stride 0 along the
+    walk), "strided" (any stride, element by element), "periodic" (flat index mod period)
+    and "uniform" (one element, read once).
+    """
+
+    mode: str
+    kinds: tuple
+    pack: int
+    aux: int = 0
+    periods: tuple = ()
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A merged, classified elementwise problem.
+
+    Attributes
+    ----------
+    shape : merged extents, outermost first; the output's innermost dim is last.
+    strides : per array operand (outputs first), merged strides in elements.
+    mode : the mode `Auto()` runs.
+    index_bits : 32 when every offset fits in int32, else 64.
+    """
+
+    shape: tuple
+    strides: tuple
+    itemsizes: tuple
+    ptrs: tuple
+    nout: int
+    nparams: int
+    n: int
+    index_bits: int
+    mode: str = field(default="general")
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    # -- facts per operand -------------------------------------------------------------
+    def _uniform(self, k: int) -> bool:
+        return k >= self.nout and all(s == 0 for s in self.strides[k])
+
+    def _flat(self, k: int) -> bool:
+        """Operand k is C-contiguous over all merged dims."""
+        acc = 1
+        for n, s in zip(reversed(self.shape), reversed(self.strides[k])):
+            if n > 1 and s != acc:
+                return False
+            acc *= n
+        return True
+
+    def _period(self, k: int) -> int:
+        """Gather period if operand k is 0-stride outside a C-contiguous suffix, else 0."""
+        acc, t = 1, self.ndim
+        while t > 0 and self.strides[k][t - 1] == acc:
+            acc *= self.shape[t - 1]
+            t -= 1
+        if 0 < t < self.ndim and all(s == 0 for s in self.strides[k][:t]):
+            return acc
+        return 0
+
+    def _transposed_dim(self, k: int) -> int:
+        """An outer dim along which operand k is unit-stride, while its innermost is not."""
+        st = self.strides[k]
+        if self.ndim < 2 or st[-1] in (0, 1):
+            return -1
+        for d in range(self.ndim - 2, -1, -1):
+            if st[d] == 1:
+                return d
+        return -1
+
+    def _outputs_inner_unit(self) -> bool:
+        return all(self.strides[k][-1] == 1 for k in range(self.nout))
+
+    # -- modes -------------------------------------------------------------------------
+    def supports(self, mode: str) -> bool:
+        """Whether `mode` can run this problem at all."""
+        na = len(self.strides)
+        inputs = range(self.nout, na)
+        if mode == "general":
+            return True
+        if mode in ("contiguous", "scalar"):
+            if self.ndim != 1 or not all(self.strides[k][0] == 1 for k in range(self.nout)):
+                return False
+            uniform = [self._uniform(k) for k in inputs]
+            if not all(u or self.strides[k][0] == 1 for k, u in zip(inputs, uniform)):
+                return False
+            has_scalar = any(uniform) or self.nparams > 0
+            return has_scalar if mode == "scalar" else not has_scalar
+        if not self._outputs_inner_unit():
+            return False
+        if mode == "rows":
+            return True
+        if mode == "short_rows":
+            return self.ndim >= 2 and all(self._flat(k) for k in range(self.nout)) and all(
+                self._uniform(k) or self._flat(k) or self._period(k) for k in inputs)
+        if mode == "tiled":
+            return any(self._transposed_dim(k) >= 0 for k in inputs)
+        raise ValueError(f"unknown mode {mode!r}; modes are {', '.join(MODES)}")
+
+    def _classify(self) -> str:
+        for mode in ("contiguous", "scalar", "tiled"):
+            if self.supports(mode):
+                return mode
+        if self.supports("short_rows"):
+            inner_bytes = self.shape[-1] * max(self.itemsizes)
+            if inner_bytes < SHORT_ROW_BYTES or self.max_pack("rows") < self.max_pack("short_rows"):
+                return "short_rows"
+        return "rows" if self.supports("rows") else "general"
+
+    def _base_pack(self, packed) -> int:
+        sizes = [self.itemsizes[k] for k in packed] or [max(self.itemsizes)]
+        return max(1, PACK_BYTES // max(sizes))
+
+    def layout(self, mode: str, pack: int | None = None) -> Layout:
+        """Operand kinds, pack (at most `pack`) and auxiliary values for `mode`."""
+        na = len(self.strides)
+        kinds = []
+        periods = [0] * na
+        for k in range(na):
+            if self._uniform(k):
+                kinds.append("uniform")
+            elif mode in ("tiled", "general"):
+                kinds.append("strided")
+            elif mode == "short_rows" and not self._flat(k):
+                kinds.append("periodic")
+                periods[k] = self._period(k)
+            elif mode == "rows":
+                s = self.strides[k][-1]
+                kinds.append("dense" if s == 1 else "bcast" if s == 0 else "strided")
+            else:
+                kinds.append("dense")
+        dense = [k for k in range(na) if kinds[k] == "dense"]
+        cap = self._base_pack([k for k in range(na) if kinds[k] != "uniform"])
+        if pack is not None:
+            cap = min(cap, pack)
+        aux = 0
+        if mode in ("tiled", "general"):
+            cap = 1
+            if mode == "tiled":
+                aux = next(d for k in range(na) if (d := self._transposed_dim(k)) >= 0)
+        elif mode == "rows":
+            while cap > 1 and not all(
+                self.ptrs[k] % (cap * self.itemsizes[k]) == 0
+                and all(s % cap == 0 for s in self.strides[k][:-1]) for k in dense):
+                cap //= 2
+        else:  # flat modes: peel a head so every dense operand's packs are aligned at once
+            cap, aux = self._flat_pack(dense, cap)
+        return Layout(mode, tuple(kinds), cap, aux, tuple(periods) if mode == "short_rows" else ())
+
+    def _flat_pack(self, dense, cap) -> tuple[int, int]:
+        if any(self.ptrs[k] % self.itemsizes[k] for k in dense):
+            return 1, 0
+        while cap > 1:
+            mis = {(self.ptrs[k] // self.itemsizes[k]) % cap for k in dense}
+            if len(mis) <= 1:
+                head = (-mis.pop()) % cap if mis else 0
+                return cap, min(head, self.n)
+            cap //= 2
+        return 1, 0
+
+    def max_pack(self, mode: str) -> int:
+        return self.layout(mode).pack
+
+
+def plan(out_shape: tuple, operands: list[tuple], nout: int = 1, nparams: int = 0) -> Plan:
+    """Plan a problem whose output has `out_shape`.
+
+    Parameters
+    ----------
+    operands : (shape, strides, itemsize, ptr) per array operand, outputs first; strides in
+        elements. Shapes must broadcast to `out_shape` (checked by the caller).
+    """
+    nd = len(out_shape)
+    full = []
+    for shape, strides, _, _ in operands:
+        pad = nd - len(shape)
+        full.append([0] * pad + [0 if n == 1 else s for n, s in zip(shape, strides)])
+    dims = [d for d in range(nd) if out_shape[d] != 1]
+    # Walk the first output in its own memory order; a stable sort keeps ties in place.
+    dims.sort(key=lambda d: -abs(full[0][d]))
+    merged_shape: list[int] = []
+    merged: list[list[int]] = [[] for _ in operands]
+    for d in reversed(dims):                      # innermost first
+        n = out_shape[d]
+        if merged_shape and all(st[d] == m[0] * merged_shape[0] for st, m in zip(full, merged)):
+            merged_shape[0] *= n
+            continue
+        merged_shape.insert(0, n)
+        for st, m in zip(full, merged):
+            m.insert(0, st[d])
+    if not merged_shape:                          # one element: a 1-long dense run
+        merged_shape = [1]
+        merged = [[1] for _ in operands]
+    if len(merged_shape) > MAX_DIMS:
+        raise ValueError(
+            f"this layout still has {len(merged_shape)} dims after merging (at most {MAX_DIMS}); "
+            "make some inputs contiguous first"
+        )
+    n = 1
+    for x in out_shape:
+        n *= x
+    reach = max([n] + [sum((e - 1) * abs(s) for e, s in zip(merged_shape, m)) + 1 for m in merged])
+    p = Plan(
+        shape=tuple(merged_shape),
+        strides=tuple(tuple(m) for m in merged),
+        itemsizes=tuple(o[2] for o in operands),
+        ptrs=tuple(o[3] for o in operands),
+        nout=nout,
+        nparams=nparams,
+        n=n,
+        index_bits=32 if reach + PACK_BYTES <= INT32_LIMIT else 64,
+    )
+    object.__setattr__(p, "mode", p._classify())
+    return p

@@ -1,0 +1,86 @@
+"""Resolve: turn the caller's algorithm into a complete, runnable one (AK's four steps).
+
+_check_domain validates only the fields the caller set; _select picks a concrete algorithm
+for Auto() with its fields unset; _fill takes each unset field from the tuning; _check
+rejects what cannot run here. Explicit fields always win.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from .algorithms import ALGORITHMS, Algorithm, Auto
+from .capabilities import Capabilities
+from .tuning import ElementwiseTuning
+
+__all__ = ["_resolve_elementwise", "_check_domain", "_select", "_fill", "_check"]
+
+
+def _is_pow2(x: int) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and x > 0 and x & (x - 1) == 0
+
+
+def _check_domain(alg) -> None:
+    """Reject out-of-domain values among the fields the caller set."""
+    if isinstance(alg, Auto):
+        return
+    if not isinstance(alg, Algorithm):
+        raise TypeError(f"algorithm must be Auto() or one of {', '.join(c.__name__ for c in ALGORITHMS.values())}; "
+                        f"got {alg!r}")
+    limits = {"block_size": (32, 1024), "pack": (1, 16), "items_per_thread": (1, 16), "tile": (8, 64)}
+    for f in dataclasses.fields(alg):
+        value = getattr(alg, f.name)
+        if value is None:
+            continue
+        lo, hi = limits[f.name]
+        if not _is_pow2(value) or not lo <= value <= hi:
+            raise ValueError(f"{alg.name}({f.name}={value!r}): {f.name} must be a power of two "
+                             f"from {lo} to {hi}; pick one or leave it unset")
+
+
+def _select(plan, tuning: ElementwiseTuning, caps: Capabilities) -> Algorithm:
+    """For Auto(): the algorithm of the plan's mode, its fields left unset."""
+    mode = plan.mode if caps._supports_mode(plan.mode) else "general"
+    return ALGORITHMS[mode]()
+
+
+def _fill(alg: Algorithm, tuning: ElementwiseTuning, plan) -> Algorithm:
+    """Fill unset fields from the tuning; set fields are kept as they are."""
+    updates = {}
+    for f in dataclasses.fields(alg):
+        if getattr(alg, f.name) is not None:
+            continue
+        if f.name == "pack":
+            widest = max(plan.itemsizes)
+            updates["pack"] = plan.layout(alg.mode, max(1, tuning.pack_bytes // widest)).pack
+        else:
+            updates[f.name] = getattr(tuning, f.name)
+    return dataclasses.replace(alg, **updates)
+
+
+def _check(alg: Algorithm, plan, caps: Capabilities, dtypes) -> None:
+    """Reject a complete algorithm that cannot run this problem on this backend."""
+    for dt in dtypes:
+        if not caps._supports_dtype(dt.name):
+            raise ValueError(f"the {caps.backend} backend does not compute in {dt.name}; "
+                             f"cast to one of {', '.join(caps.dtypes)}")
+    if not caps._supports_mode(alg.mode) or not plan.supports(alg.mode):
+        raise ValueError(f"{alg.name}() cannot run this problem (merged shape {plan.shape}, "
+                         f"strides {plan.strides}); its mode is {plan.mode!r}: use Auto() or "
+                         f"{ALGORITHMS[plan.mode].__name__}()")
+    if not caps._supports_block_size(alg.block_size):
+        raise ValueError(f"{alg.name}(block_size={alg.block_size}) exceeds the {caps.backend} "
+                         f"limit of {caps.max_block_size}; use a smaller block_size")
+    widest = plan.layout(alg.mode).pack
+    if alg.pack > widest or alg.pack * max(plan.itemsizes) > caps.max_pack_bytes:
+        raise ValueError(f"{alg.name}(pack={alg.pack}) cannot run: the operands' alignment and "
+                         f"dtypes allow at most pack={widest}; use pack<={widest} or leave it unset")
+
+
+def _resolve_elementwise(alg, plan, tuning: ElementwiseTuning, caps: Capabilities, dtypes) -> Algorithm:
+    """The complete algorithm to run: check, select, fill, check."""
+    _check_domain(alg)
+    if isinstance(alg, Auto):
+        alg = _select(plan, tuning, caps)
+    alg = _fill(alg, tuning, plan)
+    _check(alg, plan, caps, dtypes)
+    return alg

@@ -1,0 +1,89 @@
+"""Algorithms: `Auto()` and one concrete algorithm per mode, each with optional knobs.
+
+An explicit algorithm is honoured field by field or rejected with a ValueError that names
+the value and the remedy; it is never silently replaced.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["Algorithm", "Auto", "Contiguous", "Scalar", "Rows", "ShortRows", "Tiled", "General",
+           "ALGORITHMS"]
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    """Base of every elementwise algorithm. Unset fields (None) come from the tuning.
+
+    Parameters
+    ----------
+    block_size : threads per block on the GPU (a power of two, at most 1024).
+    pack : elements per vector access (a power of two); capped by the plan's alignment.
+    items_per_thread : packs each thread keeps in flight per step.
+    """
+
+    block_size: int | None = None
+    pack: int | None = None
+    items_per_thread: int | None = None
+
+    mode = None  # the plan mode this algorithm runs
+
+    @property
+    def name(self) -> str:
+        return type(self).__name__
+
+
+@dataclass(frozen=True)
+class Auto:
+    """Let stridewise pick the algorithm from the plan, the tuning and the capabilities."""
+
+
+@dataclass(frozen=True)
+class Contiguous(Algorithm):
+    """Every operand is one dense run: flat 16-byte packs with a head and tail peel."""
+
+    mode = "contiguous"
+
+
+@dataclass(frozen=True)
+class Scalar(Algorithm):
+    """As Contiguous, with device scalars read once and host scalars as parameters."""
+
+    mode = "scalar"
+
+
+@dataclass(frozen=True)
+class Rows(Algorithm):
+    """Unit-stride output rows; each operand's row offset is computed once per row."""
+
+    mode = "rows"
+
+
+@dataclass(frozen=True)
+class ShortRows(Algorithm):
+    """Flat packs over a dense output; periodic operands gathered by index mod period."""
+
+    mode = "short_rows"
+
+
+@dataclass(frozen=True)
+class Tiled(Algorithm):
+    """Square tiles (shared memory on the GPU) keep transposed reads coalesced.
+
+    Parameters
+    ----------
+    tile : tile edge in elements (a power of two, 8 to 64).
+    """
+
+    tile: int | None = None
+    mode = "tiled"
+
+
+@dataclass(frozen=True)
+class General(Algorithm):
+    """Any strides, at most 8 merged dims; offsets by precomputed division."""
+
+    mode = "general"
+
+
+ALGORITHMS = {cls.mode: cls for cls in (Contiguous, Scalar, Rows, ShortRows, Tiled, General)}

@@ -1,0 +1,78 @@
+"""CPU backend: g++ builds the generated C++ into a shared library that ctypes loads.
+
+Same shape as every backend: entry_point, compile, load, configure, launch.
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from .. import _cache
+
+__all__ = ["entry_point", "compile", "load", "configure", "launch", "compiler", "CompileError"]
+
+FLAGS = ("-O3", "-std=c++17", "-fopenmp", "-shared", "-fPIC", "-fno-math-errno")
+
+
+class CompileError(RuntimeError):
+    """The C++ compiler rejected a generated or user-written kernel."""
+
+
+def entry_point(spec) -> str:
+    return (f'#include <stridewise/cpu/loops.h>\n'
+            f'extern "C" void {spec.entry}(const sw::Slot* s) {{ sw::cpu::{spec.mode}_loop<Op>(s); }}\n')
+
+
+@functools.cache
+def compiler() -> tuple[str, str]:
+    """(path, version) of the C++ compiler; `CXX` overrides g++."""
+    name = os.environ.get("CXX", "g++")
+    path = shutil.which(name)
+    if path is None:
+        raise RuntimeError(
+            f"no C++ compiler: {name!r} is not on PATH. The CPU backend compiles kernels with g++; "
+            "install it (apt-get install g++) or point CXX at one"
+        )
+    version = subprocess.run([path, "-dumpfullversion"], capture_output=True, text=True).stdout.strip()
+    return path, version
+
+
+def compile(source: str, name: str, device) -> Path:
+    """Build `source` into a shared library (or find it in the cache) and return its path."""
+    cxx, version = compiler()
+    key = _cache.cache_key(source, FLAGS, "cpu", version)
+    hit = _cache.read("cpu", key, ".so")
+    if hit is not None:
+        return hit
+    with tempfile.TemporaryDirectory(prefix="stridewise-build-") as tmp:
+        src, lib = Path(tmp) / f"{name}.cpp", Path(tmp) / f"{name}.so"
+        src.write_text(source)
+        cmd = [cxx, *FLAGS, f"-I{_cache.INCLUDE_DIR}", str(src), "-o", str(lib)]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise CompileError(f"g++ failed on {name}:\n{proc.stderr}")
+        # Each build has a content-hash name: dlopen caches by path, and a loaded
+        # library must never be overwritten in place.
+        return _cache.write("cpu", key, ".so", lib.read_bytes())
+
+
+def load(path: Path, name: str, device):
+    fn = getattr(ctypes.CDLL(str(path)), name)
+    fn.argtypes = [ctypes.c_char_p]
+    fn.restype = None
+    return fn
+
+
+def configure(spec, plan, alg, device, lib):
+    """Launch geometry: the OpenMP loops size themselves, so there is none to fix."""
+    return None
+
+
+def launch(kernel, config, slots: bytes) -> None:
+    """Run one kernel over its slot record; ctypes releases the GIL for the call."""
+    kernel(slots)

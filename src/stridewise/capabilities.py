@@ -1,0 +1,47 @@
+"""Capabilities: correctness facts per backend and device that no setting changes."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ._dtypes import supported_names
+
+__all__ = ["Capabilities", "capabilities"]
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend on one device can run.
+
+    Attributes
+    ----------
+    backend : "cpu" or "cuda".
+    dtypes : dtype names the backend computes in.
+    max_block_size : most threads per block (None: the backend has no blocks).
+    max_pack_bytes : widest single vector access.
+    shared_memory : bytes of shared memory per block (0: none).
+    """
+
+    backend: str
+    dtypes: tuple
+    max_block_size: int | None
+    max_pack_bytes: int
+    shared_memory: int
+    modes: tuple = ("contiguous", "scalar", "rows", "short_rows", "tiled", "general")
+
+    def _supports_dtype(self, name: str) -> bool:
+        return name in self.dtypes
+
+    def _supports_mode(self, mode: str) -> bool:
+        return mode in self.modes
+
+    def _supports_block_size(self, block: int) -> bool:
+        return self.max_block_size is None or block <= self.max_block_size
+
+
+CPU = Capabilities("cpu", supported_names(), None, 16, 0)
+CUDA = Capabilities("cuda", supported_names(), 1024, 16, 48 * 1024)
+
+
+def capabilities(backend: str, device=None) -> Capabilities:
+    """Capabilities of `backend` (every CUDA device stridewise targets has sm_70 or newer)."""
+    return {"cpu": CPU, "cuda": CUDA}[backend]

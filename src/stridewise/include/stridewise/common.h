@@ -1,0 +1,58 @@
+// stridewise/common.h: macros, index types and the argument slot shared by every kernel.
+// Dependency-free on purpose: NVRTC has no <cstdint>, and the CPU build must not need CUDA.
+#pragma once
+
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define SW_HOST_DEVICE __host__ __device__
+#define SW_DEVICE __device__
+#define SW_INLINE __forceinline__
+#define SW_RESTRICT __restrict__
+#else
+#define SW_HOST_DEVICE
+#define SW_DEVICE
+#define SW_INLINE inline __attribute__((always_inline))
+#define SW_RESTRICT __restrict__
+#endif
+
+namespace sw {
+
+typedef long long i64;
+typedef unsigned long long u64;
+typedef int i32;
+typedef unsigned int u32;
+typedef unsigned short u16;
+
+// Every host-written argument is one 8-byte slot, so the host packs a flat little-endian
+// record and both backends read the same layout: pointers, extents, strides and scalars.
+union Slot {
+  char* ptr;
+  i64 i;
+  double f64;
+  float f32;
+  i32 i32v;
+  u16 u16v;
+};
+
+template <class T, class U>
+SW_HOST_DEVICE SW_INLINE T bit_cast(const U& u) {
+  static_assert(sizeof(T) == sizeof(U), "bit_cast needs equal sizes");
+  T t;
+  __builtin_memcpy(&t, &u, sizeof(T));
+  return t;
+}
+
+// A scalar parameter sits in the low bytes of its slot (the host is little-endian, as is CUDA).
+template <class T>
+SW_HOST_DEVICE SW_INLINE T slot_get(const Slot& s) {
+  T t;
+  __builtin_memcpy(&t, &s, sizeof(T));
+  return t;
+}
+
+}  // namespace sw
+
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define SW_UNROLL _Pragma("unroll")
+#else
+#define SW_UNROLL _Pragma("GCC unroll 16")
+#endif

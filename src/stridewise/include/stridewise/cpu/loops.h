@@ -1,0 +1,172 @@
+// stridewise/cpu/loops.h: one OpenMP loop per mode. Each walks the output in its own memory
+// order and hands Op::apply<P> the element offset of every array operand; the generated Op
+// knows how each operand is read (dense pack, broadcast, strided, periodic or uniform).
+#pragma once
+#include "../pack.h"
+
+namespace sw {
+namespace cpu {
+
+// Below this many elements a parallel region costs more than it saves.
+static const long long kParallelMin = 1 << 15;
+
+template <class Op>
+struct Frame {
+  typedef typename Op::Index Index;
+  typedef Layout<Op::kArrays, Op::kDims> L;
+  enum { NA = Op::kArrays, D = Op::kDims };
+  const Slot* s;
+  char* p[NA];
+  typename Op::Uniform u;
+  explicit Frame(const Slot* slots) : s(slots), u(Op::uniform(slots)) {
+    for (int k = 0; k < NA; ++k) p[k] = slots[L::kPtr + k].ptr;
+  }
+  Index n() const { return (Index)s[L::kN].i; }
+  Index aux() const { return (Index)s[L::kAux].i; }
+  Index shape(int d) const { return (Index)s[L::kShape + d].i; }
+  Index stride(int k, int d) const { return (Index)s[L::kStride + k * D + d].i; }
+  Index period(int k) const { return (Index)s[L::kPeriod + k].i; }
+};
+
+// Flat offsets for modes where the output is one dense run: dense operands sit at i,
+// periodic ones at i mod period (one division per pack; apply steps within the pack).
+template <class Op>
+SW_INLINE void flat_offsets(const Frame<Op>& f, typename Op::Index i, typename Op::Index* off) {
+  for (int k = 0; k < Op::kArrays; ++k) {
+    const typename Op::Index per = f.period(k);
+    off[k] = per ? i % per : i;
+  }
+}
+
+// contiguous and scalar: peel `aux` head elements so every pack is aligned, then packs, then a tail.
+template <class Op>
+void flat_loop(const Slot* slots) {
+  typedef typename Op::Index Index;
+  const Frame<Op> f(slots);
+  const Index n = f.n(), head = f.aux() < n ? f.aux() : n;
+  const Index packs = (n - head) / Op::kPack;
+  Index off[Op::kArrays];
+  for (Index i = 0; i < head; ++i) { flat_offsets(f, i, off); Op::template apply<1>(f.p, off, f.u); }
+#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+  for (Index j = 0; j < packs; ++j) {
+    Index o[Op::kArrays];
+    flat_offsets(f, head + j * Op::kPack, o);
+    Op::template apply<Op::kPack>(f.p, o, f.u);
+  }
+  for (Index i = head + packs * Op::kPack; i < n; ++i) {
+    flat_offsets(f, i, off);
+    Op::template apply<1>(f.p, off, f.u);
+  }
+}
+
+template <class Op> void contiguous_loop(const Slot* s) { flat_loop<Op>(s); }
+template <class Op> void scalar_loop(const Slot* s) { flat_loop<Op>(s); }
+template <class Op> void short_rows_loop(const Slot* s) { flat_loop<Op>(s); }
+
+// Offsets of the element whose multi-index over dims [0, D-1) is the row number `r`.
+template <class Op>
+SW_INLINE void row_offsets(const Frame<Op>& f, typename Op::Index r, typename Op::Index* off) {
+  for (int k = 0; k < Op::kArrays; ++k) off[k] = 0;
+  for (int d = Op::kDims - 2; d >= 0; --d) {
+    const typename Op::Index ext = f.shape(d), q = r / ext, x = r - q * ext;
+    r = q;
+    for (int k = 0; k < Op::kArrays; ++k) off[k] += x * f.stride(k, d);
+  }
+}
+
+// rows: the output's innermost dim is unit-stride; offsets are computed once per row.
+template <class Op>
+void rows_loop(const Slot* slots) {
+  typedef typename Op::Index Index;
+  const Frame<Op> f(slots);
+  enum { NA = Op::kArrays, D = Op::kDims, P = Op::kPack };
+  const Index len = f.shape(D - 1);
+  const Index rows = len ? f.n() / len : 0;
+  const Index packs = len / P;
+#pragma omp parallel for schedule(static) if (f.n() >= kParallelMin && rows > 1)
+  for (Index r = 0; r < rows; ++r) {
+    Index base[NA], off[NA], step[NA];
+    row_offsets(f, r, base);
+    for (int k = 0; k < NA; ++k) step[k] = f.stride(k, D - 1);
+    for (Index j = 0; j < packs; ++j) {
+      for (int k = 0; k < NA; ++k) off[k] = base[k] + j * P * step[k];
+      Op::template apply<P>(f.p, off, f.u);
+    }
+    for (Index x = packs * P; x < len; ++x) {
+      for (int k = 0; k < NA; ++k) off[k] = base[k] + x * step[k];
+      Op::template apply<1>(f.p, off, f.u);
+    }
+  }
+}
+
+// tiled: some input is unit-stride along dim `aux`, the output along the last dim. Square
+// tiles over that pair keep both streams in cache lines that are used whole.
+template <class Op>
+void tiled_loop(const Slot* slots) {
+  typedef typename Op::Index Index;
+  const Frame<Op> f(slots);
+  enum { NA = Op::kArrays, D = Op::kDims, T = 32 };
+  const int jd = (int)f.aux(), id = D - 1;
+  const Index nj = f.shape(jd), ni = f.shape(id);
+  if (nj == 0 || ni == 0) return;
+  const Index tj = (nj + T - 1) / T, ti = (ni + T - 1) / T;
+  const Index batches = f.n() / (nj * ni);
+  const Index work = batches * tj * ti;
+#pragma omp parallel for schedule(static) if (f.n() >= kParallelMin)
+  for (Index w = 0; w < work; ++w) {
+    Index rest = w;
+    const Index bi = rest % ti; rest /= ti;
+    const Index bj = rest % tj; rest /= tj;
+    Index base[NA], off[NA];
+    for (int k = 0; k < NA; ++k) base[k] = 0;
+    for (int d = D - 1; d >= 0; --d) {          // batch index over the other dims
+      if (d == jd || d == id) continue;
+      const Index ext = f.shape(d), x = rest % ext;
+      rest /= ext;
+      for (int k = 0; k < NA; ++k) base[k] += x * f.stride(k, d);
+    }
+    const Index j1 = (bj + 1) * T < nj ? (bj + 1) * T : nj;
+    const Index i1 = (bi + 1) * T < ni ? (bi + 1) * T : ni;
+    for (Index j = bj * T; j < j1; ++j)
+      for (Index i = bi * T; i < i1; ++i) {
+        for (int k = 0; k < NA; ++k) off[k] = base[k] + j * f.stride(k, jd) + i * f.stride(k, id);
+        Op::template apply<1>(f.p, off, f.u);
+      }
+  }
+}
+
+// general: any strides. Each thread takes a chunk, divides once at its start, then steps
+// the multi-index like an odometer, so there is no division per element.
+template <class Op>
+void general_loop(const Slot* slots) {
+  typedef typename Op::Index Index;
+  const Frame<Op> f(slots);
+  enum { NA = Op::kArrays, D = Op::kDims };
+  const Index n = f.n();
+  const Index chunk = 1 << 14;
+  const Index chunks = (n + chunk - 1) / chunk;
+#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+  for (Index c = 0; c < chunks; ++c) {
+    Index idx[D], off[NA];
+    Index rest = c * chunk;
+    for (int k = 0; k < NA; ++k) off[k] = 0;
+    for (int d = D - 1; d >= 0; --d) {
+      idx[d] = rest % f.shape(d);
+      rest /= f.shape(d);
+      for (int k = 0; k < NA; ++k) off[k] += idx[d] * f.stride(k, d);
+    }
+    const Index end = (c + 1) * chunk < n ? (c + 1) * chunk : n;
+    for (Index i = c * chunk; i < end; ++i) {
+      Op::template apply<1>(f.p, off, f.u);
+      for (int d = D - 1; d >= 0; --d) {       // odometer step
+        for (int k = 0; k < NA; ++k) off[k] += f.stride(k, d);
+        if (++idx[d] < f.shape(d)) break;
+        for (int k = 0; k < NA; ++k) off[k] -= idx[d] * f.stride(k, d);
+        idx[d] = 0;
+      }
+    }
+  }
+}
+
+}  // namespace cpu
+}  // namespace sw

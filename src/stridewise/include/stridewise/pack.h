@@ -1,0 +1,47 @@
+// stridewise/pack.h: Pack<T, P>, P consecutive elements moved as one aligned access,
+// and the layout of the 8-byte argument slots every generated entry point receives.
+#pragma once
+#include "common.h"
+
+namespace sw {
+
+template <class T, int P>
+struct alignas(sizeof(T) * P) Pack {
+  T elem[P];
+};
+
+template <class T, int P, class Index>
+SW_HOST_DEVICE SW_INLINE Pack<T, P> load_pack(const char* base, Index off) {
+  // Typed pointer arithmetic widens to 64 bits, so a 32-bit element index never overflows in bytes.
+  return *reinterpret_cast<const Pack<T, P>*>(reinterpret_cast<const T*>(base) + off);
+}
+
+template <class T, int P, class Index>
+SW_HOST_DEVICE SW_INLINE void store_pack(char* base, Index off, const Pack<T, P>& v) {
+  *reinterpret_cast<Pack<T, P>*>(reinterpret_cast<T*>(base) + off) = v;
+}
+
+template <class T, class Index>
+SW_HOST_DEVICE SW_INLINE T load_one(const char* base, Index off) {
+  return reinterpret_cast<const T*>(base)[off];
+}
+
+// Slot layout of an entry point with NA array operands (outputs first) and D merged dims:
+//   ptr[NA] | n | aux | shape[D] | stride[NA][D] | period[NA] | params...
+// `aux` is the head peel before the first aligned pack (contiguous, scalar, short_rows) or the
+// tile dim (tiled);
+// `period` is the gather period of a periodic operand (short_rows).
+template <int NA, int D>
+struct Layout {
+  enum {
+    kPtr = 0,
+    kN = NA,
+    kAux = NA + 1,
+    kShape = NA + 2,
+    kStride = NA + 2 + D,
+    kPeriod = NA + 2 + D + NA * D,
+    kParam = NA + 2 + D + NA * D + NA,
+  };
+};
+
+}  // namespace sw

@@ -1,0 +1,120 @@
+// stridewise/types.h: float16 and bfloat16 storage types with exact round-to-nearest-even
+// conversions, plus the cast and opmath rules every functor uses.
+//
+// Both types are 2-byte storage only; arithmetic happens in float32 (OpMath) and rounds once
+// on store, which is exactly what torch and NumPy do for these dtypes.
+#pragma once
+#include "common.h"
+
+namespace sw {
+
+struct alignas(2) half { u16 bits; };
+struct alignas(2) bfloat16 { u16 bits; };
+
+SW_HOST_DEVICE SW_INLINE float half_to_float(u16 h) {
+#if defined(__CUDA_ARCH__)
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
+#else
+  const u32 sign = (u32)(h & 0x8000u) << 16;
+  u32 exp = (h >> 10) & 0x1Fu;
+  u32 man = h & 0x3FFu;
+  u32 bits;
+  if (exp == 0x1Fu) {
+    bits = sign | 0x7F800000u | (man << 13);            // inf / NaN (payload kept)
+  } else if (exp != 0) {
+    bits = sign | ((exp + 112u) << 23) | (man << 13);   // normal: rebias 15 -> 127
+  } else if (man == 0) {
+    bits = sign;                                        // signed zero
+  } else {                                              // subnormal: normalise
+    int e = -1;
+    do { man <<= 1; ++e; } while ((man & 0x400u) == 0);
+    bits = sign | ((u32)(112 - e) << 23) | ((man & 0x3FFu) << 13);
+  }
+  return bit_cast<float>(bits);
+#endif
+}
+
+SW_HOST_DEVICE SW_INLINE u16 float_to_half(float f) {
+#if defined(__CUDA_ARCH__)
+  u16 h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+#else
+  const u32 x = bit_cast<u32>(f);
+  const u32 sign = (x >> 16) & 0x8000u;
+  const u32 ax = x & 0x7FFFFFFFu;
+  if (ax >= 0x7F800000u) {                               // inf / NaN: keep NaN quiet
+    return (u16)(sign | 0x7C00u | (ax > 0x7F800000u ? (0x200u | ((ax >> 13) & 0x3FFu)) : 0u));
+  }
+  if (ax >= 0x477FF000u) return (u16)(sign | 0x7C00u);   // rounds to >= 65520: overflow
+  if (ax < 0x38800000u) {                                // below 2^-14: subnormal or zero
+    if (ax < 0x33000000u) return (u16)sign;              // <= 2^-25 rounds to zero (tie to even)
+    const u32 e = ax >> 23;
+    const u32 m = (ax & 0x7FFFFFu) | 0x800000u;
+    const u32 shift = 126u - e;                          // 14..24
+    u32 r = m >> shift;
+    const u32 rem = m & ((1u << shift) - 1u);
+    const u32 halfway = 1u << (shift - 1u);
+    if (rem > halfway || (rem == halfway && (r & 1u))) ++r;
+    return (u16)(sign | r);
+  }
+  u32 r = ax - 0x38000000u;                              // rebias 127 -> 15
+  r = (r + 0xFFFu + ((r >> 13) & 1u)) >> 13;             // round to nearest even
+  return (u16)(sign | r);
+#endif
+}
+
+SW_HOST_DEVICE SW_INLINE float bfloat16_to_float(u16 b) { return bit_cast<float>((u32)b << 16); }
+
+SW_HOST_DEVICE SW_INLINE u16 float_to_bfloat16(float f) {
+  const u32 x = bit_cast<u32>(f);
+  if ((x & 0x7FFFFFFFu) > 0x7F800000u) return (u16)((x >> 16) | 0x40u);  // quiet NaN
+  return (u16)((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);                   // nearest even
+}
+
+// OpMath<T>: the type arithmetic runs in. 16-bit floats compute in float32 and round once.
+template <class T> struct OpMath { typedef T type; };
+template <> struct OpMath<half> { typedef float type; };
+template <> struct OpMath<bfloat16> { typedef float type; };
+
+// Convert<To, From>: a cast in registers, so mixed dtypes never need a temporary array.
+template <class To, class From> struct Convert {
+  SW_HOST_DEVICE SW_INLINE static To apply(From x) { return (To)x; }
+};
+template <class To> struct Convert<To, half> {
+  SW_HOST_DEVICE SW_INLINE static To apply(half x) { return (To)half_to_float(x.bits); }
+};
+template <class To> struct Convert<To, bfloat16> {
+  SW_HOST_DEVICE SW_INLINE static To apply(bfloat16 x) { return (To)bfloat16_to_float(x.bits); }
+};
+template <class From> struct Convert<half, From> {
+  SW_HOST_DEVICE SW_INLINE static half apply(From x) { half h; h.bits = float_to_half((float)x); return h; }
+};
+template <class From> struct Convert<bfloat16, From> {
+  SW_HOST_DEVICE SW_INLINE static bfloat16 apply(From x) {
+    bfloat16 h; h.bits = float_to_bfloat16((float)x); return h;
+  }
+};
+template <> struct Convert<half, half> {
+  SW_HOST_DEVICE SW_INLINE static half apply(half x) { return x; }
+};
+template <> struct Convert<bfloat16, bfloat16> {
+  SW_HOST_DEVICE SW_INLINE static bfloat16 apply(bfloat16 x) { return x; }
+};
+template <> struct Convert<half, bfloat16> {
+  SW_HOST_DEVICE SW_INLINE static half apply(bfloat16 x) {
+    half h; h.bits = float_to_half(bfloat16_to_float(x.bits)); return h;
+  }
+};
+template <> struct Convert<bfloat16, half> {
+  SW_HOST_DEVICE SW_INLINE static bfloat16 apply(half x) {
+    bfloat16 h; h.bits = float_to_bfloat16(half_to_float(x.bits)); return h;
+  }
+};
+
+template <class To, class From>
+SW_HOST_DEVICE SW_INLINE To convert(From x) { return Convert<To, From>::apply(x); }
+
+}  // namespace sw
