@@ -70,6 +70,8 @@ def library_name(obj) -> str | None:
     mod = type(obj).__module__.split(".", 1)[0]
     if mod in ("numpy", "torch", "cupy"):
         return mod
+    if isinstance(obj, np.generic):      # ml_dtypes scalars live outside numpy's module
+        return "numpy"
     if hasattr(obj, "__cuda_array_interface__"):
         return "cuda"
     return None
@@ -129,7 +131,8 @@ def as_operand(x, position: int):
     if lib == "numpy":
         if isinstance(x, np.ndarray):
             return _numpy_view(x)
-        return Scalar(x.item())          # NumPy scalar: a host value like a Python number
+        if isinstance(x, np.generic):    # a NumPy scalar keeps its dtype: a 0-d array
+            return _numpy_view(np.asarray(x))
     if lib == "torch":
         import torch
 
@@ -234,7 +237,7 @@ def check_out(out: View, shape: tuple, dtype: DType, inputs: list[View], names: 
                         f"pass an out of dtype {dtype}")
     if not out.writeable:
         raise ValueError("out is read-only; pass a writeable array")
-    if any(s == 0 and n > 1 for n, s in zip(out.shape, out.strides)):
+    if out.size and any(s == 0 and n > 1 for n, s in zip(out.shape, out.strides)):
         raise ValueError("out overlaps itself (a stride of 0 over a dim longer than 1); "
                          "pass a fresh array or out.copy()")
     lo, hi = out.extent()

@@ -1,0 +1,29 @@
+"""Shared test setup: a private kernel cache and the dtypes every test walks."""
+import os
+import sys
+import tempfile
+
+import pytest
+
+# One cache per test session, so tests never depend on a user's cache and compile once.
+os.environ.setdefault("STRIDEWISE_CACHE_DIR", tempfile.mkdtemp(prefix="stridewise-test-cache-"))
+sys.path.insert(0, os.path.dirname(__file__))
+
+DTYPES = ("float16", "bfloat16", "float32", "float64", "int32", "int64")
+
+
+def _has_gpu() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
+
+
+def pytest_collection_modifyitems(config, items):
+    if _has_gpu():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA GPU; runs on the device via tools/gpu_check.sh")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)

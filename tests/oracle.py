@@ -1,0 +1,91 @@
+"""Independent oracles: NumPy implementations of the remainder conventions, and test grids."""
+import ml_dtypes
+import numpy as np
+
+NP = {
+    "float16": np.dtype(np.float16), "bfloat16": np.dtype(ml_dtypes.bfloat16),
+    "float32": np.dtype(np.float32), "float64": np.dtype(np.float64),
+    "int32": np.dtype(np.int32), "int64": np.dtype(np.int64),
+}
+
+
+def torch_remainder(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """torch.remainder on CUDA, written from its formula: fmod, then add b where the signs
+    differ (compared with < 0); 16-bit floats in float32, rounded once; integer x % 0 is 0."""
+    dt = np.result_type(a, b)
+    if dt.kind == "f" or dt == NP["bfloat16"]:
+        wide = np.float64 if dt == np.float64 else np.float32
+        x, y = a.astype(wide), b.astype(wide)
+        with np.errstate(all="ignore"):
+            m = np.fmod(x, y)
+            fix = (m != 0) & ((m < 0) != (y < 0))
+            m = np.where(fix, m + y, m)
+        return m.astype(dt)
+    a, b = np.broadcast_arrays(a.astype(dt), b.astype(dt))
+    safe = np.where((b == 0) | (b == -1), 1, b)
+    r = np.fmod(a, safe)                        # C truncated remainder
+    r = np.where((r != 0) & ((r < 0) != (safe < 0)), r + safe, r)
+    return np.where((b == 0) | (b == -1), 0, r).astype(dt)
+
+
+def numpy_remainder(a, b):
+    with np.errstate(all="ignore"):
+        return np.remainder(a, b)
+
+
+def special_values(name: str) -> np.ndarray:
+    """Every value class the semantics distinguish, for a full a x b grid."""
+    dt = NP[name]
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        vals = [0, 1, -1, 2, -2, 3, -3, 7, -7, 100, -100, info.min, info.max, info.min + 1, info.max - 1]
+        return np.array(vals, dtype=dt)
+    fi = ml_dtypes.finfo(dt) if name == "bfloat16" else np.finfo(dt)
+    tiny, sub, big = float(fi.tiny), float(fi.smallest_subnormal), float(fi.max)
+    vals = [0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 3.0, -3.0, 0.5, -0.5, 5.5, -7.25, 1e3, -1e3,
+            np.inf, -np.inf, np.nan, tiny, -tiny, sub, -sub, 3 * sub, big, -big, big / 3,
+            float(fi.eps), 1 + float(fi.eps), 0.1, -0.1, 65504.0, 1e17, -1e17, 1e-30]
+    with np.errstate(over="ignore"):
+        return np.array(vals, dtype=np.float64).astype(dt)
+
+
+def grid(name: str):
+    v = special_values(name)
+    return np.repeat(v, v.size), np.tile(v, v.size)
+
+
+def random_values(rng, name: str, shape):
+    dt = NP[name]
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        x = rng.integers(-1000, 1000, size=shape, dtype=np.int64)
+        x[rng.random(shape) < 0.05] = info.min
+        return x.astype(dt)
+    x = rng.standard_normal(shape) * 10.0 ** rng.integers(-3, 4, size=shape)
+    return x.astype(dt)
+
+
+def same_bits(got: np.ndarray, want: np.ndarray) -> bool:
+    """Bit equality, except that any NaN matches any NaN (payloads are free)."""
+    got, want = np.asarray(got), np.asarray(want)
+    if got.dtype != want.dtype or got.shape != want.shape:
+        return False
+    if got.dtype.kind in "iu":
+        return np.array_equal(got, want)
+    bits = {2: np.uint16, 4: np.uint32, 8: np.uint64}[got.dtype.itemsize]
+    g, w = got.view(bits), want.view(bits)
+    gnan = np.isnan(got.astype(np.float64))
+    wnan = np.isnan(want.astype(np.float64))
+    return bool(np.array_equal(gnan, wnan) and np.array_equal(g[~gnan], w[~wnan]))
+
+
+def mismatches(got, want, a, b, limit=8):
+    got, want = np.asarray(got).ravel(), np.asarray(want).ravel()
+    a, b = np.broadcast_arrays(a, b)
+    bad = []
+    for i in range(got.size):
+        if not same_bits(got[i:i + 1], want[i:i + 1]):
+            bad.append((a.ravel()[i], b.ravel()[i], got[i], want[i]))
+            if len(bad) == limit:
+                break
+    return bad

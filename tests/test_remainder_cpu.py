@@ -1,0 +1,248 @@
+"""remainder on the CPU backend, bit for bit against independent oracles."""
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import stridewise as sw
+from conftest import DTYPES
+from oracle import NP, grid, mismatches, numpy_remainder, random_values, same_bits, torch_remainder
+
+ORACLES = {"torch": torch_remainder, "numpy": numpy_remainder}
+
+
+@pytest.mark.parametrize("convention", ["torch", "numpy"])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_special_value_grid(dtype, convention):
+    a, b = grid(dtype)
+    got = sw.remainder(a, b, convention=convention)
+    want = ORACLES[convention](a, b)
+    assert same_bits(got, want), mismatches(got, want, a, b)
+
+
+@pytest.mark.parametrize("convention", ["torch", "numpy"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_every_16bit_dividend_against_many_divisors(dtype, convention):
+    """All 65536 bit patterns as dividends, against divisors across the whole range."""
+    a = np.arange(65536, dtype=np.uint16).view(NP[dtype])
+    divisors = np.arange(0, 65536, 257, dtype=np.uint16).view(NP[dtype])
+    for b in divisors:
+        got = sw.remainder(a, np.full_like(a, b), convention=convention)
+        want = ORACLES[convention](a, np.full_like(a, b))
+        assert same_bits(got, want), mismatches(got, want, a, b)
+
+
+def test_default_convention_follows_the_library():
+    torch = pytest.importorskip("torch")
+    a, b = np.array([-4.0, 4.0]), np.array([2.0, -2.0])
+    assert same_bits(sw.remainder(a, b), np.array([0.0, -0.0]))            # NumPy: divisor's sign
+    got = sw.remainder(torch.from_numpy(a), torch.from_numpy(b)).numpy()
+    assert same_bits(got, np.array([-0.0, 0.0]))                             # torch: fmod's sign
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_integer_zero_and_minus_one_never_trap(dtype):
+    info = np.iinfo(NP[dtype])
+    a = np.array([info.min, info.min, 7, -7, 0, info.max], dtype=NP[dtype])
+    b = np.array([-1, 0, 0, 0, 0, -1], dtype=NP[dtype])
+    assert np.array_equal(sw.remainder(a, b), np.zeros(6, NP[dtype]))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_torch_cpu_tensors(dtype):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(1)
+    a, b = random_values(rng, dtype, (64, 33)), random_values(rng, dtype, (33,))
+    b[b == 0] = 1
+    ta, tb = torch.from_numpy(a.view(np.uint16) if dtype == "bfloat16" else a), torch.from_numpy(
+        b.view(np.uint16) if dtype == "bfloat16" else b)
+    if dtype == "bfloat16":
+        ta, tb = ta.view(torch.bfloat16), tb.view(torch.bfloat16)
+    got = sw.remainder(ta, tb)
+    assert isinstance(got, torch.Tensor) and got.dtype == ta.dtype
+    raw = got.view(torch.uint16).numpy().view(NP[dtype]) if dtype == "bfloat16" else got.numpy()
+    assert same_bits(raw, torch_remainder(a, b))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "float16"])
+def test_torch_promotion_with_scalars(dtype):
+    torch = pytest.importorskip("torch")
+    t = torch.arange(-6, 6).to(getattr(torch, dtype))
+    for s in (3, 2.5, -4):
+        got = sw.remainder(t, s)
+        want = torch.remainder(t, s)
+        assert got.dtype == want.dtype
+        assert torch.equal(got, want) or dtype == "float16"
+
+
+def test_numpy_promotion_follows_ufunc_resolution():
+    a = np.arange(-5, 5, dtype=np.int32)
+    assert sw.remainder(a, 2.5).dtype == np.remainder(a, 2.5).dtype
+    assert sw.remainder(a, np.float32(3)).dtype == np.remainder(a, np.float32(3)).dtype
+    h = np.arange(-5, 5, dtype=np.float16)
+    assert sw.remainder(h, 3).dtype == np.float16
+    assert same_bits(sw.remainder(h, 3), np.remainder(h, np.float16(3)))
+    assert same_bits(sw.remainder(a, h), numpy_remainder(a, h))     # mixed: cast in registers
+
+
+# -- layouts: every mode, broadcast, strided, empty, 0-d -----------------------------------
+LAYOUTS = {
+    "contiguous": ((64, 48), (64, 48), "contiguous"),
+    "scalar": ((64, 48), (), "scalar"),
+    "row": ((24, 512), (512,), "rows"),
+    "column": ((24, 520), (24, 1), "rows"),
+    "outer": ((24, 1), (1, 300), "rows"),
+    "short_rows": ((700, 6), (1, 6), "short_rows"),
+    "crossed": ((8, 4, 260), (8, 1, 260), "rows"),
+}
+
+
+@pytest.mark.parametrize("case", list(LAYOUTS))
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_modes(case, dtype):
+    sa, sb, mode = LAYOUTS[case]
+    rng = np.random.default_rng(7)
+    a, b = random_values(rng, dtype, sa), random_values(rng, dtype, sb)
+    assert sw.explain(sw.remainder, a, b).mode == mode
+    for convention in ("torch", "numpy"):
+        got = sw.remainder(a, b, convention=convention)
+        assert same_bits(got, ORACLES[convention](a, b))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_tiled_and_general(dtype):
+    rng = np.random.default_rng(3)
+    a = random_values(rng, dtype, (96, 80)).T                 # permuted view
+    b = random_values(rng, dtype, (80, 96))
+    assert sw.explain(sw.remainder, a, b).mode == "tiled"
+    assert same_bits(sw.remainder(a, b), numpy_remainder(a, b))
+    out = np.empty((96, 80, 2), NP[dtype])[:, :, 0].T          # strided, transposed out
+    c = random_values(rng, dtype, (80, 1))
+    assert sw.explain(sw.remainder, b, c, out=out).mode == "general"
+    sw.remainder(b, c, out=out)
+    assert same_bits(out, numpy_remainder(b, c))
+
+
+def test_strided_slice_and_python_scalar():
+    rng = np.random.default_rng(5)
+    base = random_values(rng, "float32", (40, 256))
+    a = base[:, ::2]
+    b = random_values(rng, "float32", (40, 128))
+    assert same_bits(sw.remainder(a, b), numpy_remainder(a, b))
+    assert same_bits(sw.remainder(a, 0.75), numpy_remainder(a, np.float32(0.75)))
+    assert same_bits(sw.remainder(1.5, a), numpy_remainder(np.float32(1.5), a))
+
+
+def test_negative_strides():
+    rng = np.random.default_rng(9)
+    a = random_values(rng, "float64", (30, 50))[::-1, ::-2]
+    b = random_values(rng, "float64", (25,))[::-1]
+    assert same_bits(sw.remainder(a, b), numpy_remainder(a, b))
+
+
+def test_empty_and_zero_d():
+    e = np.empty((0, 5), np.float32)
+    assert sw.remainder(e, np.ones(5, np.float32)).shape == (0, 5)
+    z = sw.remainder(np.float64(7.5) * np.ones(()), np.ones(()) * 2.0)
+    assert z.shape == () and z == 1.5
+    o = np.full((3, 0), 7.0)
+    assert sw.remainder(np.ones((3, 1)), np.ones((1, 0)), out=o) is o
+
+
+def test_out_into_noncontiguous_views_and_inplace():
+    rng = np.random.default_rng(11)
+    a, b = random_values(rng, "float32", (32, 64)), random_values(rng, "float32", (64,))
+    buf = np.full((64, 64), 123.0, np.float32)
+    out = buf[::2, ::-1]
+    r = sw.remainder(a, b, out=out)
+    assert r is out and same_bits(out, numpy_remainder(a, b))
+    assert np.all(buf[1::2] == 123.0)                          # nothing else written
+    x = a.copy()
+    assert sw.remainder_(x, b) is x and same_bits(x, numpy_remainder(a, b))
+    y = a.copy()
+    sw.remainder(y, b, out=y)                                  # out identical to an input
+    assert same_bits(y, numpy_remainder(a, b))
+
+
+# -- hypothesis: random broadcasts and strided views ----------------------------------------
+@st.composite
+def strided_pair(draw):
+    ndim = draw(st.integers(0, 5))
+    shape = tuple(draw(st.lists(st.integers(1, 5), min_size=ndim, max_size=ndim)))
+
+    def operand(full):
+        keep = [draw(st.booleans()) for _ in full]
+        s = tuple(n if k else 1 for n, k in zip(full, keep))
+        s = s[draw(st.integers(0, len(s))):]                      # fewer leading dims
+        steps = [draw(st.sampled_from([1, 1, 2, -1])) for _ in s]
+        base = random_values(np.random.default_rng(draw(st.integers(0, 2**16))), dtype,
+                             tuple(n * abs(k) for n, k in zip(s, steps)) or ())
+        view = base[tuple(slice(None, None, k) for k in steps)] if s else base
+        if len(s) >= 2 and draw(st.booleans()):                   # a transposed view
+            perm = draw(st.permutations(range(len(s))))
+            view = np.ascontiguousarray(view.transpose(perm)).transpose(np.argsort(perm))
+        return view
+
+    dtype = draw(st.sampled_from(DTYPES))
+    return operand(shape), operand(shape), dtype, draw(st.booleans())
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(strided_pair(), st.sampled_from(["torch", "numpy"]))
+def test_hypothesis_broadcast_strided(case, convention):
+    a, b, dtype, strided_out = case
+    want = ORACLES[convention](a, b)
+    if strided_out and want.ndim:
+        buf = np.zeros(tuple(2 * n for n in want.shape), want.dtype)
+        out = buf[tuple(slice(None, None, 2) for _ in want.shape)]
+        sw.remainder(a, b, out=out, convention=convention)
+        got = out
+    else:
+        got = sw.remainder(a, b, convention=convention)
+    assert same_bits(got, want), mismatches(got, want, a, b)
+
+
+# -- bad input: a clear error, and nothing written ------------------------------------------
+def _untouched(out):
+    return np.all(out == 42)
+
+
+def test_errors_write_nothing():
+    a, b = np.ones((4, 5), np.float32), np.ones((5,), np.float32)
+    out = np.full((4, 5), 42, np.float32)
+    with pytest.raises(ValueError, match="do not broadcast"):
+        sw.remainder(a, np.ones(4, np.float32), out=out)
+    with pytest.raises(ValueError, match="shape"):
+        sw.remainder(a, b, out=np.full((5, 4), 42, np.float32))
+    with pytest.raises(TypeError, match="dtype"):
+        sw.remainder(a, b, out=np.full((4, 5), 42, np.float64))
+    ro = np.full((4, 5), 42, np.float32)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        sw.remainder(a, b, out=ro)
+    with pytest.raises(ValueError, match="overlaps itself"):
+        sw.remainder(a, b, out=np.lib.stride_tricks.as_strided(np.full(5, 42, np.float32), (4, 5), (0, 4)))
+    buf = np.full(30, 42, np.float32)
+    with pytest.raises(ValueError, match="partially overlaps"):
+        sw.remainder(buf[:20].reshape(4, 5), b, out=buf[5:25].reshape(4, 5))
+    assert np.all(buf == 42)
+    x = np.full((1, 5), 42, np.float32)
+    with pytest.raises(ValueError, match="expand"):
+        sw.remainder_(x, np.ones((4, 5), np.float32))
+    assert _untouched(x) and _untouched(out)
+    with pytest.raises(TypeError, match="unsupported dtype"):
+        sw.remainder(np.ones(3, np.int8), np.ones(3, np.int8))
+    with pytest.raises(TypeError, match="unsupported dtype"):
+        sw.remainder(np.ones(3, np.complex64), 1)
+    with pytest.raises(ValueError, match="at least one argument must be an array"):
+        sw.remainder(3, 4)
+    with pytest.raises(ValueError, match="convention"):
+        sw.remainder(a, b, convention="python")
+    with pytest.raises(TypeError, match="argument 1"):
+        sw.remainder(a, "x")
+
+
+def test_mixing_libraries_is_an_error():
+    torch = pytest.importorskip("torch")
+    with pytest.raises(ValueError, match="move them to one library"):
+        sw.remainder(np.ones(3), torch.ones(3, dtype=torch.float64))
