@@ -7,11 +7,14 @@
 #define SW_DEVICE __device__
 #define SW_INLINE __forceinline__
 #define SW_RESTRICT __restrict__
+// NVRTC knows memcpy (not __builtin_memcpy) in device code without any header.
+#define SW_MEMCPY memcpy
 #else
 #define SW_HOST_DEVICE
 #define SW_DEVICE
 #define SW_INLINE inline __attribute__((always_inline))
 #define SW_RESTRICT __restrict__
+#define SW_MEMCPY __builtin_memcpy
 #endif
 
 namespace sw {
@@ -37,7 +40,7 @@ template <class T, class U>
 SW_HOST_DEVICE SW_INLINE T bit_cast(const U& u) {
   static_assert(sizeof(T) == sizeof(U), "bit_cast needs equal sizes");
   T t;
-  __builtin_memcpy(&t, &u, sizeof(T));
+  SW_MEMCPY(&t, &u, sizeof(T));
   return t;
 }
 
@@ -45,7 +48,7 @@ SW_HOST_DEVICE SW_INLINE T bit_cast(const U& u) {
 template <class T>
 SW_HOST_DEVICE SW_INLINE T slot_get(const Slot& s) {
   T t;
-  __builtin_memcpy(&t, &s, sizeof(T));
+  SW_MEMCPY(&t, &s, sizeof(T));
   return t;
 }
 

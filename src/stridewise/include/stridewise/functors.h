@@ -16,6 +16,15 @@ enum Convention { kTorch = 0, kNumpy = 1 };
 SW_HOST_DEVICE SW_INLINE float sw_fmod(float a, float b) { return fmodf(a, b); }
 SW_HOST_DEVICE SW_INLINE double sw_fmod(double a, double b) { return fmod(a, b); }
 
+// NVRTC has no __builtin_inff; the device intrinsic builds the same bits.
+SW_HOST_DEVICE SW_INLINE float sw_inf() {
+#if defined(__CUDA_ARCH__)
+  return __int_as_float(0x7f800000);
+#else
+  return __builtin_inff();
+#endif
+}
+
 // fmod for operands that came from float16 or bfloat16 (at most 11 significant bits).
 // With A = |a|, B = |b| and A / B < 2^22, q = trunc(A / B) is off by at most one, and
 // r = A - q * B is exact in one fused operation because r and r +- B fit in 24 bits.
@@ -23,7 +32,7 @@ SW_HOST_DEVICE SW_INLINE double sw_fmod(double a, double b) { return fmod(a, b);
 // huge quotients) takes fmodf. Proven over all 2^32 pairs per dtype (tests/gpu).
 SW_HOST_DEVICE SW_INLINE float fmod_short(float a, float b) {
   const float A = fabsf(a), B = fabsf(b);
-  if (!(A < B * 4194304.0f) || !(B < __builtin_inff())) return fmodf(a, b);
+  if (!(A < B * 4194304.0f) || !(B < sw_inf())) return fmodf(a, b);
   const float q = truncf(A / B);
 #if defined(__CUDA_ARCH__)
   float r = fmaf(-q, B, A);
