@@ -1,0 +1,848 @@
+"""Bench: stridewise against what users would otherwise run, case by case (BASELINE.md).
+
+`run(...)` measures the case matrix (broadcast modes x dtypes) for `remainder` and returns a
+plain dict (the JSON document); `print_report`, `write_json` and `plot` present it. On a GPU
+the anchors are torch eager, torch.compile, CuPy and the naive materialized path, with the
+copy / read / write ceilings measured in the same run; on the CPU they are NumPy and torch.
+Every stridewise result is checked bit for bit before it is timed, so a wrong kernel never
+posts a number.
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import math
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+import zlib
+
+import numpy as np
+
+__all__ = ["CASES", "DTYPES", "run", "print_report", "write_json", "plot"]
+
+DTYPES = ("float16", "bfloat16", "float32", "float64", "int32", "int64")
+
+# name: (a ⊙ b label in output rows R and columns C, builder(new, R, C) -> (a, b)).
+# `new(shape, role)` makes random data; role "a" is the dividend, "b" the divisor.
+CASES = {
+    "contiguous": ("RxC ⊙ RxC", lambda new, R, C: (new((R, C), "a"), new((R, C), "b"))),
+    "scalar_tensor": ("RxC ⊙ 0-d tensor", lambda new, R, C: (new((R, C), "a"), new((), "b"))),
+    "python_scalar": ("RxC ⊙ Python scalar", lambda new, R, C: (new((R, C), "a"), None)),
+    "row": ("RxC ⊙ C", lambda new, R, C: (new((R, C), "a"), new((C,), "b"))),
+    "column": ("RxC ⊙ Rx1", lambda new, R, C: (new((R, C), "a"), new((R, 1), "b"))),
+    "outer": ("Rx1 ⊙ 1xC", lambda new, R, C: (new((R, 1), "a"), new((1, C), "b"))),
+    "short_rows": ("(RC/6)x6 ⊙ 1x6", lambda new, R, C: (new((R * C // 6, 6), "a"), new((1, 6), "b"))),
+    "crossed_3d": ("(R/16)x16xC ⊙ (R/16)x1xC",
+                   lambda new, R, C: (new((R // 16, 16, C), "a"), new((R // 16, 1, C), "b"))),
+    "permuted": ("(CxR).T ⊙ RxC", lambda new, R, C: (new((C, R), "a").T, new((R, C), "b"))),
+    "strided_slice": ("(Rx2C)[:, ::2] ⊙ RxC",
+                      lambda new, R, C: (new((R, 2 * C), "a")[:, ::2], new((R, C), "b"))),
+}
+
+# The Python-scalar divisor, per kind; negative, so the sign adjustment is exercised.
+_PY_SCALAR = {"f": -2.75, "i": -7}
+
+GPU_LOG2 = 27        # BASELINE.md: every output 2^27 elements
+CPU_LOG2 = 22
+QUICK_LOG2 = {"cuda": 24, "cpu": 18}
+QUICK_CASES = ("contiguous", "row", "outer", "short_rows", "permuted")
+QUICK_DTYPES = ("float16", "float32", "int64")
+
+
+def _shape_rc(log2: int) -> tuple[int, int]:
+    """Output rows and columns for 2^log2 elements (R >= 16 so the 3-d case splits)."""
+    log2 = max(log2, 8)
+    return 2 ** (log2 // 2), 2 ** ((log2 + 1) // 2)
+
+
+def _is_float(dtype: str) -> bool:
+    return dtype.startswith(("float", "bfloat"))
+
+
+# ---------------------------------------------------------------- data
+
+def _np_dtype(dtype: str):
+    if dtype == "bfloat16":
+        import ml_dtypes
+        return ml_dtypes.bfloat16
+    return np.dtype(dtype)
+
+
+def _numpy_new(dtype: str, seed: int):
+    """`new(shape, role)` for NumPy: dividends in ±100, divisors ±[0.5, 10) or ±[1, 1000)."""
+    rng = np.random.default_rng(seed)
+
+    def new(shape, role):
+        if _is_float(dtype):
+            if role == "a":
+                x = rng.uniform(-100, 100, shape)
+            else:
+                x = rng.uniform(0.5, 10, shape) * rng.choice([-1.0, 1.0], shape)
+            return np.asarray(x.astype(np.float32).astype(_np_dtype(dtype)))
+        info = np.iinfo(dtype)
+        if role == "a":
+            return np.asarray(rng.integers(info.min // 2, info.max // 2, shape, dtype=dtype))
+        return np.asarray(rng.integers(1, 1000, shape, dtype=dtype) * rng.choice([-1, 1], shape).astype(dtype))
+    return new
+
+
+def _torch_new(dtype: str, device: str, seed: int):
+    """`new(shape, role)` for torch tensors made on `device` (fast for GPU-sized data)."""
+    import torch
+
+    g = torch.Generator(device=device)
+    g.manual_seed(seed)
+    tdt = getattr(torch, dtype)
+
+    def sign(shape):
+        return torch.randint(0, 2, shape, generator=g, device=device, dtype=torch.int8) * 2 - 1
+
+    def new(shape, role):
+        if _is_float(dtype):
+            x = torch.rand(shape, generator=g, device=device)
+            x = x * 200 - 100 if role == "a" else (x * 9.5 + 0.5) * sign(shape)
+            return x.to(tdt)
+        if role == "a":
+            info = torch.iinfo(tdt)
+            return torch.randint(info.min // 2, info.max // 2, shape, generator=g, device=device, dtype=tdt)
+        return torch.randint(1, 1000, shape, generator=g, device=device, dtype=tdt) * sign(shape).to(tdt)
+    return new
+
+
+def _make_case(case: str, dtype: str, log2: int, lib: str, device: str = "cpu"):
+    """(a, b, out) of one case; b is a Python number in the python_scalar case."""
+    R, C = _shape_rc(log2)
+    seed = zlib.crc32(f"{case}/{dtype}".encode())
+    new = _numpy_new(dtype, seed) if lib == "numpy" else _torch_new(dtype, device, seed)
+    a, b = CASES[case][1](new, R, C)
+    if b is None:
+        b = _PY_SCALAR["f" if _is_float(dtype) else "i"]
+    shape = np.broadcast_shapes(tuple(a.shape), tuple(getattr(b, "shape", ())))
+    if lib == "numpy":
+        out = np.empty(shape, _np_dtype(dtype))
+    else:
+        import torch
+        out = torch.empty(shape, dtype=a.dtype, device=device)
+    return a, b, out
+
+
+def _to_torch(x):
+    """A NumPy array as a torch CPU tensor sharing memory (strides kept); numbers pass through."""
+    import torch
+    if not isinstance(x, np.ndarray):
+        return x
+    if x.dtype == _np_dtype("bfloat16"):
+        return torch.from_numpy(x.view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(x)
+
+
+def compulsory_bytes(a, b, out) -> int:
+    """Each input's own elements read once plus the output written once."""
+    def nbytes(x):
+        if not hasattr(x, "shape"):
+            return 0
+        n = math.prod(x.shape)
+        return n * (x.itemsize if hasattr(x, "itemsize") else x.element_size())
+    return nbytes(a) + nbytes(b) + nbytes(out)
+
+
+# ---------------------------------------------------------------- verification
+
+def same_bits(x, ref) -> bool:
+    """True when x and ref are equal bit for bit, except that any NaN matches any NaN."""
+    x, ref = _as_numpy(x), _as_numpy(ref)
+    if x.shape != ref.shape or x.dtype != ref.dtype:
+        return False
+    if x.dtype.kind in "iu":
+        return bool(np.array_equal(x, ref))
+    ints = np.dtype(f"u{x.dtype.itemsize}")
+    xb, rb = x.view(ints), ref.view(ints)
+    xf, rf = x.astype(np.float32), ref.astype(np.float32)
+    return bool(np.all((xb == rb) | (np.isnan(xf) & np.isnan(rf))))
+
+
+def _as_numpy(x):
+    if isinstance(x, np.ndarray):
+        return np.ascontiguousarray(x)
+    import torch
+    x = x.detach().cpu().contiguous()
+    if x.dtype == torch.bfloat16:
+        return x.view(torch.int16).numpy().view(_np_dtype("bfloat16"))
+    return x.numpy()
+
+
+# ---------------------------------------------------------------- timing
+
+def time_cpu(fn, budget: float = 0.4, min_reps: int = 3, max_reps: int = 15) -> float:
+    """Median seconds of `fn()` after one warm-up, with as many runs as fit `budget` (bounded)."""
+    t = time.perf_counter()
+    fn()
+    first = time.perf_counter() - t
+    reps = int(min(max_reps, max(min_reps, budget / max(first, 1e-9))))
+    times = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def time_cuda(fns, reps: int = 15, warmup: int = 3) -> float:
+    """Median seconds per call, timed with CUDA events, cycling through `fns`.
+
+    Pass several closures over different buffers to rotate them when one set fits in L2.
+    Calls are batched so that one timed batch lasts about a millisecond: below that the
+    figure is the per-call throughput including host overhead, which is what a user sees.
+    """
+    import torch
+
+    fns = list(fns)
+    k = 0
+
+    def call():
+        nonlocal k
+        fns[k % len(fns)]()
+        k += 1
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    for _ in range(warmup):
+        call()
+    start.record()
+    call()
+    end.record()
+    end.synchronize()
+    est = start.elapsed_time(end) / 1e3
+    inner = max(1, min(200, int(1e-3 / max(est, 1e-7))))
+    times = []
+    for _ in range(reps):
+        start.record()
+        for _ in range(inner):
+            call()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / 1e3 / inner)
+    return statistics.median(times)
+
+
+def _measure(fn, timer) -> dict:
+    """{"time_s": t} or {"error": "..."}; an anchor that fails never stops the bench."""
+    try:
+        return {"time_s": timer(fn)}
+    except Exception as e:  # noqa: BLE001 - any anchor failure is recorded, not raised
+        return {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"}
+
+
+# ---------------------------------------------------------------- anchors per backend
+
+def _cpu_anchors(a, b, out):
+    """name -> zero-argument callable, for NumPy (and torch CPU when installed)."""
+    anchors = {"numpy": lambda: np.remainder(a, b, out=out)}
+    try:
+        import torch
+    except ImportError:
+        return anchors
+    ta, tb, to = _to_torch(a), _to_torch(b), _to_torch(out).clone()
+    anchors["torch"] = lambda: torch.remainder(ta, tb, out=to)
+    return anchors
+
+
+def _gpu_anchors(a, b, out, dtype: str, compile_times: dict):
+    """name -> callable (or an Exception recorded as the anchor's failure) for one CUDA case."""
+    import torch
+
+    anchors = {}
+    o2 = torch.empty_like(out)
+    anchors["torch"] = lambda: torch.remainder(a, b, out=o2)
+    try:
+        torch._dynamo.reset()
+        if isinstance(b, (int, float)):
+            fn = torch.compile(lambda x: torch.remainder(x, b), dynamic=False)
+            args = (a,)
+        else:
+            fn = torch.compile(lambda x, y: torch.remainder(x, y), dynamic=False)
+            args = (a, b)
+        t = time.perf_counter()
+        fn(*args)
+        torch.cuda.synchronize()
+        compile_times["torch.compile"] = time.perf_counter() - t
+        anchors["torch.compile"] = lambda: fn(*args)
+    except Exception as e:  # noqa: BLE001
+        anchors["torch.compile"] = e
+    if dtype != "bfloat16":
+        try:
+            import cupy
+            ca = cupy.from_dlpack(a)
+            cb = b if isinstance(b, (int, float)) else cupy.from_dlpack(b)
+            co = cupy.from_dlpack(torch.empty_like(out))
+            anchors["cupy"] = lambda: cupy.remainder(ca, cb, out=co)
+        except Exception as e:  # noqa: BLE001
+            anchors["cupy"] = e
+    if isinstance(b, (int, float)):
+        anchors["naive"] = ValueError("n/a: nothing to materialize")
+    else:
+        shape = out.shape
+        o3 = torch.empty_like(out)
+        anchors["naive"] = lambda: torch.remainder(
+            a.expand(shape).contiguous(), b.expand(shape).contiguous(), out=o3)
+    return anchors
+
+
+def ceilings_cuda(nbytes: int = 1 << 30, reps: int = 10) -> dict:
+    """Copy (bytes read + written), read-only (torch sum) and write-only (fill_) GB/s."""
+    import torch
+
+    src = torch.ones(nbytes // 4, dtype=torch.float32, device="cuda")
+    dst = torch.empty_like(src)
+    out = {}
+    out["copy"] = 2 * nbytes / time_cuda([lambda: dst.copy_(src)], reps) / 1e9
+    out["read"] = nbytes / time_cuda([lambda: src.sum()], reps) / 1e9
+    out["write"] = nbytes / time_cuda([lambda: dst.fill_(1.0)], reps) / 1e9
+    del src, dst
+    torch.cuda.empty_cache()
+    return out
+
+
+def ceilings_cpu(log2: int = 25) -> dict:
+    """Copy GB/s on the CPU (bytes read + written), with all threads torch uses if present."""
+    n = 1 << log2
+    src = np.ones(n, np.float32)
+    dst = np.empty_like(src)
+    try:
+        import torch
+        ts, td = torch.from_numpy(src), torch.from_numpy(dst)
+        t = time_cpu(lambda: td.copy_(ts), budget=0.3)
+    except ImportError:
+        t = time_cpu(lambda: np.copyto(dst, src), budget=0.3)
+    return {"copy": 2 * src.nbytes / t / 1e9}
+
+
+# ---------------------------------------------------------------- the matrix
+
+def _ceiling_for(case: str, a, b, out, nbytes: int, ceilings: dict) -> tuple[str, float]:
+    """Which ceiling a case is held to (issue 4), in compulsory-byte GB/s."""
+    if "copy" not in ceilings:
+        return "", 0.0
+    if case == "outer" and "write" in ceilings:
+        return "write", ceilings["write"]
+    if case == "strided_slice":
+        # A stride-2 read moves whole 32-byte sectors: DRAM carries all of a's base row.
+        moved = nbytes + math.prod(a.shape) * (a.element_size() if hasattr(a, "element_size") else a.itemsize)
+        return "copy, sector-adjusted", ceilings["copy"] * nbytes / moved
+    return "copy", ceilings["copy"]
+
+
+def run_cell(case: str, dtype: str, device: str, log2: int, ceilings: dict) -> dict:
+    """Build, verify and time one (case, dtype); returns the cell's record."""
+    import stridewise as sw
+
+    lib = "numpy" if device == "cpu" else "torch"
+    a, b, out = _make_case(case, dtype, log2, lib, "cuda" if device == "cuda" else "cpu")
+    nbytes = compulsory_bytes(a, b, out)
+    cell = {"case": case, "dtype": dtype, "label": CASES[case][0],
+            "a_shape": list(a.shape), "b_shape": list(getattr(b, "shape", ())),
+            "out_shape": list(out.shape), "bytes": nbytes, "impls": {}, "compile_s": {}}
+    if device == "cuda":
+        import torch
+        timer = time_cuda
+        ref = torch.remainder(a, b)                      # torch on CUDA is the exact oracle
+        anchors = _gpu_anchors(a, b, out, dtype, cell["compile_s"])
+        sync = torch.cuda.synchronize
+    else:
+        timer = time_cpu
+        ref = np.remainder(a, b)                         # NumPy convention, exact
+        anchors = _cpu_anchors(a, b, out)
+        sync = lambda: None  # noqa: E731
+    try:
+        t = time.perf_counter()
+        sw.remainder(a, b, out=out)
+        sync()
+        cell["compile_s"]["stridewise"] = time.perf_counter() - t
+        cell["verified"] = same_bits(out, ref)
+        if not cell["verified"]:
+            cell["impls"]["stridewise"] = {"error": "result differs from the reference; not timed"}
+    except Exception as e:  # noqa: BLE001
+        cell["verified"] = False
+        cell["impls"]["stridewise"] = {"error": f"{type(e).__name__}: {e}"[:300]}
+    del ref
+    if cell["verified"]:
+        cell["impls"]["stridewise"] = _measure(lambda: sw.remainder(a, b, out=out), timer)
+    for name, fn in anchors.items():
+        cell["impls"][name] = ({"error": str(fn)[:200]} if isinstance(fn, Exception)
+                               else _measure(fn, timer))
+    for r in cell["impls"].values():
+        if "time_s" in r:
+            r["gbps"] = nbytes / r["time_s"] / 1e9
+    cname, cgbps = _ceiling_for(case, a, b, out, nbytes, ceilings)
+    cell["ceiling"], cell["ceiling_gbps"] = cname, cgbps
+    sw_r = cell["impls"].get("stridewise", {})
+    if "time_s" in sw_r:
+        if cgbps:
+            sw_r["pct_ceiling"] = 100 * sw_r["gbps"] / cgbps
+            if "copy" in ceilings:
+                sw_r["pct_copy"] = 100 * sw_r["gbps"] / ceilings["copy"]
+        cell["speedup"] = {k: r["time_s"] / sw_r["time_s"] for k, r in cell["impls"].items()
+                           if k != "stridewise" and "time_s" in r}
+    return cell
+
+
+# ---------------------------------------------------------------- host overhead, first call, sweep
+
+def host_overhead(device: str, n: int = 1024, calls: int = 2000) -> dict:
+    """Microseconds per warm call on `n`-element float32 arrays: stridewise vs the anchors."""
+    import stridewise as sw
+
+    if device == "cuda":
+        import torch
+        a = torch.rand(8, n // 8, device="cuda") + 1
+        b = torch.rand(8, n // 8, device="cuda") + 1
+        o = torch.empty_like(a)
+        sync = torch.cuda.synchronize
+        fns = {"stridewise out=": lambda: sw.remainder(a, b, out=o),
+               "stridewise alloc": lambda: sw.remainder(a, b),
+               "torch out=": lambda: torch.remainder(a, b, out=o),
+               "torch alloc": lambda: torch.remainder(a, b)}
+        try:
+            import cupy
+            ca, cb, co = (cupy.from_dlpack(x) for x in (a, b, o))
+            fns["cupy out="] = lambda: cupy.remainder(ca, cb, out=co)
+        except Exception:  # noqa: BLE001
+            pass
+    else:
+        a = np.random.default_rng(0).uniform(1, 2, (8, n // 8)).astype(np.float32)
+        b, o = a + 1, np.empty_like(a)
+        sync = lambda: None  # noqa: E731
+        fns = {"stridewise out=": lambda: sw.remainder(a, b, out=o),
+               "stridewise alloc": lambda: sw.remainder(a, b),
+               "numpy out=": lambda: np.remainder(a, b, out=o),
+               "numpy alloc": lambda: np.remainder(a, b)}
+        try:
+            import torch
+            ta, tb, to = _to_torch(a), _to_torch(b), _to_torch(o)
+            fns["torch out="] = lambda: torch.remainder(ta, tb, out=to)
+            fns["torch alloc"] = lambda: torch.remainder(ta, tb)
+        except ImportError:
+            pass
+    res = {}
+    for name, fn in fns.items():
+        try:
+            for _ in range(50):
+                fn()
+            sync()
+            best = []
+            for _ in range(5):
+                t = time.perf_counter()
+                for _ in range(calls // 5):
+                    fn()
+                sync()
+                best.append((time.perf_counter() - t) / (calls // 5) * 1e6)
+            res[name] = min(best)
+        except Exception as e:  # noqa: BLE001
+            res[name] = f"error: {type(e).__name__}: {e}"[:200]
+    return res
+
+
+_FIRST_CALL = r"""
+import sys, time
+device, dtype, case = sys.argv[1:4]
+t0 = time.perf_counter()
+import stridewise as sw
+from stridewise import bench
+a, b, out = bench._make_case(case, dtype, 12, "numpy" if device == "cpu" else "torch", device)
+sync = (lambda: None)
+if device == "cuda":
+    import torch
+    torch.cuda.synchronize()
+    sync = torch.cuda.synchronize
+t1 = time.perf_counter()
+sw.remainder(a, b, out=out)
+sync()
+t2 = time.perf_counter()
+sw.remainder(a, b, out=out)
+sync()
+t3 = time.perf_counter()
+print(t2 - t1, t3 - t2, t1 - t0)
+"""
+
+
+def first_call(device: str, kernels=(("float32", "contiguous"), ("float16", "row"),
+                                      ("int64", "short_rows"))) -> dict:
+    """Seconds for the first call in a fresh process: cold (empty cache dir) and warm disk cache."""
+    import tempfile
+    res = {}
+    for dtype, case in kernels:
+        name = f"{case}/{dtype}"
+        try:
+            with tempfile.TemporaryDirectory(prefix="stridewise-bench-cache-") as tmp:
+                env = dict(os.environ, STRIDEWISE_CACHE_DIR=tmp)
+                runs = []
+                for _ in range(2):            # cold (compiles), then warm (disk cache hit)
+                    proc = subprocess.run([sys.executable, "-c", _FIRST_CALL, device, dtype, case],
+                                          env=env, capture_output=True, text=True, timeout=300)
+                    if proc.returncode != 0:
+                        raise RuntimeError(proc.stderr.strip().splitlines()[-1])
+                    runs.append([float(x) for x in proc.stdout.split()])
+            res[name] = {"cold_s": runs[0][0], "warm_disk_s": runs[1][0], "second_call_s": runs[1][1]}
+        except Exception as e:  # noqa: BLE001
+            res[name] = {"error": f"{type(e).__name__}: {e}"[:300]}
+    return res
+
+
+def sweep(device: str, lo: int = 10, hi: int | None = None, step: int = 2) -> list[dict]:
+    """float32 contiguous and row-broadcast remainder over sizes 2^lo..2^hi (capped by memory)."""
+    import stridewise as sw
+
+    cap = _memory_cap_log2(device)
+    hi = min(hi or (30 if device == "cuda" else 26), cap)
+    rows = []
+    for log2 in range(lo, hi + 1, step):
+        for case in ("contiguous", "row"):
+            row = {"log2": log2, "case": case, "impls": {}}
+            lib = "numpy" if device == "cpu" else "torch"
+            sets = []
+            nbytes = 0
+            for k in range(_rotations(device, log2)):
+                a, b, out = _make_case(case, "float32", log2, lib, device)
+                nbytes = compulsory_bytes(a, b, out)
+                sets.append((a, b, out))
+            fns = {"stridewise": [lambda s=s: sw.remainder(s[0], s[1], out=s[2]) for s in sets]}
+            if device == "cuda":
+                import torch
+                fns["torch"] = [lambda s=s: torch.remainder(s[0], s[1], out=s[2]) for s in sets]
+                try:
+                    torch._dynamo.reset()
+                    f = torch.compile(lambda x, y: torch.remainder(x, y), dynamic=False)
+                    f(*sets[0][:2])
+                    fns["torch.compile"] = [lambda s=s: f(s[0], s[1]) for s in sets]
+                except Exception as e:  # noqa: BLE001
+                    row["impls"]["torch.compile"] = {"error": str(e)[:200]}
+                timer = time_cuda
+            else:
+                fns["numpy"] = [lambda s=s: np.remainder(s[0], s[1], out=s[2]) for s in sets]
+                try:
+                    import torch
+                    tsets = [tuple(_to_torch(x) for x in s) for s in sets]
+                    fns["torch"] = [lambda s=s: torch.remainder(s[0], s[1], out=s[2]) for s in tsets]
+                except ImportError:
+                    pass
+                timer = lambda fs: time_cpu(_cycle(fs), budget=0.2)  # noqa: E731
+            for name, fs in fns.items():
+                r = _measure(fs, timer)
+                if "time_s" in r:
+                    r["gbps"] = nbytes / r["time_s"] / 1e9
+                row["impls"][name] = r
+            rows.append(row)
+            del sets, fns
+    return rows
+
+
+def _cycle(fns):
+    it = [0]
+
+    def call():
+        fns[it[0] % len(fns)]()
+        it[0] += 1
+    return call
+
+
+def _rotations(device: str, log2: int) -> int:
+    """Buffer sets to cycle so the working set exceeds the last-level cache (3x its size)."""
+    cache = 32 << 20
+    if device == "cuda":
+        import torch
+        cache = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 60 << 20)
+    per_set = 12 << log2                       # float32 a, b, out
+    return max(1, min(32, math.ceil(3 * cache / per_set)))
+
+
+def _memory_cap_log2(device: str) -> int:
+    """Largest log2 size whose float32 a, b, out (plus the anchors' output) fit a quarter of memory."""
+    try:
+        if device == "cuda":
+            import torch
+            free = torch.cuda.mem_get_info()[0]
+        else:
+            free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except Exception:  # noqa: BLE001
+        return 24
+    return int(math.log2(free / 4 / 16))
+
+
+# ---------------------------------------------------------------- the whole run
+
+def _describe_device(device: str) -> dict:
+    info = {"device": device, "cpu": _cpu_model(), "cores": os.cpu_count(),
+            "python": platform.python_version(), "numpy": np.__version__}
+    try:
+        import torch
+        info["torch"] = torch.__version__
+        info["torch_threads"] = torch.get_num_threads()
+        if device == "cuda":
+            p = torch.cuda.get_device_properties(0)
+            info["gpu"] = p.name
+            info["sms"] = p.multi_processor_count
+            info["l2_bytes"] = getattr(p, "L2_cache_size", None)
+    except ImportError:
+        pass
+    try:
+        import cupy
+        info["cupy"] = cupy.__version__
+    except Exception:  # noqa: BLE001
+        pass
+    return info
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _commit() -> str:
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        out = subprocess.run(["git", "-C", here, "rev-parse", "--short", "HEAD"],
+                             capture_output=True, text=True, timeout=10)
+        dirty = subprocess.run(["git", "-C", here, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        return out.stdout.strip() + ("+dirty" if dirty else "") if out.returncode == 0 else "unknown"
+    except Exception:  # noqa: BLE001
+        return "unknown"
+
+
+def resolve_device(device: str) -> str:
+    """"auto" becomes "cuda" when torch sees a GPU, else "cpu"."""
+    if device != "auto":
+        return device
+    try:
+        import torch
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    except ImportError:
+        return "cpu"
+
+
+def run(device: str = "auto", cases=None, dtypes=None, quick: bool = False, log2: int | None = None,
+        extras: bool = True, do_sweep: bool = False, sweep_max: int | None = None,
+        progress: bool = True) -> dict:
+    """Run the bench and return its document (the --json content).
+
+    Parameters
+    ----------
+    device : "cpu", "cuda" or "auto".
+    cases, dtypes : subsets of CASES and DTYPES (default all; --quick picks a few).
+    quick : few cases and dtypes at a small size (for the README).
+    log2 : output elements per case as a power of two (default 27 on GPU, 22 on CPU).
+    extras : also measure host overhead and first-call / cold-compile times.
+    do_sweep, sweep_max : the float32 size sweep 2^10..2^sweep_max.
+    """
+    device = resolve_device(device)
+    if quick:
+        cases = cases or QUICK_CASES
+        dtypes = dtypes or QUICK_DTYPES
+        log2 = log2 or QUICK_LOG2[device]
+    cases = list(cases or CASES)
+    dtypes = list(dtypes or DTYPES)
+    for c in cases:
+        if c not in CASES:
+            raise ValueError(f"unknown case {c!r}; choose from {', '.join(CASES)}")
+    for d in dtypes:
+        if d not in DTYPES:
+            raise ValueError(f"unknown dtype {d!r}; choose from {', '.join(DTYPES)}")
+    log2 = log2 or (GPU_LOG2 if device == "cuda" else CPU_LOG2)
+    doc = {"meta": {**_describe_device(device), "date": datetime.datetime.now().isoformat(timespec="seconds"),
+                    "command": " ".join(["stridewise", *sys.argv[1:]]) if sys.argv else "",
+                    "commit": _commit(), "log2_elements": log2},
+           "ceilings": {}, "cells": []}
+    work = [(c, d) for c in cases for d in dtypes]
+    with _progress(progress) as bar:
+        task = bar.add_task("ceilings", total=len(work) + 1 + 2 * extras + do_sweep)
+        doc["ceilings"] = (ceilings_cuda() if device == "cuda" else ceilings_cpu(min(25, log2 + 2)))
+        bar.advance(task)
+        for case, dtype in work:
+            bar.update(task, description=f"{case} {dtype}")
+            doc["cells"].append(run_cell(case, dtype, device, log2, doc["ceilings"]))
+            if device == "cuda":
+                import torch
+                torch.cuda.empty_cache()
+            bar.advance(task)
+        if extras:
+            bar.update(task, description="host overhead")
+            doc["host_overhead_us"] = host_overhead(device)
+            bar.advance(task)
+            bar.update(task, description="first call (fresh processes)")
+            doc["first_call"] = first_call(device)
+            bar.advance(task)
+        if do_sweep:
+            bar.update(task, description="size sweep")
+            doc["sweep"] = sweep(device, hi=sweep_max)
+            bar.advance(task)
+    return doc
+
+
+class _NoBar:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def add_task(self, *a, **k):
+        return 0
+
+    def update(self, *a, **k):
+        pass
+
+    def advance(self, *a, **k):
+        pass
+
+
+def _progress(enabled: bool):
+    if not enabled:
+        return _NoBar()
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    return Progress(TextColumn("{task.description:<28}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), transient=True)
+
+
+# ---------------------------------------------------------------- presentation
+
+def anchors_of(doc: dict) -> list[str]:
+    names = []
+    for cell in doc["cells"]:
+        for k in cell["impls"]:
+            if k != "stridewise" and k not in names:
+                names.append(k)
+    return names
+
+
+def _fmt_time(t: float) -> str:
+    return f"{t * 1e3:.3f} ms" if t >= 1e-3 else f"{t * 1e6:.1f} µs"
+
+
+def table_rows(doc: dict) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the main table as plain strings (also used for BENCHMARKS.md)."""
+    anchors = anchors_of(doc)
+    gpu = doc["meta"]["device"] == "cuda"
+    header = ["case", "dtype", "stridewise", "GB/s"] + (["% ceiling"] if gpu else [])
+    header += [f"{a} GB/s" for a in anchors] + [f"vs {a}" for a in anchors]
+    rows = []
+    for cell in doc["cells"]:
+        r = cell["impls"].get("stridewise", {})
+        ok = "time_s" in r
+        row = [cell["case"], cell["dtype"],
+               _fmt_time(r["time_s"]) if ok else ("FAILED" if not cell.get("verified") else r.get("error", "?")),
+               f"{r['gbps']:.1f}" if ok else "-"]
+        if gpu:
+            row.append(f"{r['pct_ceiling']:.0f}%" + ("*" if "sector" in cell["ceiling"] else
+                                                     "w" if cell["ceiling"] == "write" else "")
+                       if ok and "pct_ceiling" in r else "-")
+        for a in anchors:
+            ar = cell["impls"].get(a, {})
+            row.append(f"{ar['gbps']:.1f}" if "gbps" in ar else "-")
+        for a in anchors:
+            s = cell.get("speedup", {}).get(a)
+            row.append(f"{s:.2f}x" if s else "-")
+        rows.append(row)
+    return header, rows
+
+
+def print_report(doc: dict, console=None) -> None:
+    """The rich table (plus ceilings, host overhead, first call and sweep when present)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = console or Console()
+    m = doc["meta"]
+    where = m.get("gpu") or f"{m['cpu']} ({m['cores']} cores)"
+    console.print(f"[bold]stridewise bench[/] remainder on {m['device']}: {where}; "
+                  f"output 2^{m['log2_elements']} elements per case; commit {m['commit']}")
+    if doc["ceilings"]:
+        console.print("ceilings (GB/s): " + ", ".join(f"{k} {v:.0f}" for k, v in doc["ceilings"].items()))
+    header, rows = table_rows(doc)
+    table = Table(show_lines=False)
+    for h in header:
+        table.add_column(h, justify="left" if h in ("case", "dtype") else "right")
+    for row in rows:
+        table.add_row(*[f"[red]{c}[/]" if c.endswith("x") and float(c[:-1]) < 1.0
+                        else f"[red]{c}[/]" if c == "FAILED" else c for c in row])
+    console.print(table)
+    if doc["meta"]["device"] == "cuda":
+        console.print("% ceiling: of the copy ceiling; w = of the write-only ceiling (outer); "
+                      "* = of the sector-adjusted ceiling (strided slice)")
+    bad = [f"{c['case']}/{c['dtype']}" for c in doc["cells"] if not c.get("verified")]
+    console.print(f"verified bit for bit: {len(doc['cells']) - len(bad)}/{len(doc['cells'])}"
+                  + (f"  [red]not verified: {', '.join(bad)}[/]" if bad else ""))
+    if "host_overhead_us" in doc:
+        console.print("host overhead per call, 1024 elements (µs): " + ", ".join(
+            f"{k} {v:.1f}" if isinstance(v, float) else f"{k} {v}" for k, v in doc["host_overhead_us"].items()))
+    if "first_call" in doc:
+        for k, v in doc["first_call"].items():
+            console.print(f"first call {k}: " + (", ".join(f"{n} {t * 1e3:.1f} ms" for n, t in v.items())
+                                                if "error" not in v else v["error"]))
+    if "sweep" in doc:
+        t = Table(title="size sweep, float32 (GB/s)")
+        names = sorted({n for r in doc["sweep"] for n in r["impls"]}, key=lambda n: n != "stridewise")
+        for h in ["size", "case", *names]:
+            t.add_column(h, justify="right")
+        for r in doc["sweep"]:
+            t.add_row(f"2^{r['log2']}", r["case"], *[
+                (f"{r['impls'][n]['gbps']:.1f} ({_fmt_time(r['impls'][n]['time_s'])})"
+                 if "gbps" in r["impls"].get(n, {}) else "-") for n in names])
+        console.print(t)
+
+
+def markdown_table(doc: dict) -> str:
+    header, rows = table_rows(doc)
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def write_json(doc: dict, path: str) -> None:
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=1, default=str)
+
+
+def plot(doc: dict, path: str) -> None:
+    """Bars of GB/s per case, one panel per dtype, one bar per implementation, ceiling lines."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    dtypes = list(dict.fromkeys(c["dtype"] for c in doc["cells"]))
+    cases = list(dict.fromkeys(c["case"] for c in doc["cells"]))
+    impls = ["stridewise", *anchors_of(doc)]
+    fig, axes = plt.subplots(len(dtypes), 1, figsize=(max(8, 1.3 * len(cases)), 2.8 * len(dtypes)),
+                             squeeze=False, sharex=True)
+    width = 0.8 / len(impls)
+    for ax, dtype in zip(axes[:, 0], dtypes):
+        cells = {c["case"]: c for c in doc["cells"] if c["dtype"] == dtype}
+        for j, name in enumerate(impls):
+            xs, ys = [], []
+            for i, case in enumerate(cases):
+                r = cells.get(case, {}).get("impls", {}).get(name, {})
+                if "gbps" in r:
+                    xs.append(i + (j - (len(impls) - 1) / 2) * width)
+                    ys.append(r["gbps"])
+            ax.bar(xs, ys, width, label=name)
+        styles = {"copy": "-", "write": "--", "read": ":"}
+        for k, v in doc["ceilings"].items():
+            ax.axhline(v, color="k", lw=0.8, ls=styles.get(k, "-."), label=f"{k} ceiling")
+        ax.set_ylabel(f"{dtype}\nGB/s")
+    axes[-1, 0].set_xticks(range(len(cases)))
+    axes[-1, 0].set_xticklabels(cases, rotation=30, ha="right")
+    axes[0, 0].legend(ncol=min(8, len(impls) + len(doc["ceilings"])), fontsize=7, loc="lower left",
+                      bbox_to_anchor=(0, 1.02))
+    m = doc["meta"]
+    fig.suptitle(f"stridewise remainder, {m.get('gpu') or m['cpu']}, 2^{m['log2_elements']} elements, "
+                 f"compulsory-byte GB/s", fontsize=9, y=1.0)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(fig)
