@@ -30,7 +30,11 @@ def entry_point(spec) -> str:
 
 @functools.cache
 def compiler() -> tuple[str, str]:
-    """(path, version) of the C++ compiler; `CXX` overrides g++."""
+    """(path, fingerprint) of the C++ compiler; `CXX` overrides g++.
+
+    The fingerprint (resolved path, size, mtime) changes with any compiler upgrade and costs
+    one stat, so a warm process never runs the compiler, not even for its version.
+    """
     name = os.environ.get("CXX", "g++")
     path = shutil.which(name)
     if path is None:
@@ -38,8 +42,9 @@ def compiler() -> tuple[str, str]:
             f"no C++ compiler: {name!r} is not on PATH. The CPU backend compiles kernels with g++; "
             "install it (apt-get install g++) or point CXX at one"
         )
-    version = subprocess.run([path, "-dumpfullversion"], capture_output=True, text=True).stdout.strip()
-    return path, version
+    real = os.path.realpath(path)
+    st = os.stat(real)
+    return path, f"{real}:{st.st_size}:{st.st_mtime_ns}"
 
 
 def compile(source: str, name: str, device) -> Path:

@@ -1,0 +1,94 @@
+"""Compile cache and CPU backend: atomic writes, misses on bad entries, env switches, memo."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from stridewise import _cache
+from stridewise.backends import cpu
+
+SRC = 'extern "C" void f(const char* s) {}\n'
+
+
+def test_write_is_atomic_and_read_misses_on_bad_entries(tmp_path, monkeypatch):
+    monkeypatch.setenv("STRIDEWISE_CACHE_DIR", str(tmp_path))
+    key = _cache.cache_key("x")
+    assert _cache.read("cpu", key, ".so") is None
+    path = _cache.write("cpu", key, ".so", b"abc")
+    assert path.read_bytes() == b"abc" and _cache.read("cpu", key, ".so") == path
+    assert not [p for p in path.parent.iterdir() if p.name.startswith(".tmp-")]
+    path.write_bytes(b"")                                      # truncated entry: a miss
+    assert _cache.read("cpu", key, ".so") is None
+
+
+def test_key_covers_source_options_and_headers():
+    assert _cache.cache_key("a", ("-O3",)) != _cache.cache_key("b", ("-O3",))
+    assert _cache.cache_key("a", ("-O3",)) != _cache.cache_key("a", ("-O2",))
+    assert len(_cache.header_digest()) == 64
+
+
+def test_read_only_dir_falls_back(tmp_path, monkeypatch):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    monkeypatch.setenv("STRIDEWISE_CACHE_DIR", str(ro))
+    if os.access(ro, os.W_OK):                                 # root ignores permissions
+        pytest.skip("running as root: a read-only directory is still writable")
+    path = _cache.write("cpu", _cache.cache_key("ro"), ".so", b"x")
+    assert ro not in path.parents and path.read_bytes() == b"x"
+
+
+def test_disable_switch_uses_a_private_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("STRIDEWISE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("STRIDEWISE_DISABLE_CACHE", "1")
+    assert _cache.cache_dir() != tmp_path
+    path = _cache.write("cpu", _cache.cache_key("off"), ".so", b"x")
+    assert tmp_path not in path.parents
+
+
+def test_cpu_build_is_cached_and_content_named(tmp_path, monkeypatch):
+    monkeypatch.setenv("STRIDEWISE_CACHE_DIR", str(tmp_path))
+    first = cpu.compile(SRC, "f", None)
+    mtime = first.stat().st_mtime_ns
+    assert cpu.compile(SRC, "f", None) == first and first.stat().st_mtime_ns == mtime
+    assert cpu.compile(SRC + "// other\n", "f", None) != first
+
+
+def test_compile_error_and_missing_compiler(monkeypatch, tmp_path):
+    monkeypatch.setenv("STRIDEWISE_CACHE_DIR", str(tmp_path))
+    with pytest.raises(cpu.CompileError, match="g\\+\\+ failed"):
+        cpu.compile("this is not C++", "bad", None)
+    cpu.compiler.cache_clear()
+    monkeypatch.setenv("CXX", "no-such-compiler-xyz")
+    try:
+        with pytest.raises(RuntimeError, match="no C\\+\\+ compiler.*install it"):
+            cpu.compiler()
+    finally:
+        cpu.compiler.cache_clear()
+
+
+def test_warm_process_does_not_recompile(tmp_path):
+    """A second process finds every kernel on disk: no compiler call."""
+    code = ("import numpy as np, stridewise as sw; "
+            "r = sw.remainder(np.arange(10.0).reshape(2, 5), np.arange(1.0, 6.0)); "
+            "assert r[1, 4] == 4.0")
+    env = dict(os.environ, STRIDEWISE_CACHE_DIR=str(tmp_path))
+    subprocess.run([sys.executable, "-c", code], env=env, check=True)
+    trap = ("import subprocess\n"
+            "def run(*a, **k): raise AssertionError('compiler called in a warm process')\n"
+            "subprocess.run = run\n")
+    subprocess.run([sys.executable, "-c", trap + code], env=env, check=True)
+
+
+def test_in_process_memo():
+    import stridewise as sw
+    from stridewise import _ops
+
+    a, b = np.ones((3, 700), np.float32), np.ones(700, np.float32)
+    sw.remainder(a, b)
+    n = len(_ops._KERNELS)
+    for _ in range(3):
+        sw.remainder(a, b)
+    assert len(_ops._KERNELS) == n

@@ -1,0 +1,102 @@
+"""Resolution with fake backends and devices, in AcceleratedKernels' style: nothing launches."""
+import dataclasses
+
+import numpy as np
+import pytest
+
+import stridewise as sw
+from stridewise import _resolve
+from stridewise._plan import plan
+from stridewise.capabilities import Capabilities
+from stridewise.tuning import ElementwiseTuning, elementwise_tuning, register_tuning
+
+FAKE = Capabilities("fake", ("float32", "int32"), max_block_size=512, max_pack_bytes=16,
+                    shared_memory=0, modes=("contiguous", "scalar", "rows", "general"))
+TUNING = ElementwiseTuning(block_size=128, waves=4, items_per_thread=4, tile=16, source="fake device, test")
+F32 = sw._ops._arrays.dtype_of("float32") if hasattr(sw._ops, "_arrays") else None
+
+
+def _dtype(name):
+    from stridewise._dtypes import DTYPES
+    return DTYPES[name]
+
+
+ROWS = plan((64, 1024), [((64, 1024), (1024, 1), 4, 0), ((64, 1024), (1024, 1), 4, 0), ((1024,), (1,), 4, 0)])
+FLAT = plan((4096,), [((4096,), (1,), 4, 0), ((4096,), (1,), 4, 0)])
+TILED = plan((64, 64), [((64, 64), (64, 1), 4, 0), ((64, 64), (1, 64), 4, 0)])
+
+
+def resolve(alg, p=ROWS, caps=FAKE, tuning=TUNING, dtypes=("float32",)):
+    return _resolve._resolve_elementwise(alg, p, tuning, caps, [_dtype(d) for d in dtypes])
+
+
+def test_auto_selects_the_plan_mode_and_fills_from_the_tuning():
+    assert resolve(sw.Auto()) == sw.Rows(block_size=128, pack=4, items_per_thread=4)
+    assert resolve(sw.Auto(), FLAT) == sw.Contiguous(block_size=128, pack=4, items_per_thread=4)
+
+
+def test_explicit_fields_win_field_by_field():
+    assert resolve(sw.Rows(block_size=512)) == sw.Rows(block_size=512, pack=4, items_per_thread=4)
+    assert resolve(sw.Rows(pack=2, items_per_thread=1)) == sw.Rows(block_size=128, pack=2, items_per_thread=1)
+    assert resolve(sw.General(), ROWS).mode == "general"          # General runs anything
+
+
+def test_capability_decides_what_auto_may_pick():
+    # the fake device has no tiled mode: Auto falls back to general, explicit Tiled is rejected
+    assert resolve(sw.Auto(), TILED) == sw.General(block_size=128, pack=1, items_per_thread=4)
+    with pytest.raises(ValueError, match=r"Tiled\(\) cannot run"):
+        resolve(sw.Tiled(), TILED)
+
+
+@pytest.mark.parametrize("alg, match", [
+    (sw.Rows(block_size=100), "power of two"),
+    (sw.Rows(block_size=2048), "from 32 to 1024"),
+    (sw.Rows(pack=0), "power of two"),
+    (sw.Rows(items_per_thread=True), "power of two"),
+    (sw.Tiled(tile=4), "tile"),
+])
+def test_check_domain(alg, match):
+    with pytest.raises(ValueError, match=match):
+        resolve(alg)
+
+
+def test_check_rejects_what_cannot_run_and_names_the_remedy():
+    with pytest.raises(ValueError, match=r"Contiguous\(\) cannot run .* use Auto\(\) or Rows\(\)"):
+        resolve(sw.Contiguous())
+    with pytest.raises(ValueError, match="exceeds the fake limit of 512"):
+        resolve(sw.Rows(block_size=1024))
+    with pytest.raises(ValueError, match=r"at most pack=4"):
+        resolve(sw.Rows(pack=8))
+    with pytest.raises(ValueError, match="does not compute in float64"):
+        resolve(sw.Auto(), dtypes=("float64",))
+    with pytest.raises(TypeError, match="algorithm must be"):
+        resolve("rows")
+
+
+def test_a_tuning_never_makes_an_invalid_algorithm_run():
+    greedy = dataclasses.replace(TUNING, block_size=4096, pack_bytes=64)
+    with pytest.raises(ValueError, match="exceeds"):
+        resolve(sw.Auto(), tuning=greedy)
+    # the pack from the tuning is still capped by the plan
+    assert resolve(sw.Rows(block_size=256), tuning=greedy).pack == 4
+
+
+def test_tuning_registry_most_specific_first():
+    register_tuning("fake", "dev0", TUNING)
+    special = dataclasses.replace(TUNING, block_size=64)
+    register_tuning("fake", "dev0", special, dtype="float32")
+    assert elementwise_tuning("fake", "dev0", "float32") is special
+    assert elementwise_tuning("fake", "dev0", "int32") is TUNING
+    assert elementwise_tuning("fake", "other") == ElementwiseTuning()
+    assert "OneFlow" in ElementwiseTuning().source
+
+
+def test_an_explicit_algorithm_that_cannot_run_writes_nothing():
+    a, b = np.ones((64, 1024), np.float32), np.ones(1024, np.float32)
+    out = np.full((64, 1024), 42, np.float32)
+    with pytest.raises(ValueError, match="cannot run"):
+        sw.remainder(a, b, out=out, algorithm=sw.Contiguous())
+    assert np.all(out == 42)
+    r = sw.remainder(a * 7, b * 2, algorithm=sw.General(block_size=64))
+    assert np.all(r == 1)
+    assert sw.explain(sw.remainder, a, b, algorithm=sw.General()).algorithm.mode == "general"
