@@ -1,0 +1,421 @@
+"""remainder on the CUDA backend, bit for bit against torch CUDA, NumPy and an fmodf kernel.
+
+Marked `gpu`: skipped without a CUDA device; tools/gpu_check.sh runs it on the device.
+"""
+import time
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import stridewise as sw
+from conftest import DTYPES
+from oracle import NP, grid, mismatches, numpy_remainder, random_values, same_bits
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.gpu
+
+CUDA = "cuda"
+SEEN_MODES = set()
+
+
+# -- helpers ---------------------------------------------------------------------------------
+def tt(x, device=CUDA):
+    """A NumPy array (or scalar) as a torch tensor on the GPU, bfloat16 included."""
+    x = np.asarray(x)
+    if x.dtype == NP["bfloat16"]:
+        return torch.from_numpy(x.view(np.int16).copy()).to(device).view(torch.bfloat16)
+    return torch.from_numpy(x.copy()).to(device)
+
+
+def host(t) -> np.ndarray:
+    """A torch tensor back on the host as NumPy, bfloat16 as ml_dtypes.bfloat16."""
+    if t.dtype == torch.bfloat16:
+        return t.detach().view(torch.int16).cpu().numpy().view(NP["bfloat16"])
+    return t.detach().cpu().numpy()
+
+
+def torch_oracle(a, b):
+    """torch.remainder on CUDA; integer lanes with a zero divisor are 0 (torch gives garbage)."""
+    want = torch.remainder(a, b)
+    if not want.dtype.is_floating_point:
+        bb = b if isinstance(b, torch.Tensor) else torch.tensor(b, device=want.device)
+        want = torch.where(bb.expand_as(want) == 0, torch.zeros_like(want), want)
+    return want
+
+
+def check(a, b, convention, out=None):
+    """Run sw.remainder on torch CUDA tensors and compare with the convention's oracle."""
+    mode = sw.explain(sw.remainder, a, b, out=out, convention=convention).mode
+    SEEN_MODES.add(mode)
+    got = sw.remainder(a, b, out=out, convention=convention)
+    assert got is out or out is None
+    assert got.device == (a.device if isinstance(a, torch.Tensor) else b.device)
+    ha = host(a) if isinstance(a, torch.Tensor) else a
+    hb = host(b) if isinstance(b, torch.Tensor) else b
+    if convention == "torch":
+        want = host(torch_oracle(a, b))
+    else:
+        # Python scalars stay Python scalars: NumPy treats them as weak, as torch does
+        want = np.asarray(numpy_remainder(ha, hb))
+    g = host(got)
+    assert same_bits(g, want), (mode, mismatches(g, want, ha, hb))
+    return mode
+
+
+# -- special values --------------------------------------------------------------------------
+@pytest.mark.parametrize("convention", ["torch", "numpy"])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_special_value_grid(dtype, convention):
+    a, b = grid(dtype)
+    check(tt(a), tt(b), convention)
+    # the same values as a crossed broadcast (rows mode) and against a device scalar
+    va = np.unique(a.view({2: np.int16, 4: np.int32, 8: np.int64}[a.itemsize])).view(a.dtype)
+    check(tt(va[:, None]), tt(va[None, :]), convention)
+    for v in va[:6]:
+        check(tt(va), tt(np.array(v, dtype=a.dtype)), convention)
+
+
+def test_default_convention_follows_the_library():
+    a, b = tt(np.array([-4.0, 4.0])), tt(np.array([2.0, -2.0]))
+    assert same_bits(host(sw.remainder(a, b)), np.array([-0.0, 0.0]))
+
+
+# -- every mode ------------------------------------------------------------------------------
+def _layouts(dtype, rng):
+    r = lambda shape: tt(random_values(rng, dtype, shape))   # noqa: E731
+    big = r((2 * 300, 2 * 1030))
+    flat = r((200003 + 8,))
+    return {
+        "contiguous": (r((257, 1031)), r((257, 1031)), None, "contiguous"),
+        "contiguous/misaligned": (flat[1:200001], flat[3:200003], None, "contiguous"),
+        "scalar/device": (r((300, 1001)), r(()), None, "scalar"),
+        "scalar/host": (r((300, 1001)), 3 if dtype.startswith("int") else 2.5, None, "scalar"),
+        "scalar/dividend": (r(()), r((1001, 3)), None, "scalar"),
+        "rows/row": (r((300, 1030)), r((1030,)), None, "rows"),
+        "rows/column": (r((300, 1030)), r((300, 1)), None, "rows"),
+        "rows/outer": (r((300, 1)), r((1, 1030)), None, "rows"),
+        "rows/crossed": (r((8, 4, 1030)), r((8, 1, 1030)), None, "rows"),
+        "rows/slice": (big[:300, ::2], r((300, 1030)), None, "rows"),
+        "rows/one-long-row": (flat[::2], r(((200011 + 1) // 2,)), None, "rows"),
+        "short_rows": (r((70001, 6)), r((1, 6)), None, "short_rows"),
+        "short_rows/3d": (r((7001, 3, 5)), r((3, 5)), None, "short_rows"),
+        "tiled": (r((600, 1000)).T, r((1000, 600)), None, "tiled"),
+        "tiled/batched": (r((3, 130, 200)).transpose(1, 2), r((3, 200, 130)), None, "tiled"),
+        "general": (r((600, 1000)), r((600, 1)),
+                    torch.empty((1000, 600, 2), dtype=getattr(torch, dtype), device=CUDA)[:, :, 1].T,
+                    "general"),
+    }
+
+
+@pytest.mark.parametrize("convention", ["torch", "numpy"])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_every_mode(dtype, convention):
+    rng = np.random.default_rng(11)
+    layouts = _layouts(dtype, rng)
+    for name, (a, b, out, mode) in layouts.items():
+        if name == "rows/one-long-row":
+            b = b[: a.shape[0]]
+        got = check(a, b, convention, out=out)
+        assert got == mode, (name, got)
+
+
+def test_every_algorithm_explicitly():
+    """Explicit algorithms and geometry knobs run and agree (the pack and block fields)."""
+    rng = np.random.default_rng(5)
+    a, b = tt(random_values(rng, "float32", (513, 777))), tt(random_values(rng, "float32", (777,)))
+    want = host(torch.remainder(a, b))
+    for alg in (sw.Rows(block_size=64, items_per_thread=1), sw.Rows(block_size=1024, items_per_thread=8),
+                sw.Rows(pack=1), sw.General(block_size=128, items_per_thread=4)):
+        assert same_bits(host(sw.remainder(a, b, algorithm=alg)), want), alg
+    at = tt(random_values(rng, "float64", (300, 200))).T
+    bt = tt(random_values(rng, "float64", (200, 300)))
+    want = host(torch.remainder(at, bt))
+    for alg in (sw.Tiled(tile=8), sw.Tiled(tile=16, block_size=64), sw.Tiled(tile=64, block_size=256),
+                sw.General()):
+        assert same_bits(host(sw.remainder(at, bt, algorithm=alg)), want), alg
+
+
+# -- hypothesis: broadcast, strided, permuted, non-contiguous out ----------------------------
+@st.composite
+def strided_pair(draw):
+    rank = draw(st.integers(0, 4))
+    shape = tuple(draw(st.lists(st.integers(1, 9), min_size=rank, max_size=rank)))
+    if rank and draw(st.booleans()):
+        shape = shape[:-1] + (draw(st.sampled_from([6, 31, 64, 130, 257])),)
+    dtype = draw(st.sampled_from(DTYPES))
+
+    def operand():
+        s = tuple(1 if draw(st.booleans()) and draw(st.booleans()) else n for n in shape)
+        drop = draw(st.integers(0, len(s)))
+        s = s[drop:]
+        steps = [draw(st.sampled_from([1, 1, 2, 3])) for _ in s]
+        base = tt(random_values(np.random.default_rng(draw(st.integers(0, 99))), dtype,
+                                tuple(n * k for n, k in zip(s, steps))))
+        view = base[tuple(slice(None, None, k) for k in steps)] if s else base
+        if len(s) >= 2 and draw(st.booleans()):
+            perm = draw(st.permutations(range(len(s))))
+            view = view.permute(*perm).contiguous().permute(*np.argsort(perm).tolist())
+        return view
+
+    return operand(), operand(), dtype, draw(st.sampled_from(["fresh", "step2", "column-major"]))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(strided_pair(), st.sampled_from(["torch", "numpy"]))
+def test_hypothesis_broadcast_strided(case, convention):
+    a, b, dtype, strided_out = case
+    shape = torch.broadcast_shapes(a.shape, b.shape)
+    out, dt = None, torch.result_type(a, b)
+    if strided_out == "step2" and len(shape):
+        buf = torch.zeros(tuple(2 * n for n in shape), dtype=dt, device=CUDA)
+        out = buf[tuple(slice(None, None, 2) for _ in shape)]
+    elif strided_out == "column-major" and len(shape) >= 2:
+        out = torch.zeros(tuple(reversed(shape)), dtype=dt, device=CUDA).permute(
+            *reversed(range(len(shape))))
+    check(a, b, convention, out=out)
+
+
+# -- out=, in place, 0-d, empty, errors -------------------------------------------------------
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_out_inplace_zero_d_and_empty(dtype):
+    rng = np.random.default_rng(2)
+    a, b = tt(random_values(rng, dtype, (37, 65))), tt(random_values(rng, dtype, (65,)))
+    want = host(torch_oracle(a, b))
+    out = torch.empty((65, 37, 3), dtype=a.dtype, device=CUDA)[:, :, 2].T
+    assert sw.remainder(a, b, out=out) is out and same_bits(host(out), want)
+    c = a.clone()
+    assert sw.remainder_(c, b) is c and same_bits(host(c), want)
+    z1, z2 = tt(random_values(rng, dtype, ())), tt(random_values(rng, dtype, ()))
+    check(z1, z2, "torch")
+    e = sw.remainder(tt(random_values(rng, dtype, (0, 5))), b[:5])
+    assert e.shape == (0, 5) and e.device.type == "cuda"
+
+
+def test_mixing_devices_is_an_error():
+    with pytest.raises(ValueError, match="cuda"):
+        sw.remainder(torch.ones(4, device=CUDA), torch.ones(4))
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs")
+def test_second_device():
+    a = torch.randn(1000, 1000, device="cuda:1")
+    b = torch.randn(1000, device="cuda:1") + 3
+    got = sw.remainder(a, b)
+    assert got.device == a.device
+    assert torch.equal(got, torch.remainder(a, b))
+
+
+def test_current_stream_is_used():
+    a = torch.randn(4096, 4096, device=CUDA)
+    b = torch.randn(4096, device=CUDA) + 3
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        out = torch.empty_like(a)
+        for _ in range(3):
+            sw.remainder(a, b, out=out)
+        want = torch.remainder(a, b)
+        same = torch.equal(out, want)     # ordered after our launches on the same stream
+    torch.cuda.synchronize()
+    assert same
+
+
+# -- more than 2^31 elements: the 64-bit index ------------------------------------------------
+@pytest.mark.parametrize("case", ["scalar", "rows", "short_rows"])
+def test_above_2_31_elements(case):
+    if torch.cuda.get_device_properties(0).total_memory < 40 * 2**30:
+        pytest.skip("needs about 13 GiB of free GPU memory")
+    g = torch.Generator(device=CUDA).manual_seed(0)
+    n = 2**31 + 2**15 + 6
+    if case == "scalar":
+        a, b = torch.randn(n, device=CUDA, generator=g, dtype=torch.float16) * 100, torch.tensor(3.7, device=CUDA, dtype=torch.float16)
+    elif case == "rows":
+        a = torch.randn((2**16 + 1, 2**15), device=CUDA, generator=g, dtype=torch.bfloat16) * 100
+        b = torch.randn(2**15, device=CUDA, generator=g, dtype=torch.bfloat16) + 5
+    else:
+        a = torch.randn((n // 6, 6), device=CUDA, generator=g, dtype=torch.float16) * 100
+        b = torch.randn((1, 6), device=CUDA, generator=g, dtype=torch.float16) + 5
+    assert a.numel() > 2**31
+    e = sw.explain(sw.remainder, a, b)
+    assert e.mode == case and e.index_bits == 64
+    got = sw.remainder(a, b)
+    want = torch.remainder(a, b)
+    assert torch.equal(got.view(torch.int16), want.view(torch.int16))
+    del got, want, a, b
+    torch.cuda.empty_cache()
+
+
+# -- every float16 and bfloat16 pair against an fmodf reference kernel -----------------------
+REFERENCE = r"""
+// Reference: fmodf in float32, the sign fix, one hardware rounding. Independent of stridewise.
+__device__ float widen(unsigned short h, int bf16) {
+  if (bf16) return __uint_as_float((unsigned)h << 16);
+  float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f;
+}
+extern "C" __global__ void reference(const unsigned short* a, const unsigned short* b, unsigned short* o,
+                                     long long na, long long n, int bf16, int numpy) {
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const float x = widen(a[i % na], bf16), y = widen(b[i / na], bf16);
+  float m = fmodf(x, y);
+  if (m != 0.0f) { if ((m < 0.0f) != (y < 0.0f)) m += y; }
+  else if (numpy) m = copysignf(0.0f, y);
+  unsigned short r;
+  if (bf16) asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r) : "f"(m));
+  else asm("cvt.rn.f16.f32 %0, %1;" : "=h"(r) : "f"(m));
+  o[i] = r;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def reference_kernel():
+    from cuda.core import Device, Program, ProgramOptions
+
+    dev = Device(torch.cuda.current_device())
+    dev.set_current()
+    prog = Program(REFERENCE, "c++", options=ProgramOptions(arch=f"sm_{dev.arch}"))
+    return dev, prog.compile("cubin").get_kernel("reference")
+
+
+@pytest.mark.parametrize("convention", ["torch", "numpy"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_every_16bit_pair(dtype, convention, reference_kernel):
+    from cuda.core import LaunchConfig, launch
+
+    dev, kernel = reference_kernel
+    stream = dev.create_stream(torch.cuda.current_stream())
+    tdt = getattr(torch, dtype)
+    bits = torch.arange(-32768, 32768, dtype=torch.int32, device=CUDA).to(torch.int16)
+    a = bits.view(tdt)[None, :]                       # every dividend, along the row
+    chunk = 4096
+    out = torch.empty((chunk, 65536), dtype=tdt, device=CUDA)
+    ref = torch.empty((chunk, 65536), dtype=torch.int16, device=CUDA)
+    n = chunk * 65536
+    cfg = LaunchConfig(grid=n // 256, block=256)
+    bad = torch.zeros((), dtype=torch.int64, device=CUDA)
+    for start in range(0, 65536, chunk):
+        bcol = bits[start:start + chunk].view(tdt)[:, None]   # a block of divisors, down the column
+        sw.remainder(a, bcol, out=out, convention=convention)
+        launch(stream, cfg, kernel, bits.data_ptr(), bits.data_ptr() + 2 * start, ref.data_ptr(),
+               np.int64(65536), np.int64(n), np.int32(dtype == "bfloat16"), np.int32(convention == "numpy"))
+        ob = out.view(torch.int16)
+        nan = torch.isnan(out) & torch.isnan(ref.view(tdt))
+        bad += ((ob != ref) & ~nan).sum()
+    assert sw.explain(sw.remainder, a, bcol, out=out).mode == "rows"
+    assert int(bad) == 0
+
+
+# -- memory peak: nothing beyond the output ---------------------------------------------------
+def _peak(fn):
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    before = torch.cuda.memory_allocated()
+    res = fn()
+    torch.cuda.synchronize()
+    return torch.cuda.max_memory_allocated() - before, res
+
+
+MEMORY_CASES = {
+    "contiguous": lambda r: (r((2048, 2048)), r((2048, 2048)), None),
+    "scalar/0-d": lambda r: (r((2048, 2048)), r(()), None),
+    "rows": lambda r: (r((2048, 2048)), r((2048,)), None),
+    "rows/outer": lambda r: (r((2048, 1)), r((1, 2048)), None),
+    "short_rows": lambda r: (r((699051, 6)), r((1, 6)), None),
+    "tiled": lambda r: (r((2048, 2048)).T, r((2048, 2048)), None),
+    "general/strided-out": lambda r: (r((2048, 2048)), r((2048, 1)), "strided"),
+    "rows/strided-in": lambda r: (r((2048, 4096))[:, ::2], r((2048, 1)), None),
+}
+
+
+@pytest.mark.parametrize("case", list(MEMORY_CASES))
+def test_memory_peak_is_the_output(case):
+    rng = np.random.default_rng(0)
+    r = lambda shape: tt(random_values(rng, "float32", shape))   # noqa: E731
+    a, b, kind = MEMORY_CASES[case](r)
+    shape = torch.broadcast_shapes(a.shape, b.shape)
+    out = None
+    if kind == "strided":
+        out = torch.empty(shape[::-1] + (2,), device=CUDA)[..., 0].T
+    sw.remainder(a, b, out=out)                        # warm: compile outside the measurement
+    peak, res = _peak(lambda: sw.remainder(a, b, out=out))
+    out_bytes = 0 if out is not None else res.untyped_storage().nbytes()
+    naive, _ = _peak(lambda: torch.remainder(a.expand(shape).contiguous(), b.expand(shape).contiguous()))
+    print(f"\n[memory] {case}: stridewise +{peak} B beyond inputs (output {out_bytes} B), "
+          f"naive expand().contiguous() +{naive} B")
+    assert peak <= out_bytes + 511 and peak >= out_bytes     # allocator rounds to 512 B
+    if out is not None:
+        assert peak == 0
+
+
+# -- interop: CuPy, __cuda_array_interface__, DLPack ------------------------------------------
+def test_cupy_arrays_numpy_convention():
+    cupy = pytest.importorskip("cupy")
+    for dtype in ("float16", "float32", "float64", "int32", "int64"):
+        a, b = grid(dtype)
+        ca, cb = cupy.asarray(a), cupy.asarray(b)
+        got = sw.remainder(ca, cb)
+        assert isinstance(got, cupy.ndarray) and got.device.id == ca.device.id
+        assert same_bits(cupy.asnumpy(got), numpy_remainder(a, b))
+    rng = np.random.default_rng(1)
+    x = random_values(rng, "float32", (513, 300))
+    y = random_values(rng, "float32", (300,))
+    with cupy.cuda.Stream(non_blocking=True) as s:
+        got = sw.remainder(cupy.asarray(x).T, cupy.asarray(y)[:, None])
+        host_got = cupy.asnumpy(got, stream=s)
+        s.synchronize()
+    assert same_bits(host_got, numpy_remainder(x.T, y[:, None]))
+
+
+class _CAI:
+    def __init__(self, t):
+        self.t = t
+        self.__cuda_array_interface__ = t.__cuda_array_interface__
+
+
+class _DLPack:
+    def __init__(self, t):
+        self.t = t
+
+    def __dlpack__(self, **kw):
+        return self.t.__dlpack__(**kw)
+
+    def __dlpack_device__(self):
+        return self.t.__dlpack_device__()
+
+
+def test_cuda_array_interface_and_dlpack_producers():
+    a, b = torch.randn(300, 257, device=CUDA), torch.randn(257, device=CUDA) + 3
+    torch.cuda.synchronize()
+    want = torch.remainder(a, b)
+    for wrap in (_CAI, _DLPack):
+        out = torch.empty_like(a)
+        sw.remainder(wrap(a), wrap(b), out=wrap(out), convention="torch")
+        torch.cuda.synchronize()
+        assert torch.equal(out, want), wrap
+    with pytest.raises(ValueError, match="out="):
+        sw.remainder(_CAI(a), _CAI(b))
+
+
+# -- host overhead and mode coverage ----------------------------------------------------------
+def test_warm_host_overhead():
+    a, b = torch.randn(1024, device=CUDA), torch.randn(1024, device=CUDA) + 3
+    out = torch.empty_like(a)
+    for fn, label in ((lambda: sw.remainder(a, b, out=out), "stridewise remainder(out=)"),
+                      (lambda: torch.remainder(a, b, out=out), "torch.remainder(out=)"),
+                      (lambda: sw.remainder(a, b), "stridewise remainder (allocates)")):
+        for _ in range(200):
+            fn()
+        torch.cuda.synchronize()
+        t = time.perf_counter()
+        for _ in range(5000):
+            fn()
+        per = (time.perf_counter() - t) / 5000 * 1e6
+        torch.cuda.synchronize()
+        print(f"\n[overhead] {label}: {per:.2f} us/call")
+
+
+def test_zz_every_mode_was_hit():
+    assert SEEN_MODES >= {"contiguous", "scalar", "rows", "short_rows", "tiled", "general"}, SEEN_MODES

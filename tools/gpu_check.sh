@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The whole GPU check in one command, run from a checkout on a machine with a CUDA GPU:
+#   tools/gpu_check.sh [--skip tests,sanitizer,...] [-- extra pytest args]
+# Parts: info, tests (pytest -m "gpu or nvrtc"), sanitizer (compute-sanitizer memcheck over
+# every mode and dtype). SKIP="tests sanitizer" in the environment works too. Logs go to
+# $OUT (the device tool's return folder) or ./gpu-logs. Exit status: the number of failed parts.
+set -u
+cd "$(dirname "$0")/.."
+export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+LOGS="${OUT:-$PWD/gpu-logs}"
+mkdir -p "$LOGS"
+PY="${PYTHON:-python3}"
+# a private kernel cache per run, outside $OUT so it never travels back
+export STRIDEWISE_CACHE_DIR="${STRIDEWISE_CACHE_DIR:-${TMPDIR:-/tmp}/stridewise-gpu-cache}"
+SKIP="${SKIP:-}"
+PYTEST_EXTRA=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --skip) SKIP="$SKIP ${2//,/ }"; shift 2 ;;
+    --skip=*) v="${1#--skip=}"; SKIP="$SKIP ${v//,/ }"; shift ;;
+    --) shift; PYTEST_EXTRA=("$@"); break ;;
+    *) echo "unknown argument $1; usage: tools/gpu_check.sh [--skip part,...] [-- pytest args]"; exit 2 ;;
+  esac
+done
+skipped() { [[ " $SKIP " == *" $1 "* ]]; }
+failed=0
+part() {  # part NAME COMMAND...: run one part, log it, count a failure
+  local name="$1"; shift
+  if skipped "$name"; then echo "== $name: skipped"; return; fi
+  echo "== $name: $*"
+  local t0=$SECONDS
+  "$@" 2>&1 | tee "$LOGS/$name.log"
+  local rc=${PIPESTATUS[0]}
+  echo "== $name: exit $rc in $((SECONDS - t0)) s" | tee -a "$LOGS/summary.log"
+  [ "$rc" -eq 0 ] || failed=$((failed + 1))
+}
+
+info() {
+  nvidia-smi -L
+  "$PY" -c 'import sys, torch, numpy; print(sys.version); print("torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.get_device_name(0)); print("numpy", numpy.__version__)'
+  "$PY" -c 'import cupy; print("cupy", cupy.__version__)' || true
+  "$PY" -c 'import cuda.core, cuda.bindings.nvrtc as n; print("cuda.core", cuda.core.__version__, "nvrtc", n.nvrtcVersion()[1:])'
+}
+
+sanitizer() {
+  local cs
+  cs="$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)"
+  if [ -z "$cs" ]; then echo "compute-sanitizer not found"; return 1; fi
+  "$PY" tools/sanitize_modes.py >/dev/null || return 1   # compile outside the sanitizer
+  PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$cs" --tool memcheck --error-exitcode 3 --leak-check no \
+    "$PY" tools/sanitize_modes.py
+}
+
+part info info
+part tests "$PY" -m pytest -m "gpu or nvrtc" -q -s -p no:cacheprovider tests/ \
+  --junitxml="$LOGS/junit.xml" "${PYTEST_EXTRA[@]}"
+part sanitizer sanitizer
+echo "== gpu_check: $failed failed part(s); logs in $LOGS"
+exit "$failed"
