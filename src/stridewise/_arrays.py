@@ -74,6 +74,8 @@ def library_name(obj) -> str | None:
         return "numpy"
     if hasattr(obj, "__cuda_array_interface__"):
         return "cuda"
+    if hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__"):
+        return "dlpack"
     return None
 
 
@@ -98,6 +100,30 @@ def _cupy_view(a) -> View:
     dt = dtype_of(a.dtype)
     return View("cupy", ("cuda", a.device.id), a.data.ptr, a.shape,
                 tuple(s // dt.itemsize for s in a.strides), dt, a)
+
+
+def _dlpack_view(obj) -> View:
+    """Any other DLPack producer on a CUDA device; it is treated like a CAI producer."""
+    kind, index = obj.__dlpack_device__()
+    if int(kind) not in (2, 13):          # kDLCUDA, kDLCUDAManaged
+        raise TypeError(f"{type(obj).__name__} lives on DLPack device type {int(kind)}; stridewise "
+                        "takes DLPack producers on CUDA devices (or NumPy and torch arrays)")
+    from cuda.core.utils import StridedMemoryView
+
+    # None: no stream synchronization; the launch goes on the legacy default stream, which
+    # orders after the producer's work on it (other producers: pass their arrays' streams).
+    smv = StridedMemoryView.from_dlpack(obj, None)
+    dt = dtype_of(smv.dtype)
+    shape = tuple(smv.shape)
+    strides = smv.strides
+    if strides is None:
+        strides, acc = [], 1
+        for n in reversed(shape):
+            strides.append(acc)
+            acc *= n
+        strides = tuple(reversed(strides))
+    return View("cuda", ("cuda", int(index)), int(smv.ptr), shape, tuple(strides), dt, smv,
+                not smv.readonly)
 
 
 def _interface_view(obj) -> View:
@@ -142,6 +168,8 @@ def as_operand(x, position: int):
         return _cupy_view(x)
     if lib == "cuda":
         return _interface_view(x)
+    if lib == "dlpack":
+        return _dlpack_view(x)
     if isinstance(x, numbers.Real) and not isinstance(x, bool):
         return Scalar(x)
     raise TypeError(
