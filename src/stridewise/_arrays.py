@@ -110,9 +110,9 @@ def _dlpack_view(obj) -> View:
                         "takes DLPack producers on CUDA devices (or NumPy and torch arrays)")
     from cuda.core.utils import StridedMemoryView
 
-    # None: no stream synchronization; the launch goes on the legacy default stream, which
+    # -1: no stream synchronization; the launch goes on the legacy default stream, which
     # orders after the producer's work on it (other producers: pass their arrays' streams).
-    smv = StridedMemoryView.from_dlpack(obj, None)
+    smv = StridedMemoryView.from_dlpack(obj, -1)
     dt = dtype_of(smv.dtype)
     shape = tuple(smv.shape)
     strides = smv.strides
