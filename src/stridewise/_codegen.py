@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from ._dtypes import DType
 
-__all__ = ["KernelSpec", "generate", "slot_format"]
+__all__ = ["KernelSpec", "generate", "slot_format", "user_functor", "user_block"]
 
 _INDEX = {32: "sw::i32", 64: "sw::i64"}
 
@@ -23,12 +23,19 @@ class KernelSpec:
     Attributes
     ----------
     op : short op name, used in the entry point's name.
-    functor : C++ type of the element functor; it maps OpMath values to one OpMath value.
+    functor : C++ type of the element functor. In the return form (`out_types` empty) it maps
+        OpMath values to the one output's OpMath value; in the reference form it is called as
+        `F()(inputs and output references in the order of args)` and returns nothing.
     preamble : C++ code the functor needs (user kernels), placed before the Op.
     arrays : dtype of each array operand, outputs first.
-    params : dtype of each host scalar parameter (already the compute dtype).
-    args : functor argument order; ("array", k) or ("param", j) per argument.
-    compute : the dtype inputs are converted to before the functor (then to OpMath).
+    params : dtype of each host scalar parameter.
+    args : functor argument order; ("array", k), ("param", j) or, in the reference form,
+        ("out", k) per argument.
+    arg_types : per input argument, the (storage, OpMath) C types it is converted through; empty
+        means every input goes through the compute dtype (`T`, then `M`).
+    out_types : reference form only: the C type of each output's local (OpMath of its dtype).
+    reads : reference form only: per output, whether the functor reads it (it is loaded first).
+    compute : the dtype that names the computation (tuning, description; `T` in the Op).
     mode, kinds, pack, index_bits, ndim : from the plan and the resolved algorithm.
     """
 
@@ -45,6 +52,9 @@ class KernelSpec:
     ndim: int
     nout: int = 1
     preamble: str = ""
+    arg_types: tuple = ()
+    out_types: tuple = ()
+    reads: tuple = ()
 
     @property
     def entry(self) -> str:
@@ -67,7 +77,7 @@ def _describe(spec: KernelSpec) -> str:
     outs = ", ".join(a.name for a in spec.arrays[: spec.nout])
     ins = ", ".join(
         spec.arrays[i].name if src == "array" else f"scalar {spec.params[i].name}"
-        for src, i in spec.args)
+        for src, i in spec.args if src != "out")
     return (f"// {spec.op}: {outs} = f({ins}), computed in {spec.compute.name}\n"
             f"// mode {spec.mode} | pack {spec.pack} | int{spec.index_bits} index | "
             f"{spec.ndim} merged dims | operands: {', '.join(spec.kinds)}\n")
@@ -112,33 +122,95 @@ def _load(k: int, dt: DType, kind: str) -> tuple[str, str]:
     raise ValueError(kind)
 
 
+def _convert(raw: str, raw_ctype: str, types) -> str:
+    """The expression converting `raw` through (storage, OpMath) C types; None: T then M."""
+    if types is None:
+        return f"sw::convert<M>(sw::convert<T>({raw}))"
+    store, math = types
+    if store != raw_ctype:
+        raw = f"sw::convert<{store}>({raw})"
+    return raw if math == store else f"sw::convert<{math}>({raw})"
+
+
+def _resume_lines(source: str) -> str:
+    """Point `#line` back at the generated file after each block of user code, so compiler
+    messages name the user's own lines ("operation", "preamble") and nothing else."""
+    lines = source.split("\n")
+    for n, line in enumerate(lines):
+        if line == RESUME:
+            lines[n] = f'#line {n + 2} "generated"'
+    return "\n".join(lines)
+
+
+RESUME = "#line SW_RESUME"
+
+
+def user_block(label: str, code: str) -> str:
+    """User code tagged with `#line 1 "label"` so diagnostics carry the user's line numbers."""
+    return f'#line 1 "{label}"\n{code}\n{RESUME}'
+
+
+def user_functor(params, operation: str, typedefs=()) -> str:
+    """A functor whose body is the user's operation, with named parameters.
+
+    Parameters
+    ----------
+    params : (C type, name, is_output) per argument, in call order; inputs are const values,
+        outputs references the kernel stores after the call.
+    typedefs : (placeholder, C type) pairs visible to the operation (CuPy's `T`, `U`, ...).
+    """
+    sig = ", ".join(f"{c}& {n}" if is_out else f"const {c} {n}" for c, n, is_out in params)
+    types = "".join(f"  typedef {c} {letter};\n" for letter, c in typedefs)
+    return (f"struct UserOp {{\n{types}"
+            f"  SW_HOST_DEVICE SW_INLINE void operator()({sig}) const {{\n"
+            f"{user_block('operation', operation.rstrip() + ';')}\n  }}\n}};\n")
+
+
 def generate(spec: KernelSpec, entry_point) -> str:
     """C++ source of `spec`; `entry_point(spec)` is the backend's extern "C" wrapper."""
     t, m = spec.compute.ctype, f"typename sw::OpMath<{spec.compute.ctype}>::type"
+    ref = bool(spec.out_types)
+    reads = spec.reads or (False,) * spec.nout
     fields, init = _uniform_fields(spec)
     loads, exprs = [], {}
-    for k in range(spec.nout, len(spec.arrays)):
+    for k in range(len(spec.arrays)):
+        if k < spec.nout and not (ref and reads[k]):
+            continue
         stmt, expr = _load(k, spec.arrays[k], spec.kinds[k])
         if stmt:
             loads.append(stmt)
         exprs[k] = expr
-    call_args = []
+    results, stores, targets = [], [], []
+    for k in range(spec.nout):
+        c = spec.arrays[k].ctype
+        if spec.kinds[k] == "dense":
+            results.append(f"sw::Pack<{c}, P> r{k};")
+            stores.append(f"sw::store_pack<{c}, P>(p[{k}], off[{k}], r{k});")
+            targets.append(f"r{k}.elem[e]")
+        else:
+            targets.append(f"reinterpret_cast<{c}*>(p[{k}])[off[{k}] + e * u.step{k}]")
+    call_args, n_in = [], 0
     for src, i in spec.args:
-        raw = exprs[i] if src == "array" else f"u.p{i}"
-        call_args.append(f"sw::convert<M>(sw::convert<T>({raw}))")
-    out = spec.arrays[0].ctype
-    if spec.kinds[0] == "dense":
-        store = f"sw::store_pack<{out}, P>(p[0], off[0], r0);"
-        result = f"sw::Pack<{out}, P> r0;"
-        target = "r0.elem[e]"
+        if src == "out":
+            call_args.append(f"y{i}")
+            continue
+        raw, ctype = ((exprs[i], spec.arrays[i].ctype) if src == "array"
+                      else (f"u.p{i}", spec.params[i].ctype))
+        call_args.append(_convert(raw, ctype, spec.arg_types[n_in] if spec.arg_types else None))
+        n_in += 1
+    call = f"F()({', '.join(call_args)})"
+    if ref:
+        step = [f"{ot} y{k} = {_convert(exprs[k], spec.arrays[k].ctype, (spec.arrays[k].ctype, ot)) if reads[k] else ot + '()'};"
+                for k, ot in enumerate(spec.out_types)]
+        step.append(call + ";")
+        step += [f"{targets[k]} = {_convert(f'y{k}', ot, (spec.arrays[k].ctype,) * 2)};"
+                 for k, ot in enumerate(spec.out_types)]
     else:
-        result = ""
-        store = ""
-        target = f"reinterpret_cast<{out}*>(p[0])[off[0] + e * u.step0]"
+        step = [f"{targets[0]} = sw::convert<{spec.arrays[0].ctype}>({call});"]
     body = "\n    ".join(loads)
     uniform_fields = "\n    ".join(fields) or "char unused;"
     uniform_init = "\n    ".join(init)
-    return f"""{_describe(spec)}#include <stridewise/functors.h>
+    source = f"""{_describe(spec)}#include <stridewise/functors.h>
 #include <stridewise/pack.h>
 {spec.preamble}
 struct Op {{
@@ -163,13 +235,14 @@ struct Op {{
   template <int P>
   SW_HOST_DEVICE SW_INLINE static void apply(char* const* p, const Index* off, const Uniform& u) {{
     {body}
-    {result}
+    {" ".join(results)}
     SW_UNROLL for (int e = 0; e < P; ++e) {{
-      {target} = sw::convert<{out}>(F()({", ".join(call_args)}));
+      {chr(10).join("      " + x for x in step).lstrip()}
     }}
-    {store}
+    {" ".join(stores)}
   }}
 }};
 
 {entry_point(spec)}
 """
+    return _resume_lines(source) if RESUME in source else source

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 
-__all__ = ["DType", "DTYPES", "dtype_of", "supported_names"]
+__all__ = ["DType", "DTYPES", "ALL_DTYPES", "BOOL", "dtype_of", "supported_names"]
 
 
 @dataclass(frozen=True)
@@ -44,10 +44,15 @@ DTYPES = {
         DType("int64", np.dtype(np.int64), "sw::i64", "q", False),
     )
 }
+# bool is a storage and condition type only (where's condition, cast, masks in user kernels):
+# no built-in arithmetic computes in it, so it stays out of DTYPES, the compute dtypes.
+BOOL = DType("bool", np.dtype(np.bool_), "bool", "?7x", False)
+ALL_DTYPES = {**DTYPES, "bool": BOOL}
 
 
 def supported_names() -> tuple[str, ...]:
-    return tuple(DTYPES)
+    """Every dtype an operand may have (the compute dtypes and bool)."""
+    return tuple(ALL_DTYPES)
 
 
 def dtype_of(obj) -> DType:
@@ -66,9 +71,9 @@ def dtype_of(obj) -> DType:
             name = np.dtype(obj).name
         except TypeError:
             pass
-    if name not in DTYPES:
+    if name not in ALL_DTYPES:
         raise TypeError(
             f"unsupported dtype {name}: stridewise computes in {', '.join(DTYPES)}; "
             "cast the array first (for example with .astype or .to)"
         )
-    return DTYPES[name]
+    return ALL_DTYPES[name]

@@ -11,14 +11,45 @@ from dataclasses import dataclass
 
 from . import _arrays, _codegen, _plan, _resolve
 from ._arrays import Scalar, View
+from ._dtypes import ALL_DTYPES as DTYPES, DType
 from .algorithms import Auto
 from .backends import get_backend
 from .capabilities import capabilities
 from .tuning import elementwise_tuning
 
-__all__ = ["ElementwiseOp", "remainder", "remainder_", "explain", "Prepared"]
+__all__ = ["ElementwiseOp", "Typing", "remainder", "remainder_", "explain", "Prepared"]
 
 CONVENTIONS = ("torch", "numpy")
+
+
+@dataclass(frozen=True)
+class Typing:
+    """How one call signature computes: the dtypes and C++ types codegen needs.
+
+    Attributes
+    ----------
+    compute : the dtype naming the computation (tuning; `T` in the generated Op).
+    outs : dtype of each output.
+    params : dtype of each host scalar input, in order.
+    functor : C++ type of the element functor.
+    arg_types : per input, the (storage, OpMath) C types it is converted through; empty: the
+        compute dtype's (the built-in binary ops).
+    out_types, reads : reference form (user kernels): each output's local C type, and whether
+        the functor reads it.
+    order : functor argument order, ("in", i) or ("out", k); empty: the inputs in order.
+    preamble : C++ placed before the Op (user code, the functor's definition).
+    """
+
+    compute: DType
+    outs: tuple
+    params: tuple
+    functor: str
+    arg_types: tuple = ()
+    out_types: tuple = ()
+    reads: tuple = ()
+    order: tuple = ()
+    preamble: str = ""
+    label: str = ""
 
 
 @dataclass(frozen=True)
@@ -29,9 +60,14 @@ class ElementwiseOp:
     ----------
     name : public name, also the kernel's.
     nin : number of inputs.
-    functor : C++ functor template; "{T}" is the compute type, "{C}" the convention.
-    ufunc : the NumPy ufunc whose dtype resolution the op follows.
+    functor : C++ functor template; "{T}" is the compute type, "{M}" its OpMath type,
+        "{C}" the convention.
+    ufunc : the NumPy ufunc whose dtype resolution the op follows (None: NumPy's result_type).
     dtypes : compute dtypes the op supports (plain data that tests and docs enumerate).
+    header : the header the functor lives in, when not functors.h.
+    promote : "same" (the library's promotion), "float" (integers compute in the library's
+        default float: NumPy float64, torch float32), "where" (bool condition, then "same"),
+        or a dtype name (cast to it).
     """
 
     name: str
@@ -39,9 +75,52 @@ class ElementwiseOp:
     functor: str
     ufunc: str | None
     dtypes: tuple
+    promote: str = "same"
+    header: str = ""            # header library file the functor lives in, beyond functors.h
+    nout = 1
+    broadcast_outputs = False   # out must have the inputs' broadcast shape
 
     def functor_for(self, compute, convention: str) -> str:
-        return self.functor.format(T=compute.ctype, C="sw::kTorch" if convention == "torch" else "sw::kNumpy")
+        return self.functor.format(T=compute.ctype, M=_opmath(compute),
+                                   C="sw::kTorch" if convention == "torch" else "sw::kNumpy")
+
+    @property
+    def names(self) -> tuple[list[str], list[str]]:
+        if self.promote == "where":
+            return ["condition", "x", "y"], ["out"]
+        return [f"x{i + 1}" for i in range(self.nin)], ["out"]
+
+    def typing(self, lib: str, key: tuple, out_key: tuple, convention: str) -> Typing:
+        """Promote by the owning library's rules and check the op supports the result."""
+        arg_types = ()
+        if self.promote == "where":
+            if key[0] != "bool":
+                raise TypeError(f"where needs a bool condition, got {_key_name(key[0])}; "
+                                "pass a comparison result or cond.astype(bool)")
+            compute, out = _arrays.result_dtypes(lib, None, key[1:])
+            arg_types = (("bool", "bool"),) + ((compute.ctype, _opmath(compute)),) * 2
+        elif self.promote in DTYPES:
+            compute, out = _arrays.result_dtypes(lib, None, key)[0], DTYPES[self.promote]
+            if out.name not in self.dtypes:
+                raise TypeError(f"cast does not produce {out.name}; it casts to {', '.join(self.dtypes)}")
+        else:
+            compute, out = _arrays.result_dtypes(lib, self.ufunc, key)
+            if self.promote == "float" and not compute.is_float:
+                compute = out = DTYPES["float32" if lib == "torch" else "float64"]
+        if compute.name not in self.dtypes:
+            raise TypeError(f"unsupported dtype {compute.name} for {self.name}: "
+                            f"it computes in {', '.join(self.dtypes)}")
+        nparams = sum(isinstance(k, type) for k in key)
+        return Typing(compute, (out,), (compute,) * nparams, self.functor_for(compute, convention),
+                      arg_types, preamble=f"#include <{self.header}>" if self.header else "")
+
+
+def _opmath(dt: DType) -> str:
+    return "float" if dt.ctype in ("sw::half", "sw::bfloat16") else dt.ctype
+
+
+def _key_name(k) -> str:
+    return f"a Python {k.__name__}" if isinstance(k, type) else k
 
 
 REMAINDER = ElementwiseOp(
@@ -66,15 +145,12 @@ class Prepared:
     record: struct.Struct  # packs pointers + static + params
     kernel: object = None
     config: object = None
+    label: str = ""        # user kernels: how compile errors name them
 
 
-_CALLS: dict = {}      # call signature -> (lib, device, compute, out dtype, shape, convention)
+_CALLS: dict = {}      # call signature -> (lib, device, typing, shape, convention)
 _MEMO: dict = {}       # (call signature, out alignment) -> Prepared
 _KERNELS: dict = {}    # (backend, device, source) -> loaded kernel
-
-
-def _names(op: ElementwiseOp) -> list[str]:
-    return [f"x{i + 1}" for i in range(op.nin)]
 
 
 def _operands(op, args):
@@ -83,64 +159,72 @@ def _operands(op, args):
     return [_arrays.as_operand(a, i) for i, a in enumerate(args)]
 
 
-def _signature(op, convention, algorithm, operands, out: View | None):
-    def sig(o):
-        if isinstance(o, View):
-            return (o.lib, o.device, o.dtype.name, o.shape, o.strides, o.ptr % 16)
-        return o.pytype
-    return (op.name, convention, algorithm, out and sig(out), tuple(sig(o) for o in operands))
+def _sig(o):
+    if isinstance(o, View):
+        return (o.lib, o.device, o.dtype.name, o.shape, o.strides, o.ptr % 16)
+    return o.pytype
 
 
-def _prepare(op, operands, names, out_view, convention, inplace):
-    """Check and promote once per signature: (lib, device, compute, out dtype, shape, convention)."""
+def _prepare(op, operands, out_views, convention, inplace):
+    """Check and promote once per signature: (lib, device, typing, shape, convention)."""
+    names, out_names = op.names
+    given = [(v, nm) for v, nm in zip(out_views, out_names) if v is not None]
     views = [o for o in operands if isinstance(o, View)]
     vnames = [nm for o, nm in zip(operands, names) if isinstance(o, View)]
-    lib, device = _arrays.resolve_backend(views, vnames)
+    lib, device = _arrays.resolve_backend(views + [v for v, _ in given],
+                                          vnames + [nm for _, nm in given])
+    conv = convention or ("torch" if lib == "torch" else "numpy")
     key = tuple(o.dtype.name if isinstance(o, View) else o.pytype for o in operands)
-    compute, out_dtype = _arrays.result_dtypes(lib, op.ufunc, key)
-    if compute.name not in op.dtypes:
-        raise TypeError(f"{op.name} does not support {compute.name}; it computes in {', '.join(op.dtypes)}")
-    shape = _plan.broadcast_shapes([v.shape for v in views], vnames)
+    typing = op.typing(lib, key, tuple(v and v.dtype.name for v in out_views), conv)
+    # User kernels broadcast their outputs too (an out may fix extents no input has).
+    shapes = [v.shape for v in views] + [v.shape for v, _ in given if op.broadcast_outputs]
+    if not getattr(op, "broadcasting", True) and len(set(shapes)) > 1:
+        raise ValueError(f"{op.name} was made with broadcasting=False, but the arguments have "
+                         f"shapes {', '.join(map(str, shapes))}; pass equal shapes or drop the flag")
+    shape = _plan.broadcast_shapes(shapes, vnames + [nm for _, nm in given if op.broadcast_outputs])
     if inplace and shape != views[0].shape:
         raise ValueError(
             f"in-place {op.name}_ would expand {names[0]} from {views[0].shape} to {shape}; "
             f"use {op.name}(..., out=...) with an output of shape {shape}")
-    if out_view is not None:
-        if (out_view.lib, out_view.device) != (lib, device):
-            raise ValueError(f"out is a {out_view.lib} array on {out_view.device} but the inputs are "
-                             f"{lib} arrays on {device}; pass an out from the same library and device")
-    conv = convention or ("torch" if lib == "torch" else "numpy")
-    return lib, device, compute, out_dtype, shape, conv
+    for v, nm in given:
+        if (v.lib, v.device) != (lib, device):
+            raise ValueError(f"{nm} is a {v.lib} array on {v.device} but the inputs are "
+                             f"{lib} arrays on {device}; pass an {nm} from the same library and device")
+    return lib, device, typing, shape, conv
 
 
-def _build(op, operands, out: View, lib, device, compute, convention, algorithm) -> Prepared:
-    views = [out] + [o for o in operands if isinstance(o, View)]
-    params = [o for o in operands if isinstance(o, Scalar)]
-    p = _plan.plan(out.shape, [(v.shape, v.strides, v.dtype.itemsize, v.ptr) for v in views],
-                   nout=1, nparams=len(params))
+def _build(op, operands, outs: list, info, algorithm) -> Prepared:
+    lib, device, typing, shape, convention = info
+    views = outs + [o for o in operands if isinstance(o, View)]
+    p = _plan.plan(shape, [(v.shape, v.strides, v.dtype.itemsize, v.ptr) for v in views],
+                   nout=len(outs), nparams=len(typing.params))
     backend = device[0]
     caps = capabilities(backend, device)
-    tuning = elementwise_tuning(backend, None, compute.name)
+    tuning = elementwise_tuning(backend, None, typing.compute.name)
     alg = _resolve._resolve_elementwise(algorithm, p, tuning, caps, [v.dtype for v in views])
     layout = p.layout(alg.mode, alg.pack)
-    args, na, npar = [], 1, 0
+    inputs, na, npar = [], len(outs), 0
     for o in operands:
         if isinstance(o, View):
-            args.append(("array", na))
+            inputs.append(("array", na))
             na += 1
         else:
-            args.append(("param", npar))
+            inputs.append(("param", npar))
             npar += 1
+    order = typing.order or tuple(("in", i) for i in range(len(operands)))
+    args = tuple(inputs[i] if src == "in" else ("out", i) for src, i in order)
     spec = _codegen.KernelSpec(
-        op=op.name, functor=op.functor_for(compute, convention), arrays=tuple(v.dtype for v in views),
-        params=(compute,) * len(params), args=tuple(args), compute=compute, mode=alg.mode,
-        kinds=layout.kinds, pack=layout.pack, index_bits=p.index_bits, ndim=p.ndim)
+        op=op.name, functor=typing.functor, arrays=tuple(v.dtype for v in views),
+        params=typing.params, args=args, compute=typing.compute, mode=alg.mode,
+        kinds=layout.kinds, pack=layout.pack, index_bits=p.index_bits, ndim=p.ndim,
+        nout=len(outs), preamble=typing.preamble, arg_types=typing.arg_types,
+        out_types=typing.out_types, reads=typing.reads)
     be = get_backend(backend)
     source = _codegen.generate(spec, be.entry_point)
     periods = layout.periods or (0,) * len(views)
     static = (p.n, layout.aux, *p.shape, *(s for st in p.strides for s in st), *periods)
     prepared = Prepared(backend, lib, device, p, layout, alg, spec, source, static,
-                        struct.Struct(_codegen.slot_format(spec)))
+                        struct.Struct(_codegen.slot_format(spec)), label=typing.label)
     prepared.config = be.configure(spec, p, alg, device, lib)
     return prepared
 
@@ -150,59 +234,90 @@ def _kernel(prepared: Prepared):
     kernel = _KERNELS.get(key)
     if kernel is None:
         be = get_backend(prepared.backend)
-        artifact = be.compile(prepared.source, prepared.spec.entry, prepared.device)
+        try:
+            artifact = be.compile(prepared.source, prepared.spec.entry, prepared.device)
+        except getattr(be, "CompileError", ()) as e:
+            if not prepared.label:
+                raise
+            from ._kernel import compile_message
+
+            raise type(e)(compile_message(prepared.label, prepared.spec, str(e))) from None
         kernel = _KERNELS[key] = be.load(artifact, prepared.spec.entry, prepared.device)
     return kernel
 
 
-def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dry=False):
+def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dry=False,
+          calls=_CALLS, memo=_MEMO):
+    """Run `op` on `args`. `out`: None (allocate), one array, or one per output."""
     algorithm = Auto() if algorithm is None else algorithm
     operands = _operands(op, args)
     if inplace:
         if not isinstance(operands[0], View):
             raise TypeError(f"{op.name}_ works in place on x1, which must be an array")
         out = args[0]
-    out_view = None if out is None else _arrays.as_operand(out, -1)
-    if out is not None and not isinstance(out_view, View):
-        raise TypeError("out must be an array")
+    if out is None:
+        outs = None
+        out_views = (None,) * op.nout
+    else:
+        outs = list(out) if isinstance(out, (tuple, list)) else [out]
+        if len(outs) != op.nout:
+            raise TypeError(f"{op.name} has {op.nout} outputs; got {len(outs)} out arrays")
+        out_views = tuple(_arrays.as_operand(o, -1) for o in outs)
+        if not all(isinstance(v, View) for v in out_views):
+            raise TypeError("out must be an array")
     # Everything but the pointers is fixed by this signature: promotion, shape checks and
     # the plan run once per signature, the overlap check (pointers) on every call with out.
-    sig = _signature(op, convention, algorithm, operands, out_view)
-    info = _CALLS.get(sig)
+    sig = (op.name, convention, algorithm, tuple(v and _sig(v) for v in out_views),
+           tuple(_sig(o) for o in operands))
+    info = calls.get(sig)
     if info is None:
         if convention is not None and convention not in CONVENTIONS:
             raise ValueError(f"convention must be 'torch' or 'numpy', got {convention!r}")
-        info = _prepare(op, operands, _names(op), out_view, convention, inplace)
-        _CALLS[sig] = info
-    lib, device, compute, out_dtype, shape, conv = info
-    if out_view is None:
-        out = _arrays.allocate(lib, device, shape, out_dtype)
-        out_view = _arrays.as_operand(out, -1)
+        info = calls[sig] = _prepare(op, operands, out_views, convention, inplace)
+    lib, device, typing, shape, _ = info
+    if outs is None:
+        outs = [_arrays.allocate(lib, device, shape, dt) for dt in typing.outs]
+        out_views = [_arrays.as_operand(o, -1) for o in outs]
     else:
-        _arrays.check_out(out_view, shape, out_dtype, *_inputs(op, operands))
-    if out_view.size == 0 and not dry:
-        return out
-    key = (sig, out_view.ptr % 16)
-    prepared = _MEMO.get(key)
+        _check_outs(op, operands, out_views, shape, typing.outs)
+    result = outs[0] if op.nout == 1 else tuple(outs)
+    if out_views[0].size == 0 and not dry:
+        return result
+    key = (sig, tuple(v.ptr % 16 for v in out_views))
+    prepared = memo.get(key)
     if prepared is None:
-        prepared = _build(op, operands, out_view, lib, device, compute, conv, algorithm)
+        prepared = _build(op, operands, list(out_views), info, algorithm)
         if dry:
             return prepared
         prepared.kernel = _kernel(prepared)
-        _MEMO[key] = prepared
+        memo[key] = prepared
     elif dry:
         return prepared
     ptrs = [o.ptr for o in operands if isinstance(o, View)]
     values = [dt.slot_value(o.value) for dt, o in
               zip(prepared.spec.params, (o for o in operands if isinstance(o, Scalar)))]
-    slots = prepared.record.pack(out_view.ptr, *ptrs, *prepared.static, *values)
+    slots = prepared.record.pack(*(v.ptr for v in out_views), *ptrs, *prepared.static, *values)
     get_backend(prepared.backend).launch(prepared.kernel, prepared.config, slots)
-    return out
+    return result
 
 
-def _inputs(op, operands):
-    pairs = [(o, nm) for o, nm in zip(operands, _names(op)) if isinstance(o, View)]
-    return [o for o, _ in pairs], [nm for _, nm in pairs]
+def _check_outs(op, operands, out_views, shape, dtypes):
+    """Each out against the inputs, and the outs against each other (no overlap at all)."""
+    names, out_names = op.names
+    pairs = [(o, nm) for o, nm in zip(operands, names) if isinstance(o, View)]
+    inputs, in_names = [o for o, _ in pairs], [nm for _, nm in pairs]
+    for k, (v, dt) in enumerate(zip(out_views, dtypes)):
+        try:
+            _arrays.check_out(v, shape, dt, inputs, in_names)
+        except (ValueError, TypeError) as e:
+            if op.nout == 1:
+                raise
+            raise type(e)(f"{out_names[k]}: {e}") from None
+        for w, nm in zip(out_views[:k], out_names):
+            lo, hi = v.extent()
+            wlo, whi = w.extent()
+            if lo < whi and wlo < hi:
+                raise ValueError(f"outputs {nm} and {out_names[k]} overlap; pass separate arrays")
 
 
 def remainder(x1, x2, /, *, out=None, convention=None, algorithm=None):
@@ -234,15 +349,19 @@ _OPS = {"remainder": (REMAINDER, False), "remainder_": (REMAINDER, True)}
 def explain(op, *args, **kw):
     """Plan and resolve a call without running it.
 
+    `op` is a built-in op (the function or its name) or an ElementwiseKernel.
+
     Returns
     -------
     Explanation with .mode, .shape, .strides, .algorithm, .source and more; it prints readably.
     """
     from ._explain import Explanation
 
+    if hasattr(op, "_explain"):
+        return Explanation.from_prepared(op.name, op._explain(args, kw))
     name = getattr(op, "__name__", op)
     if name not in _OPS:
-        raise ValueError(f"explain knows {', '.join(_OPS)}; got {op!r}")
+        raise ValueError(f"explain knows {', '.join(_OPS)} and ElementwiseKernel objects; got {op!r}")
     eop, inplace = _OPS[name]
     prepared = _call(eop, args, kw.get("out"), kw.get("convention"), kw.get("algorithm"),
                      inplace=inplace, dry=True)

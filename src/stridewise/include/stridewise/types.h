@@ -114,6 +114,27 @@ template <> struct Convert<bfloat16, half> {
   }
 };
 
+// double -> half rounds once, as NumPy does (through float it would round twice). Rounding to
+// odd into float keeps enough guard bits (24 >= 11 + 2) for the final round to nearest even.
+SW_HOST_DEVICE SW_INLINE u16 double_to_half(double d) {
+#if defined(__CUDA_ARCH__)
+  u16 h;
+  asm("cvt.rn.f16.f64 %0, %1;" : "=h"(h) : "d"(d));
+  return h;
+#else
+  float f = (float)d;
+  if (d == d && (double)f != d) {
+    u32 b = bit_cast<u32>(f);
+    if (!(b & 1u)) b += (((double)f < d) == (d > 0)) ? 1u : 0xFFFFFFFFu;  // toward d
+    f = bit_cast<float>(b);
+  }
+  return float_to_half(f);
+#endif
+}
+template <> struct Convert<half, double> {
+  SW_HOST_DEVICE SW_INLINE static half apply(double x) { half h; h.bits = double_to_half(x); return h; }
+};
+
 template <class To, class From>
 SW_HOST_DEVICE SW_INLINE To convert(From x) { return Convert<To, From>::apply(x); }
 

@@ -1,0 +1,203 @@
+"""Built-in elementwise ops: the op table, its tolerances, and one public function per op.
+
+Every op runs on the same pipeline as remainder and user kernels (broadcasting, every mode,
+out=, torch / CuPy / NumPy arrays). The functors live in include/stridewise/ops.h.
+
+Semantics, where the libraries leave room:
+
+- Dtypes follow the owning library's promotion (torch.result_type / the NumPy ufunc's loop).
+  Ops marked "float" compute integer inputs in the library's default float (NumPy float64,
+  torch float32). float16 and bfloat16 compute in float32 and round once on store.
+- maximum / minimum: a NaN operand wins (NumPy and torch agree); on a tie the second operand
+  is returned, as NumPy does, so maximum(-0.0, 0.0) is 0.0 (torch's vector and scalar CPU
+  paths disagree with each other here).
+- relu is torch's clamp_min(x, 0): NaN stays NaN and -0.0 stays -0.0.
+- floor_divide: NumPy's and torch's float definition (through fmod, exact); integer division
+  by zero gives 0 and never traps (NumPy; torch raises); INT_MIN // -1 wraps to INT_MIN.
+- fmod: integer division by zero gives 0 (NumPy).
+- pow on integers: a negative exponent given as a Python int raises ValueError, as both
+  libraries do; inside an array it gives trunc(a ** b) (torch's definition: 1 for a = 1,
+  +-1 for a = -1, 0 otherwise, 0 ** -1 included).
+- where(condition, x, y): condition must have dtype bool (the only use of bool in the
+  built-ins); x and y promote.
+- cast(x, dtype): float64 -> float16 rounds once (NumPy; torch rounds through float32 and can
+  differ on rare ties); float -> int of NaN, inf or out-of-range values is undefined.
+- fma(x, y, z) = x * y + z with one rounding for float32 and float64; integers wrap.
+"""
+from __future__ import annotations
+
+import numbers
+
+from . import _ops
+from ._ops import ElementwiseOp, _call
+
+__all__ = ["OPS", "SUPPORTED", "TOLERANCE_ULP", "add", "subtract", "multiply", "divide", "fmod",
+           "floor_divide", "maximum", "minimum", "pow", "where", "relu", "abs", "negative",
+           "exp", "log", "sqrt", "sin", "cos", "cast", "fma"]
+
+_ALL = ("float16", "bfloat16", "float32", "float64", "int32", "int64")
+_FLOATS = ("float16", "bfloat16", "float32", "float64")
+
+# name: (inputs, functor, NumPy ufunc, compute dtypes, promotion)
+_TABLE = {
+    "add": (2, "sw::AddFunctor<{M}>", "add", _ALL, "same"),
+    "subtract": (2, "sw::SubtractFunctor<{M}>", "subtract", _ALL, "same"),
+    "multiply": (2, "sw::MultiplyFunctor<{M}>", "multiply", _ALL, "same"),
+    "divide": (2, "sw::DivideFunctor<{M}>", "divide", _FLOATS, "float"),
+    "fmod": (2, "sw::FmodFunctor<{M}>", "fmod", _ALL, "same"),
+    "floor_divide": (2, "sw::FloorDivideFunctor<{M}>", "floor_divide", _ALL, "same"),
+    "maximum": (2, "sw::MaximumFunctor<{M}>", "maximum", _ALL, "same"),
+    "minimum": (2, "sw::MinimumFunctor<{M}>", "minimum", _ALL, "same"),
+    "pow": (2, "sw::PowFunctor<{M}>", "power", _ALL, "same"),
+    "where": (3, "sw::WhereFunctor<{M}>", None, _ALL, "where"),
+    "relu": (1, "sw::ReluFunctor<{M}>", None, _ALL, "same"),
+    "abs": (1, "sw::AbsFunctor<{M}>", "absolute", _ALL, "same"),
+    "negative": (1, "sw::NegativeFunctor<{M}>", "negative", _ALL, "same"),
+    "exp": (1, "sw::ExpFunctor<{M}>", "exp", _FLOATS, "float"),
+    "log": (1, "sw::LogFunctor<{M}>", "log", _FLOATS, "float"),
+    "sqrt": (1, "sw::SqrtFunctor<{M}>", "sqrt", _FLOATS, "float"),
+    "sin": (1, "sw::SinFunctor<{M}>", "sin", _FLOATS, "float"),
+    "cos": (1, "sw::CosFunctor<{M}>", "cos", _FLOATS, "float"),
+    "fma": (3, "sw::FmaFunctor<{M}>", None, _ALL, "same"),
+}
+OPS = {name: ElementwiseOp(name, nin, functor, ufunc, dtypes, promote, "stridewise/ops.h")
+       for name, (nin, functor, ufunc, dtypes, promote) in _TABLE.items()}
+
+# cast: one op per target dtype (the target is part of what selects the kernel).
+CAST_DTYPES = _ALL + ("bool",)
+_CASTS = {dt: ElementwiseOp(f"cast_{dt}", 1, "sw::CastFunctor<{M}>", None, CAST_DTYPES, dt,
+                            "stridewise/ops.h")
+          for dt in CAST_DTYPES}
+
+_ops._OPS.update({name: (op, False) for name, op in OPS.items()})  # explain() knows them
+
+# (op, compute dtype) pairs that run: plain data for tests and docs.
+SUPPORTED = {name: op.dtypes for name, op in OPS.items()} | {"cast": CAST_DTYPES}
+
+# Largest difference, in units in the last place of the result dtype, from NumPy and torch on
+# the CPU. Every op not listed is exact (bit for bit; sqrt is correctly rounded by IEEE 754).
+# The transcendentals come from different libraries (glibc here, NumPy's SIMD loops, Sleef in
+# torch, CUDA's libdevice on the GPU), each accurate to about 1 ulp of the true value; 16-bit
+# results can land one ulp apart when float32 results straddle a rounding boundary. pow on
+# floats is the C library's; fma on 16-bit floats rounds twice (float32, then 16-bit).
+TOLERANCE_ULP = {
+    "exp": {"float64": 2, "float32": 4, "float16": 1, "bfloat16": 1},
+    "log": {"float64": 2, "float32": 4, "float16": 1, "bfloat16": 1},
+    "sin": {"float64": 2, "float32": 4, "float16": 1, "bfloat16": 1},
+    "cos": {"float64": 2, "float32": 4, "float16": 1, "bfloat16": 1},
+    "pow": {"float64": 2, "float32": 4, "float16": 1, "bfloat16": 1},
+    "fma": {"float16": 1, "bfloat16": 1},
+}
+
+
+def add(x1, x2, /, *, out=None, algorithm=None):
+    """x1 + x2, broadcast; integers wrap."""
+    return _call(OPS["add"], (x1, x2), out, None, algorithm)
+
+
+def subtract(x1, x2, /, *, out=None, algorithm=None):
+    """x1 - x2, broadcast; integers wrap."""
+    return _call(OPS["subtract"], (x1, x2), out, None, algorithm)
+
+
+def multiply(x1, x2, /, *, out=None, algorithm=None):
+    """x1 * x2, broadcast; integers wrap."""
+    return _call(OPS["multiply"], (x1, x2), out, None, algorithm)
+
+
+def divide(x1, x2, /, *, out=None, algorithm=None):
+    """True division; integers compute in the library's default float."""
+    return _call(OPS["divide"], (x1, x2), out, None, algorithm)
+
+
+def fmod(x1, x2, /, *, out=None, algorithm=None):
+    """C's fmod (the dividend's sign); integer x % 0 is 0."""
+    return _call(OPS["fmod"], (x1, x2), out, None, algorithm)
+
+
+def floor_divide(x1, x2, /, *, out=None, algorithm=None):
+    """floor(x1 / x2) as NumPy and torch define it; integer x // 0 is 0 (never traps)."""
+    return _call(OPS["floor_divide"], (x1, x2), out, None, algorithm)
+
+
+def maximum(x1, x2, /, *, out=None, algorithm=None):
+    """Elementwise maximum; a NaN operand gives NaN."""
+    return _call(OPS["maximum"], (x1, x2), out, None, algorithm)
+
+
+def minimum(x1, x2, /, *, out=None, algorithm=None):
+    """Elementwise minimum; a NaN operand gives NaN."""
+    return _call(OPS["minimum"], (x1, x2), out, None, algorithm)
+
+
+def pow(x1, x2, /, *, out=None, algorithm=None):  # noqa: A001 - NumPy's name
+    """x1 ** x2. Integer bases with a negative Python-int exponent raise ValueError."""
+    if isinstance(x2, numbers.Integral) and x2 < 0 and _is_int_array(x1):
+        raise ValueError("Integers to negative integer powers are not allowed; "
+                         "cast the base to a float dtype first")
+    return _call(OPS["pow"], (x1, x2), out, None, algorithm)
+
+
+def _is_int_array(x) -> bool:
+    dt = str(getattr(x, "dtype", ""))
+    return "int" in dt and "uint" not in dt
+
+
+def where(condition, x, y, /, *, out=None, algorithm=None):
+    """x where condition (dtype bool) is true, else y; x and y promote."""
+    return _call(OPS["where"], (condition, x, y), out, None, algorithm)
+
+
+def relu(x, /, *, out=None, algorithm=None):
+    """max(x, 0) as torch.relu: NaN and -0.0 pass through."""
+    return _call(OPS["relu"], (x,), out, None, algorithm)
+
+
+def abs(x, /, *, out=None, algorithm=None):  # noqa: A001 - NumPy's name
+    """|x|; |INT_MIN| wraps to INT_MIN."""
+    return _call(OPS["abs"], (x,), out, None, algorithm)
+
+
+def negative(x, /, *, out=None, algorithm=None):
+    """-x; integers wrap."""
+    return _call(OPS["negative"], (x,), out, None, algorithm)
+
+
+def exp(x, /, *, out=None, algorithm=None):
+    """e ** x (within TOLERANCE_ULP["exp"] of NumPy and torch)."""
+    return _call(OPS["exp"], (x,), out, None, algorithm)
+
+
+def log(x, /, *, out=None, algorithm=None):
+    """Natural logarithm (within TOLERANCE_ULP["log"])."""
+    return _call(OPS["log"], (x,), out, None, algorithm)
+
+
+def sqrt(x, /, *, out=None, algorithm=None):
+    """Square root, correctly rounded."""
+    return _call(OPS["sqrt"], (x,), out, None, algorithm)
+
+
+def sin(x, /, *, out=None, algorithm=None):
+    """Sine (within TOLERANCE_ULP["sin"])."""
+    return _call(OPS["sin"], (x,), out, None, algorithm)
+
+
+def cos(x, /, *, out=None, algorithm=None):
+    """Cosine (within TOLERANCE_ULP["cos"])."""
+    return _call(OPS["cos"], (x,), out, None, algorithm)
+
+
+def fma(x, y, z, /, *, out=None, algorithm=None):
+    """x * y + z in one rounding (float32, float64); integers wrap."""
+    return _call(OPS["fma"], (x, y, z), out, None, algorithm)
+
+
+def cast(x, dtype, /, *, out=None, algorithm=None):
+    """x converted to `dtype` (a name, NumPy dtype or torch dtype) in registers."""
+    from ._dtypes import dtype_of
+
+    target = dtype_of(dtype).name
+    if target not in _CASTS:
+        raise TypeError(f"cast supports {', '.join(CAST_DTYPES)}; got {target}")
+    return _call(_CASTS[target], (x,), out, None, algorithm)

@@ -1,0 +1,183 @@
+// stridewise/ops.h: the built-in elementwise functors (unary, binary, ternary, cast).
+//
+// OneFlow style: each functor is a tiny host-device struct over OpMath values (float for the
+// 16-bit types), so the CPU and CUDA kernels share one definition and give the same bits.
+// Signed integer arithmetic goes through the unsigned type: overflow wraps (as NumPy and torch
+// do in practice) instead of being undefined behaviour the optimiser may exploit.
+#pragma once
+#include "functors.h"
+
+namespace sw {
+
+template <class T> struct Unsigned { typedef T type; };
+template <> struct Unsigned<i32> { typedef u32 type; };
+template <> struct Unsigned<i64> { typedef u64 type; };
+
+template <class T> SW_HOST_DEVICE SW_INLINE bool is_nan(T x) { return x != x; }  // false for ints
+template <class T> SW_HOST_DEVICE SW_INLINE T wrap(typename Unsigned<T>::type x) { return (T)x; }
+#define SW_U(x) ((typename Unsigned<T>::type)(x))
+
+template <class T> struct AddFunctor {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const { return (T)(SW_U(a) + SW_U(b)); }
+};
+template <class T> struct SubtractFunctor {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const { return (T)(SW_U(a) - SW_U(b)); }
+};
+template <class T> struct MultiplyFunctor {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const { return (T)(SW_U(a) * SW_U(b)); }
+};
+// Floats have no unsigned twin: Unsigned<float> is float, so the same bodies are plain IEEE ops.
+template <class T> struct NegativeFunctor {  // -a, not 0 - a: negative(+0) is -0
+  SW_HOST_DEVICE SW_INLINE T operator()(T a) const { return -a; }
+};
+template <> struct NegativeFunctor<i32> {
+  SW_HOST_DEVICE SW_INLINE i32 operator()(i32 a) const { return (i32)(0u - (u32)a); }
+};
+template <> struct NegativeFunctor<i64> {
+  SW_HOST_DEVICE SW_INLINE i64 operator()(i64 a) const { return (i64)(0ull - (u64)a); }
+};
+
+template <class T> struct DivideFunctor {  // floats only: integer inputs promote first
+  SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const { return a / b; }
+};
+
+// fmod: C's fmod for floats (exact); integers truncate, and a zero divisor gives 0 (NumPy's
+// answer; never a trap), as does -1 so INT_MIN % -1 is never evaluated.
+template <class T> struct FmodFunctor {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const { return sw_fmod(a, b); }
+};
+template <class T> SW_HOST_DEVICE SW_INLINE T int_fmod(T a, T b) {
+  return (b == 0 || b == -1) ? T(0) : T(a % b);
+}
+template <> struct FmodFunctor<i32> {
+  SW_HOST_DEVICE SW_INLINE i32 operator()(i32 a, i32 b) const { return int_fmod(a, b); }
+};
+template <> struct FmodFunctor<i64> {
+  SW_HOST_DEVICE SW_INLINE i64 operator()(i64 a, i64 b) const { return int_fmod(a, b); }
+};
+
+SW_HOST_DEVICE SW_INLINE float sw_floor(float x) { return floorf(x); }
+SW_HOST_DEVICE SW_INLINE double sw_floor(double x) { return floor(x); }
+SW_HOST_DEVICE SW_INLINE float sw_copysign(float x, float y) { return copysignf(x, y); }
+SW_HOST_DEVICE SW_INLINE double sw_copysign(double x, double y) { return copysign(x, y); }
+
+// floor_divide: NumPy's and torch's shared definition through fmod, which is exact where
+// floor(a / b) is not (a / b may round up to an integer). A zero divisor gives a / b.
+template <class T> struct FloorDivideFunctor {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const {
+    if (b == 0) return a / b;
+    const T mod = sw_fmod(a, b);
+    T div = (a - mod) / b;
+    if (mod != 0 && ((b < 0) != (mod < 0))) div -= T(1);
+    if (div == 0) return sw_copysign(T(0), a / b);
+    T fl = sw_floor(div);
+    if (div - fl > T(0.5)) fl += T(1);
+    return fl;
+  }
+};
+// Integers: a zero divisor gives 0 (NumPy; torch raises), INT_MIN // -1 wraps to INT_MIN.
+template <class T> SW_HOST_DEVICE SW_INLINE T int_floor_divide(T a, T b) {
+  if (b == 0) return 0;
+  if (b == -1) return wrap<T>(SW_U(0) - SW_U(a));
+  const T q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? T(q - 1) : q;
+}
+template <> struct FloorDivideFunctor<i32> {
+  SW_HOST_DEVICE SW_INLINE i32 operator()(i32 a, i32 b) const { return int_floor_divide(a, b); }
+};
+template <> struct FloorDivideFunctor<i64> {
+  SW_HOST_DEVICE SW_INLINE i64 operator()(i64 a, i64 b) const { return int_floor_divide(a, b); }
+};
+
+// maximum / minimum: a NaN in either operand wins (NumPy and torch); on a tie (+0 vs -0)
+// the second operand is returned, as NumPy does.
+template <class T> struct MaximumFunctor {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const { return (a > b || is_nan(a)) ? a : b; }
+};
+template <class T> struct MinimumFunctor {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const { return (a < b || is_nan(a)) ? a : b; }
+};
+
+// relu as torch defines it (clamp_min(x, 0)): NaN stays NaN and -0 stays -0.
+template <class T> struct ReluFunctor {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a) const { return a < T(0) ? T(0) : a; }
+};
+
+template <class T> struct AbsFunctor {  // integers: |INT_MIN| wraps to INT_MIN, as in NumPy
+  SW_HOST_DEVICE SW_INLINE T operator()(T a) const { return a < T(0) ? T(SW_U(0) - SW_U(a)) : a; }
+};
+template <> struct AbsFunctor<float> {  // fabs also clears the sign of -0 and of NaN
+  SW_HOST_DEVICE SW_INLINE float operator()(float a) const { return fabsf(a); }
+};
+template <> struct AbsFunctor<double> {
+  SW_HOST_DEVICE SW_INLINE double operator()(double a) const { return fabs(a); }
+};
+
+// Transcendentals: the C library's (host) or CUDA's (device) overloads, float or double.
+// They agree with NumPy and torch to a few ulp, not bit for bit (see _builtin_ops.TOLERANCE_ULP).
+#define SW_MATH_FUNCTOR(Name, f)                                                   \
+  template <class T> struct Name {                                                 \
+    SW_HOST_DEVICE SW_INLINE T operator()(T a) const { return f(a); }              \
+  };
+SW_MATH_FUNCTOR(ExpFunctor, exp)
+SW_MATH_FUNCTOR(LogFunctor, log)
+SW_MATH_FUNCTOR(SqrtFunctor, sqrt)  // correctly rounded by IEEE 754, so exact everywhere
+SW_MATH_FUNCTOR(SinFunctor, sin)
+SW_MATH_FUNCTOR(CosFunctor, cos)
+#undef SW_MATH_FUNCTOR
+
+// pow: the C library's pow for floats. Integers square-and-multiply with wrapping; a negative
+// exponent gives trunc(a ** b): 1 for a = 1, +-1 for a = -1, else 0 (torch's definition;
+// NumPy raises, and so does stridewise when the exponent is a Python int).
+template <class T> struct PowFunctor {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const { return pow(a, b); }
+};
+template <class T> SW_HOST_DEVICE SW_INLINE T int_pow(T a, T b) {
+  if (b < 0) {
+    if (a == 1) return 1;
+    if (a == -1) return (b & 1) ? -1 : 1;
+    return 0;
+  }
+  typename Unsigned<T>::type r = 1, x = SW_U(a);
+  for (; b; b >>= 1) {
+    if (b & 1) r *= x;
+    x *= x;
+  }
+  return (T)r;
+}
+template <> struct PowFunctor<i32> {
+  SW_HOST_DEVICE SW_INLINE i32 operator()(i32 a, i32 b) const { return int_pow(a, b); }
+};
+template <> struct PowFunctor<i64> {
+  SW_HOST_DEVICE SW_INLINE i64 operator()(i64 a, i64 b) const { return int_pow(a, b); }
+};
+
+// where: the condition arrives as bool; both branches are already the promoted type.
+template <class T> struct WhereFunctor {
+  SW_HOST_DEVICE SW_INLINE T operator()(bool c, T x, T y) const { return c ? x : y; }
+};
+
+// fma: x * y + z with one rounding for float and double. The 16-bit types compute in float32
+// (their product is exact there) and round twice, float32 then 16-bit: within 1 ulp.
+template <class T> struct FmaFunctor {  // integers: wrapping multiply-add
+  SW_HOST_DEVICE SW_INLINE T operator()(T x, T y, T z) const {
+    return (T)(SW_U(x) * SW_U(y) + SW_U(z));
+  }
+};
+template <> struct FmaFunctor<float> {
+  SW_HOST_DEVICE SW_INLINE float operator()(float x, float y, float z) const { return fmaf(x, y, z); }
+};
+template <> struct FmaFunctor<double> {
+  SW_HOST_DEVICE SW_INLINE double operator()(double x, double y, double z) const { return fma(x, y, z); }
+};
+
+// cast: the identity on the input's OpMath value; the kernel's store does the one conversion.
+// Optimisation hook (not yet used): a half2 / bfloat162 Apply2 path that converts two
+// elements per instruction on the GPU belongs here, selected by the CUDA backend.
+template <class T> struct CastFunctor {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a) const { return a; }
+};
+
+#undef SW_U
+
+}  // namespace sw

@@ -1,0 +1,21 @@
+// stridewise/user.h: what a user kernel's operation and preamble may assume, on both backends.
+//
+// CUDA code written for CuPy or PyCUDA says __device__ and calls min/max and the C math
+// functions unqualified; the CPU build gets the same spellings here, so one preamble compiles
+// for both.
+#pragma once
+#include "ops.h"
+
+#if !defined(__CUDACC__) && !defined(__CUDACC_RTC__)
+#ifndef __device__
+#define __device__
+#endif
+#ifndef __host__
+#define __host__
+#endif
+#ifndef __forceinline__
+#define __forceinline__ inline
+#endif
+template <class A, class B> inline auto min(A a, B b) -> decltype(a + b) { return b < a ? b : a; }
+template <class A, class B> inline auto max(A a, B b) -> decltype(a + b) { return a < b ? b : a; }
+#endif
