@@ -126,6 +126,9 @@ class Config:
     stream: object     # () -> the owning library's current stream handle on this device
     ctx: int           # the device's primary context
     geometry: tuple    # (items, group) for explain and tests
+    index: int = 0     # the device ordinal
+    current: object = None   # () -> the library's current device ordinal
+    params: object = None    # kernelParams: one pointer, reset to each call's record
 
 
 @functools.cache
@@ -152,6 +155,7 @@ def _magic(d: int, bits: int) -> tuple[int, int]:
 
 
 def _stream_getter(lib: str, index: int):
+    """() -> the owning library's current stream handle on device `index` (no object built)."""
     if lib == "torch":
         import torch
 
@@ -163,6 +167,19 @@ def _stream_getter(lib: str, index: int):
             return get(index).ptr
         return current
     return lambda: 0   # a bare __cuda_array_interface__ producer: the legacy default stream
+
+
+def _device_getter(lib: str):
+    """() -> the library's current device index (it keeps that device's primary context current)."""
+    if lib == "torch":
+        import torch
+
+        return torch._C._cuda_getDevice
+    if lib == "cupy":
+        import cupy
+
+        return cupy.cuda.runtime.getDevice
+    return lambda: -1  # unknown: always enter the device's context explicitly
 
 
 def configure(spec, plan, alg, device, lib) -> Config:
@@ -203,21 +220,26 @@ def configure(spec, plan, alg, device, lib) -> Config:
     grid = max(1, min(work, sms * resident * tuning.waves, 2**31 - 1))
     geometry = struct.pack("<ii", items, group)
     record = geometry + struct.pack(f"<{len(extra)}Q", *extra)
-    return Config(grid, block, smem, record, _stream_getter(lib, device[1]), ctx, (items, group))
+    return Config(grid, block, smem, record, _stream_getter(lib, device[1]), ctx, (items, group),
+                  device[1], _device_getter(lib), (ctypes.c_char_p * 1)())
 
 
 # -- launch -----------------------------------------------------------------------------
+_INVALID_CONTEXT = 201   # CUDA_ERROR_INVALID_CONTEXT: this thread has no context yet
+
+
 @functools.cache
 def _driver():
-    """libcuda's cuLaunchKernel and context calls through ctypes: the cheapest launch path."""
-    from cuda.pathfinder import load_nvidia_dynamic_lib  # noqa: F401 (ensures cuda extra)
+    """libcuda's cuLaunchKernel and context calls through ctypes: the cheapest launch path.
 
-    lib = ctypes.CDLL("libcuda.so.1")
-    launch_ = lib.cuLaunchKernel
-    launch_.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p,
-                                                               ctypes.POINTER(ctypes.c_char_p),
-                                                               ctypes.c_void_p]
+    cuLaunchKernel goes through PyDLL, so the GIL stays held: the launch only enqueues, and
+    holding it makes reusing the per-config kernelParams array safe across threads.
+    """
+    _core()
+    launch_ = ctypes.PyDLL("libcuda.so.1").cuLaunchKernel
+    launch_.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p] * 3
     launch_.restype = ctypes.c_int
+    lib = ctypes.CDLL("libcuda.so.1")
     get = lib.cuCtxGetCurrent
     get.argtypes = [ctypes.POINTER(ctypes.c_void_p)]
     push = lib.cuCtxPushCurrent_v2
@@ -227,25 +249,42 @@ def _driver():
     return launch_, get, push, pop
 
 
-
 def launch(kernel: _Kernel, config: Config, slots: bytes) -> None:
     """Launch over one slot record on the owning library's current stream of its device."""
+    launch_ = _driver()[0]
+    params = config.params
+    params[0] = slots + config.extra          # the struct parameter's bytes
+    if config.current() == config.index:
+        err = launch_(kernel.handle, config.grid, 1, 1, config.block, 1, 1, config.smem,
+                      config.stream(), params, None)
+        if err != _INVALID_CONTEXT:
+            if err:
+                _launch_failed(err, config)
+            return
+    _launch_in_context(kernel, config, params)
+
+
+def _launch_in_context(kernel, config, params) -> None:
+    """Slow path: another device (or no context) is current; enter ours for this launch."""
     launch_, get, push, pop = _driver()
-    args = slots + config.extra
     ctx = ctypes.c_void_p()
     get(ctypes.byref(ctx))
     foreign = ctx.value != config.ctx
-    if foreign:  # another device's (or no) context is current: enter ours for this launch
+    if foreign:
         push(config.ctx)
     try:
         err = launch_(kernel.handle, config.grid, 1, 1, config.block, 1, 1, config.smem,
-                      config.stream(), ctypes.byref(ctypes.c_char_p(args)), None)
+                      config.stream(), params, None)
     finally:
         if foreign:
             pop(ctypes.byref(ctx))
     if err:
-        raise RuntimeError(f"cuLaunchKernel failed: {_error_name(err)} (grid {config.grid}, "
-                           f"block {config.block}, shared memory {config.smem} bytes)")
+        _launch_failed(err, config)
+
+
+def _launch_failed(err: int, config: Config):
+    raise RuntimeError(f"cuLaunchKernel failed: {_error_name(err)} (grid {config.grid}, "
+                       f"block {config.block}, shared memory {config.smem} bytes)")
 
 
 def _error_name(err: int) -> str:
