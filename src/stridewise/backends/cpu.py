@@ -16,7 +16,11 @@ from .. import _cache
 
 __all__ = ["entry_point", "compile", "load", "configure", "launch", "compiler", "CompileError"]
 
-FLAGS = ("-O3", "-std=c++17", "-fopenmp", "-shared", "-fPIC", "-fno-math-errno")
+# -march=native: kernels are built on the machine that runs them, and the fast fmod needs a
+# hardware FMA (bench/NOTES.md); the cache key carries the host CPU so a shared cache stays
+# correct. -ffp-contract=off keeps every rounding where the source puts it (exact results).
+FLAGS = ("-O3", "-std=c++17", "-fopenmp", "-shared", "-fPIC", "-fno-math-errno", "-march=native",
+         "-ffp-contract=off")
 
 
 class CompileError(RuntimeError):
@@ -47,10 +51,22 @@ def compiler() -> tuple[str, str]:
     return path, f"{real}:{st.st_size}:{st.st_mtime_ns}"
 
 
+@functools.cache
+def host_cpu() -> str:
+    """The CPU model and feature flags that -march=native compiles for."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            lines = [ln for ln in f if ln.startswith(("model name", "flags"))][:2]
+        return "".join(lines)
+    except OSError:
+        import platform
+        return platform.machine() + platform.processor()
+
+
 def compile(source: str, name: str, device) -> Path:
     """Build `source` into a shared library (or find it in the cache) and return its path."""
     cxx, version = compiler()
-    key = _cache.cache_key(source, FLAGS, "cpu", version)
+    key = _cache.cache_key(source, FLAGS, "cpu", version, host_cpu())
     hit = _cache.read("cpu", key, ".so")
     if hit is not None:
         return hit
