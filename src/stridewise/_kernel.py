@@ -169,7 +169,7 @@ class _Source:
             lines += [f"  {f} line {n}: {msg}" for f, n, msg in diags[:12]]
         else:  # the error is outside the user's text (a type the operation cannot take, say)
             lines += ["  " + x.strip() for x in log.splitlines() if "error" in x][:8]
-        if "'i' was not declared" in log or 'identifier "i" is undefined' in log:
+        if re.search(r"""[‘'"]i[’'"] was not declared|identifier "i" is undefined""", log):
             lines.append("  hint: there is no flat index i; each parameter already is its element")
         for label, text in (("operation", self.operation), ("preamble", self.preamble)):
             if label == "preamble" and not any(f == label for f, _, _ in diags):

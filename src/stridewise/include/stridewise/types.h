@@ -114,6 +114,22 @@ template <> struct Convert<bfloat16, half> {
   }
 };
 
+// GCC 12's SLP vectorizer drops a double -> float -> double round trip in a 2-lane group
+// (wrong code at -O2, and at -O3 -march=native), so the host hides the float from it.
+template <> struct Convert<float, double> {
+  SW_HOST_DEVICE SW_INLINE static float apply(double x) {
+    float f = (float)x;
+#if !defined(__CUDA_ARCH__) && !defined(__CUDACC_RTC__) && defined(__GNUC__) && !defined(__clang__)
+#if defined(__x86_64__)
+    __asm__("" : "+x"(f));
+#elif defined(__aarch64__)
+    __asm__("" : "+w"(f));
+#endif
+#endif
+    return f;
+  }
+};
+
 // double -> half rounds once, as NumPy does (through float it would round twice). Rounding to
 // odd into float keeps enough guard bits (24 >= 11 + 2) for the final round to nearest even.
 SW_HOST_DEVICE SW_INLINE u16 double_to_half(double d) {
