@@ -14,11 +14,8 @@ namespace sw {
 enum Convention { kTorch = 0, kNumpy = 1 };
 
 #if defined(__CUDA_ARCH__)
-SW_HOST_DEVICE // The slow paths are opaque calls: with -fno-math-errno libm's fmod counts as pure, and GCC
-// would otherwise if-convert the branch and call it for every element (13 ns instead of 2).
-__attribute__((noipa, cold)) inline float fmod_slow(float a, float b) { return fmodf(a, b); }
-__attribute__((noipa, cold)) inline double fmod_slow(double a, double b) { return fmod(a, b); }
-SW_INLINE float sw_fmod(float a, float b) { return fmodf(a, b); }
+// Device: CUDA's fmodf/fmod are exact; the host-only fast path below is not needed here.
+SW_HOST_DEVICE SW_INLINE float sw_fmod(float a, float b) { return fmodf(a, b); }
 SW_HOST_DEVICE SW_INLINE double sw_fmod(double a, double b) { return fmod(a, b); }
 #else
 // Host fmod without glibc's bit loop (about 23 ns per call, 6-13x slower than this; see
