@@ -105,7 +105,7 @@ template <class Op>
 void tiled_loop(const Slot* slots) {
   typedef typename Op::Index Index;
   const Frame<Op> f(slots);
-  enum { NA = Op::kArrays, D = Op::kDims, T = 32 };
+  enum { NA = Op::kArrays, D = Op::kDims, T = 128, V = 8 };
   const int jd = (int)f.aux(), id = D - 1;
   const Index nj = f.shape(jd), ni = f.shape(id);
   if (nj == 0 || ni == 0) return;
@@ -127,11 +127,23 @@ void tiled_loop(const Slot* slots) {
     }
     const Index j1 = (bj + 1) * T < nj ? (bj + 1) * T : nj;
     const Index i1 = (bi + 1) * T < ni ? (bi + 1) * T : ni;
-    for (Index j = bj * T; j < j1; ++j)
-      for (Index i = bi * T; i < i1; ++i) {
-        for (int k = 0; k < NA; ++k) off[k] = base[k] + j * f.stride(k, jd) + i * f.stride(k, id);
+    Index sj[NA], si[NA];
+    for (int k = 0; k < NA; ++k) { sj[k] = f.stride(k, jd); si[k] = f.stride(k, id); }
+    for (Index j = bj * T; j < j1; ++j) {
+      Index row[NA];
+      for (int k = 0; k < NA; ++k) row[k] = base[k] + j * sj[k];
+      Index i = bi * T;
+      // Strided operands step along the last dim inside apply, so a run of V elements is one
+      // call whose arithmetic the compiler can vectorize (apply<1> per element cannot).
+      for (; i + V <= i1; i += V) {
+        for (int k = 0; k < NA; ++k) off[k] = row[k] + i * si[k];
+        Op::template apply<V>(f.p, off, f.u);
+      }
+      for (; i < i1; ++i) {
+        for (int k = 0; k < NA; ++k) off[k] = row[k] + i * si[k];
         Op::template apply<1>(f.p, off, f.u);
       }
+    }
   }
 }
 
