@@ -63,6 +63,10 @@ def dtype_of(obj) -> DType:
     TypeError
         If the dtype is not one stridewise computes in.
     """
+    try:
+        return _SEEN[obj]          # a warm call must not pay for str() and np.dtype()
+    except (KeyError, TypeError):
+        pass
     name = str(obj)
     if name.startswith("torch."):
         name = name[len("torch."):]
@@ -76,4 +80,8 @@ def dtype_of(obj) -> DType:
             f"unsupported dtype {name}: stridewise computes in {', '.join(DTYPES)}; "
             "cast the array first (for example with .astype or .to)"
         )
-    return ALL_DTYPES[name]
+    dt = _SEEN[obj] = ALL_DTYPES[name]
+    return dt
+
+
+_SEEN: dict = {}

@@ -122,11 +122,12 @@ def _make_case(case: str, dtype: str, log2: int, lib: str, device: str = "cpu"):
     if b is None:
         b = _PY_SCALAR["f" if _is_float(dtype) else "i"]
     shape = np.broadcast_shapes(tuple(a.shape), tuple(getattr(b, "shape", ())))
+    # The output takes the library's promotion (NumPy makes bfloat16 ⊙ float a float32).
     if lib == "numpy":
-        out = np.empty(shape, _np_dtype(dtype))
+        out = np.empty(shape, np.remainder(a.ravel()[:1], b).dtype)
     else:
         import torch
-        out = torch.empty(shape, dtype=a.dtype, device=device)
+        out = torch.empty(shape, dtype=torch.result_type(a, b), device=device)
     return a, b, out
 
 
@@ -759,6 +760,8 @@ def print_report(doc: dict, console=None) -> None:
     from rich.table import Table
 
     console = console or Console()
+    if not console.is_terminal:
+        console.width = max(console.width, 180)     # a redirected table keeps whole columns
     m = doc["meta"]
     where = m.get("gpu") or f"{m['cpu']} ({m['cores']} cores)"
     console.print(f"[bold]stridewise bench[/] remainder on {m['device']}: {where}; "

@@ -24,8 +24,8 @@ SW_HOST_DEVICE SW_INLINE double sw_fmod(double a, double b) { return fmod(a, b);
 // A - q * B is exactly representable (a multiple of the smaller ulp, below 2B in magnitude),
 // so one exact product-difference and one add of B give fmod exactly. Zero, inf, NaN and
 // huge quotients take libm's fmod.
-// The slow paths are opaque calls: with -fno-math-errno libm's fmod counts as pure, and GCC
-// would otherwise if-convert the branch and call it for every element (13 ns instead of 2).
+// The slow paths are opaque, cold calls: with -fno-math-errno libm's fmod counts as pure, and
+// this keeps GCC from ever speculating it into the common path.
 __attribute__((noipa, cold)) inline float fmod_slow(float a, float b) { return fmodf(a, b); }
 __attribute__((noipa, cold)) inline double fmod_slow(double a, double b) { return fmod(a, b); }
 SW_INLINE float sw_fmod(float a, float b) {

@@ -1,0 +1,65 @@
+"""The bench and the command line, end to end on the CPU at tiny sizes (a few seconds)."""
+import json
+
+import numpy as np
+import pytest
+
+import stridewise
+from stridewise import bench, cli
+
+TINY = dict(device="cpu", log2=10, extras=False, progress=False)
+
+
+def test_quick_bench_verifies_and_times_every_cell():
+    doc = bench.run(quick=True, **TINY)
+    assert len(doc["cells"]) == len(bench.QUICK_CASES) * len(bench.QUICK_DTYPES)
+    for cell in doc["cells"]:
+        assert cell["verified"], cell
+        assert cell["impls"]["stridewise"]["time_s"] > 0
+        assert "numpy" in cell["speedup"]
+    header, rows = bench.table_rows(doc)
+    assert len(rows) == len(doc["cells"]) and "vs numpy" in header
+
+
+def test_wrong_kernel_posts_no_number(monkeypatch):
+    def wrong(a, b, out=None):
+        out[...] = 1
+        return out
+    monkeypatch.setattr(stridewise, "remainder", wrong)
+    doc = bench.run(cases=["contiguous"], dtypes=["float32"], **TINY)
+    cell = doc["cells"][0]
+    assert cell["verified"] is False
+    assert "time_s" not in cell["impls"]["stridewise"]
+    assert "time_s" in cell["impls"]["numpy"]
+
+
+def test_cli_bench_writes_valid_json(tmp_path):
+    path = tmp_path / "bench.json"
+    rc = cli.main(["bench", "--device", "cpu", "--log2", "10", "--cases", "contiguous,permuted",
+                   "--dtypes", "float32,int64", "--no-extras", "--no-progress", "--json", str(path)])
+    assert rc == 0
+    doc = json.loads(path.read_text())
+    assert {c["case"] for c in doc["cells"]} == {"contiguous", "permuted"}
+    assert all(c["verified"] for c in doc["cells"])
+    assert doc["meta"]["device"] == "cpu" and doc["meta"]["commit"]
+
+
+def test_cli_rejects_unknown_case():
+    with pytest.raises(ValueError, match="unknown case"):
+        bench.run(cases=["nope"], **TINY)
+
+
+def test_same_bits_sees_signed_zeros_and_matches_nans():
+    x = np.array([0.0, np.nan, 1.0], np.float32)
+    assert bench.same_bits(x, np.array([0.0, -np.nan, 1.0], np.float32))
+    assert not bench.same_bits(x, np.array([-0.0, np.nan, 1.0], np.float32))
+
+
+def test_cli_explain_and_info(capsys):
+    assert cli.main(["explain", "64x32", "32", "--dtype", "float16", "--no-source"]) == 0
+    out = capsys.readouterr().out
+    assert "rows" in out and "float16" in out
+    assert cli.main(["explain", "32x64.T", "64x32", "--no-source"]) == 0
+    assert "tiled" in capsys.readouterr().out
+    assert cli.main(["info"]) == 0
+    assert "cache dir" in capsys.readouterr().out
