@@ -358,3 +358,11 @@ def test_every_op_compiles_with_nvrtc():
     sources.append(k._explain((np.empty_like(a), a, a[0]), {}).spec)
     for spec in sources:
         cuda.compile(_codegen.generate(spec, cuda.entry_point), spec.entry, "sm_90")
+
+
+def test_readme_table_matches_the_supported_data():
+    from pathlib import Path
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    for name, dtypes in SUPPORTED.items():
+        assert f"| `{name}` | {', '.join(dtypes)} |" in readme, name
