@@ -9,6 +9,10 @@ namespace cpu {
 
 // Below this many elements a parallel region costs more than it saves.
 static const long long kParallelMin = 1 << 15;
+// Work is handed out in chunks of about this many elements (dynamic schedule): on a shared
+// machine a descheduled thread would otherwise hold a static half of the loop for a whole
+// scheduler quantum (4 ms) while the other core idles. One atomic per chunk is negligible.
+static const long long kChunk = 1 << 13;
 
 template <class Op>
 struct Frame {
@@ -47,7 +51,7 @@ void flat_loop(const Slot* slots) {
   const Index packs = (n - head) / Op::kPack;
   Index off[Op::kArrays];
   for (Index i = 0; i < head; ++i) { flat_offsets(f, i, off); Op::template apply<1>(f.p, off, f.u); }
-#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+#pragma omp parallel for schedule(dynamic, kChunk / Op::kPack) if (n >= kParallelMin)
   for (Index j = 0; j < packs; ++j) {
     Index o[Op::kArrays];
     flat_offsets(f, head + j * Op::kPack, o);
@@ -83,7 +87,8 @@ void rows_loop(const Slot* slots) {
   const Index len = f.shape(D - 1);
   const Index rows = len ? f.n() / len : 0;
   const Index packs = len / P;
-#pragma omp parallel for schedule(static) if (f.n() >= kParallelMin && rows > 1)
+  const Index chunk = len >= kChunk ? 1 : kChunk / (len ? len : 1);
+#pragma omp parallel for schedule(dynamic, chunk) if (f.n() >= kParallelMin && rows > 1)
   for (Index r = 0; r < rows; ++r) {
     Index base[NA], off[NA], step[NA];
     row_offsets(f, r, base);
@@ -112,7 +117,7 @@ void tiled_loop(const Slot* slots) {
   const Index tj = (nj + T - 1) / T, ti = (ni + T - 1) / T;
   const Index batches = f.n() / (nj * ni);
   const Index work = batches * tj * ti;
-#pragma omp parallel for schedule(static) if (f.n() >= kParallelMin)
+#pragma omp parallel for schedule(dynamic, 1) if (f.n() >= kParallelMin)
   for (Index w = 0; w < work; ++w) {
     Index rest = w;
     const Index bi = rest % ti; rest /= ti;
@@ -157,7 +162,7 @@ void general_loop(const Slot* slots) {
   const Index n = f.n();
   const Index chunk = 1 << 14;
   const Index chunks = (n + chunk - 1) / chunk;
-#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+#pragma omp parallel for schedule(dynamic, 1) if (n >= kParallelMin)
   for (Index c = 0; c < chunks; ++c) {
     Index idx[D], off[NA];
     Index rest = c * chunk;
