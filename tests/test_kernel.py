@@ -263,6 +263,12 @@ def test_declaration_errors(args, match):
         sw.ElementwiseKernel(*args)
 
 
+def test_cupy_options_are_accepted_but_loops_refused():
+    sw.ElementwiseKernel("T x", "T z", "z = x", reduce_dims=False, options=("-O3",))
+    with pytest.raises(ValueError, match="loop_prep is not supported"):
+        sw.ElementwiseKernel("T x", "T z", "z = x", loop_prep="int k = 0;")
+
+
 @pytest.mark.parametrize("op, match", [
     ("out[i] = a[i + 1]", r"a is used as 'a\[i \+ 1\]'"),
     ("out[i] = a[0]", r"a is used as 'a\[0\]'"),

@@ -181,10 +181,6 @@ class _Source:
         return "\n".join(lines)
 
 
-def compile_message(label: _Source, spec, log: str) -> str:
-    return label.message(log)
-
-
 _COUNTER = itertools.count()
 
 
@@ -217,6 +213,8 @@ class ElementwiseKernel:
     name : kernel name (entry points, error messages).
     preamble : C++ before the functor (helper functions; `__device__` is accepted on the CPU).
     broadcasting : arguments broadcast, NumPy style (default). False requires equal shapes.
+    **options : CuPy's and PyCUDA's tuning keywords (reduce_dims, options, keep, ...) are
+        accepted and ignored; loop_prep and after_loop are refused (there is no per-thread loop).
 
     Inputs and outputs broadcast together; the output shape is the broadcast of every
     argument, and an out of another shape is an error. 16-bit floats compute in float32
@@ -227,6 +225,10 @@ class ElementwiseKernel:
 
     def __init__(self, in_params, out_params, operation=None, name="kernel", preamble="", *,
                  broadcasting=True, **options):
+        refused = [k for k in ("loop_prep", "after_loop") if options.get(k)]
+        if refused:
+            raise ValueError(f"{', '.join(refused)} is not supported: stridewise kernels have no "
+                             "per-thread loop; put per-element code in the operation")
         if "*" in in_params or "[" in in_params:   # PyCUDA: (arguments, operation, name, ...)
             if operation is not None and name == "kernel":
                 name = operation

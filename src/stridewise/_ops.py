@@ -38,6 +38,8 @@ class Typing:
         the functor reads it.
     order : functor argument order, ("in", i) or ("out", k); empty: the inputs in order.
     preamble : C++ placed before the Op (user code, the functor's definition).
+    label : user kernels: the object whose .message(log) turns a compiler log into an error
+        that quotes the user's own lines.
     """
 
     compute: DType
@@ -49,7 +51,7 @@ class Typing:
     reads: tuple = ()
     order: tuple = ()
     preamble: str = ""
-    label: str = ""
+    label: object = None
 
 
 @dataclass(frozen=True)
@@ -145,9 +147,10 @@ class Prepared:
     record: struct.Struct  # packs pointers + static + params
     kernel: object = None
     config: object = None
-    label: str = ""        # user kernels: how compile errors name them
+    label: object = None   # user kernels: how compile errors name them
 
 
+_FAST: dict = {}       # raw argument signature -> _Fast (the warm path)
 _CALLS: dict = {}      # call signature -> (lib, device, typing, shape, convention)
 _MEMO: dict = {}       # (call signature, out alignment) -> Prepared
 _KERNELS: dict = {}    # (backend, device, source) -> loaded kernel
@@ -237,18 +240,109 @@ def _kernel(prepared: Prepared):
         try:
             artifact = be.compile(prepared.source, prepared.spec.entry, prepared.device)
         except getattr(be, "CompileError", ()) as e:
-            if not prepared.label:
+            if prepared.label is None:
                 raise
-            from ._kernel import compile_message
-
-            raise type(e)(compile_message(prepared.label, prepared.spec, str(e))) from None
+            raise type(e)(prepared.label.message(str(e))) from None
         kernel = _KERNELS[key] = be.load(artifact, prepared.spec.entry, prepared.device)
     return kernel
+
+
+@dataclass(frozen=True, slots=True)
+class _Fast:
+    """A warm call: launch straight from the raw arguments' pointers.
+
+    extents: per array (outputs first), its byte range relative to its pointer, so the
+    overlap test on a warm call is arithmetic; a range overlap that is not an identical
+    view goes back to the full check. alloc: per output, (new array, pointer), or None when
+    the caller passes out.
+    """
+
+    prepared: Prepared
+    launch: object
+    alloc: tuple | None
+    out_mods: tuple
+    extents: tuple
+    params: tuple          # per Python scalar, the dtype it converts to
+
+
+def _fast_key(op, args, out, convention, algorithm, inplace):
+    """(key, pointers, scalars) of a call whose arguments all have fast keys, or None."""
+    keys, ptrs, scalars = [], [], []
+    for x in args:
+        k = _arrays.fast_key(x)
+        if k is None:
+            return None
+        keys.append(k[0])
+        if k[1] is None:
+            scalars.append(x)
+        else:
+            ptrs.append(k[1])
+    outs = ()
+    if out is not None:
+        if type(out) in (tuple, list):
+            return None
+        k = _arrays.fast_key(out)
+        if k is None or k[1] is None:
+            return None
+        outs = (k[0],)
+        ptrs.insert(0, k[1])
+    return (op, convention, algorithm, inplace, tuple(keys), outs), ptrs, scalars
+
+
+def _fast_call(op, args, out, convention, algorithm, inplace):
+    """The warm path, or None when this call must go through the full pipeline."""
+    found = _fast_key(op, args, out, convention, algorithm, inplace)
+    if found is None:
+        return None
+    key, ptrs, scalars = found
+    fast = _FAST.get(key)
+    if fast is None:
+        return None
+    if fast.alloc is None:
+        extents, result = fast.extents, (args[0] if inplace else out)
+        if inplace:
+            ptrs.insert(0, ptrs[0])
+        olo, ohi = ptrs[0] + extents[0][0], ptrs[0] + extents[0][1]
+        for ptr, (lo, hi, same) in zip(ptrs[1:], extents[1:]):
+            if ptr + lo < ohi and olo < ptr + hi and not (same and ptr == ptrs[0]):
+                return None          # may overlap: the full check decides, or raises
+    else:
+        made = [alloc() for alloc in fast.alloc]
+        if tuple(p % 16 for _, p in made) != fast.out_mods:
+            return None
+        ptrs[:0] = [p for _, p in made]
+        result = made[0][0] if len(made) == 1 else tuple(a for a, _ in made)
+    p = fast.prepared
+    values = [dt.slot_value(v) for dt, v in zip(fast.params, scalars)]
+    fast.launch(p.kernel, p.config, p.record.pack(*ptrs, *p.static, *values))
+    return result
+
+
+def _remember(key, prepared, out_views, in_views, allocated, info):
+    """Make the call just run a warm one (only when every argument had a fast key)."""
+    lib, device, typing, shape, _ = info
+    rel = []
+    for v in out_views + in_views:
+        lo, hi = v.extent()
+        rel.append((lo - v.ptr, hi - v.ptr))
+    out0 = out_views[0]
+    same = [False] + [v.dtype is out0.dtype and _arrays._broadcast_strides(v, shape) == out0.strides
+                      for v in in_views]
+    alloc = tuple(_arrays.allocator(lib, device, shape, dt) for dt in typing.outs) if allocated else None
+    _FAST[key] = _Fast(prepared, get_backend(prepared.backend).launch, alloc,
+                       tuple(v.ptr % 16 for v in out_views),
+                       tuple((lo, hi, sm) for (lo, hi), sm in zip(rel, same)), typing.params)
 
 
 def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dry=False,
           calls=_CALLS, memo=_MEMO):
     """Run `op` on `args`. `out`: None (allocate), one array, or one per output."""
+    if not dry:
+        result = _fast_call(op, args, out, convention, algorithm, inplace)
+        if result is not None:
+            return result
+    fast = None if dry or op.nout != 1 else _fast_key(op, args, out, convention, algorithm, inplace)
+    allocated = out is None and not inplace
     algorithm = Auto() if algorithm is None else algorithm
     operands = _operands(op, args)
     if inplace:
@@ -293,11 +387,14 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
         memo[key] = prepared
     elif dry:
         return prepared
-    ptrs = [o.ptr for o in operands if isinstance(o, View)]
+    in_views = [o for o in operands if isinstance(o, View)]
     values = [dt.slot_value(o.value) for dt, o in
               zip(prepared.spec.params, (o for o in operands if isinstance(o, Scalar)))]
-    slots = prepared.record.pack(*(v.ptr for v in out_views), *ptrs, *prepared.static, *values)
+    slots = prepared.record.pack(*(v.ptr for v in out_views), *(v.ptr for v in in_views),
+                                 *prepared.static, *values)
     get_backend(prepared.backend).launch(prepared.kernel, prepared.config, slots)
+    if fast is not None:
+        _remember(fast[0], prepared, list(out_views), in_views, allocated, info)
     return result
 
 
