@@ -12,7 +12,7 @@ from ._dtypes import DType, dtype_of
 
 __all__ = [
     "View", "Scalar", "as_operand", "resolve_backend", "result_dtypes", "allocate",
-    "check_out", "library_name",
+    "check_out", "library_name", "fast_key", "allocator",
 ]
 
 
@@ -232,6 +232,46 @@ def result_dtypes(lib: str, ufunc: str | None, key: tuple) -> tuple[DType, DType
         return dtype_of(resolved[0]), dtype_of(resolved[-1])
     dt = dtype_of(np.result_type(*(k(0) if isinstance(k, type) else k for k in np_args)))
     return dt, dt
+
+
+def fast_key(x):
+    """(layout key, pointer) of a torch tensor, NumPy array or Python number, or None.
+
+    The warm call path keys its memo on these without building Views: the key holds
+    everything the plan depends on (type, dtype, shape, strides, device, alignment).
+    """
+    t = type(x)
+    if t is float or t is int:
+        return t, None
+    if t is np.ndarray:
+        ptr = x.__array_interface__["data"][0]
+        return (t, x.dtype, x.shape, x.strides, x.flags.writeable, ptr % 16), ptr
+    if t.__module__ == "torch" and t.__name__ == "Tensor":
+        ptr = x.data_ptr()
+        return (t, x.dtype, x.shape, x.stride(), x.get_device(), ptr % 16), ptr
+    return None
+
+
+def allocator(lib: str, device: tuple, shape: tuple, dtype: DType):
+    """A zero-argument callable returning (new output, its pointer), bound once per signature."""
+    if lib == "numpy":
+        def numpy_alloc(empty=np.empty, shape=shape, dt=dtype.numpy):
+            a = empty(shape, dt)
+            return a, a.__array_interface__["data"][0]
+        return numpy_alloc
+    if lib == "torch":
+        import torch
+
+        def torch_alloc(empty=torch.empty, shape=shape, dt=getattr(torch, dtype.name),
+                        dev=torch.device(_device_str(device))):
+            t = empty(shape, dtype=dt, device=dev)
+            return t, t.data_ptr()
+        return torch_alloc
+
+    def other(lib=lib, device=device, shape=shape, dtype=dtype):
+        a = allocate(lib, device, shape, dtype)
+        return a, as_operand(a, -1).ptr
+    return other
 
 
 def allocate(lib: str, device: tuple, shape: tuple, dtype: DType):
