@@ -155,6 +155,8 @@ def compulsory_bytes(a, b, out) -> int:
 
 def same_bits(x, ref) -> bool:
     """True when x and ref are equal bit for bit, except that any NaN matches any NaN."""
+    if type(x).__module__.startswith("torch") and type(ref).__module__.startswith("torch"):
+        return _same_bits_torch(x, ref)
     x, ref = _as_numpy(x), _as_numpy(ref)
     if x.shape != ref.shape or x.dtype != ref.dtype:
         return False
@@ -164,6 +166,19 @@ def same_bits(x, ref) -> bool:
     xb, rb = x.view(ints), ref.view(ints)
     xf, rf = x.astype(np.float32), ref.astype(np.float32)
     return bool(np.all((xb == rb) | (np.isnan(xf) & np.isnan(rf))))
+
+
+def _same_bits_torch(x, ref) -> bool:
+    """same_bits on the tensors' own device (a GPU-sized result never goes to the host)."""
+    import torch
+    if x.shape != ref.shape or x.dtype != ref.dtype:
+        return False
+    if not x.dtype.is_floating_point:
+        return bool(torch.equal(x, ref))
+    ints = {2: torch.int16, 4: torch.int32, 8: torch.int64}[x.element_size()]
+    x, ref = x.contiguous(), ref.contiguous()
+    same = (x.view(ints) == ref.view(ints)) | (torch.isnan(x) & torch.isnan(ref))
+    return bool(same.all())
 
 
 def _as_numpy(x):
@@ -659,7 +674,7 @@ def run(device: str = "auto", cases=None, dtypes=None, quick: bool = False, log2
     log2 = log2 or (GPU_LOG2 if device == "cuda" else CPU_LOG2)
     doc = {"meta": {**_describe_device(device), "date": datetime.datetime.now().isoformat(timespec="seconds"),
                     "command": " ".join(["stridewise", *sys.argv[1:]]) if sys.argv else "",
-                    "commit": _commit(), "log2_elements": log2},
+                    "commit": _commit(), "log2_elements": log2, "loadavg_start": _loadavg()},
            "ceilings": {}, "cells": []}
     work = [(c, d) for c in cases for d in dtypes]
     with _progress(progress) as bar:
@@ -684,7 +699,17 @@ def run(device: str = "auto", cases=None, dtypes=None, quick: bool = False, log2
             bar.update(task, description="size sweep")
             doc["sweep"] = sweep(device, hi=sweep_max)
             bar.advance(task)
+    doc["meta"]["loadavg_end"] = _loadavg()
     return doc
+
+
+def _loadavg() -> str:
+    """1/5/15-minute load averages: other work on a shared machine skews wall-clock times."""
+    try:
+        with open("/proc/loadavg") as f:
+            return " ".join(f.read().split()[:3])
+    except OSError:
+        return "unknown"
 
 
 class _NoBar:
@@ -806,6 +831,43 @@ def markdown_table(doc: dict) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
     return "\n".join(lines)
+
+
+def markdown_report(doc: dict) -> str:
+    """The run as Markdown (device, date, command, commit, table, extras), for BENCHMARKS.md."""
+    m = doc["meta"]
+    where = (f"{m['gpu']} ({m.get('sms')} SMs)" if m.get("gpu")
+             else f"{m['cpu']}, {m['cores']} cores")
+    versions = ", ".join(f"{k} {m[k]}" for k in ("numpy", "torch", "cupy") if k in m)
+    out = [f"- device: {where}", f"- date: {m['date']}", f"- command: `{m['command']}`",
+           f"- commit: {m['commit']}", f"- versions: python {m['python']}, {versions}",
+           f"- load average (1/5/15 min) at start: {m.get('loadavg_start')}, at end: {m.get('loadavg_end')}"
+           f" ({m['cores']} cores)",
+           f"- output per case: 2^{m['log2_elements']} elements; GB/s counts compulsory bytes "
+           "(each input's own elements once + the output once); times are medians after warm-up",
+           "- ceilings (GB/s): " + ", ".join(f"{k} {v:.0f}" for k, v in doc["ceilings"].items()),
+           "", markdown_table(doc), ""]
+    bad = [f"{c['case']}/{c['dtype']}" for c in doc["cells"] if not c.get("verified")]
+    out.append(f"Verified bit for bit before timing: {len(doc['cells']) - len(bad)}/{len(doc['cells'])}"
+               + (f" (not verified: {', '.join(bad)})" if bad else "") + ".")
+    if "host_overhead_us" in doc:
+        out += ["", "Host overhead per warm call, 1024 elements (µs): " + ", ".join(
+            f"{k} {v:.1f}" if isinstance(v, float) else f"{k} {v}"
+            for k, v in doc["host_overhead_us"].items()) + "."]
+    if "first_call" in doc:
+        out += ["", "| first call in a fresh process | cold (compiles) | warm disk cache |", "|---|---|---|"]
+        for k, v in doc["first_call"].items():
+            out.append(f"| {k} | {v['cold_s'] * 1e3:.0f} ms | {v['warm_disk_s'] * 1e3:.1f} ms |"
+                       if "error" not in v else f"| {k} | {v['error']} | |")
+    if "sweep" in doc:
+        names = sorted({n for r in doc["sweep"] for n in r["impls"]}, key=lambda n: n != "stridewise")
+        out += ["", "| size | case | " + " | ".join(f"{n} GB/s (time)" for n in names) + " |",
+                "|---|---|" + "---|" * len(names)]
+        for r in doc["sweep"]:
+            out.append(f"| 2^{r['log2']} | {r['case']} | " + " | ".join(
+                f"{r['impls'][n]['gbps']:.1f} ({_fmt_time(r['impls'][n]['time_s'])})"
+                if "gbps" in r["impls"].get(n, {}) else "-" for n in names) + " |")
+    return "\n".join(out) + "\n"
 
 
 def write_json(doc: dict, path: str) -> None:

@@ -24,6 +24,10 @@ def _bench(args) -> int:
     if args.json:
         bench.write_json(doc, args.json)
         print(f"wrote {args.json}")
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(bench.markdown_report(doc))
+        print(f"wrote {args.markdown}")
     if args.plot:
         bench.plot(doc, args.plot)
         print(f"wrote {args.plot}")
@@ -153,6 +157,7 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--no-progress", action="store_true")
     b.add_argument("--json", metavar="PATH", help="write every measurement as JSON")
     b.add_argument("--plot", metavar="PNG", help="write a bar chart per case and dtype")
+    b.add_argument("--markdown", metavar="PATH", help="write the run as Markdown (for BENCHMARKS.md)")
     b.set_defaults(func=_bench)
 
     e = sub.add_parser("explain", help="how stridewise would run remainder on these operands")
