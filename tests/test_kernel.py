@@ -221,6 +221,12 @@ def test_pycuda_scalars_and_read_write_arrays():
     np.testing.assert_array_equal(y, 1 + 2 * np.arange(6, dtype=np.float32))
 
 
+def test_pycuda_form_takes_placeholders_too():
+    k = sw.ElementwiseKernel("T *z, T *x, float s", "z[i] = s * x[i]")
+    x = np.arange(4, dtype=np.float32)
+    assert same_bits(k(np.empty(4, np.float32), x, 0.5), x * np.float32(0.5))
+
+
 def test_pycuda_broadcasting_false_needs_equal_shapes():
     k = sw.ElementwiseKernel("double *z, double *x", "z[i] = 2 * x[i]", broadcasting=False)
     x = np.arange(4.0)

@@ -89,7 +89,8 @@ def _parse_cupy(params: str, output: bool) -> list[_Param]:
 
 
 def _parse_pycuda(arguments: str) -> list[tuple[str, str, bool]]:
-    """(name, dtype, is_array) per C declarator, as PyCUDA's `double *a, float b`."""
+    """(name, type, is_array) per C declarator, as PyCUDA's `double *a, float b`; the type is
+    a dtype name, or a one-letter placeholder as in the CuPy form."""
     out = []
     for decl in filter(None, (d.strip() for d in arguments.split(","))):
         is_array = "*" in decl or "[" in decl
@@ -98,7 +99,8 @@ def _parse_pycuda(arguments: str) -> list[tuple[str, str, bool]]:
             raise ValueError(f"cannot parse argument {decl!r}: write a C declarator, e.g. 'double *a'")
         name = words[-1]
         _check_name(name, decl)
-        out.append((name, _dtype_name(" ".join(words[:-1]), name), is_array))
+        text = " ".join(words[:-1])
+        out.append((name, text if len(text) == 1 else _dtype_name(text, name), is_array))
     return out
 
 
@@ -275,8 +277,9 @@ class ElementwiseKernel:
             raise ValueError("the operation assigns no array: write, e.g., out[i] = ...; arrays "
                              "assigned as name[i] are the kernel's outputs")
         self._inputs, self._outputs, self._order, self._pycuda = [], [], [], []
-        for name, dtype, _ in decls:
-            p = _Param(name, None, dtype, name in written)
+        for name, text, _ in decls:
+            letter = text if len(text) == 1 else None
+            p = _Param(name, letter, None if letter else text, name in written)
             group = self._outputs if p.output else self._inputs
             self._order.append(("out" if p.output else "in", len(group)))
             self._pycuda.append(p.output)
