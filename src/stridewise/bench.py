@@ -721,16 +721,18 @@ def run(device: str = "auto", cases=None, dtypes=None, quick: bool = False, log2
                 import torch
                 torch.cuda.empty_cache()
             bar.advance(task)
-        if extras:
-            bar.update(task, description="host overhead")
-            doc["host_overhead_us"] = host_overhead(device)
-            bar.advance(task)
-            bar.update(task, description="first call (fresh processes)")
-            doc["first_call"] = first_call(device)
-            bar.advance(task)
+        # The extras never cost the matrix: a failure is recorded in place of the numbers.
+        parts = ([("host_overhead_us", "host overhead", lambda: host_overhead(device)),
+                  ("first_call", "first call (fresh processes)", lambda: first_call(device))]
+                 if extras else [])
         if do_sweep:
-            bar.update(task, description="size sweep")
-            doc["sweep"] = sweep(device, hi=sweep_max)
+            parts.append(("sweep", "size sweep", lambda: sweep(device, hi=sweep_max)))
+        for key, description, part in parts:
+            bar.update(task, description=description)
+            try:
+                doc[key] = part()
+            except Exception as e:  # noqa: BLE001
+                doc.setdefault("errors", {})[key] = f"{type(e).__name__}: {e}"[:300]
             bar.advance(task)
     doc["meta"]["loadavg_end"] = _loadavg()
     return doc
@@ -840,6 +842,8 @@ def print_report(doc: dict, console=None) -> None:
     bad = [f"{c['case']}/{c['dtype']}" for c in doc["cells"] if not c.get("verified")]
     console.print(f"verified bit for bit: {len(doc['cells']) - len(bad)}/{len(doc['cells'])}"
                   + (f"  [red]not verified: {', '.join(bad)}[/]" if bad else ""))
+    for key, err in doc.get("errors", {}).items():
+        console.print(f"[red]{key} failed: {err}[/]")
     if "host_overhead_us" in doc:
         console.print("host overhead per call, 1024 elements (µs): " + ", ".join(
             f"{k} {v:.1f}" if isinstance(v, float) else f"{k} {v}" for k, v in doc["host_overhead_us"].items()))
