@@ -240,16 +240,29 @@ def fast_key(x):
     The warm call path keys its memo on these without building Views: the key holds
     everything the plan depends on (type, dtype, shape, strides, device, alignment).
     """
-    t = type(x)
-    if t is float or t is int:
-        return t, None
-    if t is np.ndarray:
-        ptr = x.__array_interface__["data"][0]
-        return (t, x.dtype, x.shape, x.strides, x.flags.writeable, ptr % 16), ptr
-    if t.__module__ == "torch" and t.__name__ == "Tensor":
-        ptr = x.data_ptr()
-        return (t, x.dtype, x.shape, x.stride(), x.get_device(), ptr % 16), ptr
-    return None
+    keyer = _KEYERS.get(type(x))
+    if keyer is None:
+        if type(x).__module__ != "torch" or type(x).__name__ != "Tensor":
+            return None
+        keyer = _KEYERS[type(x)] = _torch_key
+    return keyer(x)
+
+
+def _number_key(x):
+    return type(x), None
+
+
+def _numpy_key(x):
+    ptr = x.__array_interface__["data"][0]
+    return (np.ndarray, x.dtype, x.shape, x.strides, x.flags.writeable, ptr % 16), ptr
+
+
+def _torch_key(x):
+    ptr = x.data_ptr()
+    return (x.dtype, x.shape, x.stride(), x.get_device(), ptr % 16), ptr
+
+
+_KEYERS = {float: _number_key, int: _number_key, np.ndarray: _numpy_key}
 
 
 def allocator(lib: str, device: tuple, shape: tuple, dtype: DType):

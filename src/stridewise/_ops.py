@@ -54,7 +54,7 @@ class Typing:
     label: object = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)   # identity hashing: ops key the warm-call memo
 class ElementwiseOp:
     """A built-in elementwise op.
 
