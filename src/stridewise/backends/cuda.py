@@ -182,6 +182,9 @@ def _device_getter(lib: str):
     return lambda: -1  # unknown: always enter the device's context explicitly
 
 
+_ROW_UNIT_PACKS = 16   # kRowUnitPacks in cuda/kernels.cuh
+
+
 def configure(spec, plan, alg, device, lib) -> Config:
     """Grid = min(work / block, SMs x resident blocks x waves), plus the per-mode launch facts."""
     import struct
@@ -198,7 +201,9 @@ def configure(spec, plan, alg, device, lib) -> Config:
         length = plan.shape[-1]
         packs = length // pack
         group = min(block, max(32, _pow2_at_least(-(-max(packs, 1) // items))))
-        units = -(-packs // (group * items)) if packs else 1
+        chunks = -(-packs // (group * items)) if packs else 1
+        span = min(chunks, max(1, _ROW_UNIT_PACKS // items))   # as rows_kernel's units
+        units = -(-chunks // span)
         work = -(-(plan.n // length) * units // (block // group))
     elif spec.mode == "tiled":
         group = min(alg.tile or tuning.tile, block)

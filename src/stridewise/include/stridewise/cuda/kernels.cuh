@@ -113,10 +113,13 @@ SW_DEVICE SW_INLINE void row_offsets(const Frame<Op>& f, typename Op::Index r, t
 }
 
 // rows: the output's innermost dim is unit-stride. A block holds blockDim / group groups
-// of `group` threads; a work unit is one chunk of group * items packs of one row, so long
-// rows spread over many blocks and short rows do not leave a whole block idle. The row's
-// offsets are computed once per unit (divisions per unit, none per element); the row's
-// last unit also writes the < P tail elements one per lane.
+// of `group` threads; a chunk is group * items packs of one row, and a work unit is up to
+// kRowUnitPacks / items consecutive chunks of one row, so long rows spread over many blocks,
+// short rows do not leave a whole block idle, and the row's offsets (divisions) are paid
+// once per unit of ~16 packs per thread, never per element. The row's last unit also
+// writes the < P tail elements one per lane. configure() in backends/cuda.py mirrors this.
+static const i64 kRowUnitPacks = 16;
+
 template <class Op>
 SW_DEVICE void rows_kernel(const Slot* s, const Slot* x) {
   typedef typename Op::Index Index;
@@ -127,21 +130,29 @@ SW_DEVICE void rows_kernel(const Slot* s, const Slot* x) {
   const i64 rows = f.n() / len;
   const i64 packs = len / P, rem = len - packs * P;
   const i64 group = g.group, items = g.items, chunk = group * items;
-  const i64 units = packs > 0 ? (packs + chunk - 1) / chunk : 1;
+  const i64 chunks = packs > 0 ? (packs + chunk - 1) / chunk : 1;
+  const i64 per_unit = kRowUnitPacks / items > 1 ? kRowUnitPacks / items : 1;
+  const i64 span = chunks < per_unit ? chunks : per_unit;
+  const i64 units = (chunks + span - 1) / span;
   const i64 work = rows * units;
   const i64 groups = blockDim.x / group;
   const i64 lane = threadIdx.x % group;
+  const bool narrow = work <= 0x7fffffff;   // 32-bit division when the unit count allows
   Index step[NA], base[NA], off[NA];
   SW_UNROLL for (int k = 0; k < NA; ++k) step[k] = f.stride(k, D - 1);
   for (i64 w = (i64)blockIdx.x * groups + threadIdx.x / group; w < work; w += (i64)gridDim.x * groups) {
-    const i64 r = w / units, c = w - r * units;
+    const i64 r = narrow ? (i64)((u32)w / (u32)units) : w / units, c = w - r * units;
     row_offsets(f, (Index)r, base);
+    for (i64 cs = 0; cs < span; ++cs) {
+      const i64 cc = c * span + cs;
+      if (cc >= chunks) break;
 #pragma unroll 4
-    for (i64 j = 0; j < items; ++j) {
-      const i64 q = c * chunk + j * group + lane;
-      if (q < packs) {
-        SW_UNROLL for (int k = 0; k < NA; ++k) off[k] = base[k] + (Index)(q * P) * step[k];
-        Op::template apply<P>(f.p, off, f.u);
+      for (i64 j = 0; j < items; ++j) {
+        const i64 q = cc * chunk + j * group + lane;
+        if (q < packs) {
+          SW_UNROLL for (int k = 0; k < NA; ++k) off[k] = base[k] + (Index)(q * P) * step[k];
+          Op::template apply<P>(f.p, off, f.u);
+        }
       }
     }
     if (c == units - 1 && lane < rem) {
