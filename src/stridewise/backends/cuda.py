@@ -287,9 +287,16 @@ def _launch_in_context(kernel, config, params) -> None:
         _launch_failed(err, config)
 
 
+_OUT_OF_RESOURCES = 701   # CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
+
+
 def _launch_failed(err: int, config: Config):
+    # Kernels are built without launch bounds (block size stays out of the source), so a
+    # register-heavy variant (float64 rows: 90 registers) cannot run 1024-thread blocks.
+    hint = ("; this kernel needs more registers per block than the SM has: use a smaller "
+            "block_size (256 is the default) or Auto()") if err == _OUT_OF_RESOURCES else ""
     raise RuntimeError(f"cuLaunchKernel failed: {_error_name(err)} (grid {config.grid}, "
-                       f"block {config.block}, shared memory {config.smem} bytes)")
+                       f"block {config.block}, shared memory {config.smem} bytes){hint}")
 
 
 def _error_name(err: int) -> str:
