@@ -115,15 +115,18 @@ def _dlpack_view(obj) -> View:
     smv = StridedMemoryView.from_dlpack(obj, -1)
     dt = dtype_of(smv.dtype)
     shape = tuple(smv.shape)
-    strides = smv.strides
-    if strides is None:
-        strides, acc = [], 1
-        for n in reversed(shape):
-            strides.append(acc)
-            acc *= n
-        strides = tuple(reversed(strides))
+    strides = smv.strides if smv.strides is not None else _dense_strides(shape)
     return View("cuda", ("cuda", int(index)), int(smv.ptr), shape, tuple(strides), dt, smv,
                 not smv.readonly)
+
+
+def _dense_strides(shape) -> tuple:
+    """C-contiguous strides in elements (interfaces may leave strides out for dense arrays)."""
+    strides, acc = [], 1
+    for n in reversed(shape):
+        strides.append(acc)
+        acc *= n
+    return tuple(reversed(strides))
 
 
 def _interface_view(obj) -> View:
@@ -131,14 +134,7 @@ def _interface_view(obj) -> View:
     dt = dtype_of(np.dtype(cai["typestr"]))
     shape = tuple(cai["shape"])
     strides = cai.get("strides")
-    if strides is None:
-        strides, acc = [], 1
-        for n in reversed(shape):
-            strides.append(acc)
-            acc *= n
-        strides = tuple(reversed(strides))
-    else:
-        strides = tuple(s // dt.itemsize for s in strides)
+    strides = _dense_strides(shape) if strides is None else tuple(s // dt.itemsize for s in strides)
     ptr, readonly = cai["data"]
     from .backends.cuda import pointer_device
 

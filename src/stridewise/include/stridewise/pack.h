@@ -44,4 +44,24 @@ struct Layout {
   };
 };
 
+// The view every kernel body takes of its slot record: operand pointers, device scalars and
+// host scalars read once (Op::uniform), and accessors for the rest of the Layout.
+template <class Op>
+struct Frame {
+  typedef typename Op::Index Index;
+  typedef Layout<Op::kArrays, Op::kDims> L;
+  enum { NA = Op::kArrays, D = Op::kDims };
+  const Slot* s;
+  char* p[NA];
+  typename Op::Uniform u;
+  SW_HOST_DEVICE SW_INLINE explicit Frame(const Slot* slots) : s(slots), u(Op::uniform(slots)) {
+    SW_UNROLL for (int k = 0; k < NA; ++k) p[k] = slots[L::kPtr + k].ptr;
+  }
+  SW_HOST_DEVICE SW_INLINE i64 n() const { return s[L::kN].i; }
+  SW_HOST_DEVICE SW_INLINE i64 aux() const { return s[L::kAux].i; }
+  SW_HOST_DEVICE SW_INLINE Index shape(int d) const { return (Index)s[L::kShape + d].i; }
+  SW_HOST_DEVICE SW_INLINE Index stride(int k, int d) const { return (Index)s[L::kStride + k * D + d].i; }
+  SW_HOST_DEVICE SW_INLINE Index period(int k) const { return (Index)s[L::kPeriod + k].i; }
+};
+
 }  // namespace sw

@@ -14,24 +14,6 @@ static const long long kParallelMin = 1 << 15;
 // scheduler quantum (4 ms) while the other core idles. One atomic per chunk is negligible.
 static const long long kChunk = 1 << 13;
 
-template <class Op>
-struct Frame {
-  typedef typename Op::Index Index;
-  typedef Layout<Op::kArrays, Op::kDims> L;
-  enum { NA = Op::kArrays, D = Op::kDims };
-  const Slot* s;
-  char* p[NA];
-  typename Op::Uniform u;
-  explicit Frame(const Slot* slots) : s(slots), u(Op::uniform(slots)) {
-    for (int k = 0; k < NA; ++k) p[k] = slots[L::kPtr + k].ptr;
-  }
-  Index n() const { return (Index)s[L::kN].i; }
-  Index aux() const { return (Index)s[L::kAux].i; }
-  Index shape(int d) const { return (Index)s[L::kShape + d].i; }
-  Index stride(int k, int d) const { return (Index)s[L::kStride + k * D + d].i; }
-  Index period(int k) const { return (Index)s[L::kPeriod + k].i; }
-};
-
 // Flat offsets for modes where the output is one dense run: dense operands sit at i,
 // periodic ones at i mod period (one division per pack; apply steps within the pack).
 template <class Op>

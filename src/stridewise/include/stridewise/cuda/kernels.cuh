@@ -21,25 +21,6 @@ struct Geometry {
   i32 group;
 };
 
-template <class Op>
-struct Frame {
-  typedef typename Op::Index Index;
-  typedef Layout<Op::kArrays, Op::kDims> L;
-  enum { NA = Op::kArrays, D = Op::kDims };
-  const Slot* s;
-  char* p[NA];
-  typename Op::Uniform u;
-  // Op::uniform reads device scalars here, once per thread, never per element.
-  SW_DEVICE SW_INLINE explicit Frame(const Slot* slots) : s(slots), u(Op::uniform(slots)) {
-    SW_UNROLL for (int k = 0; k < NA; ++k) p[k] = slots[L::kPtr + k].ptr;
-  }
-  SW_DEVICE SW_INLINE i64 n() const { return s[L::kN].i; }
-  SW_DEVICE SW_INLINE i64 aux() const { return s[L::kAux].i; }
-  SW_DEVICE SW_INLINE Index shape(int d) const { return (Index)s[L::kShape + d].i; }
-  SW_DEVICE SW_INLINE Index stride(int k, int d) const { return (Index)s[L::kStride + k * D + d].i; }
-  SW_DEVICE SW_INLINE Index period(int k) const { return (Index)s[L::kPeriod + k].i; }
-};
-
 SW_DEVICE SW_INLINE Geometry geometry(const Slot* x) { return slot_get<Geometry>(x[0]); }
 
 SW_DEVICE SW_INLINE i64 global_thread() { return (i64)blockIdx.x * blockDim.x + threadIdx.x; }
