@@ -150,8 +150,8 @@ class Prepared:
     label: object = None   # user kernels: how compile errors name them
 
 
-_FAST: dict = {}       # raw argument signature -> _Fast (the warm path)
-_CALLS: dict = {}      # call signature -> (lib, device, typing, shape, convention)
+_CALLS: dict = {}      # call signature -> (lib, device, typing, shape, convention), and
+                       # raw argument signature -> _Fast (the warm path); user kernels keep their own
 _MEMO: dict = {}       # (call signature, out alignment) -> Prepared
 _KERNELS: dict = {}    # (backend, device, source) -> loaded kernel
 
@@ -289,13 +289,13 @@ def _fast_key(op, args, out, convention, algorithm, inplace):
     return (op, convention, algorithm, inplace, tuple(keys), outs), ptrs, scalars
 
 
-def _fast_call(op, args, out, convention, algorithm, inplace):
+def _fast_call(op, args, out, convention, algorithm, inplace, calls):
     """The warm path, or None when this call must go through the full pipeline."""
     found = _fast_key(op, args, out, convention, algorithm, inplace)
     if found is None:
         return None
     key, ptrs, scalars = found
-    fast = _FAST.get(key)
+    fast = calls.get(key)
     if fast is None:
         return None
     if fast.alloc is None:
@@ -318,7 +318,7 @@ def _fast_call(op, args, out, convention, algorithm, inplace):
     return result
 
 
-def _remember(key, prepared, out_views, in_views, allocated, info):
+def _remember(calls, key, prepared, out_views, in_views, allocated, info):
     """Make the call just run a warm one (only when every argument had a fast key)."""
     lib, device, typing, shape, _ = info
     rel = []
@@ -329,7 +329,7 @@ def _remember(key, prepared, out_views, in_views, allocated, info):
     same = [False] + [v.dtype is out0.dtype and _arrays._broadcast_strides(v, shape) == out0.strides
                       for v in in_views]
     alloc = tuple(_arrays.allocator(lib, device, shape, dt) for dt in typing.outs) if allocated else None
-    _FAST[key] = _Fast(prepared, get_backend(prepared.backend).launch, alloc,
+    calls[key] = _Fast(prepared, get_backend(prepared.backend).launch, alloc,
                        tuple(v.ptr % 16 for v in out_views),
                        tuple((lo, hi, sm) for (lo, hi), sm in zip(rel, same)), typing.params)
 
@@ -338,7 +338,7 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
           calls=_CALLS, memo=_MEMO):
     """Run `op` on `args`. `out`: None (allocate), one array, or one per output."""
     if not dry:
-        result = _fast_call(op, args, out, convention, algorithm, inplace)
+        result = _fast_call(op, args, out, convention, algorithm, inplace, calls)
         if result is not None:
             return result
     fast = None if dry or op.nout != 1 else _fast_key(op, args, out, convention, algorithm, inplace)
@@ -394,7 +394,7 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
                                  *prepared.static, *values)
     get_backend(prepared.backend).launch(prepared.kernel, prepared.config, slots)
     if fast is not None:
-        _remember(fast[0], prepared, list(out_views), in_views, allocated, info)
+        _remember(calls, fast[0], prepared, list(out_views), in_views, allocated, info)
     return result
 
 
