@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import importlib
 
+from . import cpu  # noqa: F401 - stdlib only; imported with the package so a first call pays no imports
+
 __all__ = ["get_backend"]
 
 

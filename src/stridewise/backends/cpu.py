@@ -8,8 +8,6 @@ import ctypes
 import functools
 import os
 import shutil
-import subprocess
-import tempfile
 from pathlib import Path
 
 from .. import _cache
@@ -70,6 +68,9 @@ def compile(source: str, name: str, device) -> Path:
     hit = _cache.read("cpu", key, ".so")
     if hit is not None:
         return hit
+    import subprocess   # only a cold build needs these; a warm first call stays cheap
+    import tempfile
+
     with tempfile.TemporaryDirectory(prefix="stridewise-build-") as tmp:
         src, lib = Path(tmp) / f"{name}.cpp", Path(tmp) / f"{name}.so"
         src.write_text(source)
