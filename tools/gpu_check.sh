@@ -2,8 +2,10 @@
 # The whole GPU check in one command, run from a checkout on a machine with a CUDA GPU:
 #   tools/gpu_check.sh [--skip tests,sanitizer,...] [-- extra pytest args]
 # Parts: info, tests (pytest -m "gpu or nvrtc"), sanitizer (compute-sanitizer memcheck over
-# every mode and dtype). SKIP="tests sanitizer" in the environment works too. Logs go to
-# $OUT (the device tool's return folder) or ./gpu-logs. Exit status: the number of failed parts.
+# every mode and dtype), bench (the full matrix with sweep, host overhead and first-call times,
+# then the fused seed kernel; about 3 minutes on an H200). SKIP="tests sanitizer" in the
+# environment works too. Logs go to $OUT (the device tool's return folder) or ./gpu-logs, at
+# most 8 files so that all of them come back. Exit status: the number of failed parts.
 set -u
 cd "$(dirname "$0")/.."
 export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
@@ -53,8 +55,14 @@ sanitizer() {
 }
 
 part info info
-part tests "$PY" -m pytest -m "gpu or nvrtc" -q -s -p no:cacheprovider tests/ \
-  --junitxml="$LOGS/junit.xml" "${PYTEST_EXTRA[@]}"
+bench() {
+  "$PY" -m stridewise.cli bench --device cuda --sweep --no-progress --json "$LOGS/bench.json" \
+    --plot "$LOGS/bench.png" --markdown "$LOGS/bench.md" || return 1
+  "$PY" -m stridewise.bench_fused cuda
+}
+
+part tests "$PY" -m pytest -m "gpu or nvrtc" -q -s -p no:cacheprovider tests/ "${PYTEST_EXTRA[@]}"
 part sanitizer sanitizer
+part bench bench
 echo "== gpu_check: $failed failed part(s); logs in $LOGS"
 exit "$failed"
