@@ -234,6 +234,11 @@ def test_errors_write_nothing():
         sw.remainder(np.ones(3, np.int8), np.ones(3, np.int8))
     with pytest.raises(TypeError, match="unsupported dtype"):
         sw.remainder(np.ones(3, np.complex64), 1)
+    swapped = np.arange(1, 9, dtype=">f4")
+    with pytest.raises(TypeError, match="byte order"):
+        sw.remainder(swapped, 3.0)
+    with pytest.raises(TypeError, match="byte order"):
+        sw.remainder(a, b, out=np.full((4, 5), 42, ">f4"))
     with pytest.raises(ValueError, match="at least one argument must be an array"):
         sw.remainder(3, 4)
     with pytest.raises(ValueError, match="convention"):

@@ -82,6 +82,9 @@ def library_name(obj) -> str | None:
 def _numpy_view(a: np.ndarray, lib="numpy") -> View:
     dt = dtype_of(a.dtype)
     isz = dt.itemsize
+    if not a.dtype.isnative:
+        raise TypeError(f"array has non-native byte order ({a.dtype.str}); kernels read native "
+                        "values: pass a.astype(a.dtype.newbyteorder('='))")
     if not a.flags.aligned or any(s % isz for s in a.strides):
         raise ValueError(
             "array is not aligned to its element size; pass a copy (np.ascontiguousarray(a))"
