@@ -11,7 +11,7 @@ import numpy as np
 from ._dtypes import DType, dtype_of
 
 __all__ = [
-    "View", "Scalar", "as_operand", "resolve_backend", "result_dtypes", "allocate",
+    "View", "Scalar", "as_operand", "resolve_backend", "result_dtypes",
     "check_out", "library_name", "fast_key", "allocator",
 ]
 
@@ -265,7 +265,8 @@ _KEYERS = {float: _number_key, int: _number_key, np.ndarray: _numpy_key}
 
 
 def allocator(lib: str, device: tuple, shape: tuple, dtype: DType):
-    """A zero-argument callable returning (new output, its pointer), bound once per signature."""
+    """A zero-argument callable returning (new uninitialised C-contiguous output, its pointer),
+    from the owning library's allocator; bound once per signature for the warm path."""
     if lib == "numpy":
         def numpy_alloc(empty=np.empty, shape=shape, dt=dtype.numpy):
             a = empty(shape, dt)
@@ -279,26 +280,14 @@ def allocator(lib: str, device: tuple, shape: tuple, dtype: DType):
             t = empty(shape, dtype=dt, device=dev)
             return t, t.data_ptr()
         return torch_alloc
-
-    def other(lib=lib, device=device, shape=shape, dtype=dtype):
-        a = allocate(lib, device, shape, dtype)
-        return a, as_operand(a, -1).ptr
-    return other
-
-
-def allocate(lib: str, device: tuple, shape: tuple, dtype: DType):
-    """An uninitialised C-contiguous array from the owning library's allocator."""
-    if lib == "numpy":
-        return np.empty(shape, dtype=dtype.numpy)
-    if lib == "torch":
-        import torch
-
-        return torch.empty(shape, dtype=getattr(torch, dtype.name), device=_device_str(device))
     if lib == "cupy":
         import cupy
 
-        with cupy.cuda.Device(device[1]):
-            return cupy.empty(shape, dtype=dtype.numpy)
+        def cupy_alloc(shape=shape, dt=dtype.numpy, index=device[1]):
+            with cupy.cuda.Device(index):
+                a = cupy.empty(shape, dtype=dt)
+            return a, a.data.ptr
+        return cupy_alloc
     raise ValueError(
         "cannot allocate an output for a bare __cuda_array_interface__ producer; pass out="
     )

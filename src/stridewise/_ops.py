@@ -370,7 +370,7 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
         info = calls[sig] = _prepare(op, operands, out_views, convention, inplace)
     lib, device, typing, shape, _ = info
     if outs is None:
-        outs = [_arrays.allocate(lib, device, shape, dt) for dt in typing.outs]
+        outs = [_arrays.allocator(lib, device, shape, dt)()[0] for dt in typing.outs]
         out_views = [_arrays.as_operand(o, -1) for o in outs]
     else:
         _check_outs(op, operands, out_views, shape, typing.outs)
