@@ -340,6 +340,51 @@ def test_ops_on_cuda(name, dtype):
         assert same_bits(got, want), name
 
 
+def _nan_aware_mismatches(got, want):
+    """Elements whose bits differ, NaN matching any NaN (both torch tensors of one dtype)."""
+    nan = torch.isnan(got) & torch.isnan(want)
+    return int(((got.view(torch.int16) != want.view(torch.int16)) & ~nan).sum())
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("name", ["add", "subtract", "multiply"])
+def test_apply2_every_16bit_pair(name, dtype):
+    """The half2 / bfloat162 Apply2 path against float32 arithmetic rounded once, over all
+    2^32 (a, b) pairs: a along the row, a block of b down the column (the rows mode)."""
+    from stridewise import _ops
+
+    tdt = getattr(torch, dtype)
+    bits = torch.arange(-32768, 32768, dtype=torch.int32, device="cuda").to(torch.int16)
+    a = bits.view(tdt)[None, :]
+    af = a.float()
+    chunk = 4096
+    out = torch.empty((chunk, 65536), dtype=tdt, device="cuda")
+    fn, ref = getattr(sw, name), getattr(torch, name)
+    source = _ops._call(OPS[name], (a, bits[:chunk].view(tdt)[:, None]), out, dry=True).source
+    assert "Apply2Pack" in source
+    bad = 0
+    for start in range(0, 65536, chunk):
+        b = bits[start:start + chunk].view(tdt)[:, None]
+        fn(a, b, out=out)
+        bad += _nan_aware_mismatches(out, ref(af, b.float()).to(tdt))
+    assert bad == 0
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_cast_every_float32_to_16bit(dtype):
+    """cast's pairwise (half2 / bfloat162) conversion against torch's, for all 2^32 float32s."""
+    tdt = getattr(torch, dtype)
+    n = 1 << 28
+    bad = 0
+    for start in range(-(1 << 31), 1 << 31, n):
+        x = torch.arange(start, start + n, dtype=torch.int64, device="cuda").to(torch.int32)
+        x = x.view(torch.float32)
+        bad += _nan_aware_mismatches(sw.cast(x, tdt), x.to(tdt))
+    assert bad == 0
+
+
 @pytest.mark.nvrtc
 def test_every_op_compiles_with_nvrtc():
     """Every (op, dtype) the table lists, and a user kernel, compile for sm_90 (no GPU needed)."""

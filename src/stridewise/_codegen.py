@@ -102,23 +102,24 @@ def _uniform_fields(spec: KernelSpec) -> tuple[list[str], list[str]]:
     return fields, init
 
 
-def _load(k: int, dt: DType, kind: str) -> tuple[str, str]:
-    """(statement loading operand k, expression of element e)."""
+def _load(k: int, dt: DType, kind: str) -> tuple[str, str, str]:
+    """(field of In<P>, statement loading operand k into it, expression of element e)."""
     c = dt.ctype
     if kind == "dense":
-        return f"const sw::Pack<{c}, P> a{k} = sw::load_pack<{c}, P>(p[{k}], off[{k}]);", f"a{k}.elem[e]"
+        return (f"sw::Pack<{c}, P> a{k};", f"in.a{k} = sw::load_pack<{c}, P>(p[{k}], off[{k}]);",
+                f"in.a{k}.elem[e]")
     if kind == "bcast":
-        return f"const {c} a{k} = sw::load_one<{c}>(p[{k}], off[{k}]);", f"a{k}"
+        return f"{c} a{k};", f"in.a{k} = sw::load_one<{c}>(p[{k}], off[{k}]);", f"in.a{k}"
     if kind == "uniform":
-        return "", f"u.v{k}"
+        return "", "", f"u.v{k}"
     if kind == "strided":
-        return (f"{c} a{k}[P];\n    SW_UNROLL for (int e = 0; e < P; ++e) "
-                f"a{k}[e] = sw::load_one<{c}>(p[{k}], off[{k}] + e * u.step{k});", f"a{k}[e]")
+        return (f"{c} a{k}[P];", f"SW_UNROLL for (int e = 0; e < P; ++e) "
+                f"in.a{k}[e] = sw::load_one<{c}>(p[{k}], off[{k}] + e * u.step{k});", f"in.a{k}[e]")
     if kind == "periodic":  # one division per pack (done by the loop); stepped within it
-        return (f"{c} a{k}[P];\n    {{\n      Index ph = off[{k}];\n"
+        return (f"{c} a{k}[P];", f"{{\n      Index ph = off[{k}];\n"
                 f"      SW_UNROLL for (int e = 0; e < P; ++e) {{\n"
-                f"        a{k}[e] = sw::load_one<{c}>(p[{k}], ph);\n"
-                f"        if (++ph == u.period{k}) ph = 0;\n      }}\n    }}", f"a{k}[e]")
+                f"        in.a{k}[e] = sw::load_one<{c}>(p[{k}], ph);\n"
+                f"        if (++ph == u.period{k}) ph = 0;\n      }}\n    }}", f"in.a{k}[e]")
     raise ValueError(kind)
 
 
@@ -166,18 +167,28 @@ def user_functor(params, operation: str, typedefs=()) -> str:
             f"{user_block('operation', operation.rstrip() + ';')}\n  }}\n}};\n")
 
 
+def _pairs(spec: KernelSpec) -> bool:
+    """Whether the Apply2 branch applies: a one-output return form whose operands and
+    output all have the compute dtype, a 16-bit float (functors.h Apply2)."""
+    dt = spec.compute
+    return (not spec.out_types and spec.nout == 1 and dt.name in ("float16", "bfloat16")
+            and spec.kinds[0] == "dense" and not spec.arg_types
+            and all(a is dt for a in spec.arrays) and all(q is dt for q in spec.params))
+
+
 def generate(spec: KernelSpec, entry_point) -> str:
     """C++ source of `spec`; `entry_point(spec)` is the backend's extern "C" wrapper."""
     t, m = spec.compute.ctype, f"typename sw::OpMath<{spec.compute.ctype}>::type"
     ref = bool(spec.out_types)
     reads = spec.reads or (False,) * spec.nout
     fields, init = _uniform_fields(spec)
-    loads, exprs = [], {}
+    in_fields, loads, exprs = [], [], {}
     for k in range(len(spec.arrays)):
         if k < spec.nout and not (ref and reads[k]):
             continue
-        stmt, expr = _load(k, spec.arrays[k], spec.kinds[k])
-        if stmt:
+        field, stmt, expr = _load(k, spec.arrays[k], spec.kinds[k])
+        if field:
+            in_fields.append(field)
             loads.append(stmt)
         exprs[k] = expr
     results, stores, targets = [], [], []
@@ -189,14 +200,17 @@ def generate(spec: KernelSpec, entry_point) -> str:
             targets.append(f"r{k}.elem[e]")
         else:
             targets.append(f"reinterpret_cast<{c}*>(p[{k}])[off[{k}] + e * u.step{k}]")
-    call_args, n_in = [], 0
+    raws, call_args, arg_types, n_in = [], [], [], 0
     for src, i in spec.args:
         if src == "out":
             call_args.append(f"y{i}")
             continue
         raw, ctype = ((exprs[i], spec.arrays[i].ctype) if src == "array"
                       else (f"u.p{i}", spec.params[i].ctype))
-        call_args.append(_convert(raw, ctype, spec.arg_types[n_in] if spec.arg_types else None))
+        types = spec.arg_types[n_in] if spec.arg_types else None
+        raws.append(raw)
+        call_args.append(_convert(raw, ctype, types))
+        arg_types.append("M" if types is None else types[1])
         n_in += 1
     call = f"F()({', '.join(call_args)})"
     if ref:
@@ -205,9 +219,24 @@ def generate(spec: KernelSpec, entry_point) -> str:
         step.append(call + ";")
         step += [f"{targets[k]} = {_convert(f'y{k}', ot, (spec.arrays[k].ctype,) * 2)};"
                  for k, ot in enumerate(spec.out_types)]
+        compute = (f"SW_UNROLL for (int e = 0; e < P; ++e) {{\n      "
+                   + "\n      ".join(step) + "\n    }")
+    elif spec.kinds[0] == "dense":
+        # Results first, then one conversion of the whole pack (pairwise where the device
+        # has a two-lane conversion: sw::convert_pack).
+        compute = (f"typedef decltype(F()({', '.join(f'{a}()' for a in arg_types)})) R;\n"
+                   f"    R y[P];\n"
+                   f"    SW_UNROLL for (int e = 0; e < P; ++e) y[e] = {call};\n"
+                   f"    sw::convert_pack<P>(r0.elem, y);")
+        if _pairs(spec):
+            pair_args = ", ".join(f"sw::pair({r}, {r.replace('[e]', '[e + 1]')})" for r in raws)
+            compute = (f"if constexpr (sw::Apply2Pack<P, F, T>::value) {{\n"
+                       f"      SW_UNROLL for (int e = 0; e < P; e += 2)\n"
+                       f"        sw::set_pair(r0.elem + e, sw::Apply2Pack<P, F, T>::run({pair_args}));\n"
+                       f"    }} else {{\n    " + compute.replace("\n", "\n  ") + "\n    }")
     else:
-        step = [f"{targets[0]} = sw::convert<{spec.arrays[0].ctype}>({call});"]
-    body = "\n    ".join(loads)
+        compute = (f"SW_UNROLL for (int e = 0; e < P; ++e) "
+                   f"{targets[0]} = sw::convert<{spec.arrays[0].ctype}>({call});")
     uniform_fields = "\n    ".join(fields) or "char unused;"
     uniform_init = "\n    ".join(init)
     source = f"""{_describe(spec)}#include <stridewise/functors.h>
@@ -231,15 +260,28 @@ struct Op {{
     return u;
   }}
 
-  // P consecutive elements along the walk; off[k] is operand k's offset of the first.
+  // The operands of P consecutive elements along the walk, off[k] being operand k's offset
+  // of the first. Loading is its own phase so a kernel can issue several packs' loads
+  // before it stores anything (stores may alias later loads, so the compiler cannot).
+  template <int P> struct In {{
+    {chr(10).join("    " + x for x in in_fields).lstrip() or "char unused;"}
+  }};
+  template <int P>
+  SW_HOST_DEVICE SW_INLINE static In<P> load(char* const* p, const Index* off, const Uniform& u) {{
+    In<P> in;
+    {chr(10).join("    " + x for x in loads).lstrip()}
+    return in;
+  }}
+  template <int P>
+  SW_HOST_DEVICE SW_INLINE static void store(char* const* p, const Index* off, const Uniform& u,
+                                             const In<P>& in) {{
+    {" ".join(results)}
+    {compute}
+    {" ".join(stores)}
+  }}
   template <int P>
   SW_HOST_DEVICE SW_INLINE static void apply(char* const* p, const Index* off, const Uniform& u) {{
-    {body}
-    {" ".join(results)}
-    SW_UNROLL for (int e = 0; e < P; ++e) {{
-      {chr(10).join("      " + x for x in step).lstrip()}
-    }}
-    {" ".join(stores)}
+    store<P>(p, off, u, load<P>(p, off, u));
   }}
 }};
 

@@ -13,6 +13,16 @@ namespace sw {
 
 enum Convention { kTorch = 0, kNumpy = 1 };
 
+// Apply2<F, S>: an exact two-lane form of functor F on storage type S (half2 / bfloat162 on
+// the GPU), used by the generated kernel for pairs of a pack when every operand and the
+// output are S. `value` is 0 unless a specialization (ops.h) provides `run`; the two-lane
+// result must equal F in OpMath rounded once to S, bit for bit.
+template <class F, class S> struct Apply2 { enum { value = 0 }; };
+// Apply2 for a P-element pack: P-dependent, so a generated branch on it compiles only if taken.
+template <int P, class F, class S> struct Apply2Pack : Apply2<F, S> {
+  enum { value = P % 2 == 0 && Apply2<F, S>::value };
+};
+
 #if defined(__CUDA_ARCH__)
 // Device: the same argument as the host path below, with native fma. With A = |a|,
 // B = |b| and A / B < 2^22 (float) or 2^51 (double), the IEEE quotient truncates to n or
@@ -74,25 +84,37 @@ SW_HOST_DEVICE SW_INLINE float sw_inf() {
 }
 
 // fmod for operands that came from float16 or bfloat16 (at most 11 significant bits).
-// With A = |a|, B = |b| and A / B < 2^22, q = trunc(A / B) is off by at most one, and
-// r = A - q * B is exact in one fused operation because r and r +- B fit in 24 bits.
-// One compare-and-add fixes the off-by-one. Everything else (inf, NaN, zero divisor,
-// huge quotients) takes fmodf. Proven over all 2^32 pairs per dtype (tests/gpu).
-SW_HOST_DEVICE SW_INLINE float fmod_short(float a, float b) {
+// With A = |a|, B = |b|, n = trunc(A / B) and q = n or n + 1, r = A - q * B is exact in one
+// fused operation (r and r + B fit in 24 bits), and one compare-and-add fixes q = n + 1.
+// Everything else (inf, NaN, zero divisor, huge quotients) takes fmodf. Proven over all
+// 2^32 pairs per dtype (tests/test_cuda.py).
+#if defined(__CUDA_ARCH__)
+// Device: q from the approximate reciprocal (one MUFU.RCP, within 1 ulp) scaled up by 2^-21:
+// the product is never below A / B and, for A / B < 2^20, less than 0.75 above it, so
+// q = n or n + 1 without an IEEE division. B is kept in [2^-100, 2^100] so 1 / B is a
+// normal float (bfloat16 reaches 2^127; float16 never leaves that range).
+SW_DEVICE SW_INLINE float fmod_short(float a, float b) {
+  const float A = fabsf(a), B = fabsf(b);
+  if (!(A < B * 1048576.0f) || !(B >= 0x1p-100f) || !(B <= 0x1p100f)) return fmodf(a, b);
+  float rcp;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(rcp) : "f"(B));   // B is normal: ftz is moot
+  const float q = truncf(A * rcp * (1.0f + 0x1p-21f));
+  const float r = fmaf(-q, B, A);
+  return copysignf(r < 0.0f ? r + B : r, a);
+}
+#else
+SW_INLINE float fmod_short(float a, float b) {
   const float A = fabsf(a), B = fabsf(b);
   if (!(A < B * 4194304.0f) || !(B < sw_inf())) return fmodf(a, b);
-  const float q = truncf(A / B);
-#if defined(__CUDA_ARCH__)
-  float r = fmaf(-q, B, A);
-#else
+  const float q = truncf(A / B);   // n or n + 1 for A / B < 2^22
   // The host has no guaranteed FMA; the double product of a 22-bit q and an 11-bit B is exact.
   float r = (float)((double)A - (double)q * (double)B);
-#endif
   // Selects, not branches: the off-by-one is data-dependent, and a mispredicted branch per
   // element costs more on the CPU than the whole fast path (bench/NOTES.md).
   r = r < 0.0f ? r + B : (r >= B ? r - B : r);
   return copysignf(r, a);
 }
+#endif
 
 template <class M> struct Bits;
 template <> struct Bits<float> { typedef u32 type; };

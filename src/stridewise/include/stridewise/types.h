@@ -78,9 +78,15 @@ SW_HOST_DEVICE SW_INLINE u16 float_to_half(float f) {
 SW_HOST_DEVICE SW_INLINE float bfloat16_to_float(u16 b) { return bit_cast<float>((u32)b << 16); }
 
 SW_HOST_DEVICE SW_INLINE u16 float_to_bfloat16(float f) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  u16 h;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+#else
   const u32 x = bit_cast<u32>(f);
   if ((x & 0x7FFFFFFFu) > 0x7F800000u) return (u16)((x >> 16) | 0x40u);  // quiet NaN
   return (u16)((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);                   // nearest even
+#endif
 }
 
 // OpMath<T>: the type arithmetic runs in. 16-bit floats compute in float32 and round once.
@@ -162,5 +168,40 @@ template <> struct Convert<half, double> {
 
 template <class To, class From>
 SW_HOST_DEVICE SW_INLINE To convert(From x) { return Convert<To, From>::apply(x); }
+
+// Two consecutive elements as one 2 x 16-bit (or wider) register: the half2 / bfloat162 unit.
+template <class T> struct alignas(2 * sizeof(T)) Pair { T lo, hi; };
+template <class T> SW_HOST_DEVICE SW_INLINE Pair<T> pair(T lo, T hi) { Pair<T> r = {lo, hi}; return r; }
+template <class T> SW_HOST_DEVICE SW_INLINE void set_pair(T* dst, const Pair<T>& v) {
+  SW_MEMCPY(dst, &v, sizeof(v));
+}
+
+// Convert2<To, From>: two elements in one instruction where the device has one (float to
+// half2 / bfloat162 on sm_80+, the same round to nearest even as Convert); `value` says so.
+template <class To, class From> struct Convert2 { enum { value = 0 }; };
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define SW_CONVERT2(To, ptx)                                                     \
+  template <> struct Convert2<To, float> {                                       \
+    enum { value = 1 };                                                          \
+    SW_DEVICE SW_INLINE static Pair<To> apply(float lo, float hi) {              \
+      u32 r;                                                                     \
+      asm("cvt.rn." ptx "x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));      \
+      return bit_cast<Pair<To> >(r);                                             \
+    }                                                                            \
+  };
+SW_CONVERT2(half, "f16")
+SW_CONVERT2(bfloat16, "bf16")
+#undef SW_CONVERT2
+#endif
+
+// The one rounding of a pack of results to the storage type, pairwise where Convert2 allows.
+template <int P, class To, class From>
+SW_HOST_DEVICE SW_INLINE void convert_pack(To* dst, const From* y) {
+  if constexpr (P % 2 == 0 && Convert2<To, From>::value) {
+    SW_UNROLL for (int e = 0; e < P; e += 2) set_pair(dst + e, Convert2<To, From>::apply(y[e], y[e + 1]));
+  } else {
+    SW_UNROLL for (int e = 0; e < P; ++e) dst[e] = convert<To>(y[e]);
+  }
+}
 
 }  // namespace sw

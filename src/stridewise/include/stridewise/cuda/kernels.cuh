@@ -1,18 +1,27 @@
 // stridewise/cuda/kernels.cuh: one __device__ kernel body per mode, mirroring cpu/loops.h.
 //
-// Each body walks the output in its own memory order and hands Op::apply<P> the element
-// offset of every array operand (the generated Op knows how each operand is read). The
-// generated entry point passes two slot arrays: `s`, the record the host packs per call
-// (pack.h Layout), and `x`, launch facts the host fixes once per plan (Geometry first,
-// then per-mode extras). Grid and block size come from the launch, never from the source.
+// Each body walks the output in its own memory order and hands the generated Op the element
+// offset of every array operand (the Op knows how each operand is read). The generated entry
+// point passes two slot arrays: `s`, the record the host packs per call (pack.h Layout), and
+// `x`, launch facts the host fixes once per plan (Geometry first, then per-mode extras).
+// Grid and block size come from the launch, never from the source.
 //
-// Loop counters are 64-bit everywhere: offsets fit the plan's Index, but a counter plus a
-// grid stride may not fit int32 near 2^31. Offsets themselves stay in Index.
+// Several packs in flight: each thread issues the loads of up to kLoads packs (Op::load)
+// before it computes and stores any of them (Op::store). A store may alias a later load as
+// far as the compiler knows, so with Op::apply per pack only one pack per thread would be in
+// flight, and the bandwidth would hang on occupancy (bench/NOTES.md G2).
 #pragma once
 #include "../pack.h"
 
 namespace sw {
 namespace cuda {
+
+static const int kLoads = 4;
+
+// Loop counters: unsigned 32-bit when the plan's Index is 32-bit (every count is then below
+// 2^31, so a counter plus a grid stride cannot wrap), 64-bit otherwise. Offsets stay Index.
+template <class Index> struct Counter { typedef u32 type; };
+template <> struct Counter<i64> { typedef i64 type; };
 
 // x[0]: packs (or elements) each thread takes per step, and the row-group width (rows) or
 // tile edge (tiled). Both are powers of two fixed by the host from the algorithm.
@@ -23,10 +32,10 @@ struct Geometry {
 
 SW_DEVICE SW_INLINE Geometry geometry(const Slot* x) { return slot_get<Geometry>(x[0]); }
 
-SW_DEVICE SW_INLINE i64 global_thread() { return (i64)blockIdx.x * blockDim.x + threadIdx.x; }
+template <class C> SW_DEVICE SW_INLINE C global_thread() { return (C)blockIdx.x * blockDim.x + threadIdx.x; }
 
 // Flat offsets: every dense operand sits at i; a periodic one (short_rows only) at i mod
-// period, one division per pack (apply steps the phase within the pack).
+// period, one division per pack (load steps the phase within the pack).
 template <class Op, bool kPeriodic>
 SW_DEVICE SW_INLINE void flat_offsets(const Frame<Op>& f, typename Op::Index i, typename Op::Index* off) {
   SW_UNROLL for (int k = 0; k < Op::kArrays; ++k) {
@@ -39,6 +48,30 @@ SW_DEVICE SW_INLINE void flat_offsets(const Frame<Op>& f, typename Op::Index i, 
   }
 }
 
+// The packs a thread owns in one step: pack(t) for t in [0, count), skipping those at or past
+// `packs`; `offsets(q, off)` fills the operand offsets of pack q. Loads of up to kLoads packs
+// are issued before any of them is stored.
+template <class Op, int P, class C, class Pack, class Offsets>
+SW_DEVICE SW_INLINE void run_packs(const Frame<Op>& f, C count, C packs, const Pack& pack,
+                                   const Offsets& offsets) {
+  typedef typename Op::Index Index;
+  for (C t0 = 0; t0 < count; t0 += kLoads) {
+    if (pack(t0) >= packs) break;           // a thread's packs ascend with t
+    typename Op::template In<P> in[kLoads];
+    Index off[kLoads][Op::kArrays];
+    SW_UNROLL for (int j = 0; j < kLoads; ++j) {
+      const C q = pack(t0 + j);
+      if (t0 + j < count && q < packs) {
+        offsets(q, off[j]);
+        in[j] = Op::template load<P>(f.p, off[j], f.u);
+      }
+    }
+    SW_UNROLL for (int j = 0; j < kLoads; ++j) {
+      if (t0 + j < count && pack(t0 + j) < packs) Op::template store<P>(f.p, off[j], f.u, in[j]);
+    }
+  }
+}
+
 // contiguous, scalar, short_rows: the output is one dense run of n elements. The first
 // `aux` elements (the head peel) and the last < P elements (the tail) go one by one, one
 // element per thread; everything between goes as aligned P-element packs. A block step
@@ -47,14 +80,15 @@ SW_DEVICE SW_INLINE void flat_offsets(const Frame<Op>& f, typename Op::Index i, 
 template <class Op, bool kPeriodic>
 SW_DEVICE SW_INLINE void flat_kernel(const Slot* s, const Slot* x) {
   typedef typename Op::Index Index;
+  typedef typename Counter<Index>::type C;
   enum { P = Op::kPack };
   const Frame<Op> f(s);
   const Geometry g = geometry(x);
-  const i64 n = f.n();
-  const i64 head = f.aux() < n ? f.aux() : n;
-  const i64 packs = (n - head) / P;
-  const i64 tail = head + packs * P;
-  const i64 tid = global_thread();
+  const C n = (C)f.n();
+  const C head = (C)f.aux() < n ? (C)f.aux() : n;
+  const C packs = (n - head) / P;
+  const C tail = head + packs * P;
+  const C tid = global_thread<C>();
   Index off[Op::kArrays];
   if (tid < head) {
     flat_offsets<Op, kPeriodic>(f, (Index)tid, off);
@@ -64,17 +98,11 @@ SW_DEVICE SW_INLINE void flat_kernel(const Slot* s, const Slot* x) {
     flat_offsets<Op, kPeriodic>(f, (Index)(tail + tid), off);
     Op::template apply<1>(f.p, off, f.u);
   }
-  const i64 block = blockDim.x, items = g.items;
-  const i64 step = (i64)gridDim.x * block * items;
-  for (i64 b = (i64)blockIdx.x * block * items + threadIdx.x; b < packs; b += step) {
-#pragma unroll 4
-    for (i64 j = 0; j < items; ++j) {
-      const i64 q = b + j * block;
-      if (q < packs) {
-        flat_offsets<Op, kPeriodic>(f, (Index)(head + q * P), off);
-        Op::template apply<P>(f.p, off, f.u);
-      }
-    }
+  const C block = blockDim.x, items = g.items;
+  const C step = (C)gridDim.x * block * items;
+  for (C b = (C)blockIdx.x * block * items + threadIdx.x; b < packs; b += step) {
+    run_packs<Op, P>(f, items, packs, [&](C t) { return b + t * block; },
+                     [&](C q, Index* o) { flat_offsets<Op, kPeriodic>(f, (Index)(head + q * P), o); });
   }
 }
 
@@ -83,13 +111,13 @@ template <class Op> SW_DEVICE void scalar_kernel(const Slot* s, const Slot* x) {
 template <class Op> SW_DEVICE void short_rows_kernel(const Slot* s, const Slot* x) { flat_kernel<Op, true>(s, x); }
 
 // Offsets of the first element of row `r` (its multi-index over dims [0, D-1)).
-template <class Op>
-SW_DEVICE SW_INLINE void row_offsets(const Frame<Op>& f, typename Op::Index r, typename Op::Index* off) {
+template <class Op, class C>
+SW_DEVICE SW_INLINE void row_offsets(const Frame<Op>& f, C r, typename Op::Index* off) {
   SW_UNROLL for (int k = 0; k < Op::kArrays; ++k) off[k] = 0;
   SW_UNROLL for (int d = Op::kDims - 2; d >= 0; --d) {
-    const typename Op::Index ext = f.shape(d), q = r / ext, xd = r - q * ext;
+    const C ext = (C)f.shape(d), q = r / ext, xd = r - q * ext;
     r = q;
-    SW_UNROLL for (int k = 0; k < Op::kArrays; ++k) off[k] += xd * f.stride(k, d);
+    SW_UNROLL for (int k = 0; k < Op::kArrays; ++k) off[k] += (typename Op::Index)xd * f.stride(k, d);
   }
 }
 
@@ -97,46 +125,41 @@ SW_DEVICE SW_INLINE void row_offsets(const Frame<Op>& f, typename Op::Index r, t
 // of `group` threads; a chunk is group * items packs of one row, and a work unit is up to
 // kRowUnitPacks / items consecutive chunks of one row, so long rows spread over many blocks,
 // short rows do not leave a whole block idle, and the row's offsets (divisions) are paid
-// once per unit of ~16 packs per thread, never per element. The row's last unit also
-// writes the < P tail elements one per lane. configure() in backends/cuda.py mirrors this.
+// once per unit of ~16 packs per thread, never per element. Within a unit, lane l of a group
+// takes packs l, l + group, l + 2 group, ... (coalesced). The row's last unit also writes
+// the < P tail elements one per lane. configure() in backends/cuda.py mirrors this.
 static const i64 kRowUnitPacks = 16;
 
 template <class Op>
 SW_DEVICE void rows_kernel(const Slot* s, const Slot* x) {
   typedef typename Op::Index Index;
+  typedef typename Counter<Index>::type C;
   enum { NA = Op::kArrays, D = Op::kDims, P = Op::kPack };
   const Frame<Op> f(s);
   const Geometry g = geometry(x);
-  const i64 len = f.shape(D - 1);
-  const i64 rows = f.n() / len;
-  const i64 packs = len / P, rem = len - packs * P;
-  const i64 group = g.group, items = g.items, chunk = group * items;
-  const i64 chunks = packs > 0 ? (packs + chunk - 1) / chunk : 1;
-  const i64 per_unit = kRowUnitPacks / items > 1 ? kRowUnitPacks / items : 1;
-  const i64 span = chunks < per_unit ? chunks : per_unit;
-  const i64 units = (chunks + span - 1) / span;
-  const i64 work = rows * units;
-  const i64 groups = blockDim.x / group;
-  const i64 lane = threadIdx.x % group;
-  const bool narrow = work <= 0x7fffffff;   // 32-bit division when the unit count allows
-  Index step[NA], base[NA], off[NA];
+  const C len = (C)f.shape(D - 1);
+  const C rows = (C)(f.n() / len);
+  const C packs = len / P, rem = len - packs * P;
+  const C group = g.group, items = g.items, chunk = group * items;
+  const C chunks = packs > 0 ? (packs + chunk - 1) / chunk : 1;
+  const C per_unit = kRowUnitPacks / items > 1 ? kRowUnitPacks / items : 1;
+  const C span = chunks < per_unit ? chunks : per_unit;
+  const C units = (chunks + span - 1) / span;
+  const C work = rows * units;
+  const C groups = blockDim.x / group;
+  const C lane = threadIdx.x % group;
+  Index step[NA], base[NA];
   SW_UNROLL for (int k = 0; k < NA; ++k) step[k] = f.stride(k, D - 1);
-  for (i64 w = (i64)blockIdx.x * groups + threadIdx.x / group; w < work; w += (i64)gridDim.x * groups) {
-    const i64 r = narrow ? (i64)((u32)w / (u32)units) : w / units, c = w - r * units;
-    row_offsets(f, (Index)r, base);
-    for (i64 cs = 0; cs < span; ++cs) {
-      const i64 cc = c * span + cs;
-      if (cc >= chunks) break;
-#pragma unroll 4
-      for (i64 j = 0; j < items; ++j) {
-        const i64 q = cc * chunk + j * group + lane;
-        if (q < packs) {
-          SW_UNROLL for (int k = 0; k < NA; ++k) off[k] = base[k] + (Index)(q * P) * step[k];
-          Op::template apply<P>(f.p, off, f.u);
-        }
-      }
-    }
+  for (C w = (C)blockIdx.x * groups + threadIdx.x / group; w < work; w += (C)gridDim.x * groups) {
+    const C r = w / units, c = w - r * units;
+    row_offsets(f, r, base);
+    const C first = c * span * chunk + lane;
+    run_packs<Op, P>(f, span * items, packs, [&](C t) { return first + t * group; },
+                     [&](C q, Index* o) {
+                       SW_UNROLL for (int k = 0; k < NA; ++k) o[k] = base[k] + (Index)(q * P) * step[k];
+                     });
     if (c == units - 1 && lane < rem) {
+      Index off[NA];
       const Index xi = (Index)(packs * P + lane);
       SW_UNROLL for (int k = 0; k < NA; ++k) off[k] = base[k] + xi * step[k];
       Op::template apply<1>(f.p, off, f.u);
@@ -237,28 +260,23 @@ SW_DEVICE SW_INLINE i64 fast_div(i64 n, const Slot& magic, const Slot& shift) {
 template <class Op>
 SW_DEVICE void general_kernel(const Slot* s, const Slot* x) {
   typedef typename Op::Index Index;
+  typedef typename Counter<Index>::type C;
   enum { NA = Op::kArrays, D = Op::kDims };
   const Frame<Op> f(s);
   const Geometry g = geometry(x);
-  const i64 n = f.n(), block = blockDim.x, items = g.items;
-  const i64 step = (i64)gridDim.x * block * items;
-  Index off[NA];
-  for (i64 b = (i64)blockIdx.x * block * items + threadIdx.x; b < n; b += step) {
-#pragma unroll 4
-    for (i64 j = 0; j < items; ++j) {
-      const i64 e = b + j * block;
-      if (e < n) {
-        Index rest = (Index)e;
-        SW_UNROLL for (int k = 0; k < NA; ++k) off[k] = 0;
-        SW_UNROLL for (int d = D - 1; d >= 0; --d) {
-          const Index qd = fast_div(rest, x[1 + 2 * d], x[2 + 2 * d]);
-          const Index xd = rest - qd * f.shape(d);
-          rest = qd;
-          SW_UNROLL for (int k = 0; k < NA; ++k) off[k] += xd * f.stride(k, d);
-        }
-        Op::template apply<1>(f.p, off, f.u);
+  const C n = (C)f.n(), block = blockDim.x, items = g.items;
+  const C step = (C)gridDim.x * block * items;
+  for (C b = (C)blockIdx.x * block * items + threadIdx.x; b < n; b += step) {
+    run_packs<Op, 1>(f, items, n, [&](C t) { return b + t * block; }, [&](C e, Index* off) {
+      Index rest = (Index)e;
+      SW_UNROLL for (int k = 0; k < NA; ++k) off[k] = 0;
+      SW_UNROLL for (int d = D - 1; d >= 0; --d) {
+        const Index qd = fast_div(rest, x[1 + 2 * d], x[2 + 2 * d]);
+        const Index xd = rest - qd * f.shape(d);
+        rest = qd;
+        SW_UNROLL for (int k = 0; k < NA; ++k) off[k] += xd * f.stride(k, d);
       }
-    }
+    });
   }
 }
 

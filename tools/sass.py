@@ -1,0 +1,82 @@
+"""Registers, spills and memory instructions of generated CUDA kernels, without a GPU.
+
+    python tools/sass.py [mode ...] [--dtypes float32,float16] [--sass]
+
+Builds each mode's float32 base spec (as tests/test_nvrtc.py does), swaps in each dtype,
+compiles with NVRTC for sm_90 and reads the cubin with cuobjdump (the CUDA toolkit's, or
+triton's copy): registers, stack, and the counts of global loads/stores by width.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import dataclasses
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+os.environ.setdefault("STRIDEWISE_DISABLE_CACHE", "1")
+
+from stridewise import _codegen, _ops  # noqa: E402
+from stridewise._dtypes import DTYPES  # noqa: E402
+from stridewise.backends import cuda  # noqa: E402
+
+
+def _cuobjdump() -> str:
+    found = shutil.which("cuobjdump")
+    if found:
+        return found
+    try:
+        import triton
+        path = Path(triton.__file__).parent / "backends/nvidia/bin/cuobjdump"
+        if path.exists():
+            return str(path)
+    except ImportError:
+        pass
+    sys.exit("cuobjdump not found: install the CUDA toolkit or triton")
+
+
+def main(argv=None):
+    from test_nvrtc import _base_specs
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("modes", nargs="*", help="base spec names (default: all), e.g. rows/dense")
+    ap.add_argument("--dtypes", default="float32,float16,float64")
+    ap.add_argument("--bits", type=int, default=32)
+    ap.add_argument("--sass", action="store_true", help="print the SASS too")
+    args = ap.parse_args(argv)
+    tool = _cuobjdump()
+    bases = _base_specs()
+    for name, base in bases.items():
+        if args.modes and not any(name.startswith(m) for m in args.modes):
+            continue
+        for dname in args.dtypes.split(","):
+            dt = DTYPES[dname]
+            pack = 1 if base.mode in ("tiled", "general") else 16 // dt.itemsize
+            spec = dataclasses.replace(
+                base, arrays=(dt,) * len(base.arrays), params=(dt,) * len(base.params),
+                compute=dt, functor=_ops.REMAINDER.functor_for(dt, "torch"), pack=pack,
+                index_bits=args.bits)
+            cubin = cuda.compile(_codegen.generate(spec, cuda.entry_point), spec.entry, "sm_90")
+            with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+                f.write(cubin)
+                f.flush()
+                res = subprocess.run([tool, "-res-usage", f.name], capture_output=True, text=True).stdout
+                sass = subprocess.run([tool, "-sass", f.name], capture_output=True, text=True).stdout
+            regs = re.search(r"REG:(\d+)", res).group(1)
+            stack = re.search(r"STACK:(\d+)", res).group(1)
+            ops = collections.Counter(re.findall(r"\b((?:LDG|STG|LDL|STL|LDS|STS)[.\w]*)", sass))
+            n = len(re.findall(r"/\*[0-9a-f]{4,}\*/", sass))
+            print(f"{name:20s} {dname:9s} regs {regs:>3s} stack {stack:>3s} instr {n:5d}  "
+                  + " ".join(f"{k}:{v}" for k, v in sorted(ops.items())))
+            if args.sass:
+                print(sass)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,55 @@
+"""Time remainder per case over items_per_thread x block_size on the GPU (2^27 outputs).
+
+    PYTHONPATH=src python tools/tune_gpu.py [--cases row,outer] [--dtypes float32,float16]
+
+Each case runs with its mode's algorithm class and every (items, block) pair; the table shows
+GB/s (compulsory bytes) so the tuning defaults in stridewise/tuning.py can be chosen from data.
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+
+import stridewise as sw
+from stridewise import algorithms, bench
+
+CLASSES = {"contiguous": algorithms.Contiguous, "scalar": algorithms.Scalar, "rows": algorithms.Rows,
+           "short_rows": algorithms.ShortRows, "tiled": algorithms.Tiled, "general": algorithms.General}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cases", default="contiguous,scalar_tensor,row,column,outer,short_rows,crossed_3d,permuted")
+    ap.add_argument("--dtypes", default="float32,float16,float64")
+    ap.add_argument("--items", default="1,2,4,8")
+    ap.add_argument("--blocks", default="128,256,512")
+    ap.add_argument("--log2", type=int, default=27)
+    ap.add_argument("--json")
+    args = ap.parse_args(argv)
+    grid = list(itertools.product(map(int, args.items.split(",")), map(int, args.blocks.split(","))))
+    print("case/dtype/mode".ljust(34) + "".join(f"i{i}b{b}".rjust(9) for i, b in grid))
+    rows = []
+    for case, dtype in itertools.product(args.cases.split(","), args.dtypes.split(",")):
+        a, b, out = bench._make_case(case, dtype, args.log2, "torch", "cuda")
+        mode = sw.explain(sw.remainder, a, b, out=out).mode
+        nbytes = bench.compulsory_bytes(a, b, out)
+        line = {"case": case, "dtype": dtype, "mode": mode, "gbps": {}}
+        for items, block in grid:
+            alg = CLASSES[mode](block_size=block, items_per_thread=items)
+            try:
+                t = bench.time_cuda(lambda: sw.remainder(a, b, out=out, algorithm=alg))
+                line["gbps"][f"{items}/{block}"] = nbytes / t / 1e9
+            except Exception as e:  # noqa: BLE001
+                line["gbps"][f"{items}/{block}"] = None
+                print(f"  {case}/{dtype} items {items} block {block}: {type(e).__name__}: {e}")
+        rows.append(line)
+        print(f"{case}/{dtype}/{mode}".ljust(34) + "".join(
+            (f"{v:9.0f}" if v else "        -") for v in line["gbps"].values()), flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
