@@ -2,7 +2,7 @@
 # The whole GPU check in one command, run from a checkout on a machine with a CUDA GPU:
 #   tools/gpu_check.sh [--skip tests,sanitizer,...] [-- extra pytest args]
 # Parts: info, tests (pytest -m "gpu or nvrtc"), sanitizer (compute-sanitizer memcheck over
-# every mode and dtype), bench (the full matrix with sweep, host overhead and first-call times,
+# every mode and dtype), tune (tools/tune_gpu.py: GB/s per items x block), bench (the full matrix with sweep, host overhead and first-call times,
 # then the fused seed kernel; about 3 minutes on an H200). SKIP="tests sanitizer" in the
 # environment works too. Logs go to $OUT (the device tool's return folder) or ./gpu-logs, at
 # most 8 files so that all of them come back. Exit status: the number of failed parts.
@@ -61,6 +61,7 @@ bench() {
   "$PY" -m stridewise.bench_fused cuda
 }
 
+part tune "$PY" tools/tune_gpu.py
 part tests "$PY" -m pytest -m "gpu or nvrtc" -q -s -p no:cacheprovider tests/ "${PYTEST_EXTRA[@]}"
 part sanitizer sanitizer
 part bench bench
