@@ -405,6 +405,128 @@ def test_cuda_array_interface_and_dlpack_producers():
         sw.remainder(_CAI(a), _CAI(b))
 
 
+# -- devices and contexts: stridewise never changes the caller's current one -----------------
+TWO_GPUS = pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs")
+
+
+def _context_device() -> int:
+    """The device of the driver's current context on this thread (-1: none)."""
+    import ctypes
+
+    dev = ctypes.c_int(-1)
+    err = ctypes.CDLL("libcuda.so.1").cuCtxGetDevice(ctypes.byref(dev))
+    return dev.value if err == 0 else -1
+
+
+FRESH_PROCESS = r"""
+import ctypes, torch, stridewise as sw
+def context_device():
+    dev = ctypes.c_int(-1)
+    return dev.value if ctypes.CDLL("libcuda.so.1").cuCtxGetDevice(ctypes.byref(dev)) == 0 else -1
+torch.ones(1, device="cuda")                       # device 0 and its context are current
+a = torch.randn(1000, 333, device="cuda:1")
+b = torch.randn(333, device="cuda:1") + 3
+got = sw.remainder(a, b)                           # first call: device facts, load, launch
+again = sw.remainder(a, b)                         # warm call
+assert torch.cuda.current_device() == 0, torch.cuda.current_device()
+assert context_device() == 0, context_device()
+assert torch.empty(1, device="cuda").device == torch.device("cuda", 0)
+want = torch.remainder(a, b)
+assert torch.equal(got, want) and torch.equal(again, want)
+assert got.device == torch.device("cuda", 1)
+"""
+
+
+@TWO_GPUS
+def test_a_call_on_another_device_keeps_the_current_one():
+    """The 2xH200 bug: a call on cuda:1 left cuda:1 current, so "cuda" meant cuda:1 after."""
+    import os
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", FRESH_PROCESS], capture_output=True, text=True,
+                          env=dict(os.environ), timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    # in this process too (whatever ran before): a call on cuda:1 with cuda:0 current
+    with torch.cuda.device(0):
+        a = torch.randn(700, 129, device="cuda:1")
+        b = torch.randn(129, device="cuda:1") + 3
+        got = sw.remainder(a, b)
+        assert torch.cuda.current_device() == 0 and _context_device() == 0
+        assert torch.equal(got, torch.remainder(a, b))
+
+
+def _torch(t):
+    return t
+
+
+@TWO_GPUS
+@pytest.mark.parametrize("wrap", [_torch, _CAI, _DLPack], ids=["torch", "cai", "dlpack"])
+@pytest.mark.parametrize("current,target", [(0, 1), (1, 0)], ids=["on1-with0current", "on0-with1current"])
+def test_producers_on_a_device_that_is_not_current(wrap, current, target):
+    """Bare __cuda_array_interface__ / DLPack producers (and torch) on the device that is not
+    current: torch's bits, and the caller's device and context unchanged afterwards."""
+    dev = torch.device("cuda", target)
+    torch.ones(1, device=f"cuda:{current}")            # the current device's context exists
+    prev = torch.cuda.current_device()
+    torch.cuda.set_device(current)
+    try:
+        assert _context_device() == current
+        a = torch.randn(300, 257, device=dev)
+        b = torch.randn(257, device=dev) + 3
+        want = torch.remainder(a, b)
+        out = torch.full_like(a, float("nan"))         # a kernel that writes nothing shows
+        torch.cuda.synchronize(dev)
+        for _ in range(2):                             # cold, then warm
+            got = sw.remainder(wrap(a), wrap(b), out=wrap(out), convention="torch")
+            assert torch.cuda.current_device() == current and _context_device() == current
+            torch.cuda.synchronize(dev)
+            assert torch.equal(out, want), (wrap.__name__, current, target)
+            out.fill_(float("nan"))
+            torch.cuda.synchronize(dev)
+        if wrap is _torch:
+            assert got is out
+            alloc = sw.remainder(a, b)
+            assert alloc.device == dev and torch.equal(alloc, want)
+        torch.cuda.synchronize(target)
+        torch.cuda.synchronize(current)                # no sticky error on either device
+    finally:
+        torch.cuda.set_device(prev)
+
+
+def test_warm_first_call_needs_no_cuda_core(tmp_path):
+    """A fresh process with a warm disk cache: no cuda.core, no NVRTC, and its time printed."""
+    import os
+    import subprocess
+    import sys
+
+    code = r"""
+import sys, time, torch, stridewise as sw
+def state():   # cuda.core imported, NVRTC libraries mapped
+    with open("/proc/self/maps") as f:
+        return "cuda.core" in sys.modules, {ln.split()[-1] for ln in f if "libnvrtc" in ln}
+a = torch.randn(4096, device="cuda"); b = torch.randn(4096, device="cuda") + 3
+out = torch.empty_like(a); torch.cuda.synchronize()
+core0, nvrtc0 = state()
+t = time.perf_counter(); sw.remainder(a, b, out=out); torch.cuda.synchronize()
+dt = time.perf_counter() - t
+core1, nvrtc1 = state()
+assert torch.equal(out, torch.remainder(a, b))
+print(dt * 1e3, core1 and not core0, bool(nvrtc1 - nvrtc0))   # what the call itself brought in
+"""
+    env = dict(os.environ, STRIDEWISE_CACHE_DIR=str(tmp_path))
+    runs = []
+    for _ in range(3):                                 # cold, then warm twice
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              env=env, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        ms, core, nvrtc = proc.stdout.split()
+        runs.append((float(ms), core, nvrtc))
+    print(f"\n[first call] cold {runs[0][0]:.1f} ms, warm disk cache {runs[1][0]:.1f} / {runs[2][0]:.1f} ms")
+    assert list((tmp_path / "cuda").glob("*.cubin"))   # the cold one compiled
+    assert all(core == "False" and nvrtc == "False" for _, core, nvrtc in runs[1:]), runs
+
+
 # -- host overhead and mode coverage ----------------------------------------------------------
 def test_warm_host_overhead():
     a, b = torch.randn(1024, device=CUDA), torch.randn(1024, device=CUDA) + 3

@@ -4,6 +4,7 @@ Variants: every mode (and its operand kinds) x six dtypes x every legal pack x b
 widths, compiled in threads (NVRTC releases the GIL) for sm_90.
 """
 import dataclasses
+import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -95,3 +96,187 @@ def test_cubin_is_cached_on_disk(tmp_path, monkeypatch):
     first = cuda.compile(src, "k", ARCH)
     assert list((tmp_path / "cuda").glob("*.cubin"))
     assert cuda.compile(src, "k", ARCH) == first
+
+
+# -- the warm path: a disk cache hit needs neither cuda.core nor NVRTC -----------------------
+WARM = r"""
+import sys
+from stridewise.backends import cuda
+src = 'extern "C" __global__ void k(float* o) { o[0] = 2.0f; }'
+cubin = cuda.compile(src, "k", "sm_90")
+assert cubin[:4] == b"\x7fELF", cubin[:4]
+loaded = [m for m in sys.modules if m.startswith("cuda.core") or "nvrtc" in m]
+with open("/proc/self/maps") as f:
+    libs = sorted({ln.split()[-1] for ln in f if "libnvrtc" in ln})
+print(sys.argv[1], loaded, libs)
+if sys.argv[1] == "warm":
+    assert not loaded and not libs, (loaded, libs)
+"""
+
+
+def test_warm_cache_imports_neither_cuda_core_nor_nvrtc(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, STRIDEWISE_CACHE_DIR=str(tmp_path))
+    for phase in ("cold", "warm"):
+        proc = subprocess.run([sys.executable, "-c", WARM, phase], env=env,
+                              capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+    assert len(list((tmp_path / "cuda").glob("*.cubin"))) == 1
+
+
+def test_key_follows_nvrtc_arch_and_options(tmp_path, monkeypatch):
+    monkeypatch.setenv("STRIDEWISE_CACHE_DIR", str(tmp_path))
+    src = 'extern "C" __global__ void k(float* o) { o[0] = 3.0f; }'
+
+    def entries():
+        return len(list((tmp_path / "cuda").glob("*.cubin")))
+
+    cuda.compile(src, "k", ARCH)
+    cuda.compile(src, "k", ARCH)
+    assert entries() == 1
+    cuda.compile(src, "k", "sm_80")                               # arch
+    assert entries() == 2
+    real = cuda.nvrtc_identity()
+    monkeypatch.setattr(cuda, "nvrtc_identity", lambda: real + ";upgraded")   # NVRTC
+    cuda.compile(src, "k", ARCH)
+    assert entries() == 3
+    monkeypatch.setattr(cuda, "OPTIONS", dict(cuda.OPTIONS, std="c++20"))    # options
+    cuda.compile(src, "k", ARCH)
+    assert entries() == 4
+
+
+def test_nvrtc_identity_is_a_stat_of_the_library(tmp_path):
+    ident = cuda.nvrtc_identity()
+    assert "libnvrtc" in ident and ident.count(":") >= 2
+    lib = tmp_path / "libnvrtc.so.99"
+    lib.write_bytes(b"x" * 10)
+    before = cuda._fingerprint(str(lib))
+    os.utime(lib, ns=(1, 2))                                      # a reinstall: new mtime
+    assert cuda._fingerprint(str(lib)) != before
+    lib.write_bytes(b"y" * 11)
+    assert cuda._fingerprint(str(lib)).split(":")[1] == "11"
+
+
+def test_unpredicted_nvrtc_keys_by_the_loaded_one(tmp_path, monkeypatch):
+    """An NVRTC that the stat did not predict (loaded from elsewhere) keys the cubin itself."""
+    monkeypatch.setenv("STRIDEWISE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(cuda, "nvrtc_identity", lambda: "/elsewhere/libnvrtc.so:1:1")
+    src = 'extern "C" __global__ void k(float* o) { o[0] = 4.0f; }'
+    first = cuda.compile(src, "k", ARCH)
+    core = cuda._core()
+    monkeypatch.setattr(core, "Program", None)                    # a second compile would fail
+    assert cuda.compile(src, "k", ARCH) == first
+
+
+# -- the whole warm CUDA path against a stand-in driver (no GPU) -----------------------------
+FAKE_LIBCUDA = r"""
+/* A stand-in libcuda.so.1 for CPU tests: the driver entry points stridewise calls, with a
+   per-thread context stack, device ordinal 1 for every pointer, and a log of launches. */
+#include <stdint.h>
+#include <string.h>
+extern "C" {
+typedef int CUresult;
+static __thread void* stack[16];
+static __thread int depth = 0;
+static int launches = 0, libraries = 0;
+static struct { void* f; unsigned grid, block, smem; void* stream; void* ctx; unsigned char args[24]; } log_[64];
+
+CUresult cuInit(unsigned flags) { return 0; }
+CUresult cuDeviceGet(int* d, int i) { *d = i; return i < 2 ? 0 : 101; }
+CUresult cuDeviceGetAttribute(int* v, int a, int d) {
+  *v = a == 16 ? 132 : a == 39 ? 2048 : a == 75 ? 9 : a == 76 ? 0 : -1; return *v < 0; }
+CUresult cuDevicePrimaryCtxRetain(void** c, int d) { *c = (void*)(uintptr_t)(0x1000 + d); return 0; }
+CUresult cuCtxGetCurrent(void** c) { *c = depth ? stack[depth - 1] : 0; return 0; }
+CUresult cuCtxGetDevice(int* d) { if (!depth) return 201; *d = (int)((uintptr_t)stack[depth - 1] - 0x1000); return 0; }
+CUresult cuCtxPushCurrent_v2(void* c) { stack[depth++] = c; return 0; }
+CUresult cuCtxPopCurrent_v2(void** c) { if (!depth) return 201; if (c) *c = stack[--depth]; else --depth; return 0; }
+CUresult cuLibraryLoadData(void** lib, const void* code, void* a, void* b, unsigned n, void* c, void* d, unsigned m) {
+  if (memcmp(code, "\x7f" "ELF", 4)) return 200; *lib = (void*)(uintptr_t)(0x2000 + ++libraries); return 0; }
+CUresult cuLibraryGetKernel(void** k, void* lib, const char* name) { *k = (void*)((uintptr_t)lib + 0x10000); return 0; }
+CUresult cuLibraryUnload(void* lib) { return 0; }
+CUresult cuPointerGetAttribute(void* data, int attr, uint64_t ptr) {
+  if (attr != 9 || ptr < 0x100000) return 1; *(int*)data = 1; return 0; }
+CUresult cuGetErrorName(CUresult e, const char** s) { *s = "CUDA_ERROR_FAKE"; return 0; }
+CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                        unsigned bz, unsigned smem, void* stream, void** params, void** extra) {
+  if (!depth) return 201;
+  int i = launches++ % 64;
+  log_[i].f = f; log_[i].grid = gx; log_[i].block = bx; log_[i].smem = smem;
+  log_[i].stream = stream; log_[i].ctx = stack[depth - 1];
+  memcpy(log_[i].args, params[0], 24);
+  return 0;
+}
+/* test hooks */
+int fake_launches(void) { return launches; }
+int fake_depth(void) { return depth; }
+void* fake_launch(int i, unsigned* grid, unsigned* block, void** stream, void** ctx, unsigned char* args) {
+  *grid = log_[i].grid; *block = log_[i].block; *stream = log_[i].stream; *ctx = log_[i].ctx;
+  memcpy(args, log_[i].args, 24); return log_[i].f; }
+}
+"""
+
+FAKE_RUN = r"""
+import ctypes, json, struct, sys
+import stridewise as sw
+from stridewise import _ops
+fake = ctypes.CDLL("libcuda.so.1")
+fake.fake_launch.restype = ctypes.c_void_p
+
+class CAI:
+    def __init__(self, ptr, shape):
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": "<f4", "data": (ptr, False),
+                                         "version": 3, "strides": None}
+
+fake.cuCtxPushCurrent_v2(ctypes.c_void_p(0x1000))            # "device 0 is current"
+a, b, out = CAI(0x7f0000000000, (64, 256)), CAI(0x7f0000100000, (256,)), CAI(0x7f0000200000, (64, 256))
+if sys.argv[1] == "source":
+    p = _ops._call(_ops.REMAINDER, (a, b), out, dry=True)
+    json.dump([p.source, p.spec.entry], open(sys.argv[2], "w"))
+    raise SystemExit
+for _ in range(2):
+    sw.remainder(a, b, out=out)
+assert fake.fake_launches() == 2, fake.fake_launches()
+for i in range(2):
+    grid, block, stream, ctx = ctypes.c_uint(), ctypes.c_uint(), ctypes.c_void_p(), ctypes.c_void_p()
+    args = (ctypes.c_ubyte * 24)()
+    fake.fake_launch(i, ctypes.byref(grid), ctypes.byref(block), ctypes.byref(stream), ctypes.byref(ctx), args)
+    assert ctx.value == 0x1001, hex(ctx.value or 0)               # device 1's primary context
+    assert stream.value is None and grid.value > 0 and block.value == 256
+    assert struct.unpack("<3Q", bytes(args)) == (0x7f0000200000, 0x7f0000000000, 0x7f0000100000)
+cur = ctypes.c_void_p()
+fake.cuCtxGetCurrent(ctypes.byref(cur))
+assert cur.value == 0x1000 and fake.fake_depth() == 1, (cur.value, fake.fake_depth())
+print(sys.argv[1], "cuda.core" in sys.modules, any("nvrtc" in m for m in sys.modules))
+"""
+
+
+def test_warm_path_against_a_stand_in_driver(tmp_path, monkeypatch):
+    """A bare CAI producer on device 1 while device 0's context is current, warm disk cache:
+    the launch runs in device 1's primary context with the right record, the caller's
+    context is current again afterwards, and neither cuda.core nor NVRTC is imported."""
+    import json
+    import subprocess
+    import sys
+
+    from stridewise.backends import cpu
+
+    (tmp_path / "fake.cpp").write_text(FAKE_LIBCUDA)
+    subprocess.run([cpu.compiler()[0], "-shared", "-fPIC", "-O1", str(tmp_path / "fake.cpp"),
+                    "-o", str(tmp_path / "libcuda.so.1")], check=True)
+    (tmp_path / "run.py").write_text(FAKE_RUN)
+    env = dict(os.environ, LD_LIBRARY_PATH=str(tmp_path), STRIDEWISE_CACHE_DIR=str(tmp_path / "cache"))
+
+    def run(*args):
+        proc = subprocess.run([sys.executable, str(tmp_path / "run.py"), *args], env=env,
+                              capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return proc.stdout
+
+    run("source", str(tmp_path / "src.json"))          # the kernel the call needs
+    source, entry = json.loads((tmp_path / "src.json").read_text())
+    monkeypatch.setenv("STRIDEWISE_CACHE_DIR", env["STRIDEWISE_CACHE_DIR"])
+    cuda.compile(source, entry, "sm_90")               # here: cuda.core needs the real driver
+    assert run("warm").split() == ["warm", "False", "False"]

@@ -3,11 +3,19 @@
 Same shape as every backend: entry_point, compile, load, configure, launch. The per-call
 path is the owning library's current-stream lookup, one bytes concatenation and one
 `cuLaunchKernel` through ctypes (the slot record goes as one by-value struct parameter).
+
+The driver is reached through ctypes libcuda only, and nothing here changes the calling
+thread's current context: device facts come from attributes, kernels load context-free
+(CUlibrary / CUkernel), and a launch for a device the library does not have current pushes
+that device's primary context and pops it. A warm disk cache needs neither cuda.core nor
+NVRTC (the cache key stats the NVRTC library; see nvrtc_identity).
 """
 from __future__ import annotations
 
 import ctypes
 import functools
+import os
+import sys
 from dataclasses import dataclass
 
 from .. import _cache
@@ -59,10 +67,56 @@ OPTIONS = {"std": "c++17"}   # no ftz, precise division and sqrt: remainder must
 
 @functools.cache
 def nvrtc_version() -> tuple:
+    """(major, minor) of the NVRTC a compile uses (loads it: not on the warm path)."""
     from cuda.bindings import nvrtc
 
     err, major, minor = nvrtc.nvrtcVersion()
     return (major, minor)
+
+
+def _fingerprint(path: str) -> str:
+    real = os.path.realpath(path)
+    st = os.stat(real)
+    return f"{real}:{st.st_size}:{st.st_mtime_ns}"
+
+
+def _nvrtc_wheel_files() -> list:
+    """NVRTC libraries in NVIDIA wheels on sys.path (where cuda.pathfinder looks first)."""
+    found = set()
+    for entry in sys.path:
+        root = os.path.join(entry or ".", "nvidia")
+        try:
+            wheels = os.listdir(root)
+        except OSError:
+            continue
+        for wheel in wheels:
+            lib = os.path.join(root, wheel, "lib")
+            try:
+                found.update(os.path.join(lib, n) for n in os.listdir(lib) if n.startswith("libnvrtc"))
+            except OSError:
+                pass
+    return sorted(found)
+
+
+def _nvrtc_loaded() -> str:
+    """Path of the NVRTC that cuda.bindings uses, found (and loaded) as it does."""
+    try:
+        from cuda.pathfinder import load_nvidia_dynamic_lib
+        return load_nvidia_dynamic_lib("nvrtc").abs_path
+    except Exception as e:   # ImportError, DynamicLibNotFoundError
+        raise ImportError(f"{_MISSING} ({type(e).__name__}: {e})") from None
+
+
+@functools.cache
+def nvrtc_identity() -> str:
+    """The compiler in the cache key: (path, size, mtime) of each NVRTC library file.
+
+    Stat only, as the CPU backend does for g++: a warm process neither imports cuda.core
+    nor loads NVRTC. Wheels are found on sys.path (the first place cuda.pathfinder looks);
+    without one, the library cuda.pathfinder would load is loaded and stat'ed.
+    """
+    files = _nvrtc_wheel_files() or [_nvrtc_loaded()]
+    return ";".join(_fingerprint(f) for f in files)
 
 
 @functools.cache
@@ -70,27 +124,48 @@ def _arch(device) -> str:
     """sm_XY of `device` (("cuda", index) or an "sm_XY" string for GPU-less builds)."""
     if isinstance(device, str):
         return device
-    return f"sm_{_core().Device(device[1]).arch}"
+    dev = _device(device[1])
+    return f"sm_{_attribute(dev, _CC_MAJOR)}{_attribute(dev, _CC_MINOR)}"
 
 
 def _options(arch: str):
     return _core().ProgramOptions(arch=arch, include_path=[str(_cache.INCLUDE_DIR)], **OPTIONS)
 
 
-def compile(source: str, name: str, device) -> bytes:
-    """Compile `source` to a cubin for `device` (or find it in the disk cache).
+def _key(source: str, arch: str, nvrtc: str) -> str:
+    return _cache.cache_key(source, sorted(OPTIONS.items()), arch, nvrtc)
 
-    `device` is ("cuda", index) or an explicit "sm_XY"; NVRTC itself needs no GPU.
-    """
-    core = _core()
-    arch = _arch(device)
-    key = _cache.cache_key(source, sorted(OPTIONS.items()), arch, nvrtc_version())
+
+def _cached(key: str) -> bytes | None:
     hit = _cache.read("cuda", key, ".cubin")
     if hit is not None:
         try:
             return hit.read_bytes()
         except OSError:
             pass
+    return None
+
+
+def compile(source: str, name: str, device) -> bytes:
+    """Compile `source` to a cubin for `device` (or find it in the disk cache).
+
+    `device` is ("cuda", index) or an explicit "sm_XY"; NVRTC itself needs no GPU. A disk
+    cache hit needs neither cuda.core nor NVRTC: only stats and libcuda for the arch.
+    """
+    arch = _arch(device)
+    identity = nvrtc_identity()
+    key = _key(source, arch, identity)
+    data = _cached(key)
+    if data is not None:
+        return data
+    core = _core()
+    loaded = _fingerprint(_nvrtc_loaded())
+    if loaded not in identity.split(";"):
+        # Another NVRTC was already in the process (loaded by someone else): key by it.
+        key = _key(source, arch, loaded)
+        data = _cached(key)
+        if data is not None:
+            return data
     try:
         oc = core.Program(source, "c++", options=_options(arch)).compile("cubin")
     except Exception as e:  # NVRTCError is public only from cuda.core 1.3
@@ -100,18 +175,94 @@ def compile(source: str, name: str, device) -> bytes:
     return data
 
 
+# -- load -------------------------------------------------------------------------------
 def load(cubin: bytes, name: str, device):
-    """The kernel `name` of `cubin`, loaded for `device` (its primary context made current)."""
-    core = _core()
-    core.Device(device[1]).set_current()
-    kernel = core.ObjectCode.from_cubin(cubin).get_kernel(name)
-    return _Kernel(kernel, int(kernel.handle))
+    """The kernel `name` of `cubin`, context-free: cuLibraryLoadData + cuLibraryGetKernel.
+
+    A CUkernel launches in whichever context is current (the driver loads it into that
+    context on first use), so loading touches no context and changes nothing current. The
+    library stays loaded for the process (the kernel memo keeps every kernel anyway).
+    """
+    cu = _cu()
+    library, kernel = ctypes.c_void_p(), ctypes.c_void_p()
+    _check(cu.cuLibraryLoadData(ctypes.byref(library), cubin, None, None, 0, None, None, 0),
+           f"cuLibraryLoadData ({name})")
+    err = cu.cuLibraryGetKernel(ctypes.byref(kernel), library, name.encode())
+    if err:
+        cu.cuLibraryUnload(library)
+        _check(err, f"cuLibraryGetKernel ({name})")
+    return _Kernel(library.value, kernel.value)
 
 
-@dataclass(frozen=True)
 class _Kernel:
-    obj: object      # the cuda.core Kernel (keeps the library loaded)
-    handle: int      # its CUkernel, which cuLaunchKernel takes in place of a CUfunction
+    """A loaded kernel (a plain class: a dataclass costs a first call a millisecond)."""
+
+    __slots__ = ("library", "handle")
+
+    def __init__(self, library: int, handle: int):
+        self.library = library   # the CUlibrary (never unloaded: the kernel memo lives as long)
+        self.handle = handle     # its CUkernel, which cuLaunchKernel takes in place of a CUfunction
+
+
+# -- driver -----------------------------------------------------------------------------
+# Everything through ctypes libcuda: no cuda.core on the warm path, and no call here ever
+# changes the calling thread's current context (the owning library's current device).
+_SM_COUNT, _THREADS_PER_SM, _CC_MAJOR, _CC_MINOR = 16, 39, 75, 76   # CUdevice_attribute
+_POINTER_DEVICE_ORDINAL = 9                                         # CUpointer_attribute
+
+
+@functools.cache
+def _cu():
+    """libcuda.so.1 with the entry points stridewise uses, initialised (cuInit)."""
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+    except OSError as e:
+        raise RuntimeError(f"the CUDA backend needs the NVIDIA driver, but libcuda.so.1 does "
+                           f"not load ({e}); install the driver or use CPU arrays") from None
+    P, V, I, U = ctypes.POINTER, ctypes.c_void_p, ctypes.c_int, ctypes.c_uint
+    signatures = {
+        "cuInit": [U],
+        "cuDeviceGet": [P(I), I],
+        "cuDeviceGetAttribute": [P(I), I, I],
+        "cuDevicePrimaryCtxRetain": [P(V), I],
+        "cuCtxGetCurrent": [P(V)],
+        "cuCtxPushCurrent_v2": [V],
+        "cuCtxPopCurrent_v2": [P(V)],
+        "cuLibraryLoadData": [P(V), ctypes.c_char_p, V, V, U, V, V, U],
+        "cuLibraryGetKernel": [P(V), V, ctypes.c_char_p],
+        "cuLibraryUnload": [V],
+        "cuPointerGetAttribute": [V, I, ctypes.c_uint64],
+        "cuGetErrorName": [I, P(ctypes.c_char_p)],
+    }
+    for name, argtypes in signatures.items():
+        try:
+            fn = getattr(lib, name)
+        except AttributeError:
+            raise RuntimeError(f"the NVIDIA driver is too old: libcuda.so.1 has no {name} "
+                               "(the CUDA backend needs a CUDA 12 or newer driver)") from None
+        fn.argtypes, fn.restype = argtypes, I
+    err = lib.cuInit(0)
+    if err:
+        raise RuntimeError(f"cuInit failed: {_error_name(err, lib)}; no usable CUDA device")
+    return lib
+
+
+def _check(err: int, what: str) -> None:
+    if err:
+        raise RuntimeError(f"{what} failed: {_error_name(err)}")
+
+
+@functools.cache
+def _device(index: int) -> int:
+    dev = ctypes.c_int()
+    _check(_cu().cuDeviceGet(ctypes.byref(dev), index), f"cuDeviceGet({index})")
+    return dev.value
+
+
+def _attribute(dev: int, attribute: int) -> int:
+    value = ctypes.c_int()
+    _check(_cu().cuDeviceGetAttribute(ctypes.byref(value), attribute, dev), "cuDeviceGetAttribute")
+    return value.value
 
 
 # -- configure --------------------------------------------------------------------------
@@ -133,15 +284,15 @@ class Config:
 
 @functools.cache
 def _device_facts(index: int) -> tuple[int, int, int]:
-    """(SMs, max resident threads per SM, primary context) of device `index`."""
-    from cuda.bindings import driver
+    """(SMs, max resident threads per SM, primary context) of device `index`.
 
-    core = _core()
-    dev = core.Device(index)
-    dev.set_current()
-    props = dev.properties
-    err, ctx = driver.cuCtxGetCurrent()
-    return props.multiprocessor_count, props.max_threads_per_multiprocessor, int(ctx)
+    The primary context is retained, never made current (the caller's stays), and kept for
+    the process: launches push it when the owning library has another device current.
+    """
+    dev = _device(index)
+    ctx = ctypes.c_void_p()
+    _check(_cu().cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev), f"cuDevicePrimaryCtxRetain({index})")
+    return _attribute(dev, _SM_COUNT), _attribute(dev, _THREADS_PER_SM), ctx.value
 
 
 def _pow2_at_least(x: int) -> int:
@@ -240,18 +391,11 @@ def _driver():
     cuLaunchKernel goes through PyDLL, so the GIL stays held: the launch only enqueues, and
     holding it makes reusing the per-config kernelParams array safe across threads.
     """
-    _core()
+    cu = _cu()
     launch_ = ctypes.PyDLL("libcuda.so.1").cuLaunchKernel
     launch_.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p] * 3
     launch_.restype = ctypes.c_int
-    lib = ctypes.CDLL("libcuda.so.1")
-    get = lib.cuCtxGetCurrent
-    get.argtypes = [ctypes.POINTER(ctypes.c_void_p)]
-    push = lib.cuCtxPushCurrent_v2
-    push.argtypes = [ctypes.c_void_p]
-    pop = lib.cuCtxPopCurrent_v2
-    pop.argtypes = [ctypes.POINTER(ctypes.c_void_p)]
-    return launch_, get, push, pop
+    return launch_, cu.cuCtxPushCurrent_v2, cu.cuCtxPopCurrent_v2
 
 
 def launch(kernel: _Kernel, config: Config, slots: bytes) -> None:
@@ -270,19 +414,19 @@ def launch(kernel: _Kernel, config: Config, slots: bytes) -> None:
 
 
 def _launch_in_context(kernel, config, params) -> None:
-    """Slow path: another device (or no context) is current; enter ours for this launch."""
-    launch_, get, push, pop = _driver()
-    ctx = ctypes.c_void_p()
-    get(ctypes.byref(ctx))
-    foreign = ctx.value != config.ctx
-    if foreign:
-        push(config.ctx)
+    """Slow path: the library has another device current (or no context, or it is a bare
+    interface producer): push the device's primary context for this launch, pop it after.
+
+    The stream handle is read inside the push, so the legacy default stream (0) means this
+    device's, and the caller's current context is what it was before.
+    """
+    launch_, push, pop = _driver()
+    _check(push(config.ctx), "cuCtxPushCurrent")
     try:
         err = launch_(kernel.handle, config.grid, 1, 1, config.block, 1, 1, config.smem,
                       config.stream(), params, None)
     finally:
-        if foreign:
-            pop(ctypes.byref(ctx))
+        pop(ctypes.byref(ctypes.c_void_p()))
     if err:
         _launch_failed(err, config)
 
@@ -299,24 +443,21 @@ def _launch_failed(err: int, config: Config):
                        f"block {config.block}, shared memory {config.smem} bytes){hint}")
 
 
-def _error_name(err: int) -> str:
-    from cuda.bindings import driver
-
+def _error_name(err: int, lib=None) -> str:
+    name = ctypes.c_char_p()
     try:
-        return driver.cuGetErrorName(driver.CUresult(err))[1].decode()
-    except Exception:
-        return f"CUresult {err}"
+        if not (lib or _cu()).cuGetErrorName(err, ctypes.byref(name)) and name.value:
+            return name.value.decode()
+    except Exception:  # noqa: BLE001 - a name is a courtesy; the number is the fact
+        pass
+    return f"CUresult {err}"
 
 
 def pointer_device(ptr: int) -> int:
     """The device ordinal that owns device pointer `ptr`."""
-    try:
-        from cuda.bindings import driver
-    except ImportError as e:
-        raise ImportError(f"{_MISSING} ({e})") from None
-    err, ordinal = driver.cuPointerGetAttribute(
-        driver.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, ptr)
-    if err != driver.CUresult.CUDA_SUCCESS:
+    ordinal = ctypes.c_int(-1)
+    err = _cu().cuPointerGetAttribute(ctypes.byref(ordinal), _POINTER_DEVICE_ORDINAL, ptr)
+    if err:
         raise ValueError(f"pointer {ptr:#x} is not device memory the CUDA driver knows "
-                         f"({_error_name(int(err))}); pass a CUDA array")
-    return int(ordinal)
+                         f"({_error_name(err)}); pass a CUDA array")
+    return ordinal.value
