@@ -222,11 +222,15 @@ def generate(spec: KernelSpec, entry_point) -> str:
         compute = (f"SW_UNROLL for (int e = 0; e < P; ++e) {{\n      "
                    + "\n      ".join(step) + "\n    }")
     elif spec.kinds[0] == "dense":
-        # Results first, then one conversion of the whole pack (pairwise where the device
-        # has a two-lane conversion: sw::convert_pack).
+        # The pack's results first, through the functor's branch-free fast path where it has
+        # one (functors.h HasFast; the functor itself redoes a pack that needs it), then one
+        # conversion of the whole pack (pairwise where the device has one: convert_pack).
+        fast = f"sw::call_fast<F>({', '.join(['slow'] + call_args)})"
         compute = (f"typedef decltype(F()({', '.join(f'{a}()' for a in arg_types)})) R;\n"
                    f"    R y[P];\n"
-                   f"    SW_UNROLL for (int e = 0; e < P; ++e) y[e] = {call};\n"
+                   f"    bool slow = false;\n"
+                   f"    SW_UNROLL for (int e = 0; e < P; ++e) y[e] = {fast};\n"
+                   f"    if (slow) SW_UNROLL for (int e = 0; e < P; ++e) y[e] = {call};\n"
                    f"    sw::convert_pack<P>(r0.elem, y);")
         if _pairs(spec):
             pair_args = ", ".join(f"sw::pair({r}, {r.replace('[e]', '[e + 1]')})" for r in raws)

@@ -23,25 +23,53 @@ template <int P, class F, class S> struct Apply2Pack : Apply2<F, S> {
   enum { value = P % 2 == 0 && Apply2<F, S>::value };
 };
 
+// Fast paths: a functor may provide `static M fast(args..., bool& slow)`, exact wherever it
+// leaves `slow` alone and free to return anything where it sets it. The generated kernel runs
+// `fast` on a whole pack without branches and calls the functor itself on that pack only if
+// some lane set `slow` (special values), so the common path has no per-element branch.
+template <class F, class = void> struct HasFast { enum { value = 0 }; };
+template <class F> struct HasFast<F, decltype((void)&F::fast, void())> { enum { value = 1 }; };
+
+template <class F, class... A>
+SW_HOST_DEVICE SW_INLINE auto call_fast(bool& slow, A... a) {
+  if constexpr (HasFast<F>::value) return F::fast(a..., slow);
+  else return F()(a...);
+}
+
 #if defined(__CUDA_ARCH__)
-// Device: the same argument as the host path below, with native fma. With A = |a|,
-// B = |b| and A / B < 2^22 (float) or 2^51 (double), the IEEE quotient truncates to n or
-// n + 1; A - q * B is then exact in one fma (a multiple of the smaller ulp, below B in
-// magnitude) and adding B back is exact. This replaces fmod's bit loop, which made float64
-// remainder compute-bound. Zero, inf, NaN and huge quotients keep fmodf/fmod.
-SW_HOST_DEVICE SW_INLINE float sw_fmod(float a, float b) {
+// Device fmod: with A = |a|, B = |b|, n = trunc(A / B) and q = n or n + 1, A - q * B is exact
+// in one fma (a multiple of the smaller ulp, below B in magnitude) and adding B back is
+// exact. This replaces fmod's bit loop, which made float64 remainder compute-bound.
+// float: q from the approximate reciprocal (one MUFU.RCP, within 1 ulp) scaled up by
+// 2^-21, never below A / B and, for A / B < 2^20, less than 0.75 above it, so q = n or n + 1
+// without an IEEE division; B in [2^-100, 2^100] keeps 1 / B a normal float.
+// double: the IEEE quotient, which truncates to n or n + 1 for A / B < 2^51.
+// Zero, inf, NaN, extreme divisors and huge quotients set `slow` (fmodf / fmod then).
+SW_DEVICE SW_INLINE float fmod_fast(float a, float b, bool& slow) {
   const float A = fabsf(a), B = fabsf(b);
-  if (!(A < B * 4194304.0f) || !(B < __int_as_float(0x7f800000))) return fmodf(a, b);
-  const float q = truncf(A / B);
+  slow |= !(A < B * 0x1p20f) || !(B >= 0x1p-100f) || !(B <= 0x1p100f);
+  float rcp;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(rcp) : "f"(B));   // B is normal here: ftz is moot
+  const float q = truncf(A * (rcp * (1.0f + 0x1p-21f)));   // hoisted when b is uniform
   const float r = fmaf(-q, B, A);
   return copysignf(r < 0.0f ? r + B : r, a);
 }
-SW_HOST_DEVICE SW_INLINE double sw_fmod(double a, double b) {
+SW_DEVICE SW_INLINE double fmod_fast(double a, double b, bool& slow) {
   const double A = fabs(a), B = fabs(b);
-  if (!(A < B * 2251799813685248.0) || !(B < __longlong_as_double(0x7ff0000000000000LL))) return fmod(a, b);
+  slow |= !(A < B * 0x1p51) || !(B < __longlong_as_double(0x7ff0000000000000LL));
   const double q = trunc(A / B);
   const double r = fma(-q, B, A);
   return copysign(r < 0.0 ? r + B : r, a);
+}
+SW_DEVICE SW_INLINE float sw_fmod(float a, float b) {
+  bool slow = false;
+  const float r = fmod_fast(a, b, slow);
+  return slow ? fmodf(a, b) : r;
+}
+SW_DEVICE SW_INLINE double sw_fmod(double a, double b) {
+  bool slow = false;
+  const double r = fmod_fast(a, b, slow);
+  return slow ? fmod(a, b) : r;
 }
 #else
 // Host fmod without glibc's bit loop (about 23 ns per call, 6-13x slower than this; see
@@ -83,30 +111,20 @@ SW_HOST_DEVICE SW_INLINE float sw_inf() {
 #endif
 }
 
-// fmod for operands that came from float16 or bfloat16 (at most 11 significant bits).
-// With A = |a|, B = |b|, n = trunc(A / B) and q = n or n + 1, r = A - q * B is exact in one
-// fused operation (r and r + B fit in 24 bits), and one compare-and-add fixes q = n + 1.
-// Everything else (inf, NaN, zero divisor, huge quotients) takes fmodf. Proven over all
-// 2^32 pairs per dtype (tests/test_cuda.py).
+// fmod for operands that came from float16 or bfloat16 (at most 11 significant bits). The
+// device's sw_fmod is exact for every float and cheap, so it serves there. On the host: with
+// A = |a|, B = |b| and A / B < 2^22, q = trunc(A / B) is off by at most one, and
+// r = A - q * B is exact because r and r +- B fit in 24 bits; one compare-and-add fixes the
+// off-by-one. Everything else (inf, NaN, zero divisor, huge quotients) takes fmodf. Tested
+// over all 2^32 pairs per dtype on the GPU (tests/test_cuda.py) and every dividend against
+// 256 divisors on the host (tests/test_remainder_cpu.py).
 #if defined(__CUDA_ARCH__)
-// Device: q from the approximate reciprocal (one MUFU.RCP, within 1 ulp) scaled up by 2^-21:
-// the product is never below A / B and, for A / B < 2^20, less than 0.75 above it, so
-// q = n or n + 1 without an IEEE division. B is kept in [2^-100, 2^100] so 1 / B is a
-// normal float (bfloat16 reaches 2^127; float16 never leaves that range).
-SW_DEVICE SW_INLINE float fmod_short(float a, float b) {
-  const float A = fabsf(a), B = fabsf(b);
-  if (!(A < B * 1048576.0f) || !(B >= 0x1p-100f) || !(B <= 0x1p100f)) return fmodf(a, b);
-  float rcp;
-  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(rcp) : "f"(B));   // B is normal: ftz is moot
-  const float q = truncf(A * rcp * (1.0f + 0x1p-21f));
-  const float r = fmaf(-q, B, A);
-  return copysignf(r < 0.0f ? r + B : r, a);
-}
+SW_DEVICE SW_INLINE float fmod_short(float a, float b) { return sw_fmod(a, b); }
 #else
 SW_INLINE float fmod_short(float a, float b) {
   const float A = fabsf(a), B = fabsf(b);
   if (!(A < B * 4194304.0f) || !(B < sw_inf())) return fmodf(a, b);
-  const float q = truncf(A / B);   // n or n + 1 for A / B < 2^22
+  const float q = truncf(A / B);
   // The host has no guaranteed FMA; the double product of a 22-bit q and an 11-bit B is exact.
   float r = (float)((double)A - (double)q * (double)B);
   // Selects, not branches: the off-by-one is data-dependent, and a mispredicted branch per
@@ -127,6 +145,9 @@ struct RemainderFunctor {
     M m = sw_fmod(a, b);
     return adjust(m, b);
   }
+#if defined(__CUDA_ARCH__)
+  SW_DEVICE SW_INLINE static M fast(M a, M b, bool& slow) { return adjust(fmod_fast(a, b, slow), b); }
+#endif
   SW_HOST_DEVICE SW_INLINE static M adjust(M m, M b) {
     // torch compares with < 0, so a zero keeps fmod's sign (the dividend's); NumPy gives
     // a zero the divisor's sign.
@@ -160,6 +181,11 @@ struct ShortRemainderFunctor {
   SW_HOST_DEVICE SW_INLINE float operator()(float a, float b) const {
     return RemainderFunctor<float, C>::adjust(fmod_short(a, b), b);
   }
+#if defined(__CUDA_ARCH__)
+  SW_DEVICE SW_INLINE static float fast(float a, float b, bool& slow) {
+    return RemainderFunctor<float, C>::fast(a, b, slow);
+  }
+#endif
 };
 template <Convention C> struct RemainderFunctor<half, C> : ShortRemainderFunctor<half, C> {};
 template <Convention C> struct RemainderFunctor<bfloat16, C> : ShortRemainderFunctor<bfloat16, C> {};
