@@ -527,6 +527,31 @@ print(dt * 1e3, core1 and not core0, bool(nvrtc1 - nvrtc0))   # what the call it
     assert all(core == "False" and nvrtc == "False" for _, core, nvrtc in runs[1:]), runs
 
 
+def test_threads_share_a_warm_signature():
+    """Threads calling one warm signature at once: each launch gets its own record (a swapped
+    record would leave some output unwritten, NaN)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    n, calls = 4, 300
+    xs = torch.randn(n, 64, 257, device=CUDA)
+    y = torch.randn(257, device=CUDA) + 3
+    outs = torch.full((n, calls, 64, 257), float("nan"), device=CUDA)   # one out per call
+    sw.remainder(xs[0], y, out=outs[0, 0])             # warm the signature
+    torch.cuda.synchronize()
+
+    def work(i):
+        torch.empty(1, device=CUDA)                    # the thread's context, as torch code has
+        for j in range(calls):
+            sw.remainder(xs[i], y, out=outs[i, j])
+        torch.cuda.synchronize()
+
+    with ThreadPoolExecutor(n) as pool:
+        list(pool.map(work, range(n)))
+    torch.cuda.synchronize()
+    want = torch.remainder(xs, y)[:, None].expand_as(outs)
+    assert torch.equal(outs, want), int(torch.isnan(outs).sum())
+
+
 # -- host overhead and mode coverage ----------------------------------------------------------
 def test_warm_host_overhead():
     a, b = torch.randn(1024, device=CUDA), torch.randn(1024, device=CUDA) + 3
@@ -554,7 +579,15 @@ def test_warm_host_overhead():
         cuda.launch(prepared.kernel, prepared.config, slots)
     per = (time.perf_counter() - t) / 5000 * 1e6
     torch.cuda.synchronize()
-    print(f"\n[overhead] backends.cuda.launch alone: {per:.2f} us/call")
+    print(f"\n[overhead] backends.cuda.launch alone (cold path): {per:.2f} us/call")
+    run = cuda.bind(prepared.kernel, prepared.config, prepared.record, prepared.static)
+    ptrs = [out.data_ptr(), a.data_ptr(), b.data_ptr()]
+    t = time.perf_counter()
+    for _ in range(5000):
+        run(ptrs, ())
+    per = (time.perf_counter() - t) / 5000 * 1e6
+    torch.cuda.synchronize()
+    print(f"\n[overhead] backends.cuda.bind launcher alone (warm path): {per:.2f} us/call")
     assert torch.equal(out, torch.remainder(a, b))
 
 

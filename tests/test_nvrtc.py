@@ -179,10 +179,11 @@ FAKE_LIBCUDA = r"""
 #include <string.h>
 extern "C" {
 typedef int CUresult;
+typedef struct { unsigned gx, gy, gz, bx, by, bz, smem; void* stream; void* attrs; unsigned nattrs; } CUlaunchConfig;
 static __thread void* stack[16];
 static __thread int depth = 0;
-static int launches = 0, libraries = 0;
-static struct { void* f; unsigned grid, block, smem; void* stream; void* ctx; unsigned char args[24]; } log_[64];
+static int launches = 0, libraries = 0, nbytes = 24;
+static struct { unsigned grid, block; void* stream; void* ctx; unsigned char args[512]; } log_[64];
 
 CUresult cuInit(unsigned flags) { return 0; }
 CUresult cuDeviceGet(int* d, int i) { *d = i; return i < 2 ? 0 : 101; }
@@ -190,9 +191,8 @@ CUresult cuDeviceGetAttribute(int* v, int a, int d) {
   *v = a == 16 ? 132 : a == 39 ? 2048 : a == 75 ? 9 : a == 76 ? 0 : -1; return *v < 0; }
 CUresult cuDevicePrimaryCtxRetain(void** c, int d) { *c = (void*)(uintptr_t)(0x1000 + d); return 0; }
 CUresult cuCtxGetCurrent(void** c) { *c = depth ? stack[depth - 1] : 0; return 0; }
-CUresult cuCtxGetDevice(int* d) { if (!depth) return 201; *d = (int)((uintptr_t)stack[depth - 1] - 0x1000); return 0; }
 CUresult cuCtxPushCurrent_v2(void* c) { stack[depth++] = c; return 0; }
-CUresult cuCtxPopCurrent_v2(void** c) { if (!depth) return 201; if (c) *c = stack[--depth]; else --depth; return 0; }
+CUresult cuCtxPopCurrent_v2(void** c) { if (!depth) return 201; --depth; if (c) *c = stack[depth]; return 0; }
 CUresult cuLibraryLoadData(void** lib, const void* code, void* a, void* b, unsigned n, void* c, void* d, unsigned m) {
   if (memcmp(code, "\x7f" "ELF", 4)) return 200; *lib = (void*)(uintptr_t)(0x2000 + ++libraries); return 0; }
 CUresult cuLibraryGetKernel(void** k, void* lib, const char* name) { *k = (void*)((uintptr_t)lib + 0x10000); return 0; }
@@ -200,52 +200,75 @@ CUresult cuLibraryUnload(void* lib) { return 0; }
 CUresult cuPointerGetAttribute(void* data, int attr, uint64_t ptr) {
   if (attr != 9 || ptr < 0x100000) return 1; *(int*)data = 1; return 0; }
 CUresult cuGetErrorName(CUresult e, const char** s) { *s = "CUDA_ERROR_FAKE"; return 0; }
-CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                        unsigned bz, unsigned smem, void* stream, void** params, void** extra) {
+static CUresult record(unsigned grid, unsigned block, void* stream, void** params) {
   if (!depth) return 201;
   int i = launches++ % 64;
-  log_[i].f = f; log_[i].grid = gx; log_[i].block = bx; log_[i].smem = smem;
-  log_[i].stream = stream; log_[i].ctx = stack[depth - 1];
-  memcpy(log_[i].args, params[0], 24);
+  log_[i].grid = grid; log_[i].block = block; log_[i].stream = stream; log_[i].ctx = stack[depth - 1];
+  memcpy(log_[i].args, params[0], nbytes);
   return 0;
 }
+CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                        unsigned bz, unsigned smem, void* stream, void** params, void** extra) {
+  return gy != 1 || gz != 1 || by != 1 || bz != 1 || extra ? 1 : record(gx, bx, stream, params); }
+CUresult cuLaunchKernelEx(const CUlaunchConfig* c, void* f, void** params, void** extra) {
+  return c->gy != 1 || c->gz != 1 || c->by != 1 || c->bz != 1 || c->nattrs || extra ? 1
+         : record(c->gx, c->bx, c->stream, params); }
 /* test hooks */
 int fake_launches(void) { return launches; }
 int fake_depth(void) { return depth; }
-void* fake_launch(int i, unsigned* grid, unsigned* block, void** stream, void** ctx, unsigned char* args) {
+void fake_copy(int n) { nbytes = n; }
+void fake_launch(int i, unsigned* grid, unsigned* block, void** stream, void** ctx, unsigned char* args) {
   *grid = log_[i].grid; *block = log_[i].block; *stream = log_[i].stream; *ctx = log_[i].ctx;
-  memcpy(args, log_[i].args, 24); return log_[i].f; }
+  memcpy(args, log_[i].args, nbytes); }
 }
 """
 
 FAKE_RUN = r"""
-import ctypes, json, struct, sys
+import ctypes, dataclasses, json, sys
 import stridewise as sw
 from stridewise import _ops
+from stridewise.backends import cuda
 fake = ctypes.CDLL("libcuda.so.1")
-fake.fake_launch.restype = ctypes.c_void_p
+
 
 class CAI:
     def __init__(self, ptr, shape):
         self.__cuda_array_interface__ = {"shape": shape, "typestr": "<f4", "data": (ptr, False),
                                          "version": 3, "strides": None}
 
+
+def launched(i, size):
+    grid, block, stream, ctx = ctypes.c_uint(), ctypes.c_uint(), ctypes.c_void_p(), ctypes.c_void_p()
+    args = (ctypes.c_ubyte * size)()
+    fake.fake_launch(i, ctypes.byref(grid), ctypes.byref(block), ctypes.byref(stream), ctypes.byref(ctx), args)
+    return grid.value, block.value, stream.value, ctx.value, bytes(args)
+
+
 fake.cuCtxPushCurrent_v2(ctypes.c_void_p(0x1000))            # "device 0 is current"
 a, b, out = CAI(0x7f0000000000, (64, 256)), CAI(0x7f0000100000, (256,)), CAI(0x7f0000200000, (64, 256))
+p = _ops._call(_ops.REMAINDER, (a, b), out, dry=True)
 if sys.argv[1] == "source":
-    p = _ops._call(_ops.REMAINDER, (a, b), out, dry=True)
     json.dump([p.source, p.spec.entry], open(sys.argv[2], "w"))
     raise SystemExit
+size = p.record.size + len(p.config.extra)
+fake.fake_copy(size)
+record = lambda *ptrs: p.record.pack(*ptrs, *p.static) + p.config.extra  # noqa: E731
+ptrs = (0x7f0000200000, 0x7f0000000000, 0x7f0000100000)
 for _ in range(2):
     sw.remainder(a, b, out=out)
-assert fake.fake_launches() == 2, fake.fake_launches()
-for i in range(2):
-    grid, block, stream, ctx = ctypes.c_uint(), ctypes.c_uint(), ctypes.c_void_p(), ctypes.c_void_p()
-    args = (ctypes.c_ubyte * 24)()
-    fake.fake_launch(i, ctypes.byref(grid), ctypes.byref(block), ctypes.byref(stream), ctypes.byref(ctx), args)
-    assert ctx.value == 0x1001, hex(ctx.value or 0)               # device 1's primary context
-    assert stream.value is None and grid.value > 0 and block.value == 256
-    assert struct.unpack("<3Q", bytes(args)) == (0x7f0000200000, 0x7f0000000000, 0x7f0000100000)
+p = _ops._call(_ops.REMAINDER, (a, b), out, dry=True)       # the memo's, with its kernel
+# a bound warm-path launcher, with the device current (cuLaunchKernelEx) and without
+other = (0x7f0000300000, 0x7f0000400000, 0x7f0000500000)
+cuda.bind(p.kernel, dataclasses.replace(p.config, current=lambda: 1), p.record, p.static)(other, ())
+cuda.bind(p.kernel, p.config, p.record, p.static)(other, ())
+assert fake.fake_launches() == 4, fake.fake_launches()
+logs = [launched(i, size) for i in range(4)]
+for grid, block, stream, ctx, args in logs:
+    assert stream is None and grid == p.config.grid > 0 and block == p.config.block
+for _, _, _, ctx, args in logs[:2] + logs[3:]:                # pushed: device 1's primary context
+    assert ctx == 0x1001, hex(ctx or 0)
+assert logs[2][3] == 0x1000                                   # "device 1 current" (the fake's 0)
+assert [log[4] for log in logs] == [record(*ptrs)] * 2 + [record(*other)] * 2
 cur = ctypes.c_void_p()
 fake.cuCtxGetCurrent(ctypes.byref(cur))
 assert cur.value == 0x1000 and fake.fake_depth() == 1, (cur.value, fake.fake_depth())
@@ -256,7 +279,8 @@ print(sys.argv[1], "cuda.core" in sys.modules, any("nvrtc" in m for m in sys.mod
 def test_warm_path_against_a_stand_in_driver(tmp_path, monkeypatch):
     """A bare CAI producer on device 1 while device 0's context is current, warm disk cache:
     the launch runs in device 1's primary context with the right record, the caller's
-    context is current again afterwards, and neither cuda.core nor NVRTC is imported."""
+    context is current again afterwards, and neither cuda.core nor NVRTC is imported. The
+    warm path's bound launcher (cuLaunchKernelEx) sends the same bytes."""
     import json
     import subprocess
     import sys

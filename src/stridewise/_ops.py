@@ -312,9 +312,7 @@ def _fast_call(op, args, out, convention, algorithm, inplace, calls):
             return None
         ptrs[:0] = [p for _, p in made]
         result = made[0][0] if len(made) == 1 else tuple(a for a, _ in made)
-    p = fast.prepared
-    values = [dt.slot_value(v) for dt, v in zip(fast.params, scalars)]
-    fast.launch(p.kernel, p.config, p.record.pack(*ptrs, *p.static, *values))
+    fast.launch(ptrs, [dt.slot_value(v) for dt, v in zip(fast.params, scalars)] if scalars else ())
     return result
 
 
@@ -329,7 +327,14 @@ def _remember(calls, key, prepared, out_views, in_views, allocated, info):
     same = [False] + [v.dtype is out0.dtype and _arrays._broadcast_strides(v, shape) == out0.strides
                       for v in in_views]
     alloc = tuple(_arrays.allocator(lib, device, shape, dt) for dt in typing.outs) if allocated else None
-    calls[key] = _Fast(prepared, get_backend(prepared.backend).launch, alloc,
+    be, p = get_backend(prepared.backend), prepared
+    if hasattr(be, "bind"):      # a launcher that keeps everything but pointers and values
+        run = be.bind(p.kernel, p.config, p.record, p.static)
+    else:
+        def run(ptrs, values, launch=be.launch, kernel=p.kernel, config=p.config,
+                pack=p.record.pack, static=p.static):
+            launch(kernel, config, pack(*ptrs, *static, *values))
+    calls[key] = _Fast(prepared, run, alloc,
                        tuple(v.ptr % 16 for v in out_views),
                        tuple((lo, hi, sm) for (lo, hi), sm in zip(rel, same)), typing.params)
 

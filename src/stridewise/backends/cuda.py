@@ -1,8 +1,10 @@
 """CUDA backend: NVRTC builds the generated C++ into a cubin that the driver launches.
 
-Same shape as every backend: entry_point, compile, load, configure, launch. The per-call
-path is the owning library's current-stream lookup, one bytes concatenation and one
-`cuLaunchKernel` through ctypes (the slot record goes as one by-value struct parameter).
+Same shape as every backend: entry_point, compile, load, configure, launch (plus bind, the
+warm path's launcher). A warm call is the owning library's current device and stream
+lookups, one pack_into a buffer that already holds the launch facts, and one
+`cuLaunchKernelEx` through ctypes over pre-made arguments (the slot record goes as one
+by-value struct parameter).
 
 The driver is reached through ctypes libcuda only, and nothing here changes the calling
 thread's current context: device facts come from attributes, kernels load context-free
@@ -16,11 +18,12 @@ import ctypes
 import functools
 import os
 import sys
+import threading
 from dataclasses import dataclass
 
 from .. import _cache
 
-__all__ = ["entry_point", "compile", "load", "configure", "launch", "pointer_device",
+__all__ = ["entry_point", "compile", "load", "configure", "launch", "bind", "pointer_device",
            "CompileError", "Config", "OPTIONS"]
 
 _MISSING = ("the CUDA backend needs cuda.core and the NVRTC wheels; install them with "
@@ -399,10 +402,13 @@ def _driver():
 
 
 def launch(kernel: _Kernel, config: Config, slots: bytes) -> None:
-    """Launch over one slot record on the owning library's current stream of its device."""
+    """Launch over one slot record on the owning library's current stream of its device.
+
+    The cold path's launch (the warm path uses bind()); its kernelParams array is its own,
+    so concurrent launches never see each other's record.
+    """
     launch_ = _driver()[0]
-    params = config.params
-    params[0] = slots + config.extra          # the struct parameter's bytes
+    params = (ctypes.c_char_p * 1)(slots + config.extra)   # the struct parameter's bytes
     if config.current() == config.index:
         err = launch_(kernel.handle, config.grid, 1, 1, config.block, 1, 1, config.smem,
                       config.stream(), params, None)
@@ -411,6 +417,62 @@ def launch(kernel: _Kernel, config: Config, slots: bytes) -> None:
                 _launch_failed(err, config)
             return
     _launch_in_context(kernel, config, params)
+
+
+class _LaunchConfig(ctypes.Structure):
+    _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3),
+                ("smem", ctypes.c_uint), ("stream", ctypes.c_void_p),
+                ("attrs", ctypes.c_void_p), ("nattrs", ctypes.c_uint)]   # CUlaunchConfig
+
+
+def bind(kernel: _Kernel, config: Config, record, static: tuple):
+    """The warm path's launcher for one call signature: run(pointers, scalar values).
+
+    Built once: a slot buffer already holding the launch facts after the record, a
+    CUlaunchConfig with the geometry, and cuLaunchKernelEx's four arguments as ctypes
+    objects (a fifth of cuLaunchKernel's per-call ctypes conversion). A call reads the
+    library's current device and stream, then, under a lock (threads may share a
+    signature), packs the record into the buffer and launches; the driver copies the
+    parameters before cuLaunchKernelEx returns. Another device (or no context) current:
+    the context-pushing path of launch().
+    """
+    ex = _driver_ex()
+    size = record.size + len(config.extra)
+    buf = ctypes.create_string_buffer(max(size, 1))
+    buf[record.size:size] = config.extra
+    params = (ctypes.c_void_p * 1)(ctypes.addressof(buf))
+    lc = _LaunchConfig((ctypes.c_uint * 3)(config.grid, 1, 1), (ctypes.c_uint * 3)(config.block, 1, 1),
+                       config.smem, None, None, 0)
+    plc, handle = ctypes.pointer(lc), ctypes.c_void_p(kernel.handle)
+    pack_into, pack, current, stream, index = (record.pack_into, record.pack, config.current,
+                                               config.stream, config.index)
+
+    lock = threading.Lock()
+    acquire, release = lock.acquire, lock.release   # half the cost of a with statement
+
+    def run(ptrs, values):
+        if current() == index:
+            s = stream()
+            acquire()
+            try:
+                lc.stream = s
+                pack_into(buf, 0, *ptrs, *static, *values)
+                err = ex(plc, handle, params, None)
+            finally:
+                release()
+            if not err:
+                return
+            if err != _INVALID_CONTEXT:
+                _launch_failed(err, config)
+        launch(kernel, config, pack(*ptrs, *static, *values))
+    return run
+
+
+@functools.cache
+def _driver_ex():
+    ex = ctypes.PyDLL("libcuda.so.1").cuLaunchKernelEx   # no argtypes: ctypes objects only
+    ex.restype = ctypes.c_int
+    return ex
 
 
 def _launch_in_context(kernel, config, params) -> None:
