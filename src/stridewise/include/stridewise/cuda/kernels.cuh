@@ -169,15 +169,10 @@ SW_DEVICE void rows_kernel(const Slot* s, const Slot* x) {
 
 // x[1 + k] of tiled: operand k's element size in bytes, plus 256 when it is staged
 // through shared memory (unit-stride along the tile dim `aux`, not along the last dim).
-SW_DEVICE SW_INLINE u64 load_elem(const char* src, int size) {
-  if (size == 8) return *reinterpret_cast<const u64*>(src);
-  if (size == 4) return *reinterpret_cast<const u32*>(src);
-  return *reinterpret_cast<const u16*>(src);
-}
-SW_DEVICE SW_INLINE void store_elem(char* dst, u64 v, int size) {
-  if (size == 8) *reinterpret_cast<u64*>(dst) = v;
-  else if (size == 4) *reinterpret_cast<u32*>(dst) = (u32)v;
-  else *reinterpret_cast<u16*>(dst) = (u16)v;
+SW_DEVICE SW_INLINE void copy_elem(char* dst, const char* src, int size) {
+  if (size == 8) *reinterpret_cast<u64*>(dst) = *reinterpret_cast<const u64*>(src);
+  else if (size == 4) *reinterpret_cast<u32*>(dst) = *reinterpret_cast<const u32*>(src);
+  else *reinterpret_cast<u16*>(dst) = *reinterpret_cast<const u16*>(src);
 }
 
 // tiled: some input is unit-stride along dim `aux` (j), the output along the last dim (i).
@@ -185,23 +180,20 @@ SW_DEVICE SW_INLINE void store_elem(char* dst, u64 v, int size) {
 // are first copied into shared memory with consecutive lanes walking j (their unit stride),
 // into a [T][T + 1] tile (the pad keeps both phases free of bank conflicts); then lanes walk
 // i, so the output and every other operand are read and written with consecutive lanes on
-// consecutive addresses, and the Op reads the staged operands from shared memory. Both
-// phases keep kLoads elements per thread in flight.
+// consecutive addresses, and apply<1> reads the staged operands from shared memory.
 template <class Op>
 SW_DEVICE void tiled_kernel(const Slot* s, const Slot* x) {
   typedef typename Op::Index Index;
-  typedef typename Counter<Index>::type C;
   enum { NA = Op::kArrays, D = Op::kDims };
   extern __shared__ __align__(16) char smem[];
   const Frame<Op> f(s);
   const Geometry g = geometry(x);
   const int T = g.group, jd = (int)f.aux(), id = D - 1;
   const Index nj = f.shape(jd), ni = f.shape(id);
-  const C tj = ((C)nj + T - 1) / T, ti = ((C)ni + T - 1) / T;
-  const C batches = (C)(f.n() / ((i64)nj * ni));
-  const C work = batches * tj * ti;
+  const i64 tj = ((i64)nj + T - 1) / T, ti = ((i64)ni + T - 1) / T;
+  const i64 batches = f.n() / ((i64)nj * ni);
+  const i64 work = batches * tj * ti;
   const int tx = threadIdx.x % T, ty = threadIdx.x / T, ny = blockDim.x / T;
-  const C rows = (C)((T - ty + ny - 1) / ny);   // tile rows this thread takes: ty, ty + ny, ...
   char* q[NA];
   int size[NA];
   bool staged[NA];
@@ -215,47 +207,38 @@ SW_DEVICE void tiled_kernel(const Slot* s, const Slot* x) {
       if (staged[k]) acc += (T * (T + 1) * size[k] + 15) & ~15;
     }
   }
-  Index base[NA];
-  for (C w = blockIdx.x; w < work; w += gridDim.x) {
-    C rest = w;
-    const C bi = rest % ti;
+  Index base[NA], off[NA];
+  for (i64 w = blockIdx.x; w < work; w += gridDim.x) {
+    i64 rest = w;
+    const i64 bi = rest % ti;
     rest /= ti;
-    const C bj = rest % tj;
+    const i64 bj = rest % tj;
     rest /= tj;
     SW_UNROLL for (int k = 0; k < NA; ++k) base[k] = 0;
     SW_UNROLL for (int d = D - 1; d >= 0; --d) {  // batch index over the other dims
       if (d == jd || d == id) continue;
-      const C ext = (C)f.shape(d), xd = rest % ext;
+      const i64 ext = f.shape(d), xd = rest % ext;
       rest /= ext;
       SW_UNROLL for (int k = 0; k < NA; ++k) base[k] += (Index)xd * f.stride(k, d);
     }
     const Index j0 = (Index)(bj * T), i0 = (Index)(bi * T);
-    const C jn = (C)(nj - j0 < T ? nj - j0 : T), in_ = (C)(ni - i0 < T ? ni - i0 : T);
     SW_UNROLL for (int k = 0; k < NA; ++k) {
       if (!staged[k]) continue;
-      if ((C)tx >= jn) continue;                 // lanes walk j: the operand's unit stride
-      const char* src = f.p[k] + (i64)(base[k] + (j0 + tx) * f.stride(k, jd)) * size[k];
-      const i64 di = (i64)f.stride(k, id) * size[k];
-      for (C t0 = 0; t0 < rows; t0 += kLoads) {
-        u64 v[kLoads];
-        SW_UNROLL for (int t = 0; t < kLoads; ++t) {
-          const C r = ty + (t0 + t) * ny;
-          if (t0 + t < rows && r < in_) v[t] = load_elem(src + (i64)(i0 + r) * di, size[k]);
-        }
-        SW_UNROLL for (int t = 0; t < kLoads; ++t) {
-          const C r = ty + (t0 + t) * ny;
-          if (t0 + t < rows && r < in_) store_elem(q[k] + (tx * (T + 1) + r) * size[k], v[t], size[k]);
-        }
+      for (int r = ty; r < T; r += ny) {          // lanes walk j: the operand's unit stride
+        const Index gj = j0 + tx, gi = i0 + r;
+        if (gj < nj && gi < ni)
+          copy_elem(q[k] + (tx * (T + 1) + r) * size[k],
+                    f.p[k] + (i64)(base[k] + gj * f.stride(k, jd) + gi * f.stride(k, id)) * size[k], size[k]);
       }
     }
     __syncthreads();
-    if ((C)tx < in_) {                            // lanes walk i: the output's unit stride
-      const Index gi = i0 + tx;
-      run_packs<Op, 1>(f, q, rows, jn, [&](C t) { return ty + t * ny; }, [&](C r, Index* off) {
+    for (int r = ty; r < T; r += ny) {            // lanes walk i: the output's unit stride
+      const Index gj = j0 + r, gi = i0 + tx;
+      if (gj < nj && gi < ni) {
         SW_UNROLL for (int k = 0; k < NA; ++k)
-          off[k] = staged[k] ? (Index)(r * (T + 1) + tx)
-                             : base[k] + (j0 + (Index)r) * f.stride(k, jd) + gi * f.stride(k, id);
-      });
+          off[k] = staged[k] ? (Index)(r * (T + 1) + tx) : base[k] + gj * f.stride(k, jd) + gi * f.stride(k, id);
+        Op::template apply<1>(q, off, f.u);
+      }
     }
     __syncthreads();                              // the next tile overwrites shared memory
   }
