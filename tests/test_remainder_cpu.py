@@ -251,3 +251,41 @@ def test_mixing_libraries_is_an_error():
     torch = pytest.importorskip("torch")
     with pytest.raises(ValueError, match="move them to one library"):
         sw.remainder(np.ones(3), torch.ones(3, dtype=torch.float64))
+
+
+def _int64_operands():
+    rng = np.random.default_rng(7)
+    lo, hi = np.iinfo(np.int64).min, np.iinfo(np.int64).max
+    edges = [lo, lo + 1, hi, hi - 1, 0, 1, -1, 2, -2, 3, 1 << 49, (1 << 50) - 1, 1 << 50,
+             -(1 << 50) + 1, -(1 << 50), (1 << 53) + 1, (1 << 62) + 12345, -(1 << 62) - 777]
+    divisors = [1, -1, 2, -2, 3, -3, 7, 1000, -1000, (1 << 31) - 1, 1 << 31, 3 ** 30,
+                (1 << 50) - 1, -(1 << 50) + 1, (1 << 49) + 3, 1 << 50, -(1 << 50), lo, hi, 0]
+    a = [np.int64(x) for x in edges]
+    b = [np.int64(x) for x in divisors]
+    # random dividends over the whole range against divisors of every magnitude, and
+    # dividends right at multiples of the divisor (where a quotient estimate is most fragile)
+    bits = rng.integers(0, 51, 4000)
+    rb = (rng.integers(1, 1 << 62, 4000, dtype=np.int64) >> (62 - bits)) | 1
+    rb *= rng.choice([-1, 1], 4000)
+    ra = rng.integers(lo, hi, 4000, dtype=np.int64, endpoint=True)
+    k = rng.integers(-(hi // 4), hi // 4, 4000, dtype=np.int64) // np.maximum(np.abs(rb), 1)
+    near = (k * rb) + rng.integers(-2, 3, 4000)
+    A = np.concatenate([np.repeat(a, len(b)), ra, near])
+    B = np.concatenate([np.tile(b, len(a)), rb, rb])
+    return A, B
+
+
+def test_int64_remainder_fast_path_matches_integer_division():
+    """The GPU's int64 remainder fast path (functors.h int64_remainder_fast), built for the host
+    through a user kernel: equal to NumPy's floor remainder wherever it does not ask for the
+    slow path, and asking for it exactly when |b| is 0 or at least 2^50."""
+    k = sw.ElementwiseKernel("int64 a, int64 b", "int64 y, bool s",
+                             "bool slow = false; y = sw::int64_remainder_fast(a, b, slow); s = slow;",
+                             name="int64_remainder_fast")
+    A, B = _int64_operands()
+    y, slow = k(A, B)
+    mag = np.abs(B.astype(object))
+    want_slow = np.array([m == 0 or m >= 1 << 50 for m in mag])
+    np.testing.assert_array_equal(slow, want_slow)
+    fast = ~want_slow
+    np.testing.assert_array_equal(y[fast], np.remainder(A[fast], B[fast]))
