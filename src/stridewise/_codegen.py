@@ -237,7 +237,7 @@ def generate(spec: KernelSpec, entry_point) -> str:
             compute = (f"if constexpr (sw::Apply2Pack<P, F, T>::value) {{\n"
                        f"      SW_UNROLL for (int e = 0; e < P; e += 2)\n"
                        f"        sw::set_pair(r0.elem + e, sw::Apply2Pack<P, F, T>::run({pair_args}));\n"
-                       f"    }} else {{\n    " + compute.replace("\n", "\n  ") + "\n    }")
+                       f"    }} else {{\n      " + compute.replace("\n", "\n  ") + "\n    }")
     else:
         compute = (f"SW_UNROLL for (int e = 0; e < P; ++e) "
                    f"{targets[0]} = sw::convert<{spec.arrays[0].ctype}>({call});")
