@@ -289,3 +289,48 @@ def test_int64_remainder_fast_path_matches_integer_division():
     np.testing.assert_array_equal(slow, want_slow)
     fast = ~want_slow
     np.testing.assert_array_equal(y[fast], np.remainder(A[fast], B[fast]))
+
+
+def _fast_path_boundary_operands(name, rng):
+    """Operands around the host fast path's limits (functors.h fmod_fast): quotients near
+    2^k up to and past the 2^23 (float) / 2^52 (double) cut, dividends at exact multiples of
+    the divisor and one ulp either side, subnormal and huge or tiny divisors."""
+    dt = NP[name]
+    fi = np.finfo(dt)
+    mant = 23 if dt == np.float32 else 52
+    n = 3000
+    b = (rng.uniform(1, 2, n) * 2.0 ** rng.integers(fi.minexp - 10, fi.maxexp - 2, n)).astype(dt)
+    b[: n // 10] = (rng.integers(1, 1 << 20, n // 10) * float(fi.smallest_subnormal)).astype(dt)
+    b[n // 10: n // 5] = (rng.uniform(1, 2, n // 10) * 2.0 ** rng.integers(fi.maxexp - 30, fi.maxexp - 1, n // 10)).astype(dt)
+    k = np.floor(2.0 ** rng.uniform(0, mant + 3, n))
+    k[: n // 4] = 2.0 ** rng.integers(mant - 3, mant + 3, n // 4) + rng.integers(-2, 3, n // 4)
+    with np.errstate(over="ignore", invalid="ignore"):
+        exact = (k * b.astype(np.float64)).astype(dt) if dt == np.float32 else k * b
+        frac = ((k + rng.uniform(0, 1, n)) * b.astype(np.float64)).astype(dt) if dt == np.float32 \
+            else (k + rng.uniform(0, 1, n)) * b
+    with np.errstate(over="ignore"):
+        a = np.concatenate([exact, np.nextafter(exact, dt.type(np.inf)), np.nextafter(exact, dt.type(-np.inf)), frac,
+                            (rng.uniform(0, 4, n) * b).astype(dt)])
+    b = np.tile(b, 5)
+    ok = np.isfinite(a)
+    a, b = a[ok], b[ok]
+    sa = rng.choice(np.array([-1, 1], dt), a.size)
+    sb = rng.choice(np.array([-1, 1], dt), a.size)
+    return (a * sa).astype(dt), (b * sb).astype(dt)
+
+
+@pytest.mark.parametrize("convention", ["torch", "numpy"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_host_fast_path_boundaries(dtype, convention):
+    """The vectorized host fast path and its fall-back to fmod, bit for bit, on values near
+    the limits of its exactness argument, in packs (contiguous, and a row broadcast)."""
+    rng = np.random.default_rng(7)
+    a, b = _fast_path_boundary_operands(dtype, rng)
+    got = sw.remainder(a, b, convention=convention)
+    want = ORACLES[convention](a, b)
+    assert same_bits(got, want), mismatches(got, want, a, b)
+    m = a.size // 64 * 64
+    a2, b2 = a[:m].reshape(-1, 64), b[:64]
+    got = sw.remainder(a2, b2, convention=convention)
+    want = ORACLES[convention](a2, b2)
+    assert same_bits(got, want), mismatches(got, want, a2, np.broadcast_to(b2, a2.shape))

@@ -225,12 +225,18 @@ def generate(spec: KernelSpec, entry_point) -> str:
         # The pack's results first, through the functor's branch-free fast path where it has
         # one (functors.h HasFast; the functor itself redoes a pack that needs it), then one
         # conversion of the whole pack (pairwise where the device has one: convert_pack).
+        # The fast loop is an `omp simd` loop with an integer flag on the host, so GCC 12
+        # vectorizes it (functors.h SW_FAST_LOOP, FastFlag), and unrolled on the device.
         fast = f"sw::call_fast<F>({', '.join(['slow'] + call_args)})"
         compute = (f"typedef decltype(F()({', '.join(f'{a}()' for a in arg_types)})) R;\n"
                    f"    R y[P];\n"
-                   f"    bool slow = false;\n"
-                   f"    SW_UNROLL for (int e = 0; e < P; ++e) y[e] = {fast};\n"
-                   f"    if (slow) SW_UNROLL for (int e = 0; e < P; ++e) y[e] = {call};\n"
+                   f"    if constexpr (sw::HasFast<F>::value) {{\n"
+                   f"      sw::FastFlag slow = 0;\n"
+                   f"      SW_FAST_LOOP(slow, P) for (int e = 0; e < P; ++e) y[e] = {fast};\n"
+                   f"      if (slow) SW_UNROLL for (int e = 0; e < P; ++e) y[e] = {call};\n"
+                   f"    }} else {{\n"
+                   f"      SW_UNROLL for (int e = 0; e < P; ++e) y[e] = {call};\n"
+                   f"    }}\n"
                    f"    sw::convert_pack<P>(r0.elem, y);")
         if _pairs(spec):
             pair_args = ", ".join(f"sw::pair({r}, {r.replace('[e]', '[e + 1]')})" for r in raws)

@@ -30,8 +30,21 @@ template <int P, class F, class S> struct Apply2Pack : Apply2<F, S> {
 template <class F, class = void> struct HasFast { enum { value = 0 }; };
 template <class F> struct HasFast<F, decltype((void)&F::fast, void())> { enum { value = 1 }; };
 
+// The flag `fast` sets, and the loop that runs `fast` over a pack. The device unrolls it.
+// The host makes it an `omp simd` loop and the flag an int: GCC 12 vectorizes neither a
+// reduction in straight-line (fully unrolled) code nor one over bool, so with the device's
+// form the host's fast path stayed scalar (bench/NOTES.md).
+#if defined(__CUDA_ARCH__)
+typedef bool FastFlag;
+#define SW_FAST_LOOP(flag, P) SW_UNROLL
+#else
+typedef i64 FastFlag;
+#define SW_PRAGMA(x) _Pragma(#x)
+#define SW_FAST_LOOP(flag, P) SW_PRAGMA(omp simd safelen(P))
+#endif
+
 template <class F, class... A>
-SW_HOST_DEVICE SW_INLINE auto call_fast(bool& slow, A... a) {
+SW_HOST_DEVICE SW_INLINE auto call_fast(FastFlag& slow, A... a) {
   if constexpr (HasFast<F>::value) return F::fast(a..., slow);
   else return F()(a...);
 }
@@ -91,6 +104,39 @@ SW_INLINE float sw_fmod(float a, float b) {
   r = r < 0 ? r + B : r;
   return copysignf((float)r, a);
 }
+// Branch-free fast paths (RemainderFunctor::fast) that GCC vectorizes across a pack: every
+// lane does the same work, with no call, branch or trunc (a vector trunc needs
+// -fno-trapping-math in GCC 12). `slow` marks the lanes that need sw_fmod above.
+// With A = |a|, B = |b| and A / B < 2^23 (float) or 2^52 (double), the quotient d = A / B
+// rounds to within [n, n + 1] of n = floor(A / B) (rounding is monotone, n and n + 1 are
+// representable), and q = (d + 2^23) - 2^23 rounds d to a nearest integer: q = n or n + 1.
+// r = A - q * B is then representable and one fma forms it exactly. If q = n, r = fmod(A, B).
+// If q = n + 1 with n = 0, d >= 1/2 so A >= B / 2 and r = A - B is exact (Sterbenz); with
+// n >= 1, A >= B, so r is a multiple of ulp(B) below B in magnitude. r < 0 means q = n + 1,
+// and r + B = fmod(A, B), exact. fma gives r = +0, never -0 (A >= 0), so r's sign bit picks
+// the lanes that add B and fmod's sign (a's) can be or-ed in. B * 2^23 overflowing means
+// B >= 2^105, and then A / B < 2^23 anyway (the same for double). Zero, inf or NaN divisors,
+// inf or NaN dividends and larger quotients set `slow`.
+SW_INLINE float fmod_fast(float a, float b, FastFlag& slow) {
+  const u32 ia = bit_cast<u32>(a), iB = bit_cast<u32>(b) & 0x7fffffffu;
+  const float A = fabsf(a), B = bit_cast<float>(iB);
+  slow |= (FastFlag)!(A < B * 0x1p23f) | (FastFlag)(iB >= 0x7f800000u);
+  const float d = A / B;
+  const float q = (d + 0x1p23f) - 0x1p23f;
+  const float r = fmaf(-q, B, A);
+  const float m = r + bit_cast<float>(iB & (u32)((i32)bit_cast<u32>(r) >> 31));
+  return bit_cast<float>(bit_cast<u32>(m) | (ia & 0x80000000u));
+}
+SW_INLINE double fmod_fast(double a, double b, FastFlag& slow) {
+  const u64 ia = bit_cast<u64>(a), iB = bit_cast<u64>(b) & 0x7fffffffffffffffull;
+  const double A = fabs(a), B = bit_cast<double>(iB);
+  slow |= (FastFlag)!(A < B * 0x1p52) | (FastFlag)(iB >= 0x7ff0000000000000ull);
+  const double d = A / B;
+  const double q = (d + 0x1p52) - 0x1p52;
+  const double r = fma(-q, B, A);
+  const double m = r + bit_cast<double>(iB & (u64)((i64)bit_cast<u64>(r) >> 63));
+  return bit_cast<double>(bit_cast<u64>(m) | (ia & 0x8000000000000000ull));
+}
 SW_INLINE double sw_fmod(double a, double b) {
   // fma forms A - q * B exactly; B * 2^51 overflowing means B >= 2^973, and then A / B < 2^51.
   const double A = fabs(a), B = fabs(b);
@@ -145,9 +191,7 @@ struct RemainderFunctor {
     M m = sw_fmod(a, b);
     return adjust(m, b);
   }
-#if defined(__CUDA_ARCH__)
-  SW_DEVICE SW_INLINE static M fast(M a, M b, bool& slow) { return adjust(fmod_fast(a, b, slow), b); }
-#endif
+  SW_HOST_DEVICE SW_INLINE static M fast(M a, M b, FastFlag& slow) { return adjust(fmod_fast(a, b, slow), b); }
   SW_HOST_DEVICE SW_INLINE static M adjust(M m, M b) {
     // torch compares with < 0, so a zero keeps fmod's sign (the dividend's); NumPy gives
     // a zero the divisor's sign.
@@ -181,8 +225,11 @@ struct ShortRemainderFunctor {
   SW_HOST_DEVICE SW_INLINE float operator()(float a, float b) const {
     return RemainderFunctor<float, C>::adjust(fmod_short(a, b), b);
   }
+  // Device only for now: on the host the pack's 16-bit loads (F16C, one lane each) keep the
+  // fast loop scalar, and a vectorizable bit-level conversion made the two-dense-operand
+  // layouts slower (bench/NOTES.md).
 #if defined(__CUDA_ARCH__)
-  SW_DEVICE SW_INLINE static float fast(float a, float b, bool& slow) {
+  SW_DEVICE SW_INLINE static float fast(float a, float b, FastFlag& slow) {
     return RemainderFunctor<float, C>::fast(a, b, slow);
   }
 #endif
