@@ -92,3 +92,69 @@ def test_in_process_memo():
     for _ in range(3):
         sw.remainder(a, b)
     assert len(_ops._KERNELS) == n
+
+
+# -- the warm path: a repeated signature launches from the raw arguments --------------------
+def _libs():
+    libs = [("numpy", np.asarray)]
+    try:
+        import torch
+        libs.append(("torch", torch.from_numpy))
+    except ImportError:
+        pass
+    return libs
+
+
+@pytest.mark.parametrize("lib,wrap", _libs(), ids=[n for n, _ in _libs()])
+def test_warm_calls_take_the_fast_path(lib, wrap):
+    """After one call, the same signature runs through _fast_call (out=, allocating, in place,
+    a Python scalar, a user kernel's out list), with the results of the full path."""
+    import stridewise as sw
+    from stridewise import _ops
+
+    R = _ops.REMAINDER
+    a = wrap(np.linspace(-7, 7, 3 * 700, dtype=np.float32).reshape(3, 700))
+    b = wrap(np.linspace(1, 3, 700, dtype=np.float32))
+    want = np.remainder(np.asarray(a), np.asarray(b)) if lib == "numpy" else None
+    out = wrap(np.zeros((3, 700), np.float32))
+    for call, fast in (
+            (lambda: sw.remainder(a, b, out=out),
+             lambda: _ops._fast_call(R, (a, b), out, None, None, False, _ops._CALLS)),
+            (lambda: sw.remainder(a, b),
+             lambda: _ops._fast_call(R, (a, b), None, None, None, False, _ops._CALLS)),
+            (lambda: sw.remainder(a, 2.5, out=out),
+             lambda: _ops._fast_call(R, (a, 2.5), out, None, None, False, _ops._CALLS))):
+        first = call()
+        got = fast()
+        assert got is not None and type(got) is type(first)
+        assert np.array_equal(np.asarray(got), np.asarray(first))
+    if want is not None:
+        assert np.array_equal(np.asarray(sw.remainder(a, b)), want)
+    x = wrap(np.linspace(-7, 7, 3 * 700, dtype=np.float32).reshape(3, 700))
+    sw.remainder_(x, b)
+    assert _ops._fast_call(R, (x, b), None, None, None, True, _ops._CALLS) is x
+    k = sw.ElementwiseKernel("T x, T y", "T z", "z = x + y", name="warm_add")
+    z = wrap(np.zeros((3, 700), np.float32))
+    assert k(a, b, out=z) is z
+    assert _ops._fast_call(k, [a, b], [z], None, None, False, k._calls) is z
+    assert np.array_equal(np.asarray(z), np.asarray(a) + np.asarray(b))
+
+
+@pytest.mark.parametrize("lib,wrap", _libs(), ids=[n for n, _ in _libs()])
+def test_warm_path_still_rejects_partial_overlap(lib, wrap):
+    """A warm signature (same layout and alignment) with an out that partially overlaps an
+    input goes to the full check and raises; an out identical to the input runs."""
+    import stridewise as sw
+
+    base = wrap(np.full(256, 42, np.float32))
+    b = wrap(np.ones(5, np.float32) * 3)
+    x, ok = base[0:20].reshape(4, 5), base[128:148].reshape(4, 5)   # 512 bytes apart
+    sw.remainder(x, b, out=ok)
+    sw.remainder(x, b, out=ok)                                        # warm
+    bad = base[4:24].reshape(4, 5)                                    # 16 bytes on: same key
+    with pytest.raises(ValueError, match="partially overlaps"):
+        sw.remainder(x, b, out=bad)
+    assert np.all(np.asarray(base)[20:24] == 42)
+    xx = base[64:84].reshape(4, 5)
+    assert sw.remainder(xx, b, out=xx) is xx                          # identical: allowed
+    assert np.all(np.asarray(xx) == 0)

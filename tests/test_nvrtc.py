@@ -259,7 +259,7 @@ for _ in range(2):
 p = _ops._call(_ops.REMAINDER, (a, b), out, dry=True)       # the memo's, with its kernel
 # a bound warm-path launcher, with the device current (cuLaunchKernelEx) and without
 other = (0x7f0000300000, 0x7f0000400000, 0x7f0000500000)
-cuda.bind(p.kernel, dataclasses.replace(p.config, current=lambda: 1), p.record, p.static)(other, ())
+cuda.bind(p.kernel, p.config.replace(current=lambda: 1), p.record, p.static)(other, ())
 cuda.bind(p.kernel, p.config, p.record, p.static)(other, ())
 assert fake.fake_launches() == 4, fake.fake_launches()
 logs = [launched(i, size) for i in range(4)]
@@ -269,6 +269,15 @@ for _, _, _, ctx, args in logs[:2] + logs[3:]:                # pushed: device 1
     assert ctx == 0x1001, hex(ctx or 0)
 assert logs[2][3] == 0x1000                                   # "device 1 current" (the fake's 0)
 assert [log[4] for log in logs] == [record(*ptrs)] * 2 + [record(*other)] * 2
+# a scalar parameter: the bound launcher packs the value after the pre-packed static slots
+q = _ops._call(_ops.REMAINDER, (a, 2.5), out, dry=True)
+assert cuda._record_parts(p.record, p.static) and cuda._record_parts(q.record, q.static)
+qsize = q.record.size + len(q.config.extra)
+fake.fake_copy(qsize)
+value = q.spec.params[0].slot_value(2.5)
+cuda.bind(p.kernel, q.config.replace(current=lambda: 1), q.record, q.static)(list(other[:2]), [value])
+assert fake.fake_launches() == 5, fake.fake_launches()
+assert launched(4, qsize)[4] == q.record.pack(*other[:2], *q.static, value) + q.config.extra
 cur = ctypes.c_void_p()
 fake.cuCtxGetCurrent(ctypes.byref(cur))
 assert cur.value == 0x1000 and fake.fake_depth() == 1, (cur.value, fake.fake_depth())

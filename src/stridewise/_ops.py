@@ -251,82 +251,133 @@ def _kernel(prepared: Prepared):
 class _Fast:
     """A warm call: launch straight from the raw arguments' pointers.
 
-    extents: per array (outputs first), its byte range relative to its pointer, so the
-    overlap test on a warm call is arithmetic; a range overlap that is not an identical
-    view goes back to the full check. alloc: per output, (new array, pointer), or None when
-    the caller passes out.
+    extents: per pointer of the call (the output first), (below, above, same): the byte
+    ranges of that array and of the output intersect exactly when below < its pointer - the
+    output's pointer < above, and same says it is a view identical to the output (allowed
+    at the output's own pointer). The overlap test on a warm call is one chained comparison
+    per input; the output's own entry, (0, 0, True), never counts. A range overlap that is
+    not an identical view goes back to the full check. alloc: () -> (new output, its
+    pointer), or None when the caller passes out; out_mod: the output pointer mod 16 the
+    plan assumed.
     """
 
     prepared: Prepared
     launch: object
-    alloc: tuple | None
-    out_mods: tuple
+    alloc: object
+    out_mod: int
     extents: tuple
     params: tuple          # per Python scalar, the dtype it converts to
 
 
-def _fast_key(op, args, out, convention, algorithm, inplace):
-    """(key, pointers, scalars) of a call whose arguments all have fast keys, or None."""
-    keys, ptrs, scalars = [], [], []
+def _fast_key(op, args, out, convention, algorithm, inplace, keyers=_arrays._KEYERS):
+    """(key, pointers, scalars) of a call whose arguments all have fast keys, or None.
+
+    The key is flat: (op, convention, algorithm, inplace, out's key or None, each
+    argument's key); pointers: the output's (when passed), then the arrays'; scalars: the
+    Python numbers, or None.
+    """
+    ptrs, scalars = [], None
+    if out is None:
+        keys = [op, convention, algorithm, inplace, None]
+    else:
+        if type(out) is list or type(out) is tuple:
+            if len(out) != 1:
+                return None
+            out = out[0]
+        keyer = keyers.get(type(out)) or _arrays.keyer(out)
+        if keyer is None:
+            return None
+        k, p = keyer(out)
+        if p is None:
+            return None
+        keys = [op, convention, algorithm, inplace, k]
+        ptrs.append(p)
     for x in args:
-        k = _arrays.fast_key(x)
-        if k is None:
+        keyer = keyers.get(type(x)) or _arrays.keyer(x)
+        if keyer is None:
             return None
-        keys.append(k[0])
-        if k[1] is None:
-            scalars.append(x)
+        k, p = keyer(x)
+        keys.append(k)
+        if p is not None:
+            ptrs.append(p)
+        elif scalars is None:
+            scalars = [x]
         else:
-            ptrs.append(k[1])
-    outs = ()
-    if out is not None:
-        if type(out) in (tuple, list):
-            return None
-        k = _arrays.fast_key(out)
-        if k is None or k[1] is None:
-            return None
-        outs = (k[0],)
-        ptrs.insert(0, k[1])
-    return (op, convention, algorithm, inplace, tuple(keys), outs), ptrs, scalars
+            scalars.append(x)
+    return tuple(keys), ptrs, scalars
 
 
-def _fast_call(op, args, out, convention, algorithm, inplace, calls):
-    """The warm path, or None when this call must go through the full pipeline."""
-    found = _fast_key(op, args, out, convention, algorithm, inplace)
-    if found is None:
-        return None
-    key, ptrs, scalars = found
-    fast = calls.get(key)
+def _fast_call(op, args, out, convention, algorithm, inplace, calls, keyers=_arrays._KEYERS):
+    """The warm path, or None when this call must go through the full pipeline.
+
+    Its first part is _fast_key, inlined (a frame less on every warm call): the two must
+    build the same key (tests/test_cache.py checks that warm calls hit).
+    """
+    ptrs, scalars = [], None
+    if out is None:
+        keys = [op, convention, algorithm, inplace, None]
+    else:
+        o = out[0] if (type(out) is list or type(out) is tuple) and len(out) == 1 else out
+        keyer = keyers.get(type(o)) or _arrays.keyer(o)
+        if keyer is None:
+            return None
+        k, p = keyer(o)
+        if p is None:
+            return None
+        keys = [op, convention, algorithm, inplace, k]
+        ptrs.append(p)
+    for x in args:
+        keyer = keyers.get(type(x)) or _arrays.keyer(x)
+        if keyer is None:
+            return None
+        k, p = keyer(x)
+        keys.append(k)
+        if p is not None:
+            ptrs.append(p)
+        elif scalars is None:
+            scalars = [x]
+        else:
+            scalars.append(x)
+    fast = calls.get(tuple(keys))
     if fast is None:
         return None
-    if fast.alloc is None:
-        extents, result = fast.extents, (args[0] if inplace else out)
+    alloc = fast.alloc
+    if alloc is None:
         if inplace:
+            result = args[0]
             ptrs.insert(0, ptrs[0])
-        olo, ohi = ptrs[0] + extents[0][0], ptrs[0] + extents[0][1]
-        for ptr, (lo, hi, same) in zip(ptrs[1:], extents[1:]):
-            if ptr + lo < ohi and olo < ptr + hi and not (same and ptr == ptrs[0]):
+        else:
+            result = o
+        o = ptrs[0]
+        for ptr, (below, above, same) in zip(ptrs, fast.extents):
+            if below < ptr - o < above and not (same and ptr == o):
                 return None          # may overlap: the full check decides, or raises
     else:
-        made = [alloc() for alloc in fast.alloc]
-        if tuple(p % 16 for _, p in made) != fast.out_mods:
+        result, o = alloc()
+        if o % 16 != fast.out_mod:
             return None
-        ptrs[:0] = [p for _, p in made]
-        result = made[0][0] if len(made) == 1 else tuple(a for a, _ in made)
-    fast.launch(ptrs, [dt.slot_value(v) for dt, v in zip(fast.params, scalars)] if scalars else ())
+        ptrs.insert(0, o)
+    if scalars is None:
+        fast.launch(ptrs, ())
+    else:
+        fast.launch(ptrs, [dt.slot_value(v) for dt, v in zip(fast.params, scalars)])
     return result
 
 
 def _remember(calls, key, prepared, out_views, in_views, allocated, info):
     """Make the call just run a warm one (only when every argument had a fast key)."""
     lib, device, typing, shape, _ = info
-    rel = []
-    for v in out_views + in_views:
-        lo, hi = v.extent()
-        rel.append((lo - v.ptr, hi - v.ptr))
     out0 = out_views[0]
-    same = [False] + [v.dtype is out0.dtype and _arrays._broadcast_strides(v, shape) == out0.strides
-                      for v in in_views]
-    alloc = tuple(_arrays.allocator(lib, device, shape, dt) for dt in typing.outs) if allocated else None
+    olo, ohi = (e - out0.ptr for e in out0.extent())
+    extents = [(0, 0, True)]     # the output's own pointer: never an overlap
+    for v in in_views:
+        lo, hi = (e - v.ptr for e in v.extent())
+        # [p + lo, p + hi) meets [o + olo, o + ohi) iff olo - hi < p - o < ohi - lo; an
+        # empty range meets nothing
+        below, above = (olo - hi, ohi - lo) if lo < hi and olo < ohi else (0, 0)
+        extents.append((below, above, v.dtype is out0.dtype
+                        and _arrays._broadcast_strides(v, shape) == out0.strides))
+    alloc = _arrays.allocator(lib, device, shape, typing.outs[0]) if allocated else None
     be, p = get_backend(prepared.backend), prepared
     if hasattr(be, "bind"):      # a launcher that keeps everything but pointers and values
         run = be.bind(p.kernel, p.config, p.record, p.static)
@@ -334,9 +385,7 @@ def _remember(calls, key, prepared, out_views, in_views, allocated, info):
         def run(ptrs, values, launch=be.launch, kernel=p.kernel, config=p.config,
                 pack=p.record.pack, static=p.static):
             launch(kernel, config, pack(*ptrs, *static, *values))
-    calls[key] = _Fast(prepared, run, alloc,
-                       tuple(v.ptr % 16 for v in out_views),
-                       tuple((lo, hi, sm) for (lo, hi), sm in zip(rel, same)), typing.params)
+    calls[key] = _Fast(prepared, run, alloc, out0.ptr % 16, tuple(extents), typing.params)
 
 
 def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dry=False,
@@ -437,12 +486,14 @@ def remainder(x1, x2, /, *, out=None, convention=None, algorithm=None):
     -------
     The output array, from the same library and device as the inputs.
     """
-    return _call(REMAINDER, (x1, x2), out, convention, algorithm)
+    r = _fast_call(REMAINDER, (x1, x2), out, convention, algorithm, False, _CALLS)
+    return _call(REMAINDER, (x1, x2), out, convention, algorithm) if r is None else r
 
 
 def remainder_(x1, x2, /, *, convention=None, algorithm=None):
     """In-place remainder: x1 = remainder(x1, x2); x2 must broadcast to x1's shape."""
-    return _call(REMAINDER, (x1, x2), None, convention, algorithm, inplace=True)
+    r = _fast_call(REMAINDER, (x1, x2), None, convention, algorithm, True, _CALLS)
+    return _call(REMAINDER, (x1, x2), None, convention, algorithm, inplace=True) if r is None else r
 
 
 _OPS = {"remainder": (REMAINDER, False), "remainder_": (REMAINDER, True)}

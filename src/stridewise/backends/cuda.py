@@ -2,9 +2,9 @@
 
 Same shape as every backend: entry_point, compile, load, configure, launch (plus bind, the
 warm path's launcher). A warm call is the owning library's current device and stream
-lookups, one pack_into a buffer that already holds the launch facts, and one
-`cuLaunchKernelEx` through ctypes over pre-made arguments (the slot record goes as one
-by-value struct parameter).
+lookups, one pack_into of the pointers into a buffer that already holds the static slots
+and the launch facts, and one `cuLaunchKernelEx` through ctypes over pre-made arguments
+(the slot record goes as one by-value struct parameter).
 
 The driver is reached through ctypes libcuda only, and nothing here changes the calling
 thread's current context: device facts come from attributes, kernels load context-free
@@ -19,7 +19,6 @@ import functools
 import os
 import sys
 import threading
-from dataclasses import dataclass
 
 from .. import _cache
 
@@ -269,20 +268,42 @@ def _attribute(dev: int, attribute: int) -> int:
 
 
 # -- configure --------------------------------------------------------------------------
-@dataclass(frozen=True)
 class Config:
-    """Launch geometry and per-plan launch facts, built once per plan."""
+    """Launch geometry and per-plan launch facts, built once per plan.
 
-    grid: int
-    block: int
-    smem: int
-    extra: bytes       # slots appended to every call's record (Geometry, magics, sizes)
-    stream: object     # () -> the owning library's current stream handle on this device
-    ctx: int           # the device's primary context
-    geometry: tuple    # (items, group) for explain and tests
-    index: int = 0     # the device ordinal
-    current: object = None   # () -> the library's current device ordinal
-    params: object = None    # kernelParams: one pointer, reset to each call's record
+    A plain slotted class, not a dataclass: building a dataclass costs the module import
+    (and so a CUDA process's first call) about a millisecond.
+
+    Attributes
+    ----------
+    grid, block, smem : the launch geometry.
+    extra : slots appended to every call's record (Geometry, magics, sizes).
+    stream : () -> the owning library's current stream handle on this device.
+    ctx : the device's primary context.
+    geometry : (items, group) for explain and tests.
+    index : the device ordinal.
+    current : () -> the library's current device ordinal.
+    params : kernelParams: one pointer, reset to each call's record.
+    """
+
+    __slots__ = ("grid", "block", "smem", "extra", "stream", "ctx", "geometry", "index",
+                 "current", "params")
+
+    def __init__(self, grid: int, block: int, smem: int, extra: bytes, stream, ctx: int,
+                 geometry: tuple, index: int = 0, current=None, params=None):
+        self.grid, self.block, self.smem, self.extra = grid, block, smem, extra
+        self.stream, self.ctx, self.geometry, self.index = stream, ctx, geometry, index
+        self.current, self.params = current, params
+
+    def replace(self, **changes) -> "Config":
+        """A copy with `changes` applied (as dataclasses.replace)."""
+        kw = {name: getattr(self, name) for name in self.__slots__}
+        kw.update(changes)
+        return Config(**kw)
+
+    def __repr__(self) -> str:
+        return (f"Config(grid={self.grid}, block={self.block}, smem={self.smem}, "
+                f"geometry={self.geometry}, index={self.index})")
 
 
 @functools.cache
@@ -425,38 +446,78 @@ class _LaunchConfig(ctypes.Structure):
                 ("attrs", ctypes.c_void_p), ("nattrs", ctypes.c_uint)]   # CUlaunchConfig
 
 
+def _record_parts(record, static: tuple):
+    """Split a slot record's format into (pointers, values) Structs around the static slots.
+
+    The record (_codegen.slot_format) is the array pointers ("Q" each), the static slots
+    ("q" each: n, aux, shape, strides, periods), then the scalar parameters. Returns the
+    two Structs and the values' byte offset, or None for a format of another shape.
+    """
+    import struct
+
+    body = record.format.lstrip("<")
+    nptr = len(body) - len(body.lstrip("Q"))
+    rest = body[nptr:]
+    if rest[:len(static)] != "q" * len(static):
+        return None
+    ptrs, values = struct.Struct("<" + "Q" * nptr), struct.Struct("<" + rest[len(static):])
+    if ptrs.size + 8 * len(static) + values.size != record.size:
+        return None
+    return ptrs, values, ptrs.size + 8 * len(static)
+
+
 def bind(kernel: _Kernel, config: Config, record, static: tuple):
     """The warm path's launcher for one call signature: run(pointers, scalar values).
 
-    Built once: a slot buffer already holding the launch facts after the record, a
-    CUlaunchConfig with the geometry, and cuLaunchKernelEx's four arguments as ctypes
-    objects (a fifth of cuLaunchKernel's per-call ctypes conversion). A call reads the
-    library's current device and stream, then, under a lock (threads may share a
-    signature), packs the record into the buffer and launches; the driver copies the
-    parameters before cuLaunchKernelEx returns. Another device (or no context) current:
-    the context-pushing path of launch().
+    Built once: a slot buffer already holding the static slots (n, shape, strides) and the
+    launch facts, a CUlaunchConfig with the geometry, and cuLaunchKernelEx's four arguments
+    as ctypes objects (a fifth of cuLaunchKernel's per-call ctypes conversion). A call reads
+    the library's current device and stream, then, under a lock (threads may share a
+    signature), packs the pointers (and scalar values) into the buffer and launches; the
+    driver copies the parameters before cuLaunchKernelEx returns. Another device (or no
+    context) current: the context-pushing path of launch().
     """
+    import struct
+
     ex = _driver_ex()
     size = record.size + len(config.extra)
     buf = ctypes.create_string_buffer(max(size, 1))
     buf[record.size:size] = config.extra
+    parts = _record_parts(record, static)
+    if parts is not None:
+        pack_ptrs, pack_values, at = parts[0].pack_into, parts[1].pack_into, parts[2]
+        struct.pack_into(f"<{len(static)}q", buf, parts[0].size, *static)
     params = (ctypes.c_void_p * 1)(ctypes.addressof(buf))
     lc = _LaunchConfig((ctypes.c_uint * 3)(config.grid, 1, 1), (ctypes.c_uint * 3)(config.block, 1, 1),
                        config.smem, None, None, 0)
     plc, handle = ctypes.pointer(lc), ctypes.c_void_p(kernel.handle)
     pack_into, pack, current, stream, index = (record.pack_into, record.pack, config.current,
                                                config.stream, config.index)
+    last = [0]   # the stream in lc (0: the legacy default stream, as lc starts)
 
     lock = threading.Lock()
     acquire, release = lock.acquire, lock.release   # half the cost of a with statement
+
+    if parts is None:
+        def fill(ptrs, values):
+            pack_into(buf, 0, *ptrs, *static, *values)
+    else:
+        def fill(ptrs, values):
+            pack_ptrs(buf, 0, *ptrs)
+            if values:
+                pack_values(buf, at, *values)
 
     def run(ptrs, values):
         if current() == index:
             s = stream()
             acquire()
             try:
-                lc.stream = s
-                pack_into(buf, 0, *ptrs, *static, *values)
+                if s != last[0]:
+                    lc.stream = last[0] = s
+                if values or parts is None:
+                    fill(ptrs, values)
+                else:
+                    pack_ptrs(buf, 0, *ptrs)
                 err = ex(plc, handle, params, None)
             finally:
                 release()
