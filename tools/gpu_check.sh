@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The whole GPU check in one command, run from a checkout on a machine with a CUDA GPU:
 #   tools/gpu_check.sh [--skip tests,sanitizer,...] [-- extra pytest args]
-# Parts: info, tests (pytest -m "gpu or nvrtc"), sanitizer (compute-sanitizer memcheck over
-# every mode and dtype), tune (tools/tune_gpu.py: GB/s per items x block), bench (the full matrix with sweep, host overhead and first-call times,
-# then the fused seed kernel; about 3 minutes on an H200). SKIP="tests sanitizer" in the
+# Parts: info, tune (tools/tune_gpu.py: GB/s per packs-per-thread x block size), tests (pytest
+# -m "gpu or nvrtc"), sanitizer (compute-sanitizer memcheck over every mode and dtype), bench
+# (the full matrix with sweep, host overhead and first-call times, then the fused seed kernel;
+# about 2.5 minutes on an H200). All parts take about 6 minutes. SKIP="tests sanitizer" in the
 # environment works too. Logs go to $OUT (the device tool's return folder) or ./gpu-logs, at
-# most 8 files so that all of them come back. Exit status: the number of failed parts.
+# most 8 files with all parts, so that all of them come back. Exit status: the number of
+# failed parts.
 set -u
 cd "$(dirname "$0")/.."
 export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
