@@ -33,7 +33,9 @@ part() {  # part NAME COMMAND...: run one part, log it, count a failure
   if skipped "$name"; then echo "== $name: skipped"; return; fi
   echo "== $name: $*"
   local t0=$SECONDS
-  "$@" 2>&1 | tee "$LOGS/$name.log"
+  local log="$LOGS/$name.log"
+  [ "$name" = info ] && log="$LOGS/summary.log"   # the machine facts head the summary
+  "$@" 2>&1 | tee -a "$log"
   local rc=${PIPESTATUS[0]}
   echo "== $name: exit $rc in $((SECONDS - t0)) s" | tee -a "$LOGS/summary.log"
   [ "$rc" -eq 0 ] || failed=$((failed + 1))
