@@ -307,38 +307,13 @@ def _fast_key(op, args, out, convention, algorithm, inplace, keyers=_arrays._KEY
     return tuple(keys), ptrs, scalars
 
 
-def _fast_call(op, args, out, convention, algorithm, inplace, calls, keyers=_arrays._KEYERS):
-    """The warm path, or None when this call must go through the full pipeline.
-
-    Its first part is _fast_key, inlined (a frame less on every warm call): the two must
-    build the same key (tests/test_cache.py checks that warm calls hit).
-    """
-    ptrs, scalars = [], None
-    if out is None:
-        keys = [op, convention, algorithm, inplace, None]
-    else:
-        o = out[0] if (type(out) is list or type(out) is tuple) and len(out) == 1 else out
-        keyer = keyers.get(type(o)) or _arrays.keyer(o)
-        if keyer is None:
-            return None
-        k, p = keyer(o)
-        if p is None:
-            return None
-        keys = [op, convention, algorithm, inplace, k]
-        ptrs.append(p)
-    for x in args:
-        keyer = keyers.get(type(x)) or _arrays.keyer(x)
-        if keyer is None:
-            return None
-        k, p = keyer(x)
-        keys.append(k)
-        if p is not None:
-            ptrs.append(p)
-        elif scalars is None:
-            scalars = [x]
-        else:
-            scalars.append(x)
-    fast = calls.get(tuple(keys))
+def _fast_call(op, args, out, convention, algorithm, inplace, calls):
+    """The warm path, or None when this call must go through the full pipeline."""
+    found = _fast_key(op, args, out, convention, algorithm, inplace)
+    if found is None:
+        return None
+    key, ptrs, scalars = found
+    fast = calls.get(key)
     if fast is None:
         return None
     alloc = fast.alloc
@@ -347,7 +322,7 @@ def _fast_call(op, args, out, convention, algorithm, inplace, calls, keyers=_arr
             result = args[0]
             ptrs.insert(0, ptrs[0])
         else:
-            result = o
+            result = out[0] if type(out) is list or type(out) is tuple else out
         o = ptrs[0]
         for ptr, (below, above, same) in zip(ptrs, fast.extents):
             if below < ptr - o < above and not (same and ptr == o):

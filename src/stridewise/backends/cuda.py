@@ -283,17 +283,15 @@ class Config:
     geometry : (items, group) for explain and tests.
     index : the device ordinal.
     current : () -> the library's current device ordinal.
-    params : kernelParams: one pointer, reset to each call's record.
     """
 
-    __slots__ = ("grid", "block", "smem", "extra", "stream", "ctx", "geometry", "index",
-                 "current", "params")
+    __slots__ = ("grid", "block", "smem", "extra", "stream", "ctx", "geometry", "index", "current")
 
     def __init__(self, grid: int, block: int, smem: int, extra: bytes, stream, ctx: int,
-                 geometry: tuple, index: int = 0, current=None, params=None):
+                 geometry: tuple, index: int = 0, current=None):
         self.grid, self.block, self.smem, self.extra = grid, block, smem, extra
         self.stream, self.ctx, self.geometry, self.index = stream, ctx, geometry, index
-        self.current, self.params = current, params
+        self.current = current
 
     def replace(self, **changes) -> "Config":
         """A copy with `changes` applied (as dataclasses.replace)."""
@@ -401,7 +399,7 @@ def configure(spec, plan, alg, device, lib) -> Config:
     geometry = struct.pack("<ii", items, group)
     record = geometry + struct.pack(f"<{len(extra)}Q", *extra)
     return Config(grid, block, smem, record, _stream_getter(lib, device[1]), ctx, (items, group),
-                  device[1], _device_getter(lib), (ctypes.c_char_p * 1)())
+                  device[1], _device_getter(lib))
 
 
 # -- launch -----------------------------------------------------------------------------
@@ -559,9 +557,9 @@ _OUT_OF_RESOURCES = 701   # CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
 
 def _launch_failed(err: int, config: Config):
     # Kernels are built without launch bounds (block size stays out of the source), so a
-    # register-heavy variant (float64 rows: 90 registers) cannot run 1024-thread blocks.
+    # register-heavy variant (float64 rows: ~100 registers) cannot run 1024-thread blocks.
     hint = ("; this kernel needs more registers per block than the SM has: use a smaller "
-            "block_size (256 is the default) or Auto()") if err == _OUT_OF_RESOURCES else ""
+            "block_size (the tuned default is 128) or Auto()") if err == _OUT_OF_RESOURCES else ""
     raise RuntimeError(f"cuLaunchKernel failed: {_error_name(err)} (grid {config.grid}, "
                        f"block {config.block}, shared memory {config.smem} bytes){hint}")
 
