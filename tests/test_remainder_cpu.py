@@ -280,7 +280,7 @@ def test_int64_remainder_fast_path_matches_integer_division():
     through a user kernel: equal to NumPy's floor remainder wherever it does not ask for the
     slow path, and asking for it exactly when |b| is 0 or at least 2^50."""
     k = sw.ElementwiseKernel("int64 a, int64 b", "int64 y, bool s",
-                             "bool slow = false; y = sw::int64_remainder_fast(a, b, slow); s = slow;",
+                             "sw::FastFlag slow = 0; y = sw::int64_remainder_fast(a, b, slow); s = slow != 0;",
                              name="int64_remainder_fast")
     A, B = _int64_operands()
     y, slow = k(A, B)

@@ -58,7 +58,7 @@ SW_HOST_DEVICE SW_INLINE auto call_fast(FastFlag& slow, A... a) {
 // without an IEEE division; B in [2^-100, 2^100] keeps 1 / B a normal float.
 // double: the IEEE quotient, which truncates to n or n + 1 for A / B < 2^51.
 // Zero, inf, NaN, extreme divisors and huge quotients set `slow` (fmodf / fmod then).
-SW_DEVICE SW_INLINE float fmod_fast(float a, float b, bool& slow) {
+SW_DEVICE SW_INLINE float fmod_fast(float a, float b, FastFlag& slow) {
   const float A = fabsf(a), B = fabsf(b);
   slow |= !(A < B * 0x1p20f) || !(B >= 0x1p-100f) || !(B <= 0x1p100f);
   float rcp;
@@ -67,7 +67,7 @@ SW_DEVICE SW_INLINE float fmod_fast(float a, float b, bool& slow) {
   const float r = fmaf(-q, B, A);
   return copysignf(r < 0.0f ? r + B : r, a);
 }
-SW_DEVICE SW_INLINE double fmod_fast(double a, double b, bool& slow) {
+SW_DEVICE SW_INLINE double fmod_fast(double a, double b, FastFlag& slow) {
   const double A = fabs(a), B = fabs(b);
   slow |= !(A < B * 0x1p51) || !(B < __longlong_as_double(0x7ff0000000000000LL));
   const double q = trunc(A / B);
@@ -75,12 +75,12 @@ SW_DEVICE SW_INLINE double fmod_fast(double a, double b, bool& slow) {
   return copysign(r < 0.0 ? r + B : r, a);
 }
 SW_DEVICE SW_INLINE float sw_fmod(float a, float b) {
-  bool slow = false;
+  FastFlag slow = false;
   const float r = fmod_fast(a, b, slow);
   return slow ? fmodf(a, b) : r;
 }
 SW_DEVICE SW_INLINE double sw_fmod(double a, double b) {
-  bool slow = false;
+  FastFlag slow = false;
   const double r = fmod_fast(a, b, slow);
   return slow ? fmod(a, b) : r;
 }
@@ -274,10 +274,10 @@ template <Convention C> struct RemainderFunctor<i32, C> {
 // of a and then the floor convention follow, as in int_remainder. Same bits on the host
 // (tests/test_remainder_cpu.py compares it with int_remainder over edge cases and random
 // operands); the GPU uses it as RemainderFunctor<i64>::fast.
-SW_HOST_DEVICE SW_INLINE i64 int64_remainder_fast(i64 a, i64 b, bool& slow) {
+SW_HOST_DEVICE SW_INLINE i64 int64_remainder_fast(i64 a, i64 b, FastFlag& slow) {
   const u64 U = a < 0 ? 0ull - (u64)a : (u64)a;
   const u64 V = b < 0 ? 0ull - (u64)b : (u64)b;
-  slow |= V - 1 >= (1ull << 50) - 1;          // V = 0 wraps to the top: slow too
+  slow |= (FastFlag)(V - 1 >= (1ull << 50) - 1);   // V = 0 wraps to the top: slow too
   const double inv = 1.0 / (double)V;
   const u64 q0 = (u64)((double)U * inv);
   i64 r = (i64)(U - q0 * V);
@@ -290,7 +290,7 @@ SW_HOST_DEVICE SW_INLINE i64 int64_remainder_fast(i64 a, i64 b, bool& slow) {
 template <Convention C> struct RemainderFunctor<i64, C> {
   SW_HOST_DEVICE SW_INLINE i64 operator()(i64 a, i64 b) const { return int_remainder(a, b); }
 #if defined(__CUDA_ARCH__)
-  SW_DEVICE SW_INLINE static i64 fast(i64 a, i64 b, bool& slow) { return int64_remainder_fast(a, b, slow); }
+  SW_DEVICE SW_INLINE static i64 fast(i64 a, i64 b, FastFlag& slow) { return int64_remainder_fast(a, b, slow); }
 #endif
 };
 
