@@ -10,15 +10,27 @@ struct alignas(sizeof(T) * P) Pack {
   T elem[P];
 };
 
+// Typed pointer arithmetic widens to 64 bits, so a 32-bit element index never overflows in
+// bytes. The device moves a pack as one aligned access (the plan aligns packs of kPack); the
+// host copies, so cpu/loops.h may also move packs wider than the plan aligned.
 template <class T, int P, class Index>
 SW_HOST_DEVICE SW_INLINE Pack<T, P> load_pack(const char* base, Index off) {
-  // Typed pointer arithmetic widens to 64 bits, so a 32-bit element index never overflows in bytes.
+#if defined(__CUDA_ARCH__)
   return *reinterpret_cast<const Pack<T, P>*>(reinterpret_cast<const T*>(base) + off);
+#else
+  Pack<T, P> v;
+  SW_MEMCPY(&v, reinterpret_cast<const T*>(base) + off, sizeof(v));
+  return v;
+#endif
 }
 
 template <class T, int P, class Index>
 SW_HOST_DEVICE SW_INLINE void store_pack(char* base, Index off, const Pack<T, P>& v) {
+#if defined(__CUDA_ARCH__)
   *reinterpret_cast<Pack<T, P>*>(reinterpret_cast<T*>(base) + off) = v;
+#else
+  SW_MEMCPY(reinterpret_cast<T*>(base) + off, &v, sizeof(v));
+#endif
 }
 
 template <class T, class Index>

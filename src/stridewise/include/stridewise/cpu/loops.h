@@ -24,25 +24,31 @@ SW_INLINE void flat_offsets(const Frame<Op>& f, typename Op::Index i, typename O
   }
 }
 
-// contiguous and scalar: peel `aux` head elements so every pack is aligned, then packs, then a tail.
+// The host moves kWide packs per call (pack.h copies, so wider than the plan aligned): the
+// functor's vectorized fast path then runs over 64 bytes, and its per-call work (the slow-lane
+// test, loads and stores) is paid once per 64 bytes instead of per 16 (bench/NOTES.md).
+static const int kWide = 4;
+
+// contiguous and scalar: peel `aux` head elements so every pack is aligned, then wide packs,
+// then a tail of packs and of elements.
 template <class Op>
 void flat_loop(const Slot* slots) {
   typedef typename Op::Index Index;
+  enum { P = Op::kPack, W = kWide * Op::kPack };
   const Frame<Op> f(slots);
   const Index n = f.n(), head = f.aux() < n ? f.aux() : n;
-  const Index packs = (n - head) / Op::kPack;
+  const Index wides = (n - head) / W;
   Index off[Op::kArrays];
   for (Index i = 0; i < head; ++i) { flat_offsets(f, i, off); Op::template apply<1>(f.p, off, f.u); }
-#pragma omp parallel for schedule(dynamic, kChunk / Op::kPack) if (n >= kParallelMin)
-  for (Index j = 0; j < packs; ++j) {
+#pragma omp parallel for schedule(dynamic, kChunk / W) if (n >= kParallelMin)
+  for (Index j = 0; j < wides; ++j) {
     Index o[Op::kArrays];
-    flat_offsets(f, head + j * Op::kPack, o);
-    Op::template apply<Op::kPack>(f.p, o, f.u);
+    flat_offsets(f, head + j * W, o);
+    Op::template apply<W>(f.p, o, f.u);
   }
-  for (Index i = head + packs * Op::kPack; i < n; ++i) {
-    flat_offsets(f, i, off);
-    Op::template apply<1>(f.p, off, f.u);
-  }
+  Index i = head + wides * W;
+  for (; i + P <= n; i += P) { flat_offsets(f, i, off); Op::template apply<P>(f.p, off, f.u); }
+  for (; i < n; ++i) { flat_offsets(f, i, off); Op::template apply<1>(f.p, off, f.u); }
 }
 
 template <class Op> void contiguous_loop(const Slot* s) { flat_loop<Op>(s); }
@@ -75,7 +81,12 @@ void rows_loop(const Slot* slots) {
     Index base[NA], off[NA], step[NA];
     row_offsets(f, r, base);
     for (int k = 0; k < NA; ++k) step[k] = f.stride(k, D - 1);
-    for (Index j = 0; j < packs; ++j) {
+    Index j = 0;
+    for (; j + kWide <= packs; j += kWide) {
+      for (int k = 0; k < NA; ++k) off[k] = base[k] + j * P * step[k];
+      Op::template apply<kWide * P>(f.p, off, f.u);
+    }
+    for (; j < packs; ++j) {
       for (int k = 0; k < NA; ++k) off[k] = base[k] + j * P * step[k];
       Op::template apply<P>(f.p, off, f.u);
     }
