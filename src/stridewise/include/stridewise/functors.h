@@ -225,14 +225,11 @@ struct ShortRemainderFunctor {
   SW_HOST_DEVICE SW_INLINE float operator()(float a, float b) const {
     return RemainderFunctor<float, C>::adjust(fmod_short(a, b), b);
   }
-  // Device only for now: on the host the pack's 16-bit loads (F16C, one lane each) keep the
-  // fast loop scalar, and a vectorizable bit-level conversion made the two-dense-operand
-  // layouts slower (bench/NOTES.md).
-#if defined(__CUDA_ARCH__)
-  SW_DEVICE SW_INLINE static float fast(float a, float b, FastFlag& slow) {
+  // The float fast path is exact for every float, so for 16-bit operands too. On the host it
+  // vectorizes with types.h's branch-free half_to_float and 64-byte packs (bench/NOTES.md 14).
+  SW_HOST_DEVICE SW_INLINE static float fast(float a, float b, FastFlag& slow) {
     return RemainderFunctor<float, C>::fast(a, b, slow);
   }
-#endif
 };
 template <Convention C> struct RemainderFunctor<half, C> : ShortRemainderFunctor<half, C> {};
 template <Convention C> struct RemainderFunctor<bfloat16, C> : ShortRemainderFunctor<bfloat16, C> {};

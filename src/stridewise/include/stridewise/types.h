@@ -19,9 +19,15 @@ SW_HOST_DEVICE SW_INLINE float half_to_float(u16 h) {
   float f;
   asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
   return f;
-#elif defined(__F16C__)
-  // The host's F16C conversion is exact (it only quiets a signaling NaN; payloads are free).
-  return _cvtsh_ss(h);
+#elif !defined(__CUDACC__) && !defined(__CUDACC_RTC__)
+  // Branch-free so GCC vectorizes it across a pack (F16C's _cvtsh_ss is one lane only): the
+  // exponent and mantissa shifted into a float's place, scaled by 2^112 (exact, and it
+  // normalizes subnormal halves), give every finite value; an all-ones exponent becomes
+  // inf/NaN with the mantissa kept (a NaN stays a NaN; payloads are free).
+  const u32 em = (u32)(h & 0x7fffu) << 13;
+  const u32 inf_nan = (u32)0 - (u32)((h & 0x7c00u) == 0x7c00u);
+  const u32 bits = bit_cast<u32>(bit_cast<float>(em) * 0x1p112f) | (inf_nan & 0x7f800000u);
+  return bit_cast<float>(bits | ((u32)(h & 0x8000u) << 16));
 #else
   const u32 sign = (u32)(h & 0x8000u) << 16;
   u32 exp = (h >> 10) & 0x1Fu;
