@@ -306,6 +306,14 @@ def test_supported_table_is_plain_data_and_enforced():
         sw.negative(np.ones(3, np.uint8))
 
 
+def test_cast_every_16bit_value_to_float32():
+    """The host's branch-free half_to_float (types.h) and the bfloat16 widening, for all 65536
+    bit patterns, against NumPy's and ml_dtypes' conversions (NaN as NaN)."""
+    for dt in ("float16", "bfloat16"):
+        x = np.arange(65536, dtype=np.uint16).view(NP[dt])
+        assert same_bits(sw.cast(x, "float32"), x.astype(np.float32)), dt
+
+
 # -- GPU and NVRTC ------------------------------------------------------------------------------
 
 @pytest.mark.gpu
