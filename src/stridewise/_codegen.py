@@ -232,7 +232,7 @@ def generate(spec: KernelSpec, entry_point) -> str:
                    f"    R y[P];\n"
                    f"    if constexpr (sw::HasFast<F>::value) {{\n"
                    f"      sw::FastFlag slow = 0;\n"
-                   f"      SW_FAST_LOOP(slow, P) for (int e = 0; e < P; ++e) y[e] = {fast};\n"
+                   f"      SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) y[e] = {fast};\n"
                    f"      if (slow) SW_UNROLL for (int e = 0; e < P; ++e) y[e] = {call};\n"
                    f"    }} else {{\n"
                    f"      SW_UNROLL for (int e = 0; e < P; ++e) y[e] = {call};\n"

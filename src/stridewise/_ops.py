@@ -353,13 +353,8 @@ def _remember(calls, key, prepared, out_views, in_views, allocated, info):
         extents.append((below, above, v.dtype is out0.dtype
                         and _arrays._broadcast_strides(v, shape) == out0.strides))
     alloc = _arrays.allocator(lib, device, shape, typing.outs[0]) if allocated else None
-    be, p = get_backend(prepared.backend), prepared
-    if hasattr(be, "bind"):      # a launcher that keeps everything but pointers and values
-        run = be.bind(p.kernel, p.config, p.record, p.static)
-    else:
-        def run(ptrs, values, launch=be.launch, kernel=p.kernel, config=p.config,
-                pack=p.record.pack, static=p.static):
-            launch(kernel, config, pack(*ptrs, *static, *values))
+    p = prepared   # bind: a launcher that keeps everything but pointers and values
+    run = get_backend(p.backend).bind(p.kernel, p.config, p.record, p.static)
     calls[key] = _Fast(prepared, run, alloc, out0.ptr % 16, tuple(extents), typing.params)
 
 

@@ -1,6 +1,6 @@
 """CPU backend: g++ builds the generated C++ into a shared library that ctypes loads.
 
-Same shape as every backend: entry_point, compile, load, configure, launch.
+Same shape as every backend: entry_point, compile, load, configure, launch, bind.
 """
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from pathlib import Path
 
 from .. import _cache
 
-__all__ = ["entry_point", "compile", "load", "configure", "launch", "compiler", "CompileError"]
+__all__ = ["entry_point", "compile", "load", "configure", "launch", "bind", "compiler",
+           "CompileError"]
 
 # -march=native: kernels are built on the machine that runs them, and the fast fmod needs a
 # hardware FMA (bench/NOTES.md); the cache key carries the host CPU so a shared cache stays
@@ -98,3 +99,12 @@ def configure(spec, plan, alg, device, lib):
 def launch(kernel, config, slots: bytes) -> None:
     """Run one kernel over its slot record; ctypes releases the GIL for the call."""
     kernel(slots)
+
+
+def bind(kernel, config, record, static: tuple):
+    """The warm path's launcher for one call signature: run(pointers, scalar values)."""
+    pack = record.pack
+
+    def run(ptrs, values):
+        kernel(pack(*ptrs, *static, *values))
+    return run

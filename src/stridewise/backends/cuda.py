@@ -449,18 +449,15 @@ def _record_parts(record, static: tuple):
 
     The record (_codegen.slot_format) is the array pointers ("Q" each), the static slots
     ("q" each: n, aux, shape, strides, periods), then the scalar parameters. Returns the
-    two Structs and the values' byte offset, or None for a format of another shape.
+    two Structs and the values' byte offset.
     """
     import struct
 
     body = record.format.lstrip("<")
     nptr = len(body) - len(body.lstrip("Q"))
-    rest = body[nptr:]
-    if rest[:len(static)] != "q" * len(static):
-        return None
-    ptrs, values = struct.Struct("<" + "Q" * nptr), struct.Struct("<" + rest[len(static):])
-    if ptrs.size + 8 * len(static) + values.size != record.size:
-        return None
+    assert body[nptr:nptr + len(static)] == "q" * len(static), record.format
+    ptrs = struct.Struct("<" + "Q" * nptr)
+    values = struct.Struct("<" + body[nptr + len(static):])
     return ptrs, values, ptrs.size + 8 * len(static)
 
 
@@ -481,29 +478,18 @@ def bind(kernel: _Kernel, config: Config, record, static: tuple):
     size = record.size + len(config.extra)
     buf = ctypes.create_string_buffer(max(size, 1))
     buf[record.size:size] = config.extra
-    parts = _record_parts(record, static)
-    if parts is not None:
-        pack_ptrs, pack_values, at = parts[0].pack_into, parts[1].pack_into, parts[2]
-        struct.pack_into(f"<{len(static)}q", buf, parts[0].size, *static)
+    ptr_part, value_part, at = _record_parts(record, static)
+    pack_ptrs, pack_values = ptr_part.pack_into, value_part.pack_into
+    struct.pack_into(f"<{len(static)}q", buf, ptr_part.size, *static)
     params = (ctypes.c_void_p * 1)(ctypes.addressof(buf))
     lc = _LaunchConfig((ctypes.c_uint * 3)(config.grid, 1, 1), (ctypes.c_uint * 3)(config.block, 1, 1),
                        config.smem, None, None, 0)
     plc, handle = ctypes.pointer(lc), ctypes.c_void_p(kernel.handle)
-    pack_into, pack, current, stream, index = (record.pack_into, record.pack, config.current,
-                                               config.stream, config.index)
+    pack, current, stream, index = record.pack, config.current, config.stream, config.index
     last = [0]   # the stream in lc (0: the legacy default stream, as lc starts)
 
     lock = threading.Lock()
     acquire, release = lock.acquire, lock.release   # half the cost of a with statement
-
-    if parts is None:
-        def fill(ptrs, values):
-            pack_into(buf, 0, *ptrs, *static, *values)
-    else:
-        def fill(ptrs, values):
-            pack_ptrs(buf, 0, *ptrs)
-            if values:
-                pack_values(buf, at, *values)
 
     def run(ptrs, values):
         if current() == index:
@@ -512,10 +498,9 @@ def bind(kernel: _Kernel, config: Config, record, static: tuple):
             try:
                 if s != last[0]:
                     lc.stream = last[0] = s
-                if values or parts is None:
-                    fill(ptrs, values)
-                else:
-                    pack_ptrs(buf, 0, *ptrs)
+                pack_ptrs(buf, 0, *ptrs)
+                if values:
+                    pack_values(buf, at, *values)
                 err = ex(plc, handle, params, None)
             finally:
                 release()

@@ -36,18 +36,17 @@ template <class F> struct HasFast<F, decltype((void)&F::fast, void())> { enum { 
 // form the host's fast path stayed scalar (bench/NOTES.md).
 #if defined(__CUDA_ARCH__)
 typedef bool FastFlag;
-#define SW_FAST_LOOP(flag, P) SW_UNROLL
+#define SW_FAST_LOOP(P) SW_UNROLL
 #else
 typedef i64 FastFlag;
 #define SW_PRAGMA(x) _Pragma(#x)
-#define SW_FAST_LOOP(flag, P) SW_PRAGMA(omp simd safelen(P))
+#define SW_FAST_LOOP(P) SW_PRAGMA(omp simd safelen(P))
 #endif
 
+// F::fast with the flag last; a template, so the generated kernel's branch on HasFast<F>
+// compiles only where it is taken.
 template <class F, class... A>
-SW_HOST_DEVICE SW_INLINE auto call_fast(FastFlag& slow, A... a) {
-  if constexpr (HasFast<F>::value) return F::fast(a..., slow);
-  else return F()(a...);
-}
+SW_HOST_DEVICE SW_INLINE auto call_fast(FastFlag& slow, A... a) { return F::fast(a..., slow); }
 
 #if defined(__CUDA_ARCH__)
 // Device fmod: with A = |a|, B = |b|, n = trunc(A / B) and q = n or n + 1, A - q * B is exact
