@@ -55,7 +55,7 @@ def _variants():
     out = []
     for name, base in _base_specs().items():
         for dt in DTYPES.values():
-            wide = 1 if base.mode in ("tiled", "general") else 16 // dt.itemsize
+            wide = 1 if base.mode == "general" else 16 // dt.itemsize
             for pack in (1, 2, 4, 8):
                 if pack > wide:
                     continue

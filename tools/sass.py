@@ -57,7 +57,7 @@ def main(argv=None):
             continue
         for dname in args.dtypes.split(","):
             dt = DTYPES[dname]
-            pack = 1 if base.mode in ("tiled", "general") else 16 // dt.itemsize
+            pack = 1 if base.mode == "general" else 16 // dt.itemsize
             spec = dataclasses.replace(
                 base, arrays=(dt,) * len(base.arrays), params=(dt,) * len(base.params),
                 compute=dt, functor=_ops.REMAINDER.functor_for(dt, "torch"), pack=pack,

@@ -24,10 +24,13 @@ def main(argv=None):
     ap.add_argument("--dtypes", default="float32,float16,float64")
     ap.add_argument("--items", default="1,2,4,8")
     ap.add_argument("--blocks", default="128,256,512")
+    ap.add_argument("--tiles", default="16,32,64", help="tile edges, in place of items for tiled")
     ap.add_argument("--log2", type=int, default=27)
     ap.add_argument("--json")
     args = ap.parse_args(argv)
-    grid = list(itertools.product(map(int, args.items.split(",")), map(int, args.blocks.split(","))))
+    blocks = list(map(int, args.blocks.split(",")))
+    grid = list(itertools.product(map(int, args.items.split(",")), blocks))
+    tiles = list(itertools.product(map(int, args.tiles.split(",")), blocks))
     print("case/dtype/mode".ljust(34) + "".join(f"i{i}b{b}".rjust(9) for i, b in grid))
     rows = []
     for case, dtype in itertools.product(args.cases.split(","), args.dtypes.split(",")):
@@ -35,17 +38,20 @@ def main(argv=None):
         mode = sw.explain(sw.remainder, a, b, out=out).mode
         nbytes = bench.compulsory_bytes(a, b, out)
         line = {"case": case, "dtype": dtype, "mode": mode, "gbps": {}}
-        for items, block in grid:
-            alg = CLASSES[mode](block_size=block, items_per_thread=items)
+        for first, block in (tiles if mode == "tiled" else grid):
+            knob = "tile" if mode == "tiled" else "items_per_thread"
+            alg = CLASSES[mode](block_size=block, **{knob: first})
             try:
                 t = bench.time_cuda(lambda: sw.remainder(a, b, out=out, algorithm=alg))
-                line["gbps"][f"{items}/{block}"] = nbytes / t / 1e9
+                line["gbps"][f"{first}/{block}"] = nbytes / t / 1e9
             except Exception as e:  # noqa: BLE001
-                line["gbps"][f"{items}/{block}"] = None
-                print(f"  {case}/{dtype} items {items} block {block}: {type(e).__name__}: {e}")
+                line["gbps"][f"{first}/{block}"] = None
+                print(f"  {case}/{dtype} {knob} {first} block {block}: {type(e).__name__}: {e}")
         rows.append(line)
+        label = "tile/block: " if mode == "tiled" else ""
         print(f"{case}/{dtype}/{mode}".ljust(34) + "".join(
-            (f"{v:9.0f}" if v else "        -") for v in line["gbps"].values()), flush=True)
+            (f"{v:9.0f}" if v else "        -") for v in line["gbps"].values())
+            + f"  {label}{' '.join(line['gbps'])}" * (mode == "tiled"), flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

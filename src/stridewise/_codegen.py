@@ -105,7 +105,7 @@ def _uniform_fields(spec: KernelSpec) -> tuple[list[str], list[str]]:
 def _load(k: int, dt: DType, kind: str) -> tuple[str, str, str]:
     """(field of In<P>, statement loading operand k into it, expression of element e)."""
     c = dt.ctype
-    if kind == "dense":
+    if kind in ("dense", "staged"):   # staged: p[k] and off[k] point into the kernel's tile
         return (f"sw::Pack<{c}, P> a{k};", f"in.a{k} = sw::load_pack<{c}, P>(p[{k}], off[{k}]);",
                 f"in.a{k}.elem[e]")
     if kind == "bcast":
@@ -247,6 +247,9 @@ def generate(spec: KernelSpec, entry_point) -> str:
     else:
         compute = (f"SW_UNROLL for (int e = 0; e < P; ++e) "
                    f"{targets[0]} = sw::convert<{spec.arrays[0].ctype}>({call});")
+    staged = sum(1 << k for k, kind in enumerate(spec.kinds) if kind == "staged")
+    sizes = " : ".join([f"k == {k} ? {dt.itemsize}" for k, dt in enumerate(spec.arrays[:-1])]
+                       + [str(spec.arrays[-1].itemsize)])
     uniform_fields = "\n    ".join(fields) or "char unused;"
     uniform_init = "\n    ".join(init)
     source = f"""{_describe(spec)}#include <stridewise/functors.h>
@@ -257,8 +260,13 @@ struct Op {{
   typedef {t} T;
   typedef {m} M;
   typedef {spec.functor} F;
-  enum {{ kArrays = {len(spec.arrays)}, kDims = {spec.ndim}, kPack = {spec.pack} }};
+  enum {{ kArrays = {len(spec.arrays)}, kDims = {spec.ndim}, kPack = {spec.pack}, kStaged = {staged} }};
   typedef sw::Layout<kArrays, kDims> L;
+
+  // Operand k's element size, and whether the kernel stages it (bit k of kStaged) in a tile
+  // it copies first (tiled); both fold to constants in the kernels' unrolled operand loops.
+  SW_HOST_DEVICE static constexpr int size(int k) {{ return {sizes}; }}
+  SW_HOST_DEVICE static constexpr bool staged(int k) {{ return (kStaged >> k) & 1; }}
 
   // Values every element shares: device scalars read once, host scalars, steps, periods.
   struct Uniform {{

@@ -43,8 +43,9 @@ class Layout:
     """How each array operand is read in one mode, and the pack that mode can use.
 
     kinds: per operand, one of "dense" (unit stride, packed), "bcast" (stride 0 along the
-    walk), "strided" (any stride, element by element), "periodic" (flat index mod period)
-    and "uniform" (one element, read once).
+    walk), "strided" (any stride, element by element), "periodic" (flat index mod period),
+    "staged" (unit stride along the tile dim only; read as a dense pack from a tile the
+    kernel first copies, `tiled`) and "uniform" (one element, read once).
     """
 
     mode: str
@@ -113,6 +114,10 @@ class Plan:
                 return d
         return -1
 
+    def _tile_dim(self) -> int:
+        """The tiled mode's dim j: the first transposed input's unit-stride dim."""
+        return next(d for k in range(self.nout, len(self.strides)) if (d := self._transposed_dim(k)) >= 0)
+
     def _outputs_inner_unit(self) -> bool:
         return all(self.strides[k][-1] == 1 for k in range(self.nout))
 
@@ -161,15 +166,19 @@ class Plan:
         na = len(self.strides)
         kinds = []
         periods = [0] * na
+        jd = self._tile_dim() if mode == "tiled" else -1
         for k in range(na):
             if self._uniform(k):
                 kinds.append("uniform")
-            elif mode in ("tiled", "general"):
+            elif mode == "general":
                 kinds.append("strided")
+            elif mode == "tiled" and k >= self.nout and self._transposed_dim(k) >= 0 \
+                    and self.strides[k][jd] == 1:
+                kinds.append("staged")
             elif mode == "short_rows" and not self._flat(k):
                 kinds.append("periodic")
                 periods[k] = self._period(k)
-            elif mode == "rows":
+            elif mode in ("rows", "tiled"):
                 s = self.strides[k][-1]
                 kinds.append("dense" if s == 1 else "bcast" if s == 0 else "strided")
             else:
@@ -178,15 +187,15 @@ class Plan:
         cap = self._base_pack([k for k in range(na) if kinds[k] != "uniform"])
         if pack is not None:
             cap = min(cap, pack)
-        aux = 0
-        if mode in ("tiled", "general"):
+        aux = jd if mode == "tiled" else 0
+        if mode == "general":
             cap = 1
-            if mode == "tiled":
-                aux = next(d for k in range(na) if (d := self._transposed_dim(k)) >= 0)
-        elif mode == "rows":
-            while cap > 1 and not all(
+        elif mode in ("rows", "tiled"):
+            # tiled rows hold whole packs (no tail inside a tile), so the row length divides too
+            while cap > 1 and not (all(
                 self.ptrs[k] % (cap * self.itemsizes[k]) == 0
-                and all(s % cap == 0 for s in self.strides[k][:-1]) for k in dense):
+                and all(s % cap == 0 for s in self.strides[k][:-1]) for k in dense)
+                    and (mode == "rows" or self.shape[-1] % cap == 0)):
                 cap //= 2
         else:  # flat modes: peel a head so every dense operand's packs are aligned at once
             cap, aux = self._flat_pack(dense, cap)

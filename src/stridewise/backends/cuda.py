@@ -46,8 +46,6 @@ def _extra_slots(spec) -> int:
     """Slots after the record: the Geometry, then per-mode launch facts (see kernels.cuh)."""
     if spec.mode == "general":
         return 1 + 2 * spec.ndim
-    if spec.mode == "tiled":
-        return 1 + len(spec.arrays)
     return 1
 
 
@@ -356,6 +354,7 @@ def _device_getter(lib: str):
 
 
 _ROW_UNIT_PACKS = 16   # kRowUnitPacks in cuda/kernels.cuh
+_SMEM_DEFAULT = 48 * 1024
 
 
 def configure(spec, plan, alg, device, lib) -> Config:
@@ -378,17 +377,19 @@ def configure(spec, plan, alg, device, lib) -> Config:
         span = min(chunks, max(1, _ROW_UNIT_PACKS // items))   # as rows_kernel's units
         units = -(-chunks // span)
         work = -(-(plan.n // length) * units // (block // group))
-    elif spec.mode == "tiled":
+    elif spec.mode == "tiled":   # tiles of `group` rows by `group` packs, as tiled_kernel's
+        staged = [dt.itemsize for dt, kind in zip(spec.arrays, spec.kinds) if kind == "staged"]
+
+        def tiles_bytes(t):
+            return sum((t * (t + 1) * pack * size + 15) & ~15 for size in staged)
+
         group = min(alg.tile or tuning.tile, block)
+        while group > 8 and tiles_bytes(group) > _SMEM_DEFAULT:   # no opt-in above 48 KiB
+            group //= 2
+        smem = tiles_bytes(group)
         jd, id_ = plan.layout("tiled").aux, plan.ndim - 1
         work = plan.n // (plan.shape[jd] * plan.shape[id_]) * \
-            -(-plan.shape[jd] // group) * -(-plan.shape[id_] // group)
-        for k, dt in enumerate(spec.arrays):
-            st = plan.strides[k]
-            staged = k >= spec.nout and st[jd] == 1 and st[id_] != 1
-            if staged:
-                smem += (group * (group + 1) * dt.itemsize + 15) & ~15
-            extra.append(dt.itemsize + 256 * staged)
+            -(-plan.shape[jd] // group) * -(-plan.shape[id_] // (group * pack))
     else:  # general
         work = -(-plan.n // (block * items))
         bits = spec.index_bits

@@ -97,49 +97,76 @@ void rows_loop(const Slot* slots) {
   }
 }
 
-// tiled: some input is unit-stride along dim `aux`, the output along the last dim. Square
-// tiles over that pair keep both streams in cache lines that are used whole.
+// tiled: some input is unit-stride along dim `aux` (j), the output along the last dim (i).
+// Each thread takes T x T tiles: it copies every staged operand's tile into its own buffer
+// (reading along j, the operand's unit stride), then walks the tile's rows along i, where
+// Op::apply reads the staged operands from the buffers as dense runs; the buffers stay in
+// L1, so both streams use whole cache lines. Mirrors cuda/kernels.cuh's tiled_kernel.
+template <class Op>
+constexpr int tile_bytes(int t) {
+  int bytes = 0;
+  for (int k = 0; k < Op::kArrays; ++k)
+    if (Op::staged(k)) bytes += (t * t * Op::size(k) + 63) & ~63;
+  return bytes;
+}
+
+template <class E, class Index>
+SW_INLINE void stage(E* tile, int width, const E* src, Index si, Index rows, Index cols) {
+  for (Index c = 0; c < cols; ++c)
+    for (Index r = 0; r < rows; ++r) tile[r * width + c] = src[r + c * si];
+}
+
 template <class Op>
 void tiled_loop(const Slot* slots) {
   typedef typename Op::Index Index;
   const Frame<Op> f(slots);
-  enum { NA = Op::kArrays, D = Op::kDims, T = 128, V = 8 };
+  enum { NA = Op::kArrays, D = Op::kDims, T = 64, V = kWide * Op::kPack };
   const int jd = (int)f.aux(), id = D - 1;
   const Index nj = f.shape(jd), ni = f.shape(id);
-  if (nj == 0 || ni == 0) return;
   const Index tj = (nj + T - 1) / T, ti = (ni + T - 1) / T;
-  const Index batches = f.n() / (nj * ni);
-  const Index work = batches * tj * ti;
-#pragma omp parallel for schedule(dynamic, 1) if (f.n() >= kParallelMin)
-  for (Index w = 0; w < work; ++w) {
-    Index rest = w;
-    const Index bi = rest % ti; rest /= ti;
-    const Index bj = rest % tj; rest /= tj;
-    Index base[NA], off[NA];
-    for (int k = 0; k < NA; ++k) base[k] = 0;
-    for (int d = D - 1; d >= 0; --d) {          // batch index over the other dims
-      if (d == jd || d == id) continue;
-      const Index ext = f.shape(d), x = rest % ext;
-      rest /= ext;
-      for (int k = 0; k < NA; ++k) base[k] += x * f.stride(k, d);
+  const Index work = f.n() / (nj * ni) * tj * ti;
+#pragma omp parallel if (f.n() >= kParallelMin)
+  {
+    alignas(64) char buffers[tile_bytes<Op>(T)];
+    char* q[NA];                                 // where Op::apply reads operand k
+    for (int k = 0, used = 0; k < NA; ++k) {
+      q[k] = Op::staged(k) ? buffers + used : f.p[k];
+      if (Op::staged(k)) used += (T * T * Op::size(k) + 63) & ~63;
     }
-    const Index j1 = (bj + 1) * T < nj ? (bj + 1) * T : nj;
-    const Index i1 = (bi + 1) * T < ni ? (bi + 1) * T : ni;
-    Index sj[NA], si[NA];
-    for (int k = 0; k < NA; ++k) { sj[k] = f.stride(k, jd); si[k] = f.stride(k, id); }
-    for (Index j = bj * T; j < j1; ++j) {
-      Index row[NA];
-      for (int k = 0; k < NA; ++k) row[k] = base[k] + j * sj[k];
-      Index i = bi * T;
-      // Strided operands step along the last dim inside apply, so a run of V elements is one
-      // call whose arithmetic the compiler can vectorize (apply<1> per element cannot).
-      for (; i + V <= i1; i += V) {
-        for (int k = 0; k < NA; ++k) off[k] = row[k] + i * si[k];
-        Op::template apply<V>(f.p, off, f.u);
+#pragma omp for schedule(dynamic, 1)
+    for (Index w = 0; w < work; ++w) {
+      Index rest = w;
+      const Index bi = rest % ti; rest /= ti;
+      const Index bj = rest % tj; rest /= tj;
+      const Index j0 = bj * T, i0 = bi * T;
+      Index corner[NA], off[NA];
+      for (int k = 0; k < NA; ++k) corner[k] = j0 * f.stride(k, jd) + i0 * f.stride(k, id);
+      for (int d = D - 1; d >= 0; --d) {         // the batch index over the other dims
+        if (d == jd || d == id) continue;
+        const Index ext = f.shape(d), x = rest % ext;
+        rest /= ext;
+        for (int k = 0; k < NA; ++k) corner[k] += x * f.stride(k, d);
       }
-      for (; i < i1; ++i) {
-        for (int k = 0; k < NA; ++k) off[k] = row[k] + i * si[k];
-        Op::template apply<1>(f.p, off, f.u);
+      const Index rows = nj - j0 < T ? nj - j0 : T, cols = ni - i0 < T ? ni - i0 : T;
+      for (int k = 0; k < NA; ++k) {
+        if (!Op::staged(k)) continue;
+        with_bits(Op::size(k), [&](auto bits) {
+          typedef decltype(bits) E;
+          stage(reinterpret_cast<E*>(q[k]), T, reinterpret_cast<const E*>(f.p[k]) + corner[k],
+                f.stride(k, id), rows, cols);
+        });
+      }
+      for (Index r = 0; r < rows; ++r) {
+        const auto at = [&](Index i) {
+          for (int k = 0; k < NA; ++k)
+            off[k] = Op::staged(k) ? r * T + i : corner[k] + r * f.stride(k, jd) + i * f.stride(k, id);
+          return off;
+        };
+        // Unstaged strided operands step along the last dim inside apply, so a run of V
+        // elements is one call whose arithmetic the compiler can vectorize.
+        Index i = 0;
+        for (; i + V <= cols; i += V) Op::template apply<V>(q, at(i), f.u);
+        for (; i < cols; ++i) Op::template apply<1>(q, at(i), f.u);
       }
     }
   }

@@ -167,78 +167,91 @@ SW_DEVICE void rows_kernel(const Slot* s, const Slot* x) {
   }
 }
 
-// x[1 + k] of tiled: operand k's element size in bytes, plus 256 when it is staged
-// through shared memory (unit-stride along the tile dim `aux`, not along the last dim).
-SW_DEVICE SW_INLINE void copy_elem(char* dst, const char* src, int size) {
-  if (size == 8) *reinterpret_cast<u64*>(dst) = *reinterpret_cast<const u64*>(src);
-  else if (size == 4) *reinterpret_cast<u32*>(dst) = *reinterpret_cast<const u32*>(src);
-  else *reinterpret_cast<u16*>(dst) = *reinterpret_cast<const u16*>(src);
+// tiled: some input is unit-stride along dim `aux` (j), the output along the last dim (i).
+// A block takes one tile at a time: T rows (j) of T packs (T * P elements of i), T = group.
+// Phase 1 copies each staged operand's tile into shared memory, consecutive lanes walking j
+// (its unit stride) with kStage loads per thread in flight, into rows of T + 1 packs (the
+// pad pack spreads phase 1's column writes over the banks and keeps packs aligned). Phase 2
+// is rows: lane l of each T-lane group takes pack l of rows ty, ty + ny, ..., so the output
+// and every other operand move in whole coalesced packs, Op::load reads a staged operand's
+// pack from its tile, and kLoads packs per thread are in flight (run_packs). The plan makes
+// the row length a multiple of P, so a tile holds no partial pack. configure() in
+// backends/cuda.py sizes the shared memory.
+static const int kStage = 8;
+
+// Copies the rows x cols corner of a tile whose element (r, c) is src[r + c * si] into
+// tile[r * width + c]; lane tx takes row tx, so a warp's loads are consecutive.
+template <class E, class Index>
+SW_DEVICE SW_INLINE void stage(E* tile, int width, const E* src, Index si, int rows, int cols,
+                               int tx, int ty, int ny) {
+  if (tx >= rows) return;
+  for (int c0 = ty; c0 < cols; c0 += kStage * ny) {
+    E v[kStage];
+    SW_UNROLL for (int u = 0; u < kStage; ++u)
+      if (c0 + u * ny < cols) v[u] = src[tx + (Index)(c0 + u * ny) * si];
+    SW_UNROLL for (int u = 0; u < kStage; ++u)
+      if (c0 + u * ny < cols) tile[tx * width + c0 + u * ny] = v[u];
+  }
 }
 
-// tiled: some input is unit-stride along dim `aux` (j), the output along the last dim (i).
-// A block takes one T x T tile (T = group) of one batch index at a time. Transposed inputs
-// are first copied into shared memory with consecutive lanes walking j (their unit stride),
-// into a [T][T + 1] tile (the pad keeps both phases free of bank conflicts); then lanes walk
-// i, so the output and every other operand are read and written with consecutive lanes on
-// consecutive addresses, and apply<1> reads the staged operands from shared memory.
 template <class Op>
 SW_DEVICE void tiled_kernel(const Slot* s, const Slot* x) {
   typedef typename Op::Index Index;
-  enum { NA = Op::kArrays, D = Op::kDims };
+  typedef typename Counter<Index>::type C;
+  enum { NA = Op::kArrays, D = Op::kDims, P = Op::kPack };
   extern __shared__ __align__(16) char smem[];
   const Frame<Op> f(s);
   const Geometry g = geometry(x);
-  const int T = g.group, jd = (int)f.aux(), id = D - 1;
-  const Index nj = f.shape(jd), ni = f.shape(id);
-  const i64 tj = ((i64)nj + T - 1) / T, ti = ((i64)ni + T - 1) / T;
-  const i64 batches = f.n() / ((i64)nj * ni);
-  const i64 work = batches * tj * ti;
+  const int T = g.group, width = (T + 1) * P;
+  const int jd = (int)f.aux(), id = D - 1;
+  const C nj = (C)f.shape(jd), ni = (C)f.shape(id);
+  const C tj = (nj + T - 1) / T, ti = (ni + T * P - 1) / (T * P);
+  const C work = (C)(f.n() / ((i64)nj * ni)) * tj * ti;
   const int tx = threadIdx.x % T, ty = threadIdx.x / T, ny = blockDim.x / T;
-  char* q[NA];
-  int size[NA];
-  bool staged[NA];
+  char* q[NA];                                    // where Op::load reads operand k
   {
-    int acc = 0;
+    int used = 0;
     SW_UNROLL for (int k = 0; k < NA; ++k) {
-      const int info = (int)x[1 + k].i;
-      size[k] = info & 255;
-      staged[k] = info >= 256;
-      q[k] = staged[k] ? smem + acc : f.p[k];
-      if (staged[k]) acc += (T * (T + 1) * size[k] + 15) & ~15;
+      q[k] = Op::staged(k) ? smem + used : f.p[k];
+      if (Op::staged(k)) used += (T * width * Op::size(k) + 15) & ~15;
     }
   }
-  Index base[NA], off[NA];
-  for (i64 w = blockIdx.x; w < work; w += gridDim.x) {
-    i64 rest = w;
-    const i64 bi = rest % ti;
+  Index step[NA], corner[NA];
+  SW_UNROLL for (int k = 0; k < NA; ++k) step[k] = f.stride(k, jd);
+  for (C w = blockIdx.x; w < work; w += gridDim.x) {
+    C rest = w;
+    const C bi = rest % ti;
     rest /= ti;
-    const i64 bj = rest % tj;
+    const C bj = rest % tj;
     rest /= tj;
-    SW_UNROLL for (int k = 0; k < NA; ++k) base[k] = 0;
-    SW_UNROLL for (int d = D - 1; d >= 0; --d) {  // batch index over the other dims
+    const C j0 = bj * T, i0 = bi * T * P;
+    SW_UNROLL for (int k = 0; k < NA; ++k) corner[k] = (Index)j0 * step[k] + (Index)i0 * f.stride(k, id);
+    SW_UNROLL for (int d = D - 1; d >= 0; --d) {  // the batch index over the other dims
       if (d == jd || d == id) continue;
-      const i64 ext = f.shape(d), xd = rest % ext;
+      const C ext = (C)f.shape(d), xd = rest % ext;
       rest /= ext;
-      SW_UNROLL for (int k = 0; k < NA; ++k) base[k] += (Index)xd * f.stride(k, d);
+      SW_UNROLL for (int k = 0; k < NA; ++k) corner[k] += (Index)xd * f.stride(k, d);
     }
-    const Index j0 = (Index)(bj * T), i0 = (Index)(bi * T);
+    const int rows = (int)(nj - j0 < (C)T ? nj - j0 : (C)T);
+    const int cols = (int)(ni - i0 < (C)(T * P) ? ni - i0 : (C)(T * P));
     SW_UNROLL for (int k = 0; k < NA; ++k) {
-      if (!staged[k]) continue;
-      for (int r = ty; r < T; r += ny) {          // lanes walk j: the operand's unit stride
-        const Index gj = j0 + tx, gi = i0 + r;
-        if (gj < nj && gi < ni)
-          copy_elem(q[k] + (tx * (T + 1) + r) * size[k],
-                    f.p[k] + (i64)(base[k] + gj * f.stride(k, jd) + gi * f.stride(k, id)) * size[k], size[k]);
-      }
+      if (!Op::staged(k)) continue;
+      with_bits(Op::size(k), [&](auto bits) {
+        typedef decltype(bits) E;
+        stage(reinterpret_cast<E*>(q[k]), width, reinterpret_cast<const E*>(f.p[k]) + corner[k],
+              f.stride(k, id), rows, cols, tx, ty, ny);
+      });
     }
     __syncthreads();
-    for (int r = ty; r < T; r += ny) {            // lanes walk i: the output's unit stride
-      const Index gj = j0 + r, gi = i0 + tx;
-      if (gj < nj && gi < ni) {
-        SW_UNROLL for (int k = 0; k < NA; ++k)
-          off[k] = staged[k] ? (Index)(r * (T + 1) + tx) : base[k] + gj * f.stride(k, jd) + gi * f.stride(k, id);
-        Op::template apply<1>(q, off, f.u);
-      }
+    if (tx * P < cols) {
+      Index at[NA];                               // operand offsets of pack tx in row 0
+      SW_UNROLL for (int k = 0; k < NA; ++k)
+        at[k] = Op::staged(k) ? (Index)(tx * P) : corner[k] + (Index)(tx * P) * f.stride(k, id);
+      run_packs<Op, P>(f, q, (C)((T + ny - 1) / ny), (C)rows, [&](C t) { return (C)ty + t * ny; },
+                       [&](C r, Index* o) {
+                         SW_UNROLL for (int k = 0; k < NA; ++k)
+                           o[k] = at[k] + (Index)r * (Op::staged(k) ? (Index)width : step[k]);
+                       });
     }
     __syncthreads();                              // the next tile overwrites shared memory
   }
