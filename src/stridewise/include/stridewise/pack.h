@@ -33,20 +33,16 @@ SW_HOST_DEVICE SW_INLINE void store_pack(char* base, Index off, const Pack<T, P>
 #endif
 }
 
-// An S-byte word: a tiled kernel stages operands as bits.
-template <int S> struct Word { typedef u64 type; };
-template <> struct Word<4> { typedef u32 type; };
-template <> struct Word<2> { typedef u16 type; };
-template <> struct Word<1> { typedef unsigned char type; };
-
-// Calls f(E()) with E the unsigned type of a `size`-byte element (a constant after unrolling).
-template <class F>
-SW_HOST_DEVICE SW_INLINE void with_bits(int size, const F& f) {
-  if (size == 1) f(Word<1>::type());
-  else if (size == 2) f(Word<2>::type());
-  else if (size == 4) f(Word<4>::type());
-  else f(Word<8>::type());
-}
+// Runs the statement(s) after E with E the unsigned word of `size` bytes (a constant in the
+// kernels' unrolled operand loops): tiled kernels copy staged operands as bits. A macro, as
+// NVRTC 13.0 takes a generic lambda in device code for a host function.
+#define SW_WITH_WORD(size, E, ...)                        \
+  do {                                                    \
+    if ((size) == 1) { typedef unsigned char E; __VA_ARGS__; } \
+    else if ((size) == 2) { typedef sw::u16 E; __VA_ARGS__; }  \
+    else if ((size) == 4) { typedef sw::u32 E; __VA_ARGS__; }  \
+    else { typedef sw::u64 E; __VA_ARGS__; }                   \
+  } while (0)
 
 template <class T, class Index>
 SW_HOST_DEVICE SW_INLINE T load_one(const char* base, Index off) {

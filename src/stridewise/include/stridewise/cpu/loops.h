@@ -150,11 +150,9 @@ void tiled_loop(const Slot* slots) {
       const Index rows = nj - j0 < T ? nj - j0 : T, cols = ni - i0 < T ? ni - i0 : T;
       for (int k = 0; k < NA; ++k) {
         if (!Op::staged(k)) continue;
-        with_bits(Op::size(k), [&](auto bits) {
-          typedef decltype(bits) E;
-          stage(reinterpret_cast<E*>(q[k]), T, reinterpret_cast<const E*>(f.p[k]) + corner[k],
-                f.stride(k, id), rows, cols);
-        });
+        SW_WITH_WORD(Op::size(k), E,
+                     stage(reinterpret_cast<E*>(q[k]), T, reinterpret_cast<const E*>(f.p[k]) + corner[k],
+                           f.stride(k, id), rows, cols));
       }
       for (Index r = 0; r < rows; ++r) {
         const auto at = [&](Index i) {

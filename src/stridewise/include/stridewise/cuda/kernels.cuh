@@ -236,11 +236,9 @@ SW_DEVICE void tiled_kernel(const Slot* s, const Slot* x) {
     const int cols = (int)(ni - i0 < (C)(T * P) ? ni - i0 : (C)(T * P));
     SW_UNROLL for (int k = 0; k < NA; ++k) {
       if (!Op::staged(k)) continue;
-      with_bits(Op::size(k), [&](auto bits) {
-        typedef decltype(bits) E;
-        stage(reinterpret_cast<E*>(q[k]), width, reinterpret_cast<const E*>(f.p[k]) + corner[k],
-              f.stride(k, id), rows, cols, tx, ty, ny);
-      });
+      SW_WITH_WORD(Op::size(k), E,
+                   stage(reinterpret_cast<E*>(q[k]), width, reinterpret_cast<const E*>(f.p[k]) + corner[k],
+                         f.stride(k, id), rows, cols, tx, ty, ny));
     }
     __syncthreads();
     if (tx * P < cols) {
