@@ -183,7 +183,7 @@ class Plan:
                 kinds.append("dense" if s == 1 else "bcast" if s == 0 else "strided")
             else:
                 kinds.append("dense")
-        dense = [k for k in range(na) if kinds[k] == "dense"]
+        dense = [k for k in range(na) if kinds[k] in ("dense", "staged")]
         cap = self._base_pack([k for k in range(na) if kinds[k] != "uniform"])
         if pack is not None:
             cap = min(cap, pack)
@@ -191,11 +191,15 @@ class Plan:
         if mode == "general":
             cap = 1
         elif mode in ("rows", "tiled"):
-            # tiled rows hold whole packs (no tail inside a tile), so the row length divides too
-            while cap > 1 and not (all(
-                self.ptrs[k] % (cap * self.itemsizes[k]) == 0
-                and all(s % cap == 0 for s in self.strides[k][:-1]) for k in dense)
-                    and (mode == "rows" or self.shape[-1] % cap == 0)):
+            # Packs run along the last dim (along dim jd for a staged operand); a tile holds
+            # whole packs, so both of its extents divide too.
+            def aligned(k):
+                along = jd if kinds[k] == "staged" else self.ndim - 1
+                return self.ptrs[k] % (cap * self.itemsizes[k]) == 0 and all(
+                    s % cap == 0 for d, s in enumerate(self.strides[k]) if d != along)
+
+            while cap > 1 and not (all(aligned(k) for k in dense) and (
+                    mode == "rows" or self.shape[-1] % cap == self.shape[jd] % cap == 0)):
                 cap //= 2
         else:  # flat modes: peel a head so every dense operand's packs are aligned at once
             cap, aux = self._flat_pack(dense, cap)

@@ -383,8 +383,8 @@ def configure(spec, plan, alg, device, lib) -> Config:
         def tiles_bytes(t):
             return sum((t * (t + 1) * pack * size + 15) & ~15 for size in staged)
 
-        group = min(alg.tile or tuning.tile, block)
-        while group > 8 and tiles_bytes(group) > _SMEM_DEFAULT:   # no opt-in above 48 KiB
+        group = max(min(alg.tile or tuning.tile, block), pack)   # a column holds whole packs
+        while group > max(8, pack) and tiles_bytes(group) > _SMEM_DEFAULT:   # no opt-in above 48 KiB
             group //= 2
         smem = tiles_bytes(group)
         jd, id_ = plan.layout("tiled").aux, plan.ndim - 1

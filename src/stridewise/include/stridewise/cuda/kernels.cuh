@@ -169,28 +169,31 @@ SW_DEVICE void rows_kernel(const Slot* s, const Slot* x) {
 
 // tiled: some input is unit-stride along dim `aux` (j), the output along the last dim (i).
 // A block takes one tile at a time: T rows (j) of T packs (T * P elements of i), T = group.
-// Phase 1 copies each staged operand's tile into shared memory, consecutive lanes walking j
-// (its unit stride) with kStage loads per thread in flight, into rows of T + 1 packs (the
-// pad pack spreads phase 1's column writes over the banks and keeps packs aligned). Phase 2
-// is rows: lane l of each T-lane group takes pack l of rows ty, ty + ny, ..., so the output
-// and every other operand move in whole coalesced packs, Op::load reads a staged operand's
-// pack from its tile, and kLoads packs per thread are in flight (run_packs). The plan makes
-// the row length a multiple of P, so a tile holds no partial pack. configure() in
-// backends/cuda.py sizes the shared memory.
+// Phase 1 copies each staged operand's tile into shared memory: its packs run along j (its
+// unit stride), T / P consecutive lanes cover one column, and each thread has kStage packs
+// in flight before it scatters them into rows of T + 1 packs (the pad pack spreads the
+// scattered writes over the banks and keeps packs aligned). Phase 2 is rows: lane l of each
+// T-lane group takes pack l of rows ty, ty + ny, ..., so the output and every other operand
+// move in whole coalesced packs, Op::load reads a staged operand's pack from its tile, and
+// kLoads packs per thread are in flight (run_packs). The plan makes both tile dims' extents
+// multiples of P, so a tile holds no partial pack. configure() in backends/cuda.py sizes the
+// shared memory and keeps T >= P.
 static const int kStage = 8;
 
 // Copies the rows x cols corner of a tile whose element (r, c) is src[r + c * si] into
-// tile[r * width + c]; lane tx takes row tx, so a warp's loads are consecutive.
-template <class E, class Index>
-SW_DEVICE SW_INLINE void stage(E* tile, int width, const E* src, Index si, int rows, int cols,
-                               int tx, int ty, int ny) {
-  if (tx >= rows) return;
-  for (int c0 = ty; c0 < cols; c0 += kStage * ny) {
-    E v[kStage];
+// tile[r * width + c], as packs of P along r.
+template <int P, class E, class Index>
+SW_DEVICE SW_INLINE void stage(E* tile, int width, const E* src, Index si, int rows, int cols, int T) {
+  const int lanes = T / P, rp = threadIdx.x % lanes, c0 = threadIdx.x / lanes, nc = blockDim.x / lanes;
+  if (rp * P >= rows) return;
+  for (int c = c0; c < cols; c += kStage * nc) {
+    Pack<E, P> v[kStage];
     SW_UNROLL for (int u = 0; u < kStage; ++u)
-      if (c0 + u * ny < cols) v[u] = src[tx + (Index)(c0 + u * ny) * si];
+      if (c + u * nc < cols)
+        v[u] = load_pack<E, P>(reinterpret_cast<const char*>(src), rp * P + (Index)(c + u * nc) * si);
     SW_UNROLL for (int u = 0; u < kStage; ++u)
-      if (c0 + u * ny < cols) tile[tx * width + c0 + u * ny] = v[u];
+      if (c + u * nc < cols)
+        SW_UNROLL for (int e = 0; e < P; ++e) tile[(rp * P + e) * width + c + u * nc] = v[u].elem[e];
   }
 }
 
@@ -237,8 +240,8 @@ SW_DEVICE void tiled_kernel(const Slot* s, const Slot* x) {
     SW_UNROLL for (int k = 0; k < NA; ++k) {
       if (!Op::staged(k)) continue;
       SW_WITH_WORD(Op::size(k), E,
-                   stage(reinterpret_cast<E*>(q[k]), width, reinterpret_cast<const E*>(f.p[k]) + corner[k],
-                         f.stride(k, id), rows, cols, tx, ty, ny));
+                   stage<P>(reinterpret_cast<E*>(q[k]), width, reinterpret_cast<const E*>(f.p[k]) + corner[k],
+                            f.stride(k, id), rows, cols, T));
     }
     __syncthreads();
     if (tx * P < cols) {
