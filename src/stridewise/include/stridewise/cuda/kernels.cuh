@@ -178,7 +178,7 @@ SW_DEVICE void rows_kernel(const Slot* s, const Slot* x) {
 // kLoads packs per thread are in flight (run_packs). The plan makes both tile dims' extents
 // multiples of P, so a tile holds no partial pack. configure() in backends/cuda.py sizes the
 // shared memory and keeps T >= P.
-static const int kStage = 8;
+static const int kStage = 4;
 
 // Copies the rows x cols corner of a tile whose element (r, c) is src[r + c * si] into
 // tile[r * width + c], as packs of P along r.
