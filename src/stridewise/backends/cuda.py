@@ -381,7 +381,7 @@ def configure(spec, plan, alg, device, lib) -> Config:
         staged = [dt.itemsize for dt, kind in zip(spec.arrays, spec.kinds) if kind == "staged"]
 
         def tiles_bytes(t):
-            return sum((t * (t + 1) * pack * size + 15) & ~15 for size in staged)
+            return sum(((t * t * pack + t) * size + 15) & ~15 for size in staged)
 
         group = max(min(alg.tile or tuning.tile, block), pack)   # a column holds whole packs
         while group > max(8, pack) and tiles_bytes(group) > _SMEM_DEFAULT:   # no opt-in above 48 KiB

@@ -171,8 +171,9 @@ SW_DEVICE void rows_kernel(const Slot* s, const Slot* x) {
 // A block takes one tile at a time: T rows (j) of T packs (T * P elements of i), T = group.
 // Phase 1 copies each staged operand's tile into shared memory: its packs run along j (its
 // unit stride), T / P consecutive lanes cover one column, and each thread has kStage packs
-// in flight before it scatters them into rows of T + 1 packs (the pad pack spreads the
-// scattered writes over the banks and keeps packs aligned). Phase 2 is rows: lane l of each
+// in flight before it scatters them into the tile's rows. Row r starts at r * T * P + (r / P) * P:
+// the extra pack after every P rows puts the lanes of one scattered write (rows P apart) on
+// different banks and keeps every pack aligned (bench/NOTES.md G10). Phase 2 is rows: lane l of each
 // T-lane group takes pack l of rows ty, ty + ny, ..., so the output and every other operand
 // move in whole coalesced packs, Op::load reads a staged operand's pack from its tile, and
 // kLoads packs per thread are in flight (run_packs). The plan makes both tile dims' extents
@@ -181,7 +182,7 @@ SW_DEVICE void rows_kernel(const Slot* s, const Slot* x) {
 static const int kStage = 4;
 
 // Copies the rows x cols corner of a tile whose element (r, c) is src[r + c * si] into
-// tile[r * width + c], as packs of P along r.
+// row r of the shared tile, as packs of P along r.
 template <int P, class E, class Index>
 SW_DEVICE SW_INLINE void stage(E* tile, int width, const E* src, Index si, int rows, int cols, int T) {
   const int lanes = T / P, rp = threadIdx.x % lanes, c0 = threadIdx.x / lanes, nc = blockDim.x / lanes;
@@ -193,7 +194,7 @@ SW_DEVICE SW_INLINE void stage(E* tile, int width, const E* src, Index si, int r
         v[u] = load_pack<E, P>(reinterpret_cast<const char*>(src), rp * P + (Index)(c + u * nc) * si);
     SW_UNROLL for (int u = 0; u < kStage; ++u)
       if (c + u * nc < cols)
-        SW_UNROLL for (int e = 0; e < P; ++e) tile[(rp * P + e) * width + c + u * nc] = v[u].elem[e];
+        SW_UNROLL for (int e = 0; e < P; ++e) tile[(rp * P + e) * width + rp * P + c + u * nc] = v[u].elem[e];
   }
 }
 
@@ -205,7 +206,7 @@ SW_DEVICE void tiled_kernel(const Slot* s, const Slot* x) {
   extern __shared__ __align__(16) char smem[];
   const Frame<Op> f(s);
   const Geometry g = geometry(x);
-  const int T = g.group, width = (T + 1) * P;
+  const int T = g.group, width = T * P;
   const int jd = (int)f.aux(), id = D - 1;
   const C nj = (C)f.shape(jd), ni = (C)f.shape(id);
   const C tj = (nj + T - 1) / T, ti = (ni + T * P - 1) / (T * P);
@@ -216,7 +217,7 @@ SW_DEVICE void tiled_kernel(const Slot* s, const Slot* x) {
     int used = 0;
     SW_UNROLL for (int k = 0; k < NA; ++k) {
       q[k] = Op::staged(k) ? smem + used : f.p[k];
-      if (Op::staged(k)) used += (T * width * Op::size(k) + 15) & ~15;
+      if (Op::staged(k)) used += ((T * width + T) * Op::size(k) + 15) & ~15;
     }
   }
   Index step[NA], corner[NA];
@@ -251,7 +252,7 @@ SW_DEVICE void tiled_kernel(const Slot* s, const Slot* x) {
       run_packs<Op, P>(f, q, (C)((T + ny - 1) / ny), (C)rows, [&](C t) { return (C)ty + t * ny; },
                        [&](C r, Index* o) {
                          SW_UNROLL for (int k = 0; k < NA; ++k)
-                           o[k] = at[k] + (Index)r * (Op::staged(k) ? (Index)width : step[k]);
+                           o[k] = at[k] + (Op::staged(k) ? (Index)(r * width + r / P * P) : (Index)r * step[k]);
                        });
     }
     __syncthreads();                              // the next tile overwrites shared memory
