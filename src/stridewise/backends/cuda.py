@@ -49,15 +49,24 @@ def _extra_slots(spec) -> int:
     return 1
 
 
+# Register caps per mode (__maxnreg__): more resident warps hide the remainder's latency
+# better than the spared registers would. H200, 2026-11-30, caps {none, 64, 72, 80} at block
+# 128 over six dtypes (bench/NOTES.md G11): tiled at 80 gained 6-10% in four dtypes (float64
+# -2%), short_rows at 72 gained 2-10% in four (int32 and int64 -1% and -2.5%); rows moved
+# both ways (row float64 +4%, column int32 -7%), so it stays uncapped.
+_MAX_REGISTERS = {"tiled": 80, "short_rows": 72}
+
+
 def entry_point(spec) -> str:
     """The extern "C" kernel: one by-value struct holding the record and the launch facts.
 
     __grid_constant__ lets the body take the struct's address without a local copy.
     """
     n = spec.nslots
+    cap = f"__maxnreg__({_MAX_REGISTERS[spec.mode]}) " if spec.mode in _MAX_REGISTERS else ""
     return (f"#include <stridewise/cuda/kernels.cuh>\n"
             f"struct SwArgs {{ sw::Slot s[{n + _extra_slots(spec)}]; }};\n"
-            f'extern "C" __global__ void {spec.entry}(const __grid_constant__ SwArgs a) {{\n'
+            f'extern "C" __global__ void {cap}{spec.entry}(const __grid_constant__ SwArgs a) {{\n'
             f"  sw::cuda::{spec.mode}_kernel<Op>(a.s, a.s + {n});\n}}\n")
 
 
