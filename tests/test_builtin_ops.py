@@ -314,7 +314,31 @@ def test_cast_every_16bit_value_to_float32():
         assert same_bits(sw.cast(x, "float32"), x.astype(np.float32)), dt
 
 
+def _transposed_where_operands(rng, dtype, rows, cols):
+    """A bool condition and a dividend transposed (unit stride along dim 0), y contiguous."""
+    c = (rng.random((cols, rows)) < 0.5).T
+    x = values(rng, dtype, rows * cols).reshape(cols, rows).T
+    return c, x, values(rng, dtype, rows * cols).reshape(rows, cols)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_where_stages_transposed_operands_of_every_size(dtype):
+    """`tiled` copies transposed operands into a tile as bits: 1-byte bool and every dtype."""
+    c, x, y = _transposed_where_operands(np.random.default_rng(23), dtype, 70, 37)
+    assert sw.explain(sw.where, c, x, y).mode == "tiled"
+    assert same_bits(sw.where(c, x, y), np.where(c, x, y))
+
+
 # -- GPU and NVRTC ------------------------------------------------------------------------------
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("rows, cols", [(300, 130), (256, 1024), (33, 8)])
+def test_where_stages_transposed_operands_on_cuda(dtype, rows, cols):
+    """The same on the GPU, with partial tiles and, at 256 x 1024, whole 16-byte packs."""
+    c, x, y = (to_torch(v).cuda() for v in _transposed_where_operands(np.random.default_rng(29), dtype, rows, cols))
+    assert sw.explain(sw.where, c, x, y).mode == "tiled"
+    assert same_bits(from_torch(sw.where(c, x, y).cpu()), from_torch(torch.where(c, x, y).cpu()))
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", ["add", "floor_divide", "maximum", "where", "cast", "fma", "sin"])
