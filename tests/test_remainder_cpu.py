@@ -334,3 +334,74 @@ def test_host_fast_path_boundaries(dtype, convention):
     got = sw.remainder(a2, b2, convention=convention)
     want = ORACLES[convention](a2, b2)
     assert same_bits(got, want), mismatches(got, want, a2, np.broadcast_to(b2, a2.shape))
+
+
+def test_int64_host_fast_path_matches_integer_division():
+    """The host's branch-free copy (functors.h int64_remainder_fast_host), element by element
+    through a user kernel: equal to NumPy wherever it does not ask for the slow path, asking
+    for it exactly when |b| is 0 or at least 2^50, and equal to int64_remainder_fast."""
+    k = sw.ElementwiseKernel(
+        "int64 a, int64 b", "int64 y, bool s, int64 g",
+        "sw::FastFlag slow = 0, gslow = 0; y = sw::int64_remainder_fast_host(a, b, slow); "
+        "s = slow != 0; g = sw::int64_remainder_fast(a, b, gslow);",
+        name="int64_remainder_fast_host")
+    A, B = _int64_operands()
+    y, slow, g = k(A, B)
+    mag = np.abs(B.astype(object))
+    want_slow = np.array([m == 0 or m >= 1 << 50 for m in mag])
+    np.testing.assert_array_equal(slow, want_slow)
+    fast = ~want_slow
+    np.testing.assert_array_equal(y[fast], np.remainder(A[fast], B[fast]))
+    np.testing.assert_array_equal(y[fast], g[fast])
+
+
+def _int64_layouts(A, B):
+    """(a, b) views of the operands in every host layout whose pack loop runs the fast path."""
+    n = A.size // 48 * 48
+    A, B = A[:n], B[:n]
+    wide = np.empty((n // 48, 96), np.int64)
+    wide[:, ::2] = A.reshape(-1, 48)
+    return {
+        "contiguous": (A, B),
+        "row": (A[: n // 96 * 96].reshape(-1, 96), B[:96]),
+        "outer": (A[:300].reshape(-1, 1), B[:48].reshape(1, -1)),
+        "short_rows": (A.reshape(-1, 6), B[:6].reshape(1, 6)),
+        "short_rows_5": (A[: n // 5 * 5].reshape(-1, 5), B[:5].reshape(1, 5)),
+        "short_rows_11": (A[: n // 11 * 11].reshape(-1, 11), B[:11].reshape(1, 11)),
+        "strided": (wide[:, ::2], B.reshape(-1, 48)),
+        "permuted": (np.ascontiguousarray(A.reshape(-1, 48).T).T, B.reshape(-1, 48)),
+        "crossed": (A.reshape(-1, 4, 12), B[: n // 4].reshape(-1, 1, 12)),
+    }
+
+
+@pytest.mark.parametrize("convention", ["torch", "numpy"])
+def test_int64_layouts_fast_and_slow_packs(convention):
+    """int64 remainder in every layout, against NumPy: once with only fast-path divisors
+    (0 < |b| < 2^50, so every pack stays on the vectorized path) and once with the slow ones
+    (0, +-2^50 and beyond, INT64_MIN, -1) mixed in, whose packs are redone with idiv."""
+    A, B = _int64_operands()
+    rng = np.random.default_rng(11)
+    perm = rng.permutation(A.size)
+    A, B = A[perm], B[perm]
+    mag = np.abs(B.astype(object))
+    ok = np.array([0 < m < 1 << 50 for m in mag])
+    for name, (a, b) in {**{f"fast {k}": v for k, v in _int64_layouts(A[ok], B[ok]).items()},
+                         **{f"mixed {k}": v for k, v in _int64_layouts(A, B).items()}}.items():
+        got = sw.remainder(a, b, convention=convention)
+        want = ORACLES[convention](a, b)
+        assert same_bits(got, want), (name, mismatches(got, want, a, b))
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "float32", "float16"])
+@pytest.mark.parametrize("period", [3, 5, 6, 8, 16, 17, 40])
+def test_short_rows_periods(dtype, period):
+    """Periodic operands (short_rows) whose period is below, equal to and above the host's
+    pack widths, so the step back to the period's start lands anywhere in a pack."""
+    rng = np.random.default_rng(period)
+    a = random_values(rng, dtype, (4099, period))
+    b = random_values(rng, dtype, (1, period))
+    if dtype.startswith("int"):
+        b[b == 0] = 3
+    assert sw.explain(sw.remainder, a, b).mode == "short_rows"
+    assert sw.explain(sw.remainder, a, b).kinds[2] == "periodic"
+    assert same_bits(sw.remainder(a, b), numpy_remainder(a, b))

@@ -116,10 +116,24 @@ def _load(k: int, dt: DType, kind: str) -> tuple[str, str, str]:
         return (f"{c} a{k}[P];", f"SW_UNROLL for (int e = 0; e < P; ++e) "
                 f"in.a{k}[e] = sw::load_one<{c}>(p[{k}], off[{k}] + e * u.step{k});", f"in.a{k}[e]")
     if kind == "periodic":  # one division per pack (done by the loop); stepped within it
+        # On the host, for a vectorized fast path (functors.h HasFast) over at most 16 lanes,
+        # the step is a mask: with `if`, GCC 12 kept the loads under control flow and handed
+        # them to the vector loop through the stack (a failed store forward per pack); longer
+        # packs, and functors without `fast`, measured faster with the branch (bench/NOTES.md
+        # 15). The device keeps its form.
         return (f"{c} a{k}[P];", f"{{\n      Index ph = off[{k}];\n"
                 f"      SW_UNROLL for (int e = 0; e < P; ++e) {{\n"
                 f"        in.a{k}[e] = sw::load_one<{c}>(p[{k}], ph);\n"
-                f"        if (++ph == u.period{k}) ph = 0;\n      }}\n    }}", f"in.a{k}[e]")
+                f"#if defined(__CUDA_ARCH__)\n"
+                f"        if (++ph == u.period{k}) ph = 0;\n"
+                f"#else\n"
+                f"        if constexpr (P <= 16 && sw::HasFast<F>::value) {{\n"
+                f"          ++ph;\n"
+                f"          ph &= -(Index)(ph != u.period{k});\n"
+                f"        }} else if (++ph == u.period{k}) {{\n"
+                f"          ph = 0;\n"
+                f"        }}\n"
+                f"#endif\n      }}\n    }}", f"in.a{k}[e]")
     raise ValueError(kind)
 
 

@@ -283,13 +283,44 @@ SW_HOST_DEVICE SW_INLINE i64 int64_remainder_fast(i64 a, i64 b, FastFlag& slow) 
   return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m;
 }
 
+#if !defined(__CUDA_ARCH__)
+// The same two quotient steps for the host's `omp simd` pack loop, with every select written
+// as masks. int64_remainder_fast's `? :` and `&&` are if-converted by GCC 12 only in some
+// layouts; where the operands come from a periodic or strided load they stayed branches
+// ("control flow in loop"), the loop stayed scalar and lost 4-6x to idiv (bench/NOTES.md 13
+// and 15). Step by step it equals int64_remainder_fast: |x| is (x ^ s) - s with s = x >> 63;
+// r in (-V, 2V) is brought into [0, V) by adding V where r < 0 and then subtracting V where
+// r - V >= 0; a's sign is applied the same way; b is added where m != 0 and m, b differ in
+// sign. A lane that sets `slow` divides by 1 instead, so no lane converts an out-of-range
+// double or overflows (the pack is then redone with int_remainder). All arithmetic on
+// possibly large values is unsigned (wrapping), as in int64_remainder_fast.
+SW_INLINE i64 int64_remainder_fast_host(i64 a, i64 b, FastFlag& slow) {
+  const u64 sa = (u64)(a >> 63), sb = (u64)(b >> 63);
+  const u64 U = ((u64)a ^ sa) - sa;
+  const u64 V0 = ((u64)b ^ sb) - sb;
+  const u64 bad = 0ull - (u64)(V0 - 1 >= (1ull << 50) - 1);   // V0 = 0 wraps to the top: slow too
+  slow |= (FastFlag)bad;
+  const u64 V = (V0 & ~bad) | (1ull & bad);
+  const double inv = 1.0 / (double)(i64)V;
+  const u64 q0 = (u64)((double)U * inv);
+  u64 r = U - q0 * V;
+  r -= (u64)((i64)((double)(i64)r * inv) * (i64)V);
+  r += V & (u64)((i64)r >> 63);                    // r < 0: r + V, now in [0, 2V)
+  r -= V & ~(u64)((i64)(r - V) >> 63);             // r >= V: r - V, now in [0, V)
+  const u64 m = (r ^ sa) - sa;                     // a's sign
+  const u64 fix = 0ull - (u64)((m != 0) & ((i64)(m ^ (u64)b) < 0));
+  return (i64)(m + ((u64)b & fix));
+}
+#endif
+
 template <Convention C> struct RemainderFunctor<i64, C> {
   SW_HOST_DEVICE SW_INLINE i64 operator()(i64 a, i64 b) const { return int_remainder(a, b); }
-  // Device only: on the host it wins where GCC vectorizes the pack (1.5-1.8 against idiv's
-  // 2.5 ns per element) but loses 4-6x where it does not (periodic and strided operands:
-  // "control flow in loop"), bench/NOTES.md item 13.
+  // The host uses its branch-free copy (above), which GCC vectorizes in every layout;
+  // int64_remainder_fast itself stayed scalar there in periodic and strided layouts.
 #if defined(__CUDA_ARCH__)
   SW_DEVICE SW_INLINE static i64 fast(i64 a, i64 b, FastFlag& slow) { return int64_remainder_fast(a, b, slow); }
+#else
+  static SW_INLINE i64 fast(i64 a, i64 b, FastFlag& slow) { return int64_remainder_fast_host(a, b, slow); }
 #endif
 };
 
