@@ -616,7 +616,9 @@ def test_warm_host_overhead():
         print(f"\n[overhead] {label}: {_us_per_call(fn):.2f} us/call")
     R = _ops.REMAINDER
     per = _us_per_call(lambda: _ops._fast_key(R, (a, b), out, None, None, False))
-    print(f"\n[overhead] _fast_key alone (3 tensors): {per:.2f} us/call")
+    print(f"\n[overhead] _fast_key alone (3 tensors; _fast_call inlines torch keys): {per:.2f} us/call")
+    per = _us_per_call(lambda: _ops._fast_call(R, (a, b), out, None, None, False, _ops._CALLS))
+    print(f"\n[overhead] _ops._fast_call (keys, overlap check, launch): {per:.2f} us/call")
     # the backend's share: one launch of the warm kernel over a packed record
     prepared = _ops._call(R, (a, b), out, dry=True)
     slots = prepared.record.pack(out.data_ptr(), a.data_ptr(), b.data_ptr(), *prepared.static)
@@ -627,6 +629,41 @@ def test_warm_host_overhead():
     per = _us_per_call(lambda: run(ptrs, ()))
     print(f"\n[overhead] backends.cuda.bind launcher alone (warm path): {per:.2f} us/call")
     assert torch.equal(out, torch.remainder(a, b))
+    _driver_alternatives(prepared, slots, out, torch.remainder(a, b))
+
+
+def _driver_alternatives(prepared, slots, out, want):
+    """The launcher's parts on the GPU: the library getters, then the bare driver call in
+    four forms (cuLaunchKernelEx / cuLaunchKernel, over the CUkernel / the CUfunction that
+    cuKernelGetFunction gives for the current context), each checked to write the result."""
+    import ctypes
+
+    from stridewise.backends import cuda
+
+    config = prepared.config
+    for fn, label in ((config.current, "device getter"), (config.stream, "stream getter"),
+                      (lambda: config.current() == config.index and config.stream(), "both")):
+        print(f"\n[overhead] {label}: {_us_per_call(fn):.3f} us/call")
+    lib = ctypes.PyDLL("libcuda.so.1")
+    ex, plain, get_function = lib.cuLaunchKernelEx, lib.cuLaunchKernel, lib.cuKernelGetFunction
+    ex.restype = plain.restype = get_function.restype = ctypes.c_int
+    buf = ctypes.create_string_buffer(slots + config.extra)
+    params = (ctypes.c_void_p * 1)(ctypes.addressof(buf))
+    lc = cuda._LaunchConfig((ctypes.c_uint * 3)(config.grid, 1, 1), (ctypes.c_uint * 3)(config.block, 1, 1),
+                            config.smem, config.stream(), None, 0)
+    plc, kernel = ctypes.pointer(lc), ctypes.c_void_p(prepared.kernel.handle)
+    function = ctypes.c_void_p()
+    assert get_function(ctypes.byref(function), kernel) == 0
+    geometry = [ctypes.c_uint(v) for v in (config.grid, 1, 1, config.block, 1, 1, config.smem)]
+    stream = ctypes.c_void_p(config.stream())
+    for handle, name in ((kernel, "CUkernel"), (function, "CUfunction")):
+        for fn, label in ((lambda: ex(plc, handle, params, None), "cuLaunchKernelEx"),
+                          (lambda: plain(handle, *geometry, stream, params, None), "cuLaunchKernel")):
+            out.zero_()
+            assert fn() == 0
+            torch.cuda.synchronize()
+            assert torch.equal(out, want), (label, name)
+            print(f"\n[overhead] bare {label} over the {name}: {_us_per_call(fn):.2f} us/call")
 
 
 def test_zz_every_mode_was_hit():

@@ -237,7 +237,9 @@ def fast_key(x):
     """(layout key, pointer) of a torch tensor, NumPy array or Python number, or None.
 
     The warm call path keys its memo on these without building Views: the key holds
-    everything the plan depends on (type, dtype, shape, strides, device, alignment).
+    everything the plan depends on (type, dtype, shape, strides, device, alignment). A key
+    is a flat tuple whose first item fixes its length (_ops splices keys into one tuple):
+    a torch dtype (5 items), np.ndarray (6) or a Python number's type (1).
     """
     k = _KEYERS.get(type(x)) or keyer(x)
     return None if k is None else k(x)
@@ -254,7 +256,7 @@ def keyer(x):
 
 
 def _number_key(x):
-    return type(x), None
+    return (type(x),), None
 
 
 def _numpy_data(x) -> int:

@@ -251,12 +251,11 @@ def _kernel(prepared: Prepared):
 class _Fast:
     """A warm call: launch straight from the raw arguments' pointers.
 
-    extents: per pointer of the call (the output first), (below, above, same): the byte
-    ranges of that array and of the output intersect exactly when below < its pointer - the
-    output's pointer < above, and same says it is a view identical to the output (allowed
-    at the output's own pointer). The overlap test on a warm call is one chained comparison
-    per input; the output's own entry, (0, 0, True), never counts. A range overlap that is
-    not an identical view goes back to the full check. alloc: () -> (new output, its
+    extents: per input array of the call, (below, above, same): the byte ranges of that
+    array and of the output intersect exactly when below < its pointer - the output's
+    pointer < above, and same says it is a view identical to the output (allowed at the
+    output's own pointer). The overlap test on a warm call is one chained comparison per
+    input. A range overlap that is not an identical view goes back to the full check. alloc: () -> (new output, its
     pointer), or None when the caller passes out; out_mod: the output pointer mod 16 the
     plan assumed.
     """
@@ -272,13 +271,16 @@ class _Fast:
 def _fast_key(op, args, out, convention, algorithm, inplace, keyers=_arrays._KEYERS):
     """(key, pointers, scalars) of a call whose arguments all have fast keys, or None.
 
-    The key is flat: (op, convention, algorithm, inplace, out's key or None, each
-    argument's key); pointers: the output's (when passed), then the arrays'; scalars: the
-    Python numbers, or None.
+    The key is flat: (op, convention, algorithm, inplace, then out's key segment or None,
+    then each argument's segment); a segment (_arrays keyers) starts with a marker that fixes
+    its length (a torch dtype: 5 items, np.ndarray: 6, a Python number's type: 1), so the
+    flat tuple reads back one way. pointers: the output's (when passed), then the arrays';
+    scalars: the Python numbers, or None. _fast_call inlines the same key for speed.
     """
     ptrs, scalars = [], None
+    key = [op, convention, algorithm, inplace]
     if out is None:
-        keys = [op, convention, algorithm, inplace, None]
+        key.append(None)
     else:
         if type(out) is list or type(out) is tuple:
             if len(out) != 1:
@@ -290,30 +292,72 @@ def _fast_key(op, args, out, convention, algorithm, inplace, keyers=_arrays._KEY
         k, p = keyer(out)
         if p is None:
             return None
-        keys = [op, convention, algorithm, inplace, k]
+        key += k
         ptrs.append(p)
     for x in args:
         keyer = keyers.get(type(x)) or _arrays.keyer(x)
         if keyer is None:
             return None
         k, p = keyer(x)
-        keys.append(k)
+        key += k
         if p is not None:
             ptrs.append(p)
         elif scalars is None:
             scalars = [x]
         else:
             scalars.append(x)
-    return tuple(keys), ptrs, scalars
+    return tuple(key), ptrs, scalars
 
 
-def _fast_call(op, args, out, convention, algorithm, inplace, calls):
-    """The warm path, or None when this call must go through the full pipeline."""
-    found = _fast_key(op, args, out, convention, algorithm, inplace)
-    if found is None:
-        return None
-    key, ptrs, scalars = found
-    fast = calls.get(key)
+def _fast_call(op, args, out, convention, algorithm, inplace, calls,
+               keyers=_arrays._KEYERS, torch_key=_arrays._torch_key):
+    """The warm path, or None when this call must go through the full pipeline.
+
+    _fast_key's key, with torch tensors keyed inline (a keyer call per tensor was a quarter
+    of the keying time); any other argument goes through its keyer.
+    """
+    scalars = None
+    if out is None:
+        key = [op, convention, algorithm, inplace, None]
+        ptrs = []
+    else:
+        if type(out) is list or type(out) is tuple:
+            if len(out) != 1:
+                return None
+            out = out[0]
+        keyer = keyers.get(type(out))
+        if keyer is torch_key:
+            p = out.data_ptr()
+            key = [op, convention, algorithm, inplace,
+                   out.dtype, out.shape, out.stride(), out.get_device(), p % 16]
+        else:
+            keyer = keyer or _arrays.keyer(out)
+            if keyer is None:
+                return None
+            k, p = keyer(out)
+            if p is None:
+                return None
+            key = [op, convention, algorithm, inplace, *k]
+        ptrs = [p]
+    for x in args:
+        keyer = keyers.get(type(x))
+        if keyer is torch_key:
+            p = x.data_ptr()
+            key += x.dtype, x.shape, x.stride(), x.get_device(), p % 16
+            ptrs.append(p)
+            continue
+        keyer = keyer or _arrays.keyer(x)
+        if keyer is None:
+            return None
+        k, p = keyer(x)
+        key += k
+        if p is not None:
+            ptrs.append(p)
+        elif scalars is None:
+            scalars = [x]
+        else:
+            scalars.append(x)
+    fast = calls.get(tuple(key))
     if fast is None:
         return None
     alloc = fast.alloc
@@ -322,11 +366,13 @@ def _fast_call(op, args, out, convention, algorithm, inplace, calls):
             result = args[0]
             ptrs.insert(0, ptrs[0])
         else:
-            result = out[0] if type(out) is list or type(out) is tuple else out
-        o = ptrs[0]
-        for ptr, (below, above, same) in zip(ptrs, fast.extents):
-            if below < ptr - o < above and not (same and ptr == o):
+            result = out
+        o, i = ptrs[0], 1
+        for below, above, same in fast.extents:   # indexing: half the time of zip(ptrs, ...)
+            d = ptrs[i] - o
+            if below < d < above and not (same and d == 0):
                 return None          # may overlap: the full check decides, or raises
+            i += 1
     else:
         result, o = alloc()
         if o % 16 != fast.out_mod:
@@ -344,7 +390,7 @@ def _remember(calls, key, prepared, out_views, in_views, allocated, info):
     lib, device, typing, shape, _ = info
     out0 = out_views[0]
     olo, ohi = (e - out0.ptr for e in out0.extent())
-    extents = [(0, 0, True)]     # the output's own pointer: never an overlap
+    extents = []
     for v in in_views:
         lo, hi = (e - v.ptr for e in v.extent())
         # [p + lo, p + hi) meets [o + olo, o + ohi) iff olo - hi < p - o < ohi - lo; an
