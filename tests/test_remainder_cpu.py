@@ -94,6 +94,7 @@ LAYOUTS = {
     "outer": ((24, 1), (1, 300), "rows"),
     "short_rows": ((700, 6), (1, 6), "short_rows"),
     "crossed": ((8, 4, 260), (8, 1, 260), "rows"),
+    "long_rows": ((3, 20040), (20040,), "rows"),      # rows split into parts across threads
 }
 
 
@@ -121,6 +122,17 @@ def test_tiled_and_general(dtype):
     assert sw.explain(sw.remainder, b, c, out=out).mode == "general"
     sw.remainder(b, c, out=out)
     assert same_bits(out, numpy_remainder(b, c))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_one_long_row_spreads_over_threads(dtype):
+    """A strided slice whose dims merge into one 45005-element row (rows mode, split in parts)."""
+    rng = np.random.default_rng(13)
+    a = random_values(rng, dtype, (5, 2 * 9001))[:, ::2]
+    b = random_values(rng, dtype, (5, 9001))
+    plan = sw.explain(sw.remainder, a, b)
+    assert plan.mode == "rows" and plan.shape == (45005,)
+    assert same_bits(sw.remainder(a, b), numpy_remainder(a, b))
 
 
 def test_strided_slice_and_python_scalar():

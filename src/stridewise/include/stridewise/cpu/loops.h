@@ -66,34 +66,35 @@ SW_INLINE void row_offsets(const Frame<Op>& f, typename Op::Index r, typename Op
   }
 }
 
-// rows: the output's innermost dim is unit-stride; offsets are computed once per row.
+// rows: the output's innermost dim is unit-stride; offsets are computed once per row part.
+// A row longer than kChunk is split into parts of about kChunk elements (whole wide packs):
+// a long row (a strided slice merges into one) must spread over the threads too.
 template <class Op>
 void rows_loop(const Slot* slots) {
   typedef typename Op::Index Index;
   const Frame<Op> f(slots);
-  enum { NA = Op::kArrays, D = Op::kDims, P = Op::kPack };
+  enum { NA = Op::kArrays, D = Op::kDims, P = Op::kPack, W = kWide * Op::kPack };
   const Index len = f.shape(D - 1);
   const Index rows = len ? f.n() / len : 0;
-  const Index packs = len / P;
-  const Index chunk = len >= kChunk ? 1 : kChunk / (len ? len : 1);
-#pragma omp parallel for schedule(dynamic, chunk) if (f.n() >= kParallelMin && rows > 1)
-  for (Index r = 0; r < rows; ++r) {
+  const Index part = len > kChunk ? kChunk / W * W : len;
+  const Index parts = part ? (len + part - 1) / part : 0;
+  const Index work = rows * parts;
+  const Index chunk = parts > 1 ? 1 : kChunk / (len ? len : 1);
+#pragma omp parallel for schedule(dynamic, chunk) if (f.n() >= kParallelMin && work > 1)
+  for (Index w = 0; w < work; ++w) {
+    const Index r = w / parts, x0 = (w - r * parts) * part;
+    const Index x1 = x0 + part < len ? x0 + part : len;
     Index base[NA], off[NA], step[NA];
     row_offsets(f, r, base);
     for (int k = 0; k < NA; ++k) step[k] = f.stride(k, D - 1);
-    Index j = 0;
-    for (; j + kWide <= packs; j += kWide) {
-      for (int k = 0; k < NA; ++k) off[k] = base[k] + j * P * step[k];
-      Op::template apply<kWide * P>(f.p, off, f.u);
-    }
-    for (; j < packs; ++j) {
-      for (int k = 0; k < NA; ++k) off[k] = base[k] + j * P * step[k];
-      Op::template apply<P>(f.p, off, f.u);
-    }
-    for (Index x = packs * P; x < len; ++x) {
+    const auto at = [&](Index x) {
       for (int k = 0; k < NA; ++k) off[k] = base[k] + x * step[k];
-      Op::template apply<1>(f.p, off, f.u);
-    }
+      return off;
+    };
+    Index x = x0;
+    for (; x + W <= x1; x += W) Op::template apply<W>(f.p, at(x), f.u);
+    for (; x + P <= x1; x += P) Op::template apply<P>(f.p, at(x), f.u);
+    for (; x < x1; ++x) Op::template apply<1>(f.p, at(x), f.u);
   }
 }
 
