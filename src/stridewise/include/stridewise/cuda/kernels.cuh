@@ -171,14 +171,14 @@ SW_DEVICE void rows_kernel(const Slot* s, const Slot* x) {
 // A block takes one tile at a time: T rows (j) of T packs (T * P elements of i), T = group.
 // Phase 1 copies each staged operand's tile into shared memory: its packs run along j (its
 // unit stride), T / P consecutive lanes cover one column, and each thread has kStage packs
-// in flight before it scatters them into the tile's rows. Row r starts at r * T * P + (r / P) * P:
-// the extra pack after every P rows puts the lanes of one scattered write (rows P apart) on
-// different banks and keeps every pack aligned (bench/NOTES.md G10). Phase 2 is rows: lane l of each
-// T-lane group takes pack l of rows ty, ty + ny, ..., so the output and every other operand
-// move in whole coalesced packs, Op::load reads a staged operand's pack from its tile, and
-// kLoads packs per thread are in flight (run_packs). The plan makes both tile dims' extents
-// multiples of P, so a tile holds no partial pack. configure() in backends/cuda.py sizes the
-// shared memory and keeps T >= P.
+// in flight before it scatters them into the tile's rows. Row r starts at
+// r * T * P + (r / P) * P: the extra pack after every P rows puts the lanes of one scattered
+// write (rows P apart) on different banks and keeps every pack aligned (bench/NOTES.md G10).
+// Phase 2 is rows: lane l of each T-lane group takes pack l of rows ty, ty + ny, ..., so the
+// output and every other operand move in whole coalesced packs, Op::load reads a staged
+// operand's pack from its tile, and kLoads packs per thread are in flight (run_packs). The
+// plan makes both tile dims' extents multiples of P, so a tile holds no partial pack.
+// configure() in backends/cuda.py sizes the shared memory and keeps T >= P.
 static const int kStage = 4;
 
 // Copies the rows x cols corner of a tile whose element (r, c) is src[r + c * si] into
