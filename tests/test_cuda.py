@@ -616,7 +616,7 @@ def test_warm_host_overhead():
         print(f"\n[overhead] {label}: {_us_per_call(fn):.2f} us/call")
     R = _ops.REMAINDER
     per = _us_per_call(lambda: _ops._fast_key(R, (a, b), out, None, None, False))
-    print(f"\n[overhead] _fast_key alone (3 tensors; _fast_call inlines torch keys): {per:.2f} us/call")
+    print(f"\n[overhead] _fast_key alone (3 tensors, torch keyed inline): {per:.2f} us/call")
     per = _us_per_call(lambda: _ops._fast_call(R, (a, b), out, None, None, False, _ops._CALLS))
     print(f"\n[overhead] _ops._fast_call (keys, overlap check, launch): {per:.2f} us/call")
     # the backend's share: one launch of the warm kernel over a packed record

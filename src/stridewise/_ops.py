@@ -268,53 +268,25 @@ class _Fast:
     params: tuple          # per Python scalar, the dtype it converts to
 
 
-def _fast_key(op, args, out, convention, algorithm, inplace, keyers=_arrays._KEYERS):
+def _fast_key(op, args, out, convention, algorithm, inplace):
     """(key, pointers, scalars) of a call whose arguments all have fast keys, or None.
 
     The key is flat: (op, convention, algorithm, inplace, then out's key segment or None,
     then each argument's segment); a segment (_arrays keyers) starts with a marker that fixes
     its length (a torch dtype: 5 items, np.ndarray: 6, a Python number's type: 1), so the
     flat tuple reads back one way. pointers: the output's (when passed), then the arrays';
-    scalars: the Python numbers, or None. _fast_call inlines the same key for speed.
+    scalars: the Python numbers, or None. _fast_call builds it (the cold path remembers a
+    call under it).
     """
-    ptrs, scalars = [], None
-    key = [op, convention, algorithm, inplace]
-    if out is None:
-        key.append(None)
-    else:
-        if type(out) is list or type(out) is tuple:
-            if len(out) != 1:
-                return None
-            out = out[0]
-        keyer = keyers.get(type(out)) or _arrays.keyer(out)
-        if keyer is None:
-            return None
-        k, p = keyer(out)
-        if p is None:
-            return None
-        key += k
-        ptrs.append(p)
-    for x in args:
-        keyer = keyers.get(type(x)) or _arrays.keyer(x)
-        if keyer is None:
-            return None
-        k, p = keyer(x)
-        key += k
-        if p is not None:
-            ptrs.append(p)
-        elif scalars is None:
-            scalars = [x]
-        else:
-            scalars.append(x)
-    return tuple(key), ptrs, scalars
+    return _fast_call(op, args, out, convention, algorithm, inplace, None)
 
 
 def _fast_call(op, args, out, convention, algorithm, inplace, calls,
                keyers=_arrays._KEYERS, torch_key=_arrays._torch_key):
     """The warm path, or None when this call must go through the full pipeline.
 
-    _fast_key's key, with torch tensors keyed inline (a keyer call per tensor was a quarter
-    of the keying time); any other argument goes through its keyer.
+    With calls None, only _fast_key's answer. Torch tensors are keyed inline, as _torch_key
+    would: a keyer call per tensor was a quarter of the keying time (bench/NOTES.md H1).
     """
     scalars = None
     if out is None:
@@ -357,7 +329,10 @@ def _fast_call(op, args, out, convention, algorithm, inplace, calls,
             scalars = [x]
         else:
             scalars.append(x)
-    fast = calls.get(tuple(key))
+    key = tuple(key)
+    if calls is None:
+        return key, ptrs, scalars
+    fast = calls.get(key)
     if fast is None:
         return None
     alloc = fast.alloc
