@@ -2,8 +2,9 @@
 
     PYTHONPATH=src python tools/tune_gpu.py [--cases row,outer] [--dtypes float32,float16]
 
-Each case runs with its mode's algorithm class and every (items, block) pair; the table shows
-GB/s (compulsory bytes) so the tuning defaults in stridewise/tuning.py can be chosen from data.
+Each case runs with its mode's algorithm class and every (items, block) pair, or (tile, block)
+pair for `tiled`; the table shows GB/s (compulsory bytes) so the tuning defaults in
+stridewise/tuning.py can be chosen from data.
 """
 from __future__ import annotations
 
@@ -48,10 +49,9 @@ def main(argv=None):
                 line["gbps"][f"{first}/{block}"] = None
                 print(f"  {case}/{dtype} {knob} {first} block {block}: {type(e).__name__}: {e}")
         rows.append(line)
-        label = "tile/block: " if mode == "tiled" else ""
+        tail = f"  tile/block: {' '.join(line['gbps'])}" if mode == "tiled" else ""
         print(f"{case}/{dtype}/{mode}".ljust(34) + "".join(
-            (f"{v:9.0f}" if v else "        -") for v in line["gbps"].values())
-            + f"  {label}{' '.join(line['gbps'])}" * (mode == "tiled"), flush=True)
+            (f"{v:9.0f}" if v else "        -") for v in line["gbps"].values()) + tail, flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
