@@ -44,6 +44,15 @@ def test_cli_bench_writes_valid_json(tmp_path):
     assert doc["meta"]["device"] == "cpu" and doc["meta"]["commit"]
 
 
+def test_cli_bench_plots_the_matrix_and_the_size_sweep(tmp_path):
+    png = tmp_path / "bench.png"
+    rc = cli.main(["bench", "--device", "cpu", "--log2", "10", "--cases", "row", "--dtypes", "float32",
+                   "--no-extras", "--no-progress", "--sweep", "--sweep-max", "12", "--plot", str(png)])
+    assert rc == 0
+    for path in (png, tmp_path / "bench-sweep.png"):
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", path
+
+
 def test_cli_rejects_unknown_case():
     with pytest.raises(ValueError, match="unknown case"):
         bench.run(cases=["nope"], **TINY)

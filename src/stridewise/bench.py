@@ -912,8 +912,9 @@ def write_json(doc: dict, path: str) -> None:
         json.dump(doc, f, indent=1, default=str)
 
 
-def plot(doc: dict, path: str) -> None:
-    """Bars of GB/s per case, one panel per dtype, one bar per implementation, ceiling lines."""
+def plot(doc: dict, path: str) -> list[str]:
+    """Bars of GB/s per case, one panel per dtype, one bar per implementation, ceiling lines;
+    with a size sweep in `doc`, also `<path>-sweep.png`. Returns the paths written."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -948,3 +949,31 @@ def plot(doc: dict, path: str) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(fig)
+    return [path] + ([_plot_sweep(doc, path, plt)] if doc.get("sweep") else [])
+
+
+def _plot_sweep(doc: dict, path: str, plt) -> str:
+    """GB/s against output size, one panel per case, a line per implementation (log-log)."""
+    cases = list(dict.fromkeys(r["case"] for r in doc["sweep"]))
+    impls = list(dict.fromkeys(name for r in doc["sweep"] for name in r["impls"]))
+    fig, axes = plt.subplots(1, len(cases), figsize=(5 * len(cases), 3.6), squeeze=False, sharey=True)
+    for ax, case in zip(axes[0], cases):
+        rows = [r for r in doc["sweep"] if r["case"] == case]
+        for name in impls:
+            pts = [(2 ** r["log2"], r["impls"][name]["gbps"]) for r in rows if name in r["impls"]]
+            ax.plot(*zip(*pts), marker="o", ms=3, label=name)
+        ax.axhline(doc["ceilings"]["copy"], color="k", lw=0.8, label="copy ceiling")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_title(case, fontsize=9)
+        ax.set_xlabel("output elements (float32)")
+        ax.grid(True, which="both", lw=0.3)
+    axes[0, 0].set_ylabel("GB/s (compulsory bytes)")
+    axes[0, 0].legend(fontsize=7)
+    m = doc["meta"]
+    fig.suptitle(f"stridewise remainder by size, {m.get('gpu') or m['cpu']}", fontsize=9)
+    fig.tight_layout()
+    out = path[:-4] + "-sweep.png" if path.endswith(".png") else path + "-sweep.png"
+    fig.savefig(out, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    return out

@@ -29,8 +29,8 @@ def _bench(args) -> int:
             f.write(bench.markdown_report(doc))
         print(f"wrote {args.markdown}")
     if args.plot:
-        bench.plot(doc, args.plot)
-        print(f"wrote {args.plot}")
+        for path in bench.plot(doc, args.plot):
+            print(f"wrote {path}")
     return 0 if all(c.get("verified") for c in doc["cells"]) else 1
 
 
