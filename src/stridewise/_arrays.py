@@ -124,11 +124,12 @@ def _dlpack_view(obj) -> View:
 
 
 def _dense_strides(shape) -> tuple:
-    """C-contiguous strides in elements (interfaces may leave strides out for dense arrays)."""
+    """C-contiguous strides in elements, as torch gives them (a 0 extent counts as 1); for
+    interfaces that leave strides out of dense arrays and for allocated outputs."""
     strides, acc = [], 1
     for n in reversed(shape):
         strides.append(acc)
-        acc *= n
+        acc *= max(n, 1)
     return tuple(reversed(strides))
 
 
@@ -293,12 +294,7 @@ def allocator(lib: str, device: tuple, shape: tuple, dtype: DType):
         template = torch.empty((0,), dtype=getattr(torch, dtype.name),
                                device=torch.device(_device_str(device)))
 
-        strides, acc = [], 1
-        for n in reversed(shape):          # torch's contiguous strides (a 0 extent counts as 1)
-            strides.append(acc)
-            acc *= max(n, 1)
-
-        def torch_alloc(new=template.new_empty_strided, shape=shape, strides=tuple(reversed(strides))):
+        def torch_alloc(new=template.new_empty_strided, shape=shape, strides=_dense_strides(shape)):
             t = new(shape, strides)
             return t, t.data_ptr()
         return torch_alloc

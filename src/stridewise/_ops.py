@@ -255,9 +255,9 @@ class _Fast:
     array and of the output intersect exactly when below < its pointer - the output's
     pointer < above, and same says it is a view identical to the output (allowed at the
     output's own pointer). The overlap test on a warm call is one chained comparison per
-    input. A range overlap that is not an identical view goes back to the full check. alloc: () -> (new output, its
-    pointer), or None when the caller passes out; out_mod: the output pointer mod 16 the
-    plan assumed.
+    input. A range overlap that is not an identical view goes back to the full check.
+    alloc: () -> (new output, its pointer), or None when the caller passes out; out_mod:
+    the output pointer mod 16 the plan assumed.
     """
 
     prepared: Prepared

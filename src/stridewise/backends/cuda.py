@@ -2,7 +2,7 @@
 
 Same shape as every backend: entry_point, compile, load, configure, launch (plus bind, the
 warm path's launcher). A warm call is the owning library's current device and stream
-lookups, one pack_into of the pointers into a buffer that already holds the static slots
+lookups, one slice store of the pointers into a buffer that already holds the static slots
 and the launch facts, and one `cuLaunchKernelEx` through ctypes over pre-made arguments
 (the slot record goes as one by-value struct parameter).
 
@@ -284,7 +284,7 @@ class Config:
     Attributes
     ----------
     grid, block, smem : the launch geometry.
-    extra : slots appended to every call's record (Geometry, magics, sizes).
+    extra : slots appended to every call's record (Geometry, then general's magics).
     stream : () -> the owning library's current stream handle on this device.
     ctx : the device's primary context.
     geometry : (items, group) for explain and tests.
@@ -420,8 +420,7 @@ _INVALID_CONTEXT = 201   # CUDA_ERROR_INVALID_CONTEXT: this thread has no contex
 def _driver():
     """libcuda's cuLaunchKernel and context calls through ctypes: the cheapest launch path.
 
-    cuLaunchKernel goes through PyDLL, so the GIL stays held: the launch only enqueues, and
-    holding it makes reusing the per-config kernelParams array safe across threads.
+    cuLaunchKernel goes through PyDLL, so the GIL stays held: the launch only enqueues.
     """
     cu = _cu()
     launch_ = ctypes.PyDLL("libcuda.so.1").cuLaunchKernel
