@@ -48,6 +48,28 @@ typedef i64 FastFlag;
 template <class F, class... A>
 SW_HOST_DEVICE SW_INLINE auto call_fast(FastFlag& slow, A... a) { return F::fast(a..., slow); }
 
+// 1 / x within 2^-44.7 (relative) with no division, for x in [2^-100, 2^100] (outside it the
+// result is finite garbage, never a trap). r0 is the float reciprocal: rcp.approx.ftz.f32 is
+// within 1 ulp on the device (the host's IEEE 1.0f / x within half of one), so with x's
+// rounding to float, d = 1 - x * r0 is below 1.5 * 2^-23 in magnitude. A Newton step
+// r0 + r0 * round(d) leaves x * r1 - 1 = -d^2 plus roundings: within 2^-44.8 + 2^-53; a second
+// within 2^-53 (1 + 2^-35). A division is a Newton sequence too, but with a correctly rounded
+// quotient and a branch to a slow path per element, which kept a pack's elements from
+// overlapping (bench/NOTES.md G12).
+template <int kSteps>
+SW_HOST_DEVICE SW_INLINE double rcp_newton(double x) {
+  const float xf = (float)x;
+  float rf;
+#if defined(__CUDA_ARCH__)
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(rf) : "f"(xf));
+#else
+  rf = 1.0f / xf;
+#endif
+  double r = rf;
+  SW_UNROLL for (int i = 0; i < kSteps; ++i) r = fma(r, fma(-x, r, 1.0), r);
+  return r;
+}
+
 #if defined(__CUDA_ARCH__)
 // Device fmod: with A = |a|, B = |b|, n = trunc(A / B) and q = n or n + 1, A - q * B is exact
 // in one fma (a multiple of the smaller ulp, below B in magnitude) and adding B back is
@@ -55,7 +77,10 @@ SW_HOST_DEVICE SW_INLINE auto call_fast(FastFlag& slow, A... a) { return F::fast
 // float: q from the approximate reciprocal (one MUFU.RCP, within 1 ulp) scaled up by
 // 2^-21, never below A / B and, for A / B < 2^20, less than 0.75 above it, so q = n or n + 1
 // without an IEEE division; B in [2^-100, 2^100] keeps 1 / B a normal float.
-// double: the IEEE quotient, which truncates to n or n + 1 for A / B < 2^51.
+// double: the same with rcp_newton<1>(B) scaled up by 2^-43: with its error below 2^-44.7
+// and two roundings of 2^-53, A * up lies in [A / B, A / B (1 + 2^-42.4)], so for
+// A / B < 2^40 it is less than 1/4 above A / B and q = n or n + 1 (for a subnormal product
+// A / B is tiny and q = 0 = n). Nothing here branches, so a pack's elements overlap.
 // Zero, inf, NaN, extreme divisors and huge quotients set `slow` (fmodf / fmod then).
 SW_DEVICE SW_INLINE float fmod_fast(float a, float b, FastFlag& slow) {
   const float A = fabsf(a), B = fabsf(b);
@@ -68,8 +93,9 @@ SW_DEVICE SW_INLINE float fmod_fast(float a, float b, FastFlag& slow) {
 }
 SW_DEVICE SW_INLINE double fmod_fast(double a, double b, FastFlag& slow) {
   const double A = fabs(a), B = fabs(b);
-  slow |= !(A < B * 0x1p51) || !(B < __longlong_as_double(0x7ff0000000000000LL));
-  const double q = trunc(A / B);
+  slow |= !(A < B * 0x1p40) || !(B >= 0x1p-100) || !(B <= 0x1p100);
+  const double r1 = rcp_newton<1>(B);
+  const double q = trunc(A * fma(r1, 0x1p-43, r1));        // the reciprocal part is hoisted when b is uniform
   const double r = fma(-q, B, A);
   return copysign(r < 0.0 ? r + B : r, a);
 }
@@ -245,7 +271,15 @@ SW_HOST_DEVICE SW_INLINE T int_remainder(T a, T b) {
 template <Convention C> struct RemainderFunctor<i32, C> {
   SW_HOST_DEVICE SW_INLINE i32 operator()(i32 a, i32 b) const {
 #if defined(__CUDA_ARCH__)
-    return int_remainder(a, b);
+    // int_remainder without its branch, which kept a pack's divisions from overlapping
+    // (bench/NOTES.md G12): magnitudes in 32 unsigned bits (|INT_MIN| fits), a zero divisor
+    // divides by 1, and both b = 0 and b = -1 then leave r = 0 and the result 0. The unsigned
+    // remainder is straight-line code; a's sign and the floor convention are selects.
+    const u32 U = a < 0 ? 0u - (u32)a : (u32)a;
+    const u32 V = b < 0 ? 0u - (u32)b : (u32)b;
+    const i32 r = (i32)(U % (V + (V == 0)));
+    const i32 m = a < 0 ? -r : r;
+    return m != 0 && ((m < 0) != (b < 0)) ? m + b : m;
 #else
     // On the host a double division beats idiv and vectorizes. It is exact: for |a| < 2^31 the
     // quotient's rounding error (2^-53 |a / b| < 1 / |b|) is below its distance to any other
@@ -262,11 +296,12 @@ template <Convention C> struct RemainderFunctor<i32, C> {
 };
 
 // int64 remainder without 64-bit integer division (a long subroutine on the GPU), for
-// 0 < |b| < 2^50; `slow` is set otherwise. With U = |a| <= 2^63 and V = |b|, the double
-// quotient U * (1 / V) carries three roundings, so q0 = trunc of it is within 3073 of U / V
-// and r = U - q0 * V (formed exactly in wrapping 64-bit arithmetic) is below 2^62 in
-// magnitude. A second quotient r * (1 / V), below 3075 in magnitude, is within 2^-40 of r / V,
-// so after subtracting it r lies in (-V, 2V) and one compare-and-add gives U mod V. The sign
+// 0 < |b| < 2^50; `slow` is set otherwise. With U = |a| <= 2^63 and V = |b|, inv =
+// rcp_newton<2>(V) is within 2^-53 (1 + 2^-35) of 1 / V, so the double quotient U * inv carries
+// three errors of at most that, q0 = trunc of it is within 3074 of U / V, and r = U - q0 * V
+// (formed exactly in wrapping 64-bit arithmetic) is below 3074 * 2^50 < 2^62 in magnitude.
+// A second quotient r * inv, below 3075 in magnitude, is within 2^-39 of r / V, so after
+// subtracting it r lies in (-V, 2V) and one compare-and-add gives U mod V. The sign
 // of a and then the floor convention follow, as in int_remainder. The GPU uses it as
 // RemainderFunctor<i64>::fast; tests/test_remainder_cpu.py compares the same code, built for
 // the host, with NumPy over edge cases and random operands.
@@ -274,7 +309,7 @@ SW_HOST_DEVICE SW_INLINE i64 int64_remainder_fast(i64 a, i64 b, FastFlag& slow) 
   const u64 U = a < 0 ? 0ull - (u64)a : (u64)a;
   const u64 V = b < 0 ? 0ull - (u64)b : (u64)b;
   slow |= (FastFlag)(V - 1 >= (1ull << 50) - 1);   // V = 0 wraps to the top: slow too
-  const double inv = 1.0 / (double)V;
+  const double inv = rcp_newton<2>((double)V);
   const u64 q0 = (u64)((double)U * inv);
   i64 r = (i64)(U - q0 * V);
   r -= (i64)((double)r * inv) * (i64)V;
@@ -288,7 +323,9 @@ SW_HOST_DEVICE SW_INLINE i64 int64_remainder_fast(i64 a, i64 b, FastFlag& slow) 
 // as masks. int64_remainder_fast's `? :` and `&&` are if-converted by GCC 12 only in some
 // layouts; where the operands come from a periodic or strided load they stayed branches
 // ("control flow in loop"), the loop stayed scalar and lost 4-6x to idiv (bench/NOTES.md 13
-// and 15). Step by step it equals int64_remainder_fast: |x| is (x ^ s) - s with s = x >> 63;
+// and 15). Step by step it equals int64_remainder_fast, but with the IEEE reciprocal (within
+// 2^-53 of 1 / V, so the same argument holds; a vector division is cheap on the host):
+// |x| is (x ^ s) - s with s = x >> 63;
 // r in (-V, 2V) is brought into [0, V) by adding V where r < 0 and then subtracting V where
 // r - V >= 0; a's sign is applied the same way; b is added where m != 0 and m, b differ in
 // sign. A lane that sets `slow` divides by 1 instead, so no lane converts an out-of-range
