@@ -103,6 +103,8 @@ def _layouts(dtype, rng):
         "rows/column": (r((300, 1030)), r((300, 1)), None, "rows"),
         "rows/outer": (r((300, 1)), r((1, 1030)), None, "rows"),
         "rows/crossed": (r((8, 4, 1030)), r((8, 1, 1030)), None, "rows"),
+        # slabs of 7 rows: sets of 4 and 3 rows sharing b, with odd-length row tails
+        "rows/crossed-odd": (r((3, 7, 1031)), r((3, 1, 1031)), None, "rows"),
         "rows/slice": (big[:300, ::2], r((300, 1030)), None, "rows"),
         "rows/one-long-row": (flat[::2], r(((200011 + 1) // 2,)), None, "rows"),
         "short_rows": (r((70001, 6)), r((1, 6)), None, "short_rows"),

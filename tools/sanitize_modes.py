@@ -27,6 +27,8 @@ def cases(dt):
         "scalar/host": (rnd((1001,), dt)[1:], 7, None),
         "rows": (rnd((33, 67), dt), rnd((67,), dt), None),
         "rows/column": (rnd((33, 515), dt), rnd((33, 1), dt), None),
+        "rows/outer": (rnd((33, 1), dt), rnd((1, 515), dt), None),
+        "rows/crossed-odd": (rnd((3, 7, 67), dt), rnd((3, 1, 67), dt), None),
         "rows/strided": (rnd((9, 2 * 300), dt)[:, ::2], rnd((9, 1), dt), None),
         "short_rows": (rnd((301, 6), dt), rnd((1, 6), dt), None),
         "short_rows/misaligned": (rnd((302, 6), dt)[1:].reshape(-1)[3:-3].reshape(-1, 6), rnd((1, 6), dt), None),

@@ -105,7 +105,7 @@ def _uniform_fields(spec: KernelSpec) -> tuple[list[str], list[str]]:
 def _load(k: int, dt: DType, kind: str) -> tuple[str, str, str]:
     """(field of In<P>, statement loading operand k into it, expression of element e)."""
     c = dt.ctype
-    if kind in ("dense", "staged"):   # staged: p[k] and off[k] point into the kernel's tile
+    if kind in ("dense", "staged", "repeated"):   # staged: p[k] and off[k] point into the kernel's tile
         return (f"sw::Pack<{c}, P> a{k};", f"in.a{k} = sw::load_pack<{c}, P>(p[{k}], off[{k}]);",
                 f"in.a{k}.elem[e]")
     if kind == "bcast":
@@ -196,7 +196,7 @@ def generate(spec: KernelSpec, entry_point) -> str:
     ref = bool(spec.out_types)
     reads = spec.reads or (False,) * spec.nout
     fields, init = _uniform_fields(spec)
-    in_fields, loads, exprs = [], [], {}
+    in_fields, loads, reloads, exprs = [], [], [], {}
     for k in range(len(spec.arrays)):
         if k < spec.nout and not (ref and reads[k]):
             continue
@@ -204,6 +204,8 @@ def generate(spec: KernelSpec, entry_point) -> str:
         if field:
             in_fields.append(field)
             loads.append(stmt)
+            if spec.kinds[k] != "repeated":
+                reloads.append(stmt)
         exprs[k] = expr
     results, stores, targets = [], [], []
     for k in range(spec.nout):
@@ -261,7 +263,8 @@ def generate(spec: KernelSpec, entry_point) -> str:
     else:
         compute = (f"SW_UNROLL for (int e = 0; e < P; ++e) "
                    f"{targets[0]} = sw::convert<{spec.arrays[0].ctype}>({call});")
-    staged = sum(1 << k for k, kind in enumerate(spec.kinds) if kind == "staged")
+    staged, repeated = (sum(1 << k for k, kind in enumerate(spec.kinds) if kind == name)
+                        for name in ("staged", "repeated"))
     sizes = " : ".join([f"k == {k} ? {dt.itemsize}" for k, dt in enumerate(spec.arrays[:-1])]
                        + [str(spec.arrays[-1].itemsize)])
     uniform_fields = "\n    ".join(fields) or "char unused;"
@@ -274,13 +277,17 @@ struct Op {{
   typedef {t} T;
   typedef {m} M;
   typedef {spec.functor} F;
-  enum {{ kArrays = {len(spec.arrays)}, kDims = {spec.ndim}, kPack = {spec.pack}, kStaged = {staged} }};
+  enum {{ kArrays = {len(spec.arrays)}, kDims = {spec.ndim}, kPack = {spec.pack}, kStaged = {staged},
+         kRepeated = {repeated} }};
   typedef sw::Layout<kArrays, kDims> L;
 
-  // Operand k's element size, and whether the kernel stages it (bit k of kStaged) in a tile
-  // it copies first (tiled); both fold to constants in the kernels' unrolled operand loops.
+  // Operand k's element size, whether the kernel stages it (bit k of kStaged) in a tile it
+  // copies first (tiled), and whether it is the same row for every index of dim kDims - 2
+  // (bit k of kRepeated; rows loads it once per column of rows); all fold to constants in
+  // the kernels' unrolled operand loops.
   SW_HOST_DEVICE static constexpr int size(int k) {{ return {sizes}; }}
   SW_HOST_DEVICE static constexpr bool staged(int k) {{ return (kStaged >> k) & 1; }}
+  SW_HOST_DEVICE static constexpr bool repeated(int k) {{ return (kRepeated >> k) & 1; }}
 
   // Values every element shares: device scalars read once, host scalars, steps, periods.
   struct Uniform {{
@@ -302,6 +309,14 @@ struct Op {{
   SW_HOST_DEVICE SW_INLINE static In<P> load(char* const* p, const Index* off, const Uniform& u) {{
     In<P> in;
     {chr(10).join("    " + x for x in loads).lstrip()}
+    return in;
+  }}
+  // The next pack of a batch that shares `first`'s repeated operands (rows, one column of rows).
+  template <int P>
+  SW_HOST_DEVICE SW_INLINE static In<P> reload(char* const* p, const Index* off, const Uniform& u,
+                                               const In<P>& first) {{
+    In<P> in = first;
+    {chr(10).join("    " + x for x in reloads).lstrip()}
     return in;
   }}
   template <int P>

@@ -42,10 +42,12 @@ def broadcast_shapes(shapes: list[tuple], names: list[str]) -> tuple:
 class Layout:
     """How each array operand is read in one mode, and the pack that mode can use.
 
-    kinds: per operand, one of "dense" (unit stride, packed), "bcast" (stride 0 along the
-    walk), "strided" (any stride, element by element), "periodic" (flat index mod period),
-    "staged" (unit stride along the tile dim only; read as a dense pack from a tile the
-    kernel first copies, `tiled`) and "uniform" (one element, read once).
+    kinds: per operand, one of "dense" (unit stride, packed), "repeated" (dense, and the
+    same row for every index of the next-to-last dim: a row vector; `rows` reads it once per
+    column of rows), "bcast" (stride 0 along the walk), "strided" (any stride, element by
+    element), "periodic" (flat index mod period), "staged" (unit stride along the tile dim
+    only; read as a dense pack from a tile the kernel first copies, `tiled`) and "uniform"
+    (one element, read once).
     """
 
     mode: str
@@ -178,12 +180,14 @@ class Plan:
             elif mode == "short_rows" and not self._flat(k):
                 kinds.append("periodic")
                 periods[k] = self._period(k)
+            elif mode == "rows" and k >= self.nout and self.ndim >= 2 and self.strides[k][-2:] == (0, 1):
+                kinds.append("repeated")
             elif mode in ("rows", "tiled"):
                 s = self.strides[k][-1]
                 kinds.append("dense" if s == 1 else "bcast" if s == 0 else "strided")
             else:
                 kinds.append("dense")
-        dense = [k for k in range(na) if kinds[k] in ("dense", "staged")]
+        dense = [k for k in range(na) if kinds[k] in ("dense", "staged", "repeated")]
         cap = self._base_pack([k for k in range(na) if kinds[k] != "uniform"])
         if pack is not None:
             cap = min(cap, pack)

@@ -363,6 +363,7 @@ def _device_getter(lib: str):
 
 
 _ROW_UNIT_PACKS = 16   # kRowUnitPacks in cuda/kernels.cuh
+_LOADS = 4             # kLoads there
 _SMEM_DEFAULT = 48 * 1024
 
 
@@ -383,9 +384,13 @@ def configure(spec, plan, alg, device, lib) -> Config:
         packs = length // pack
         group = min(block, max(32, _pow2_at_least(-(-max(packs, 1) // items))))
         chunks = -(-packs // (group * items)) if packs else 1
-        span = min(chunks, max(1, _ROW_UNIT_PACKS // items))   # as rows_kernel's units
+        # as rows_kernel's units: R rows of one slab of dim -2 where an operand is repeated
+        r = _LOADS if "repeated" in spec.kinds else 1
+        height = plan.shape[-2] if r > 1 else 1
+        span = min(chunks, max(1, _ROW_UNIT_PACKS // (items * r)))
         units = -(-chunks // span)
-        work = -(-(plan.n // length) * units // (block // group))
+        row_sets = plan.n // length // height * -(-height // r)
+        work = -(-row_sets * units // (block // group))
     elif spec.mode == "tiled":   # tiles of `group` rows by `group` packs, as tiled_kernel's
         staged = [dt.itemsize for dt, kind in zip(spec.arrays, spec.kinds) if kind == "staged"]
 

@@ -48,20 +48,21 @@ typedef i64 FastFlag;
 template <class F, class... A>
 SW_HOST_DEVICE SW_INLINE auto call_fast(FastFlag& slow, A... a) { return F::fast(a..., slow); }
 
-// 1 / x within 2^-44.7 (relative) with no division, for x in [2^-100, 2^100] (outside it the
-// result is finite garbage, never a trap). r0 is the float reciprocal: rcp.approx.ftz.f32 is
-// within 1 ulp on the device (the host's IEEE 1.0f / x within half of one), so with x's
-// rounding to float, d = 1 - x * r0 is below 1.5 * 2^-23 in magnitude. A Newton step
-// r0 + r0 * round(d) leaves x * r1 - 1 = -d^2 plus roundings: within 2^-44.8 + 2^-53; a second
-// within 2^-53 (1 + 2^-35). A division is a Newton sequence too, but with a correctly rounded
+// 1 / x within 2^-43.3 (relative) with no division, for x in [2^-100, 2^100] (outside it the
+// result is finite garbage, never a trap). r0 is the float reciprocal: __fdividef(1, x) is
+// within 2 ulp on the device (the host's IEEE 1.0f / x within half of one), so with x's
+// rounding to float, d = 1 - x * r0 is below 1.25 * 2^-22 in magnitude. A Newton step
+// r0 + r0 * round(d) leaves x * r1 - 1 = -d^2 plus roundings: within 2^-43.36 + 2^-53; a second
+// within 2^-53 (1 + 2^-33). A division is a Newton sequence too, but with a correctly rounded
 // quotient and a branch to a slow path per element, which kept a pack's elements from
-// overlapping (bench/NOTES.md G12).
+// overlapping (bench/NOTES.md G12). __fdividef, unlike inline asm, is an intrinsic the
+// compiler may share between elements with the same x (rows kernel, repeated operands).
 template <int kSteps>
 SW_HOST_DEVICE SW_INLINE double rcp_newton(double x) {
   const float xf = (float)x;
   float rf;
 #if defined(__CUDA_ARCH__)
-  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(rf) : "f"(xf));
+  rf = __fdividef(1.0f, xf);
 #else
   rf = 1.0f / xf;
 #endif
@@ -74,20 +75,19 @@ SW_HOST_DEVICE SW_INLINE double rcp_newton(double x) {
 // Device fmod: with A = |a|, B = |b|, n = trunc(A / B) and q = n or n + 1, A - q * B is exact
 // in one fma (a multiple of the smaller ulp, below B in magnitude) and adding B back is
 // exact. This replaces fmod's bit loop, which made float64 remainder compute-bound.
-// float: q from the approximate reciprocal (one MUFU.RCP, within 1 ulp) scaled up by
-// 2^-21, never below A / B and, for A / B < 2^20, less than 0.75 above it, so q = n or n + 1
-// without an IEEE division; B in [2^-100, 2^100] keeps 1 / B a normal float.
-// double: the same with rcp_newton<1>(B) scaled up by 2^-43: with its error below 2^-44.7
-// and two roundings of 2^-53, A * up lies in [A / B, A / B (1 + 2^-42.4)], so for
-// A / B < 2^40 it is less than 1/4 above A / B and q = n or n + 1 (for a subnormal product
+// float: q from the approximate reciprocal (__fdividef(1, B): one MUFU.RCP, within 2 ulp)
+// scaled up by 2^-21, never below A / B and, for A / B < 2^20, less than 0.88 above it, so
+// q = n or n + 1 without an IEEE division; B in [2^-100, 2^100] keeps 1 / B a normal float.
+// double: the same with rcp_newton<1>(B) scaled up by 2^-42: with its error below 2^-43.3
+// and two roundings of 2^-53, A * up lies in [A / B, A / B (1 + 2^-41.5)], so for
+// A / B < 2^40 it is less than 0.36 above A / B and q = n or n + 1 (for a subnormal product
 // A / B is tiny and q = 0 = n). Nothing here branches, so a pack's elements overlap.
 // Zero, inf, NaN, extreme divisors and huge quotients set `slow` (fmodf / fmod then).
 SW_DEVICE SW_INLINE float fmod_fast(float a, float b, FastFlag& slow) {
   const float A = fabsf(a), B = fabsf(b);
   slow |= !(A < B * 0x1p20f) || !(B >= 0x1p-100f) || !(B <= 0x1p100f);
-  float rcp;
-  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(rcp) : "f"(B));   // B is normal here: ftz is moot
-  const float q = truncf(A * (rcp * (1.0f + 0x1p-21f)));   // hoisted when b is uniform
+  const float rcp = __fdividef(1.0f, B);
+  const float q = truncf(A * (rcp * (1.0f + 0x1p-21f)));   // shared by the elements of one b
   const float r = fmaf(-q, B, A);
   return copysignf(r < 0.0f ? r + B : r, a);
 }
@@ -95,7 +95,7 @@ SW_DEVICE SW_INLINE double fmod_fast(double a, double b, FastFlag& slow) {
   const double A = fabs(a), B = fabs(b);
   slow |= !(A < B * 0x1p40) || !(B >= 0x1p-100) || !(B <= 0x1p100);
   const double r1 = rcp_newton<1>(B);
-  const double q = trunc(A * fma(r1, 0x1p-43, r1));        // the reciprocal part is hoisted when b is uniform
+  const double q = trunc(A * fma(r1, 0x1p-42, r1));        // shared by the elements of one b
   const double r = fma(-q, B, A);
   return copysign(r < 0.0 ? r + B : r, a);
 }
@@ -268,6 +268,27 @@ SW_HOST_DEVICE SW_INLINE T int_remainder(T a, T b) {
   if (r != 0 && ((r < 0) != (b < 0))) r += b;
   return r;
 }
+#if defined(__CUDA_ARCH__)
+// U mod V for U <= 2^31 and 1 <= V <= 2^31, as a multiply-high by m ~ 2^32 / V that depends
+// on V alone, so the compiler can share it between elements with the same divisor (the
+// compiler's own `%` redoes it per element). F = V rounded up to float; f = __fdividef(1, F)
+// is within 2 ulp of 1 / F, and subtracting 4 ulp (the bits) while scaling by 2^32 leaves
+// m0 <= 2^32 / V, with m0 >= 2^32 / V (1 - 2^-20) - 1. A fixed-point Newton step
+// m1 = m0 + m0 e / 2^32, e = 2^32 - V m0, stays at or below 2^32 / V and is within
+// 2^32 / V (e / 2^32)^2 + 1 < 1.5 of it, so q = mulhi(U, m1) is n or n - 1 (n = floor(U / V))
+// and r = U - q V < 2V fits 32 bits. The proof needs one fix-up; a second is kept as margin.
+SW_DEVICE SW_INLINE u32 u32_reciprocal(u32 V) {
+  const float f = __fdividef(1.0f, __uint2float_ru(V));
+  const u32 m = __float2uint_rz(__uint_as_float(__float_as_uint(f) + 0x0ffffffcu));
+  return m + __umulhi(m, (0u - V) * m);
+}
+SW_DEVICE SW_INLINE u32 u32_mod(u32 U, u32 V, u32 m) {
+  u32 r = U - __umulhi(U, m) * V;
+  r -= r >= V ? V : 0u;
+  return r - (r >= V ? V : 0u);
+}
+#endif
+
 template <Convention C> struct RemainderFunctor<i32, C> {
   SW_HOST_DEVICE SW_INLINE i32 operator()(i32 a, i32 b) const {
 #if defined(__CUDA_ARCH__)
@@ -276,8 +297,9 @@ template <Convention C> struct RemainderFunctor<i32, C> {
     // divides by 1, and both b = 0 and b = -1 then leave r = 0 and the result 0. The unsigned
     // remainder is straight-line code; a's sign and the floor convention are selects.
     const u32 U = a < 0 ? 0u - (u32)a : (u32)a;
-    const u32 V = b < 0 ? 0u - (u32)b : (u32)b;
-    const i32 r = (i32)(U % (V + (V == 0)));
+    const u32 V0 = b < 0 ? 0u - (u32)b : (u32)b;
+    const u32 V = V0 + (V0 == 0);
+    const i32 r = (i32)u32_mod(U, V, u32_reciprocal(V));
     const i32 m = a < 0 ? -r : r;
     return m != 0 && ((m < 0) != (b < 0)) ? m + b : m;
 #else
@@ -297,7 +319,7 @@ template <Convention C> struct RemainderFunctor<i32, C> {
 
 // int64 remainder without 64-bit integer division (a long subroutine on the GPU), for
 // 0 < |b| < 2^50; `slow` is set otherwise. With U = |a| <= 2^63 and V = |b|, inv =
-// rcp_newton<2>(V) is within 2^-53 (1 + 2^-35) of 1 / V, so the double quotient U * inv carries
+// rcp_newton<2>(V) is within 2^-53 (1 + 2^-33) of 1 / V, so the double quotient U * inv carries
 // three errors of at most that, q0 = trunc of it is within 3074 of U / V, and r = U - q0 * V
 // (formed exactly in wrapping 64-bit arithmetic) is below 3074 * 2^50 < 2^62 in magnitude.
 // A second quotient r * inv, below 3075 in magnitude, is within 2^-39 of r / V, so after

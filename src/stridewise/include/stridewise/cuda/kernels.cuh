@@ -49,25 +49,31 @@ SW_DEVICE SW_INLINE void flat_offsets(const Frame<Op>& f, typename Op::Index i, 
 }
 
 // The packs a thread owns in one step: pack(t) for t in [0, count), skipping those at or past
-// `packs`; `offsets(q, off)` fills the operand offsets of pack q into the arrays `p`. Loads of
-// up to kLoads packs are issued before any of them is stored.
-template <class Op, int P, class C, class Pack, class Offsets>
+// `packs`; `offsets(q, j, off)` fills the operand offsets of pack q, the j-th of its batch, into
+// the arrays `p`. Loads of up to kLoads packs (a batch) are issued before any of them is stored.
+// kShare: the batch's packs share their repeated operands (rows with R > 1), read once with
+// its first pack, which is always in range (a batch starts only where pack(t0) is).
+template <class Op, int P, bool kShare = false, class C, class Pack, class Offsets>
 SW_DEVICE SW_INLINE void run_packs(const Frame<Op>& f, char* const* p, C count, C packs,
                                    const Pack& pack, const Offsets& offsets) {
   typedef typename Op::Index Index;
   for (C t0 = 0; t0 < count; t0 += kLoads) {
     if (pack(t0) >= packs) break;           // a thread's packs ascend with t
+    // Pack t0 is in range from here on; saying so (j == 0 ||) lets the compiler reuse what
+    // the first pack computed from shared values in the others.
     typename Op::template In<P> in[kLoads];
     Index off[kLoads][Op::kArrays];
     SW_UNROLL for (int j = 0; j < kLoads; ++j) {
       const C q = pack(t0 + j);
-      if (t0 + j < count && q < packs) {
-        offsets(q, off[j]);
-        in[j] = Op::template load<P>(p, off[j], f.u);
+      if (kShare && j > 0) in[j] = in[0];   // the shared values are in[0]'s on every path
+      if (j == 0 || (t0 + j < count && q < packs)) {
+        offsets(q, j, off[j]);
+        in[j] = kShare && j > 0 ? Op::template reload<P>(p, off[j], f.u, in[0])
+                                : Op::template load<P>(p, off[j], f.u);
       }
     }
     SW_UNROLL for (int j = 0; j < kLoads; ++j) {
-      if (t0 + j < count && pack(t0 + j) < packs) Op::template store<P>(p, off[j], f.u, in[j]);
+      if (j == 0 || (t0 + j < count && pack(t0 + j) < packs)) Op::template store<P>(p, off[j], f.u, in[j]);
     }
   }
 }
@@ -102,7 +108,7 @@ SW_DEVICE SW_INLINE void flat_kernel(const Slot* s, const Slot* x) {
   const C step = (C)gridDim.x * block * items;
   for (C b = (C)blockIdx.x * block * items + threadIdx.x; b < packs; b += step) {
     run_packs<Op, P>(f, f.p, items, packs, [&](C t) { return b + t * block; },
-                     [&](C q, Index* o) { flat_offsets<Op, kPeriodic>(f, (Index)(head + q * P), o); });
+                     [&](C q, int, Index* o) { flat_offsets<Op, kPeriodic>(f, (Index)(head + q * P), o); });
   }
 }
 
@@ -123,46 +129,63 @@ SW_DEVICE SW_INLINE void row_offsets(const Frame<Op>& f, C r, typename Op::Index
 
 // rows: the output's innermost dim is unit-stride. A block holds blockDim / group groups
 // of `group` threads; a chunk is group * items packs of one row, and a work unit is up to
-// kRowUnitPacks / items consecutive chunks of one row, so long rows spread over many blocks,
-// short rows do not leave a whole block idle, and the row's offsets (divisions) are paid
-// once per unit of ~16 packs per thread, never per element. Within a unit, lane l of a group
-// takes packs l, l + group, l + 2 group, ... (coalesced). The row's last unit also writes
-// the < P tail elements one per lane. configure() in backends/cuda.py mirrors this.
+// kRowUnitPacks / (items * R) consecutive chunks of R rows, so long rows spread over many
+// blocks, short rows do not leave a whole block idle, and the row's offsets (divisions) are
+// paid once per unit of ~16 packs per thread, never per element. Within a unit, lane l of a
+// group takes packs l, l + group, l + 2 group, ... (coalesced).
+// R is 1 unless some operand is "repeated" (the same row for every index of dim D - 2: a row
+// vector, the divisor of an outer product). Then a unit covers R = kLoads consecutive rows of
+// one slab of dim D - 2, and a thread's batch is one pack column in those R rows: the repeated
+// operand's pack has one offset for the whole batch, so it is loaded once and whatever the
+// functor derives from it alone (a divisor's reciprocal) is computed once per R packs
+// (bench/NOTES.md G13). The unit's last chunk also writes the < P tail elements of each row,
+// one per lane. configure() in backends/cuda.py mirrors this.
 static const i64 kRowUnitPacks = 16;
 
 template <class Op>
 SW_DEVICE void rows_kernel(const Slot* s, const Slot* x) {
   typedef typename Op::Index Index;
   typedef typename Counter<Index>::type C;
-  enum { NA = Op::kArrays, D = Op::kDims, P = Op::kPack };
+  enum { NA = Op::kArrays, D = Op::kDims, P = Op::kPack, R = Op::kRepeated && D >= 2 ? kLoads : 1 };
   const Frame<Op> f(s);
   const Geometry g = geometry(x);
   const C len = (C)f.shape(D - 1);
-  const C rows = (C)(f.n() / len);
+  const C height = R > 1 ? (C)f.shape(D >= 2 ? D - 2 : 0) : 1;   // a unit's rows share one slab
+  const C per_slab = (height + R - 1) / R;
+  const C row_sets = (C)(f.n() / len) / height * per_slab;
   const C packs = len / P, rem = len - packs * P;
   const C group = g.group, items = g.items, chunk = group * items;
   const C chunks = packs > 0 ? (packs + chunk - 1) / chunk : 1;
-  const C per_unit = kRowUnitPacks / items > 1 ? kRowUnitPacks / items : 1;
+  const C per_unit = kRowUnitPacks / (items * R) > 1 ? kRowUnitPacks / (items * R) : 1;
   const C span = chunks < per_unit ? chunks : per_unit;
   const C units = (chunks + span - 1) / span;
-  const C work = rows * units;
+  const C work = row_sets * units;
   const C groups = blockDim.x / group;
   const C lane = threadIdx.x % group;
-  Index step[NA], base[NA];
-  SW_UNROLL for (int k = 0; k < NA; ++k) step[k] = f.stride(k, D - 1);
+  Index step[NA], down[NA], base[NA];
+  SW_UNROLL for (int k = 0; k < NA; ++k) {
+    step[k] = f.stride(k, D - 1);
+    down[k] = R > 1 && !Op::repeated(k) ? f.stride(k, D >= 2 ? D - 2 : 0) : 0;
+  }
   for (C w = (C)blockIdx.x * groups + threadIdx.x / group; w < work; w += (C)gridDim.x * groups) {
-    const C r = w / units, c = w - r * units;
-    row_offsets(f, r, base);
+    const C set = w / units, c = w - set * units;
+    const C slab = set / per_slab, h0 = (set - slab * per_slab) * R;
+    const C nr = height - h0 < (C)R ? height - h0 : (C)R;
+    row_offsets(f, slab * height + h0, base);
     const C first = c * span * chunk + lane;
-    run_packs<Op, P>(f, f.p, span * items, packs, [&](C t) { return first + t * group; },
-                     [&](C q, Index* o) {
-                       SW_UNROLL for (int k = 0; k < NA; ++k) o[k] = base[k] + (Index)(q * P) * step[k];
+    run_packs<Op, P, (R > 1)>(f, f.p, span * items * R, packs,
+                     [&](C t) { return t % R < nr ? first + t / R * group : packs; },
+                     [&](C q, int j, Index* o) {
+                       SW_UNROLL for (int k = 0; k < NA; ++k)
+                         o[k] = base[k] + (Index)(q * P) * step[k] + (Index)j * down[k];
                      });
     if (c == units - 1 && lane < rem) {
-      Index off[NA];
       const Index xi = (Index)(packs * P + lane);
-      SW_UNROLL for (int k = 0; k < NA; ++k) off[k] = base[k] + xi * step[k];
-      Op::template apply<1>(f.p, off, f.u);
+      for (C j = 0; j < nr; ++j) {
+        Index off[NA];
+        SW_UNROLL for (int k = 0; k < NA; ++k) off[k] = base[k] + xi * step[k] + (Index)j * down[k];
+        Op::template apply<1>(f.p, off, f.u);
+      }
     }
   }
 }
@@ -250,7 +273,7 @@ SW_DEVICE void tiled_kernel(const Slot* s, const Slot* x) {
       SW_UNROLL for (int k = 0; k < NA; ++k)
         at[k] = Op::staged(k) ? (Index)(tx * P) : corner[k] + (Index)(tx * P) * f.stride(k, id);
       run_packs<Op, P>(f, q, (C)((T + ny - 1) / ny), (C)rows, [&](C t) { return (C)ty + t * ny; },
-                       [&](C r, Index* o) {
+                       [&](C r, int, Index* o) {
                          SW_UNROLL for (int k = 0; k < NA; ++k)
                            o[k] = at[k] + (Op::staged(k) ? (Index)(r * width + r / P * P) : (Index)r * step[k]);
                        });
@@ -282,7 +305,7 @@ SW_DEVICE void general_kernel(const Slot* s, const Slot* x) {
   const C n = (C)f.n(), block = blockDim.x, items = g.items;
   const C step = (C)gridDim.x * block * items;
   for (C b = (C)blockIdx.x * block * items + threadIdx.x; b < n; b += step) {
-    run_packs<Op, 1>(f, f.p, items, n, [&](C t) { return b + t * block; }, [&](C e, Index* off) {
+    run_packs<Op, 1>(f, f.p, items, n, [&](C t) { return b + t * block; }, [&](C e, int, Index* off) {
       Index rest = (Index)e;
       SW_UNROLL for (int k = 0; k < NA; ++k) off[k] = 0;
       SW_UNROLL for (int d = D - 1; d >= 0; --d) {
