@@ -145,6 +145,20 @@ def test_every_algorithm_explicitly():
         assert same_bits(host(sw.remainder(at, bt, algorithm=alg)), want), alg
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_share_rows_either_way(dtype):
+    """Rows with and without share_rows (one pack column over 4 rows, the repeated row read
+    once) agree with torch: row, outer and crossed broadcasts, slabs of 7 rows, odd tails."""
+    rng = np.random.default_rng(6)
+    r = lambda shape: tt(random_values(rng, dtype, shape))   # noqa: E731
+    for a, b in ((r((301, 1030)), r((1030,))), (r((301, 1)), r((1, 1031))), (r((3, 7, 1031)), r((3, 1, 1031)))):
+        want = host(torch_oracle(a, b))
+        for share in (False, True):
+            alg = sw.Rows(share_rows=share, block_size=128 if share else 256)
+            assert sw.explain(sw.remainder, a, b, algorithm=alg).kinds[-1] == ("repeated" if share else "dense")
+            assert same_bits(host(sw.remainder(a, b, algorithm=alg)), want), (dtype, a.shape, share)
+
+
 # -- hypothesis: broadcast, strided, permuted, non-contiguous out ----------------------------
 @st.composite
 def strided_pair(draw):

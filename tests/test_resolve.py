@@ -31,13 +31,15 @@ def resolve(alg, p=ROWS, caps=FAKE, tuning=TUNING, dtypes=("float32",)):
 
 
 def test_auto_selects_the_plan_mode_and_fills_from_the_tuning():
-    assert resolve(sw.Auto()) == sw.Rows(block_size=128, pack=4, items_per_thread=4)
+    assert resolve(sw.Auto()) == sw.Rows(block_size=128, pack=4, items_per_thread=4, share_rows=False)
     assert resolve(sw.Auto(), FLAT) == sw.Contiguous(block_size=128, pack=4, items_per_thread=4)
 
 
 def test_explicit_fields_win_field_by_field():
-    assert resolve(sw.Rows(block_size=512)) == sw.Rows(block_size=512, pack=4, items_per_thread=4)
-    assert resolve(sw.Rows(pack=2, items_per_thread=1)) == sw.Rows(block_size=128, pack=2, items_per_thread=1)
+    assert resolve(sw.Rows(block_size=512)) == sw.Rows(block_size=512, pack=4, items_per_thread=4,
+                                                       share_rows=False)
+    assert resolve(sw.Rows(pack=2, share_rows=True)) == sw.Rows(block_size=128, pack=2, items_per_thread=4,
+                                                                share_rows=True)
     assert resolve(sw.General(), ROWS).mode == "general"          # General runs anything
 
 
@@ -54,6 +56,7 @@ def test_capability_decides_what_auto_may_pick():
     (sw.Rows(pack=0), "power of two"),
     (sw.Rows(items_per_thread=True), "power of two"),
     (sw.Tiled(tile=4), "tile"),
+    (sw.Rows(share_rows=1), "True or False"),
 ])
 def test_check_domain(alg, match):
     with pytest.raises(ValueError, match=match):
@@ -100,3 +103,22 @@ def test_an_explicit_algorithm_that_cannot_run_writes_nothing():
     r = sw.remainder(a * 7, b * 2, algorithm=sw.General(block_size=64))
     assert np.all(r == 1)
     assert sw.explain(sw.remainder, a, b, algorithm=sw.General()).algorithm.mode == "general"
+
+
+def test_share_rows_marks_row_vectors_repeated_only_when_asked():
+    """A row vector (the divisor of a row broadcast or an outer product) is "repeated" in rows
+    with share_rows, "dense" without; the CUDA tuning turns it on where it measured faster."""
+    outer = plan((64, 1024), [((64, 1024), (1024, 1), 8, 0), ((64, 1), (1, 0), 8, 0), ((1, 1024), (0, 1), 8, 0)])
+    assert outer.layout("rows", share_rows=True).kinds == ("dense", "bcast", "repeated")
+    assert outer.layout("rows").kinds == ("dense", "bcast", "dense")
+    assert ROWS.layout("rows", share_rows=True).kinds == ("dense", "dense", "repeated")
+    assert [elementwise_tuning("cuda", None, d).share_rows for d in ("float64", "int64", "int32", "float32")] == \
+        [True, True, True, False]
+
+
+def test_share_rows_on_the_host_reads_repeated_rows_as_dense():
+    rng = np.random.default_rng(3)
+    a, b = rng.uniform(-50, 50, (37, 1)), rng.uniform(1, 9, (1, 203))
+    got = sw.remainder(a, b, algorithm=sw.Rows(share_rows=True))
+    assert sw.explain(sw.remainder, a, b, algorithm=sw.Rows(share_rows=True)).kinds == ("dense", "bcast", "repeated")
+    np.testing.assert_array_equal(got, np.remainder(a, b))

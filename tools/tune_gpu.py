@@ -3,8 +3,8 @@
     PYTHONPATH=src python tools/tune_gpu.py [--cases row,outer] [--dtypes float32,float16]
 
 Each case runs with its mode's algorithm class and every (items, block) pair, or (tile, block)
-pair for `tiled`; the table shows GB/s (compulsory bytes) so the tuning defaults in
-stridewise/tuning.py can be chosen from data.
+pair for `tiled`, and `rows` once per share_rows value (a line each); the table shows GB/s
+(compulsory bytes) so the tuning defaults in stridewise/tuning.py can be chosen from data.
 """
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ def main(argv=None):
     ap.add_argument("--items", default="1,2,4,8")
     ap.add_argument("--blocks", default="128,256,512")
     ap.add_argument("--tiles", default="16,32,64", help="tile edges, in place of items for tiled")
+    ap.add_argument("--share", default="0,1", help="share_rows values for rows cases")
     ap.add_argument("--log2", type=int, default=27)
     ap.add_argument("--json")
     args = ap.parse_args(argv)
@@ -34,27 +35,36 @@ def main(argv=None):
     tiles = list(itertools.product(map(int, args.tiles.split(",")), blocks))
     print("case/dtype/mode".ljust(34) + "".join(f"i{i}b{b}".rjust(9) for i, b in grid))
     rows = []
+    shares = [bool(int(x)) for x in args.share.split(",")]
     for case, dtype in itertools.product(args.cases.split(","), args.dtypes.split(",")):
         a, b, out = bench._make_case(case, dtype, args.log2, "torch", "cuda")
         mode = sw.explain(sw.remainder, a, b, out=out).mode
         nbytes = bench.compulsory_bytes(a, b, out)
-        line = {"case": case, "dtype": dtype, "mode": mode, "gbps": {}}
-        for first, block in (tiles if mode == "tiled" else grid):
-            knob = "tile" if mode == "tiled" else "items_per_thread"
-            alg = CLASSES[mode](block_size=block, **{knob: first})
-            try:
-                t = bench.time_cuda(lambda: sw.remainder(a, b, out=out, algorithm=alg))
-                line["gbps"][f"{first}/{block}"] = nbytes / t / 1e9
-            except Exception as e:  # noqa: BLE001
-                line["gbps"][f"{first}/{block}"] = None
-                print(f"  {case}/{dtype} {knob} {first} block {block}: {type(e).__name__}: {e}")
-        rows.append(line)
-        tail = f"  tile/block: {' '.join(line['gbps'])}" if mode == "tiled" else ""
-        print(f"{case}/{dtype}/{mode}".ljust(34) + "".join(
-            (f"{v:9.0f}" if v else "        -") for v in line["gbps"].values()) + tail, flush=True)
+        for share in (shares if mode == "rows" else [None]):
+            rows.append(_time_case(case, dtype, mode, share, a, b, out, nbytes, tiles if mode == "tiled" else grid))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
+
+
+def _time_case(case, dtype, mode, share, a, b, out, nbytes, grid):
+    """One line of the table: GB/s per knob pair for one case, dtype and share_rows."""
+    line = {"case": case, "dtype": dtype, "mode": mode, "share_rows": share, "gbps": {}}
+    extra = {} if share is None else {"share_rows": share}
+    for first, block in grid:
+        knob = "tile" if mode == "tiled" else "items_per_thread"
+        alg = CLASSES[mode](block_size=block, **{knob: first}, **extra)
+        try:
+            t = bench.time_cuda(lambda: sw.remainder(a, b, out=out, algorithm=alg))
+            line["gbps"][f"{first}/{block}"] = nbytes / t / 1e9
+        except Exception as e:  # noqa: BLE001
+            line["gbps"][f"{first}/{block}"] = None
+            print(f"  {case}/{dtype} {knob} {first} block {block}: {type(e).__name__}: {e}")
+    tail = f"  tile/block: {' '.join(line['gbps'])}" if mode == "tiled" else ""
+    label = f"{case}/{dtype}/{mode}" + ("" if share is None else f" s{int(share)}")
+    print(label.ljust(34) + "".join(
+        (f"{v:9.0f}" if v else "        -") for v in line["gbps"].values()) + tail, flush=True)
+    return line
 
 
 if __name__ == "__main__":

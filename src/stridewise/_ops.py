@@ -205,7 +205,7 @@ def _build(op, operands, outs: list, info, algorithm) -> Prepared:
     caps = capabilities(backend, device)
     tuning = elementwise_tuning(backend, None, typing.compute.name)
     alg = _resolve._resolve_elementwise(algorithm, p, tuning, caps, [v.dtype for v in views])
-    layout = p.layout(alg.mode, alg.pack)
+    layout = p.layout(alg.mode, alg.pack, getattr(alg, "share_rows", False))
     inputs, na, npar = [], len(outs), 0
     for o in operands:
         if isinstance(o, View):

@@ -43,11 +43,11 @@ class Layout:
     """How each array operand is read in one mode, and the pack that mode can use.
 
     kinds: per operand, one of "dense" (unit stride, packed), "repeated" (dense, and the
-    same row for every index of the next-to-last dim: a row vector; `rows` reads it once per
-    column of rows), "bcast" (stride 0 along the walk), "strided" (any stride, element by
-    element), "periodic" (flat index mod period), "staged" (unit stride along the tile dim
-    only; read as a dense pack from a tile the kernel first copies, `tiled`) and "uniform"
-    (one element, read once).
+    same row for every index of the next-to-last dim: a row vector, which `rows` with
+    share_rows reads once per column of rows), "bcast" (stride 0 along the walk), "strided"
+    (any stride, element by element), "periodic" (flat index mod period), "staged" (unit
+    stride along the tile dim only; read as a dense pack from a tile the kernel first
+    copies, `tiled`) and "uniform" (one element, read once).
     """
 
     mode: str
@@ -163,8 +163,9 @@ class Plan:
         sizes = [self.itemsizes[k] for k in packed] or [max(self.itemsizes)]
         return max(1, PACK_BYTES // max(sizes))
 
-    def layout(self, mode: str, pack: int | None = None) -> Layout:
-        """Operand kinds, pack (at most `pack`) and auxiliary values for `mode`."""
+    def layout(self, mode: str, pack: int | None = None, share_rows: bool = False) -> Layout:
+        """Operand kinds, pack (at most `pack`) and auxiliary values for `mode`; row vectors
+        are "repeated" only with `share_rows` (Rows)."""
         na = len(self.strides)
         kinds = []
         periods = [0] * na
@@ -180,7 +181,8 @@ class Plan:
             elif mode == "short_rows" and not self._flat(k):
                 kinds.append("periodic")
                 periods[k] = self._period(k)
-            elif mode == "rows" and k >= self.nout and self.ndim >= 2 and self.strides[k][-2:] == (0, 1):
+            elif share_rows and mode == "rows" and k >= self.nout and self.ndim >= 2 \
+                    and self.strides[k][-2:] == (0, 1):
                 kinds.append("repeated")
             elif mode in ("rows", "tiled"):
                 s = self.strides[k][-1]

@@ -31,6 +31,11 @@ def _check_domain(alg) -> None:
         value = getattr(alg, f.name)
         if value is None:
             continue
+        if f.name == "share_rows":
+            if not isinstance(value, bool):
+                raise ValueError(f"{alg.name}(share_rows={value!r}): share_rows must be True or "
+                                 f"False; pick one or leave it unset")
+            continue
         lo, hi = limits[f.name]
         if not _is_pow2(value) or not lo <= value <= hi:
             raise ValueError(f"{alg.name}({f.name}={value!r}): {f.name} must be a power of two "

@@ -54,8 +54,17 @@ class Scalar(Algorithm):
 
 @dataclass(frozen=True)
 class Rows(Algorithm):
-    """Unit-stride output rows; each operand's row offset is computed once per row."""
+    """Unit-stride output rows; each operand's row offset is computed once per row.
 
+    Parameters
+    ----------
+    share_rows : where an operand is the same row for every index of the next-to-last dim
+        (a row vector; the divisor of an outer product), each thread takes one pack column
+        over several rows, so that operand is read once and what the operation derives from
+        it alone (a reciprocal) is computed once. No effect without such an operand.
+    """
+
+    share_rows: bool | None = None
     mode = "rows"
 
 

@@ -5,6 +5,7 @@ and `_check` decide that). `stridewise tune` writes measured ones.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 __all__ = ["ElementwiseTuning", "elementwise_tuning", "register_tuning"]
@@ -20,6 +21,7 @@ class ElementwiseTuning:
         resident blocks, 16-byte packs).
     items_per_thread : packs in flight per thread per step.
     tile : tile edge for `Tiled`.
+    share_rows : `Rows` reads a repeated row operand once per column of rows.
     source : where these numbers come from (device, date, command), or why they are defaults.
     """
 
@@ -28,6 +30,7 @@ class ElementwiseTuning:
     pack_bytes: int = 16
     items_per_thread: int = 2
     tile: int = 32
+    share_rows: bool = False
     source: str = "OneFlow elementwise.cuh defaults (block 256, 32 waves, 16-byte packs); not measured here"
 
 
@@ -58,7 +61,13 @@ def elementwise_tuning(backend: str, device: str | None = None, dtype: str | Non
 # The tiled kernel (permuted view, session 3): tiles of 32 rows by 32 packs at block 128 beat
 # tiles of 16 and blocks of 256 and 512 in all six dtypes; 64 does not fit the 48 KiB of shared
 # memory with 16-byte packs and runs as 32 (bench/NOTES.md G10).
-register_tuning("cuda", None, ElementwiseTuning(
+_CUDA = ElementwiseTuning(
     block_size=128, items_per_thread=4, tile=32,
     source="H200 2026-11-30, tools/tune_gpu.py: block 128 and 4 packs per thread "
-           "(bench/NOTES.md G3), tile 32 (G10)"))
+           "(bench/NOTES.md G3), tile 32 (G10)")
+register_tuning("cuda", None, _CUDA)
+# Sharing a repeated row's divisor work (bench/NOTES.md G13) pays where that work is most of
+# the element's: float64 and int64 (a Newton reciprocal), int32 (a multiply-high reciprocal).
+for _dtype in ("float64", "int32", "int64"):
+    register_tuning("cuda", None, dataclasses.replace(
+        _CUDA, share_rows=True, source=_CUDA.source + "; share_rows (G13)"), _dtype)

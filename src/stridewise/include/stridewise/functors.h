@@ -56,7 +56,8 @@ SW_HOST_DEVICE SW_INLINE auto call_fast(FastFlag& slow, A... a) { return F::fast
 // within 2^-53 (1 + 2^-33). A division is a Newton sequence too, but with a correctly rounded
 // quotient and a branch to a slow path per element, which kept a pack's elements from
 // overlapping (bench/NOTES.md G12). __fdividef, unlike inline asm, is an intrinsic the
-// compiler may share between elements with the same x (rows kernel, repeated operands).
+// compiler shares between packs with the same x even across the packs' slow-path branches
+// (rows kernel, repeated operands).
 template <int kSteps>
 SW_HOST_DEVICE SW_INLINE double rcp_newton(double x) {
   const float xf = (float)x;
@@ -75,9 +76,11 @@ SW_HOST_DEVICE SW_INLINE double rcp_newton(double x) {
 // Device fmod: with A = |a|, B = |b|, n = trunc(A / B) and q = n or n + 1, A - q * B is exact
 // in one fma (a multiple of the smaller ulp, below B in magnitude) and adding B back is
 // exact. This replaces fmod's bit loop, which made float64 remainder compute-bound.
-// float: q from the approximate reciprocal (__fdividef(1, B): one MUFU.RCP, within 2 ulp)
-// scaled up by 2^-21, never below A / B and, for A / B < 2^20, less than 0.88 above it, so
-// q = n or n + 1 without an IEEE division; B in [2^-100, 2^100] keeps 1 / B a normal float.
+// float: q from the approximate reciprocal (one MUFU.RCP, within 1 ulp) scaled up by
+// 2^-21, never below A / B and, for A / B < 2^20, less than 0.75 above it, so q = n or n + 1
+// without an IEEE division; B in [2^-100, 2^100] keeps 1 / B a normal float. (__fdividef
+// would let the compiler share the reciprocal between packs, but costs a range check per
+// element, and float rows measured no gain from sharing: bench/NOTES.md G13.)
 // double: the same with rcp_newton<1>(B) scaled up by 2^-42: with its error below 2^-43.3
 // and two roundings of 2^-53, A * up lies in [A / B, A / B (1 + 2^-41.5)], so for
 // A / B < 2^40 it is less than 0.36 above A / B and q = n or n + 1 (for a subnormal product
@@ -86,8 +89,9 @@ SW_HOST_DEVICE SW_INLINE double rcp_newton(double x) {
 SW_DEVICE SW_INLINE float fmod_fast(float a, float b, FastFlag& slow) {
   const float A = fabsf(a), B = fabsf(b);
   slow |= !(A < B * 0x1p20f) || !(B >= 0x1p-100f) || !(B <= 0x1p100f);
-  const float rcp = __fdividef(1.0f, B);
-  const float q = truncf(A * (rcp * (1.0f + 0x1p-21f)));   // shared by the elements of one b
+  float rcp;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(rcp) : "f"(B));   // B is normal here: ftz is moot
+  const float q = truncf(A * (rcp * (1.0f + 0x1p-21f)));   // hoisted when b is uniform
   const float r = fmaf(-q, B, A);
   return copysignf(r < 0.0f ? r + B : r, a);
 }
@@ -271,14 +275,16 @@ SW_HOST_DEVICE SW_INLINE T int_remainder(T a, T b) {
 #if defined(__CUDA_ARCH__)
 // U mod V for U <= 2^31 and 1 <= V <= 2^31, as a multiply-high by m ~ 2^32 / V that depends
 // on V alone, so the compiler can share it between elements with the same divisor (the
-// compiler's own `%` redoes it per element). F = V rounded up to float; f = __fdividef(1, F)
-// is within 2 ulp of 1 / F, and subtracting 4 ulp (the bits) while scaling by 2^32 leaves
+// compiler's own `%` redoes it per element; the packs have no branch between them here, so
+// inline asm is shared too). F = V rounded up to float; f = rcp.approx(F) is within 1 ulp
+// of 1 / F, and subtracting 4 ulp (the bits) while scaling by 2^32 leaves
 // m0 <= 2^32 / V, with m0 >= 2^32 / V (1 - 2^-20) - 1. A fixed-point Newton step
 // m1 = m0 + m0 e / 2^32, e = 2^32 - V m0, stays at or below 2^32 / V and is within
 // 2^32 / V (e / 2^32)^2 + 1 < 1.5 of it, so q = mulhi(U, m1) is n or n - 1 (n = floor(U / V))
 // and r = U - q V < 2V fits 32 bits. The proof needs one fix-up; a second is kept as margin.
 SW_DEVICE SW_INLINE u32 u32_reciprocal(u32 V) {
-  const float f = __fdividef(1.0f, __uint2float_ru(V));
+  float f;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(f) : "f"(__uint2float_ru(V)));
   const u32 m = __float2uint_rz(__uint_as_float(__float_as_uint(f) + 0x0ffffffcu));
   return m + __umulhi(m, (0u - V) * m);
 }
