@@ -114,6 +114,12 @@ def test_share_rows_marks_row_vectors_repeated_only_when_asked():
     assert ROWS.layout("rows", share_rows=True).kinds == ("dense", "dense", "repeated")
     assert [elementwise_tuning("cuda", None, d).share_rows for d in ("float64", "int64", "int32", "float32")] == \
         [True, True, True, False]
+    # Auto() shares only in outer products (where it measured faster)
+    sharing = dataclasses.replace(TUNING, share_rows=True)
+    assert outer.outer() and not ROWS.outer()
+    assert resolve(sw.Auto(), outer, tuning=sharing).share_rows is True
+    assert resolve(sw.Auto(), ROWS, tuning=sharing).share_rows is False
+    assert resolve(sw.Rows(share_rows=True), ROWS, tuning=TUNING).share_rows is True
 
 
 def test_share_rows_on_the_host_reads_repeated_rows_as_dense():

@@ -120,6 +120,17 @@ class Plan:
         """The tiled mode's dim j: the first transposed input's unit-stride dim."""
         return next(d for k in range(self.nout, len(self.strides)) if (d := self._transposed_dim(k)) >= 0)
 
+    def _row_vector(self, k: int) -> bool:
+        """Operand k is one dense row, the same for every index of the next-to-last dim."""
+        return k >= self.nout and self.ndim >= 2 and self.strides[k][-2:] == (0, 1)
+
+    def outer(self) -> bool:
+        """An outer product: some input is a row vector and every other input is constant
+        along the rows, so the output is nearly all the memory traffic."""
+        inputs = range(self.nout, len(self.strides))
+        return any(self._row_vector(k) for k in inputs) and all(
+            self._row_vector(k) or self.strides[k][-1] == 0 for k in inputs)
+
     def _outputs_inner_unit(self) -> bool:
         return all(self.strides[k][-1] == 1 for k in range(self.nout))
 
@@ -181,8 +192,7 @@ class Plan:
             elif mode == "short_rows" and not self._flat(k):
                 kinds.append("periodic")
                 periods[k] = self._period(k)
-            elif share_rows and mode == "rows" and k >= self.nout and self.ndim >= 2 \
-                    and self.strides[k][-2:] == (0, 1):
+            elif share_rows and mode == "rows" and self._row_vector(k):
                 kinds.append("repeated")
             elif mode in ("rows", "tiled"):
                 s = self.strides[k][-1]

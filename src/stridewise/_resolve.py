@@ -57,6 +57,8 @@ def _fill(alg: Algorithm, tuning: ElementwiseTuning, plan) -> Algorithm:
         if f.name == "pack":
             widest = max(plan.itemsizes)
             updates["pack"] = plan.layout(alg.mode, max(1, tuning.pack_bytes // widest)).pack
+        elif f.name == "share_rows":   # measured to pay only where the output is all the traffic
+            updates["share_rows"] = tuning.share_rows and plan.outer()
         else:
             updates[f.name] = getattr(tuning, f.name)
     return dataclasses.replace(alg, **updates)

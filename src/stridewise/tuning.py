@@ -21,7 +21,8 @@ class ElementwiseTuning:
         resident blocks, 16-byte packs).
     items_per_thread : packs in flight per thread per step.
     tile : tile edge for `Tiled`.
-    share_rows : `Rows` reads a repeated row operand once per column of rows.
+    share_rows : `Rows` reads a repeated row operand once per column of rows; applied to
+        outer products only (`Plan.outer`), where it measured faster.
     source : where these numbers come from (device, date, command), or why they are defaults.
     """
 
@@ -66,8 +67,9 @@ _CUDA = ElementwiseTuning(
     source="H200 2026-11-30, tools/tune_gpu.py: block 128 and 4 packs per thread "
            "(bench/NOTES.md G3), tile 32 (G10)")
 register_tuning("cuda", None, _CUDA)
-# Sharing a repeated row's divisor work (bench/NOTES.md G13) pays where that work is most of
-# the element's: float64 and int64 (a Newton reciprocal), int32 (a multiply-high reciprocal).
+# Sharing a repeated row's divisor work (bench/NOTES.md G13) paid in outer products where that
+# work is most of the element's: float64 +11%, int32 +18%, int64 +21% (float16 -1%, bfloat16
+# -2%, float32 -6%); with a dense dividend (row, crossed) it measured slower.
 for _dtype in ("float64", "int32", "int64"):
     register_tuning("cuda", None, dataclasses.replace(
         _CUDA, share_rows=True, source=_CUDA.source + "; share_rows (G13)"), _dtype)
