@@ -3,8 +3,9 @@
     PYTHONPATH=src python tools/tune_gpu.py [--cases row,outer] [--dtypes float32,float16]
 
 Each case runs with its mode's algorithm class and every (items, block) pair, or (tile, block)
-pair for `tiled`, and `rows` once per share_rows value (a line each); the table shows GB/s
-(compulsory bytes) so the tuning defaults in stridewise/tuning.py can be chosen from data.
+pair for `tiled`; `rows` once per share_rows value, and every case once per register cap with
+--caps (a line each). The table shows GB/s (compulsory bytes), so the tuning defaults in
+stridewise/tuning.py and the caps in backends/cuda.py can be chosen from data.
 """
 from __future__ import annotations
 
@@ -13,7 +14,10 @@ import itertools
 import json
 
 import stridewise as sw
-from stridewise import algorithms, bench
+from stridewise import _ops, algorithms, bench
+from stridewise.backends import cuda
+
+SHIPPED_CAPS = dict(cuda._MAX_REGISTERS)
 
 CLASSES = {"contiguous": algorithms.Contiguous, "scalar": algorithms.Scalar, "rows": algorithms.Rows,
            "short_rows": algorithms.ShortRows, "tiled": algorithms.Tiled, "general": algorithms.General}
@@ -27,6 +31,8 @@ def main(argv=None):
     ap.add_argument("--blocks", default="128,256,512")
     ap.add_argument("--tiles", default="16,32,64", help="tile edges, in place of items for tiled")
     ap.add_argument("--share", default="0,1", help="share_rows values for rows cases")
+    ap.add_argument("--caps", default="", help="register caps to sweep for each case's mode "
+                    "(backends.cuda._MAX_REGISTERS; 0 = none), a line each; default: as shipped")
     ap.add_argument("--log2", type=int, default=27)
     ap.add_argument("--json")
     args = ap.parse_args(argv)
@@ -40,14 +46,30 @@ def main(argv=None):
         a, b, out = bench._make_case(case, dtype, args.log2, "torch", "cuda")
         mode = sw.explain(sw.remainder, a, b, out=out).mode
         nbytes = bench.compulsory_bytes(a, b, out)
-        for share in (shares if mode == "rows" else [None]):
-            rows.append(_time_case(case, dtype, mode, share, a, b, out, nbytes, tiles if mode == "tiled" else grid))
+        for cap in ([int(c) for c in args.caps.split(",")] if args.caps else [None]):
+            if cap is not None:
+                _set_cap(mode, cap)
+            for share in (shares if mode == "rows" else [None]):
+                line = _time_case(case, dtype, mode, share, a, b, out, nbytes, tiles if mode == "tiled" else grid,
+                                  "" if cap is None else f" r{cap}")
+                rows.append(dict(line, cap=cap))
+        _set_cap(mode, SHIPPED_CAPS.get(mode, 0))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
 
 
-def _time_case(case, dtype, mode, share, a, b, out, nbytes, grid):
+def _set_cap(mode, cap):
+    """Compile `mode`'s kernels with register cap `cap` (0: none) from here on."""
+    if cap:
+        cuda._MAX_REGISTERS[mode] = cap
+    else:
+        cuda._MAX_REGISTERS.pop(mode, None)
+    _ops._MEMO.clear()     # prepared calls and bound launchers hold the old kernels
+    _ops._CALLS.clear()
+
+
+def _time_case(case, dtype, mode, share, a, b, out, nbytes, grid, tag=""):
     """One line of the table: GB/s per knob pair for one case, dtype and share_rows."""
     line = {"case": case, "dtype": dtype, "mode": mode, "share_rows": share, "gbps": {}}
     extra = {} if share is None else {"share_rows": share}
@@ -61,7 +83,7 @@ def _time_case(case, dtype, mode, share, a, b, out, nbytes, grid):
             line["gbps"][f"{first}/{block}"] = None
             print(f"  {case}/{dtype} {knob} {first} block {block}: {type(e).__name__}: {e}")
     tail = f"  tile/block: {' '.join(line['gbps'])}" if mode == "tiled" else ""
-    label = f"{case}/{dtype}/{mode}" + ("" if share is None else f" s{int(share)}")
+    label = f"{case}/{dtype}/{mode}" + ("" if share is None else f" s{int(share)}") + tag
     print(label.ljust(34) + "".join(
         (f"{v:9.0f}" if v else "        -") for v in line["gbps"].values()) + tail, flush=True)
     return line
