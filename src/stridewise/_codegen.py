@@ -105,7 +105,8 @@ def _uniform_fields(spec: KernelSpec) -> tuple[list[str], list[str]]:
 def _load(k: int, dt: DType, kind: str) -> tuple[str, str, str]:
     """(field of In<P>, statement loading operand k into it, expression of element e)."""
     c = dt.ctype
-    if kind in ("dense", "staged", "repeated"):   # staged: p[k] and off[k] point into the kernel's tile
+    # staged: p[k] and off[k] point into the kernel's tile; repeated: read as dense, once per batch
+    if kind in ("dense", "staged", "repeated"):
         return (f"sw::Pack<{c}, P> a{k};", f"in.a{k} = sw::load_pack<{c}, P>(p[{k}], off[{k}]);",
                 f"in.a{k}.elem[e]")
     if kind == "bcast":

@@ -5,8 +5,7 @@ and `_check` decide that). `stridewise tune` writes measured ones.
 """
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 __all__ = ["ElementwiseTuning", "elementwise_tuning", "register_tuning"]
 
@@ -71,5 +70,5 @@ register_tuning("cuda", None, _CUDA)
 # work is most of the element's: float64 +11%, int32 +18%, int64 +21% (float16 -1%, bfloat16
 # -2%, float32 -6%); with a dense dividend (row, crossed) it measured slower.
 for _dtype in ("float64", "int32", "int64"):
-    register_tuning("cuda", None, dataclasses.replace(
+    register_tuning("cuda", None, replace(
         _CUDA, share_rows=True, source=_CUDA.source + "; share_rows (G13)"), _dtype)
