@@ -356,14 +356,13 @@ SW_HOST_DEVICE SW_INLINE i64 int64_remainder_fast(i64 a, i64 b, FastFlag& slow) 
 // as masks. int64_remainder_fast's `? :` and `&&` are if-converted by GCC 12 only in some
 // layouts; where the operands come from a periodic or strided load they stayed branches
 // ("control flow in loop"), the loop stayed scalar and lost 4-6x to idiv (bench/NOTES.md 13
-// and 15). Step by step it equals int64_remainder_fast, but with the IEEE reciprocal (within
-// 2^-53 of 1 / V, so the same argument holds; a vector division is cheap on the host):
-// |x| is (x ^ s) - s with s = x >> 63;
-// r in (-V, 2V) is brought into [0, V) by adding V where r < 0 and then subtracting V where
-// r - V >= 0; a's sign is applied the same way; b is added where m != 0 and m, b differ in
-// sign. A lane that sets `slow` divides by 1 instead, so no lane converts an out-of-range
-// double or overflows (the pack is then redone with int_remainder). All arithmetic on
-// possibly large values is unsigned (wrapping), as in int64_remainder_fast.
+// and 15). Step by step it equals int64_remainder_fast, with the IEEE reciprocal (within
+// 2^-53 of 1 / V, so the same argument holds; a vector division is cheap on the host): |x| is
+// (x ^ s) - s with s = x >> 63; r in (-V, 2V) is brought into [0, V) by adding V where r < 0
+// and then subtracting V where r - V >= 0; a's sign is applied the same way; b is added where
+// m != 0 and m, b differ in sign. A lane that sets `slow` divides by 1 instead, so no lane
+// converts an out-of-range double or overflows (the pack is then redone with int_remainder).
+// All arithmetic on possibly large values is unsigned (wrapping), as in int64_remainder_fast.
 SW_INLINE i64 int64_remainder_fast_host(i64 a, i64 b, FastFlag& slow) {
   const u64 sa = (u64)(a >> 63), sb = (u64)(b >> 63);
   const u64 U = ((u64)a ^ sa) - sa;
