@@ -417,3 +417,37 @@ def test_short_rows_periods(dtype, period):
     assert sw.explain(sw.remainder, a, b).mode == "short_rows"
     assert sw.explain(sw.remainder, a, b).kinds[2] == "periodic"
     assert same_bits(sw.remainder(a, b), numpy_remainder(a, b))
+
+
+def _u32_mod_model(U, V, ulps):
+    """functors.h u32_reciprocal / u32_mod step by step in NumPy, with rcp.approx(F) modelled
+    as the correctly rounded float reciprocal moved `ulps` ulp (the hardware is within 1)."""
+    F = V.astype(np.float32)                                   # V rounded up to float (cvt.rp)
+    F = np.where(F.astype(np.float64) < V, np.nextafter(F, np.float32(np.inf)), F)
+    f = (np.float32(1) / F).astype(np.float32)
+    for _ in range(abs(ulps)):
+        f = np.nextafter(f, np.float32(np.inf if ulps > 0 else 0))
+    scaled = (f.view(np.uint32) + np.uint32(0x0FFFFFFC)).view(np.float32)
+    m = np.trunc(scaled.astype(np.float64)).astype(np.uint64)  # cvt.rzi.u32: below 2^32 here
+    assert (m < 2**32).all()
+    e = (2**32 - V * m) % 2**32                                # (0 - V) * m, wrapping
+    m = (m + ((m * e) >> np.uint64(32))) % 2**32
+    r = (U - ((U * m) >> np.uint64(32)) * V) % 2**32           # wrapping, as the device's u32
+    r = np.where(r >= V, r - V, r)
+    return np.where(r >= V, r - V, r)
+
+
+@pytest.mark.parametrize("ulps", [-1, 0, 1])
+def test_int32_device_division_argument(ulps):
+    """The device's int32 remainder (functors.h u32_mod) checked as arithmetic: every divisor
+    below 2^16 and near each power of two, random ones up to 2^31, against dividends at the
+    top of the range and next to multiples, with the reciprocal anywhere within its 1 ulp."""
+    rng = np.random.default_rng(7)
+    pows = np.array([1 << k for k in range(1, 32)], np.int64)
+    V = np.unique(np.concatenate([np.arange(1, 1 << 16), (pows[:, None] + np.arange(-3, 4)).ravel(),
+                                  rng.integers(1, 2**31, 1 << 18)]))
+    V = V[(V >= 1) & (V <= 2**31)].astype(np.uint64)
+    for U in (np.full_like(V, 2**31), np.full_like(V, 2**31 - 1), V - 1, V,
+              (np.uint64(2**31) // V) * V - 1, (np.uint64(2**31) // V) * V,
+              rng.integers(0, 2**31 + 1, V.size).astype(np.uint64)):
+        np.testing.assert_array_equal(_u32_mod_model(U, V, ulps), U % V)
