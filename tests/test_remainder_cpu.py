@@ -451,3 +451,41 @@ def test_int32_device_division_argument(ulps):
               (np.uint64(2**31) // V) * V - 1, (np.uint64(2**31) // V) * V,
               rng.integers(0, 2**31 + 1, V.size).astype(np.uint64)):
         np.testing.assert_array_equal(_u32_mod_model(U, V, ulps), U % V)
+
+
+def _fma(x, y, z):
+    """x * y + z rounded once to double (Fraction arithmetic is exact; float() rounds once)."""
+    from fractions import Fraction
+    return float(Fraction(x) * Fraction(y) + Fraction(z))
+
+
+def _rcp_newton_model(x, steps, ulps):
+    """functors.h rcp_newton with the float reciprocal moved `ulps` ulp from the correctly
+    rounded one (__fdividef is within 2)."""
+    f = np.float32(1) / np.float32(x)
+    for _ in range(abs(ulps)):
+        f = np.nextafter(f, np.float32(np.inf if ulps > 0 else 0))
+    r = float(f)
+    for _ in range(steps):
+        r = _fma(r, _fma(-x, r, 1.0), r)
+    return r
+
+
+@pytest.mark.parametrize("ulps", [-2, 0, 2])
+def test_float64_device_fmod_argument(ulps):
+    """The device's float64 fast path (functors.h fmod_fast) checked as arithmetic against
+    math.fmod: quotients up to the 2^40 limit, at exact multiples and one ulp either side,
+    divisors across [2^-100, 2^100], with the float reciprocal anywhere within its 2 ulp."""
+    import math
+    rng = np.random.default_rng(8)
+    for _ in range(3000):
+        B = float(rng.uniform(1, 2) * 2.0 ** int(rng.integers(-100, 100)))
+        k = math.floor(2.0 ** rng.uniform(0, 40))
+        A = k * B
+        A = [A, math.nextafter(A, 0), math.nextafter(A, math.inf), float(rng.uniform(0, 2 ** 40)) * B][int(rng.integers(4))]
+        if not (A < B * 2.0 ** 40 and 2.0 ** -100 <= B <= 2.0 ** 100):
+            continue                                  # the slow path's, not the fast path's
+        r1 = _rcp_newton_model(B, 1, ulps)
+        q = math.trunc(A * _fma(r1, 2.0 ** -42, r1))
+        r = _fma(-q, B, A)
+        assert (r + B if r < 0 else r) == math.fmod(A, B), (A, B, ulps)
