@@ -489,3 +489,21 @@ def test_float64_device_fmod_argument(ulps):
         q = math.trunc(A * _fma(r1, 2.0 ** -42, r1))
         r = _fma(-q, B, A)
         assert (r + B if r < 0 else r) == math.fmod(A, B), (A, B, ulps)
+
+
+@pytest.mark.parametrize("ulps", [-2, 0, 2])
+def test_int64_device_quotient_steps_argument(ulps):
+    """int64_remainder_fast's two quotient steps checked as arithmetic with Python integers,
+    with rcp_newton<2>'s float reciprocal anywhere within its 2 ulp (the host build of the
+    same code, tested above, sees the correctly rounded one)."""
+    rng = np.random.default_rng(9)
+    wrap = lambda x: (x + 2**63) % 2**64 - 2**63          # noqa: E731 - wrapping int64
+    for _ in range(4000):
+        V = int(rng.integers(1, 2 ** int(rng.integers(1, 51))))
+        U = [2**63, 2**63 - 1, int(rng.integers(0, 2**63)), (2**63 // V) * V - 1][int(rng.integers(4))]
+        inv = _rcp_newton_model(float(V), 2, ulps)
+        q0 = int(float(U) * inv)
+        r = wrap(U - q0 * V)
+        r = wrap(r - int(float(r) * inv) * V)
+        r += V if r < 0 else (-V if r >= V else 0)
+        assert r == U % V, (U, V, ulps)
