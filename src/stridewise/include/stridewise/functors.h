@@ -52,13 +52,11 @@ SW_HOST_DEVICE SW_INLINE auto call_fast(FastFlag& slow, A... a) { return F::fast
 // result is finite garbage, never a trap). r0 is the float reciprocal: __fdividef(1, x) is
 // within 2 ulp on the device (the host's IEEE 1.0f / x within half of one), so with x's
 // rounding to float, d = 1 - x * r0 is below 1.25 * 2^-22 in magnitude. A Newton step
-// r0 + r0 * round(d) leaves x * r1 - 1 = -d^2 plus roundings: within 2^-43.36 + 2^-53; a second
-// within 2^-53 (1 + 2^-33). A division is a Newton sequence too, but with a correctly rounded
-// quotient and a branch to a slow path per element, which kept a pack's elements from
-// overlapping (bench/NOTES.md G12). __fdividef, unlike inline asm, is an intrinsic the
-// compiler shares between packs with the same x even across the packs' slow-path branches
-// (rows kernel, repeated operands).
-template <int kSteps>
+// r0 + r0 * round(d) leaves x * r1 - 1 = -d^2 plus roundings: within 2^-43.36 + 2^-53. A
+// division is a Newton sequence too, but with a correctly rounded quotient and a branch to a
+// slow path per element, which kept a pack's elements from overlapping (bench/NOTES.md G12).
+// __fdividef, unlike inline asm, is an intrinsic the compiler shares between packs with the
+// same x even across the packs' slow-path branches (rows kernel, repeated operands).
 SW_HOST_DEVICE SW_INLINE double rcp_newton(double x) {
   const float xf = (float)x;
   float rf;
@@ -67,9 +65,8 @@ SW_HOST_DEVICE SW_INLINE double rcp_newton(double x) {
 #else
   rf = 1.0f / xf;
 #endif
-  double r = rf;
-  SW_UNROLL for (int i = 0; i < kSteps; ++i) r = fma(r, fma(-x, r, 1.0), r);
-  return r;
+  const double r = rf;
+  return fma(r, fma(-x, r, 1.0), r);
 }
 
 #if defined(__CUDA_ARCH__)
@@ -81,7 +78,7 @@ SW_HOST_DEVICE SW_INLINE double rcp_newton(double x) {
 // without an IEEE division; B in [2^-100, 2^100] keeps 1 / B a normal float. (__fdividef
 // would let the compiler share the reciprocal between packs, but costs a range check per
 // element, and float rows measured no gain from sharing: bench/NOTES.md G13.)
-// double: the same with rcp_newton<1>(B) scaled up by 2^-42: with its error below 2^-43.3
+// double: the same with rcp_newton(B) scaled up by 2^-42: with its error below 2^-43.3
 // and two roundings of 2^-53, A * up lies in [A / B, A / B (1 + 2^-41.5)], so for
 // A / B < 2^40 it is less than 0.36 above A / B and q = n or n + 1 (for a subnormal product
 // A / B is tiny and q = 0 = n). Nothing here branches, so a pack's elements overlap.
@@ -98,7 +95,7 @@ SW_DEVICE SW_INLINE float fmod_fast(float a, float b, FastFlag& slow) {
 SW_DEVICE SW_INLINE double fmod_fast(double a, double b, FastFlag& slow) {
   const double A = fabs(a), B = fabs(b);
   slow |= !(A < B * 0x1p40) || !(B >= 0x1p-100) || !(B <= 0x1p100);
-  const double r1 = rcp_newton<1>(B);
+  const double r1 = rcp_newton(B);
   const double q = trunc(A * fma(r1, 0x1p-42, r1));        // shared by the elements of one b
   const double r = fma(-q, B, A);
   return copysign(r < 0.0 ? r + B : r, a);
@@ -330,11 +327,12 @@ template <Convention C> struct RemainderFunctor<i32, C> {
 
 // int64 remainder without 64-bit integer division (a long subroutine on the GPU), for
 // 0 < |b| < 2^50; `slow` is set otherwise. With U = |a| <= 2^63 and V = |b|, inv =
-// rcp_newton<2>(V) is within 2^-53 (1 + 2^-33) of 1 / V, so the double quotient U * inv carries
-// three errors of at most that, q0 = trunc of it is within 3074 of U / V, and r = U - q0 * V
-// (formed exactly in wrapping 64-bit arithmetic) is below 3074 * 2^50 < 2^62 in magnitude.
-// A second quotient r * inv, below 3075 in magnitude, is within 2^-39 of r / V, so after
-// subtracting it r lies in (-V, 2V) and one compare-and-add gives U mod V. The sign
+// rcp_newton(V) is within 2^-43.3 of 1 / V, so the double quotient U * inv (two more
+// roundings) is within U / V * 2^-43.2 of U / V, q0 = trunc of it within that plus 1, and
+// r = U - q0 * V (formed exactly in wrapping 64-bit arithmetic) is below
+// U 2^-43.2 + V < 2^51 in magnitude: exact as a double. A second quotient r * inv, below
+// 2^20 / V + 1 in magnitude, is within 2^-23 of r / V, so after subtracting it r lies in
+// (-V, 2V) and one compare-and-add gives U mod V. The sign
 // of a and then the floor convention follow, as in int_remainder. The GPU uses it as
 // RemainderFunctor<i64>::fast; tests/test_remainder_cpu.py compares the same code, built for
 // the host, with NumPy over edge cases and random operands.
@@ -342,7 +340,7 @@ SW_HOST_DEVICE SW_INLINE i64 int64_remainder_fast(i64 a, i64 b, FastFlag& slow) 
   const u64 U = a < 0 ? 0ull - (u64)a : (u64)a;
   const u64 V = b < 0 ? 0ull - (u64)b : (u64)b;
   slow |= (FastFlag)(V - 1 >= (1ull << 50) - 1);   // V = 0 wraps to the top: slow too
-  const double inv = rcp_newton<2>((double)V);
+  const double inv = rcp_newton((double)V);
   const u64 q0 = (u64)((double)U * inv);
   i64 r = (i64)(U - q0 * V);
   r -= (i64)((double)r * inv) * (i64)V;
@@ -357,7 +355,7 @@ SW_HOST_DEVICE SW_INLINE i64 int64_remainder_fast(i64 a, i64 b, FastFlag& slow) 
 // layouts; where the operands come from a periodic or strided load they stayed branches
 // ("control flow in loop"), the loop stayed scalar and lost 4-6x to idiv (bench/NOTES.md 13
 // and 15). Step by step it equals int64_remainder_fast, with the IEEE reciprocal (within
-// 2^-53 of 1 / V, so the same argument holds; a vector division is cheap on the host): |x| is
+// 2^-53 of 1 / V, closer than the argument needs; a vector division is cheap on the host): |x| is
 // (x ^ s) - s with s = x >> 63; r in (-V, 2V) is brought into [0, V) by adding V where r < 0
 // and then subtracting V where r - V >= 0; a's sign is applied the same way; b is added where
 // m != 0 and m, b differ in sign. A lane that sets `slow` divides by 1 instead, so no lane
