@@ -479,8 +479,8 @@ def test_float64_device_fmod_argument(ulps):
     for _ in range(3000):
         B = float(rng.uniform(1, 2) * 2.0 ** int(rng.integers(-100, 100)))
         k = math.floor(2.0 ** rng.uniform(0, 40))
-        A = k * B
-        A = [A, math.nextafter(A, 0), math.nextafter(A, math.inf), float(rng.uniform(0, 2 ** 40)) * B][int(rng.integers(4))]
+        A = [k * B, math.nextafter(k * B, 0), math.nextafter(k * B, math.inf),
+             float(rng.uniform(0, 2 ** 40)) * B][int(rng.integers(4))]
         if not (A < B * 2.0 ** 40 and 2.0 ** -100 <= B <= 2.0 ** 100):
             continue                                  # the slow path's, not the fast path's
         r1 = _rcp_newton_model(B, ulps)
@@ -499,7 +499,8 @@ def test_int64_device_quotient_steps_argument(ulps):
     wrap = lambda x: (x + 2**63) % 2**64 - 2**63          # noqa: E731 - wrapping int64
     for _ in range(4000):
         V = int(rng.integers(1, 2 ** int(rng.integers(1, 51))))
-        U = [2**63, 2**63 - 1, int(rng.integers(0, 2**63)), (2**63 // V) * V - 1][int(rng.integers(4))]
+        U = [2**63, 2**63 - 1, int(rng.integers(0, 2**63)),
+             (2**63 // V) * V - 1][int(rng.integers(4))]
         inv = _rcp_newton_model(float(V), ulps)
         q0 = int(float(U) * inv)
         r = wrap(U - q0 * V)
