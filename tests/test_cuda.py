@@ -151,11 +151,13 @@ def test_share_rows_either_way(dtype):
     once) agree with torch: row, outer and crossed broadcasts, slabs of 7 rows, odd tails."""
     rng = np.random.default_rng(6)
     r = lambda shape: tt(random_values(rng, dtype, shape))   # noqa: E731
-    for a, b in ((r((301, 1030)), r((1030,))), (r((301, 1)), r((1, 1031))), (r((3, 7, 1031)), r((3, 1, 1031)))):
+    pairs = ((r((301, 1030)), r((1030,))), (r((301, 1)), r((1, 1031))), (r((3, 7, 1031)), r((3, 1, 1031))))
+    for a, b in pairs:
         want = host(torch_oracle(a, b))
         for share in (False, True):
             alg = sw.Rows(share_rows=share, block_size=128 if share else 256)
-            assert sw.explain(sw.remainder, a, b, algorithm=alg).kinds[-1] == ("repeated" if share else "dense")
+            kind = sw.explain(sw.remainder, a, b, algorithm=alg).kinds[-1]
+            assert kind == ("repeated" if share else "dense")
             assert same_bits(host(sw.remainder(a, b, algorithm=alg)), want), (dtype, a.shape, share)
 
 

@@ -108,12 +108,13 @@ def test_an_explicit_algorithm_that_cannot_run_writes_nothing():
 def test_share_rows_marks_row_vectors_repeated_only_when_asked():
     """A row vector (the divisor of a row broadcast or an outer product) is "repeated" in rows
     with share_rows, "dense" without; the CUDA tuning turns it on where it measured faster."""
-    outer = plan((64, 1024), [((64, 1024), (1024, 1), 8, 0), ((64, 1), (1, 0), 8, 0), ((1, 1024), (0, 1), 8, 0)])
+    outer = plan((64, 1024), [((64, 1024), (1024, 1), 8, 0), ((64, 1), (1, 0), 8, 0),
+                              ((1, 1024), (0, 1), 8, 0)])
     assert outer.layout("rows", share_rows=True).kinds == ("dense", "bcast", "repeated")
     assert outer.layout("rows").kinds == ("dense", "bcast", "dense")
     assert ROWS.layout("rows", share_rows=True).kinds == ("dense", "dense", "repeated")
-    assert [elementwise_tuning("cuda", None, d).share_rows for d in ("float64", "int64", "int32", "float32")] == \
-        [True, True, True, False]
+    dtypes = ("float64", "int64", "int32", "float32")
+    assert [elementwise_tuning("cuda", None, d).share_rows for d in dtypes] == [True, True, True, False]
     # Auto() shares only in outer products (where it measured faster)
     sharing = dataclasses.replace(TUNING, share_rows=True)
     assert outer.outer() and not ROWS.outer()
@@ -126,5 +127,6 @@ def test_share_rows_on_the_host_reads_repeated_rows_as_dense():
     rng = np.random.default_rng(3)
     a, b = rng.uniform(-50, 50, (37, 1)), rng.uniform(1, 9, (1, 203))
     got = sw.remainder(a, b, algorithm=sw.Rows(share_rows=True))
-    assert sw.explain(sw.remainder, a, b, algorithm=sw.Rows(share_rows=True)).kinds == ("dense", "bcast", "repeated")
+    kinds = sw.explain(sw.remainder, a, b, algorithm=sw.Rows(share_rows=True)).kinds
+    assert kinds == ("dense", "bcast", "repeated")
     np.testing.assert_array_equal(got, np.remainder(a, b))

@@ -50,7 +50,8 @@ def main(argv=None):
             if cap is not None:
                 _set_cap(mode, cap)
             for share in (shares if mode == "rows" else [None]):
-                line = _time_case(case, dtype, mode, share, a, b, out, nbytes, tiles if mode == "tiled" else grid,
+                knobs = tiles if mode == "tiled" else grid
+                line = _time_case(case, dtype, mode, share, a, b, out, nbytes, knobs,
                                   "" if cap is None else f" r{cap}")
                 rows.append(dict(line, cap=cap))
         _set_cap(mode, SHIPPED_CAPS.get(mode, 0))
