@@ -12,7 +12,7 @@ from ._dtypes import DType, dtype_of
 
 __all__ = [
     "View", "Scalar", "as_operand", "resolve_backend", "result_dtypes",
-    "check_out", "library_name", "fast_key", "keyer", "allocator",
+    "check_out", "library_name", "keyer", "allocator",
 ]
 
 
@@ -234,21 +234,15 @@ def result_dtypes(lib: str, ufunc: str | None, key: tuple) -> tuple[DType, DType
     return dt, dt
 
 
-def fast_key(x):
-    """(layout key, pointer) of a torch tensor, NumPy array or Python number, or None.
+def keyer(x):
+    """The fast keyer of x's type (x -> (layout key, pointer)), or None; a torch.Tensor type
+    registers itself in _KEYERS (torch is never imported for this).
 
     The warm call path keys its memo on these without building Views: the key holds
     everything the plan depends on (type, dtype, shape, strides, device, alignment). A key
     is a flat tuple whose first item fixes its length (_ops splices keys into one tuple):
     a torch dtype (5 items), np.ndarray (6) or a Python number's type (1).
     """
-    k = _KEYERS.get(type(x)) or keyer(x)
-    return None if k is None else k(x)
-
-
-def keyer(x):
-    """The fast keyer of x's type, or None; a torch.Tensor type registers itself (torch is
-    never imported for this)."""
     t = type(x)
     if t.__module__ == "torch" and t.__name__ == "Tensor":
         _KEYERS[t] = _torch_key
