@@ -103,11 +103,16 @@ void rows_loop(const Slot* slots) {
 // (reading along j, the operand's unit stride), then walks the tile's rows along i, where
 // Op::apply reads the staged operands from the buffers as dense runs; the buffers stay in
 // L1, so both streams use whole cache lines. Mirrors cuda/kernels.cuh's tiled_kernel.
+// Bytes of operand k's t x t buffer (0 unless staged), rounded to whole cache lines.
+template <class Op>
+constexpr int staged_bytes(int k, int t) {
+  return Op::staged(k) ? (t * t * Op::size(k) + 63) & ~63 : 0;
+}
+
 template <class Op>
 constexpr int tile_bytes(int t) {
   int bytes = 0;
-  for (int k = 0; k < Op::kArrays; ++k)
-    if (Op::staged(k)) bytes += (t * t * Op::size(k) + 63) & ~63;
+  for (int k = 0; k < Op::kArrays; ++k) bytes += staged_bytes<Op>(k, t);
   return bytes;
 }
 
@@ -130,10 +135,8 @@ void tiled_loop(const Slot* slots) {
   {
     alignas(64) char buffers[tile_bytes<Op>(T)];
     char* q[NA];                                 // where Op::apply reads operand k
-    for (int k = 0, used = 0; k < NA; ++k) {
+    for (int k = 0, used = 0; k < NA; used += staged_bytes<Op>(k, T), ++k)
       q[k] = Op::staged(k) ? buffers + used : f.p[k];
-      if (Op::staged(k)) used += (T * T * Op::size(k) + 63) & ~63;
-    }
 #pragma omp for schedule(dynamic, 1)
     for (Index w = 0; w < work; ++w) {
       Index rest = w;
