@@ -668,11 +668,11 @@ def _driver_alternatives(prepared, slots, out, want):
     buf = ctypes.create_string_buffer(slots + config.extra)
     params = (ctypes.c_void_p * 1)(ctypes.addressof(buf))
     lc = cuda._LaunchConfig((ctypes.c_uint * 3)(config.grid, 1, 1), (ctypes.c_uint * 3)(config.block, 1, 1),
-                            config.smem, config.stream(), None, 0)
+                            0, config.stream(), None, 0)
     plc, kernel = ctypes.pointer(lc), ctypes.c_void_p(prepared.kernel.handle)
     function = ctypes.c_void_p()
     assert get_function(ctypes.byref(function), kernel) == 0
-    geometry = [ctypes.c_uint(v) for v in (config.grid, 1, 1, config.block, 1, 1, config.smem)]
+    geometry = [ctypes.c_uint(v) for v in (config.grid, 1, 1, config.block, 1, 1, 0)]
     stream = ctypes.c_void_p(config.stream())
     for handle, name in ((kernel, "CUkernel"), (function, "CUfunction")):
         for fn, label in ((lambda: ex(plc, handle, params, None), "cuLaunchKernelEx"),

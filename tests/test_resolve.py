@@ -11,7 +11,7 @@ from stridewise.capabilities import Capabilities
 from stridewise.tuning import ElementwiseTuning, elementwise_tuning, register_tuning
 
 FAKE = Capabilities("fake", ("float32", "int32"), max_block_size=512, max_pack_bytes=16,
-                    shared_memory=0, modes=("contiguous", "scalar", "rows", "general"))
+                    modes=("contiguous", "scalar", "rows", "general"))
 TUNING = ElementwiseTuning(block_size=128, waves=4, items_per_thread=4, tile=16, source="fake device, test")
 F32 = sw._ops._arrays.dtype_of("float32") if hasattr(sw._ops, "_arrays") else None
 

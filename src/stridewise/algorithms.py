@@ -77,7 +77,7 @@ class ShortRows(Algorithm):
 
 @dataclass(frozen=True)
 class Tiled(Algorithm):
-    """Square tiles (shared memory on the GPU) keep transposed reads coalesced.
+    """Tiles keep transposed reads coalesced (on the GPU, P x P blocks transposed in registers).
 
     Parameters
     ----------

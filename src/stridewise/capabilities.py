@@ -18,14 +18,12 @@ class Capabilities:
     dtypes : dtype names the backend computes in.
     max_block_size : most threads per block (None: the backend has no blocks).
     max_pack_bytes : widest single vector access.
-    shared_memory : bytes of shared memory per block (0: none).
     """
 
     backend: str
     dtypes: tuple
     max_block_size: int | None
     max_pack_bytes: int
-    shared_memory: int
     modes: tuple = ("contiguous", "scalar", "rows", "short_rows", "tiled", "general")
 
     def _supports_dtype(self, name: str) -> bool:
@@ -38,8 +36,8 @@ class Capabilities:
         return self.max_block_size is None or block <= self.max_block_size
 
 
-CPU = Capabilities("cpu", supported_names(), None, 16, 0)
-CUDA = Capabilities("cuda", supported_names(), 1024, 16, 48 * 1024)
+CPU = Capabilities("cpu", supported_names(), None, 16)
+CUDA = Capabilities("cuda", supported_names(), 1024, 16)
 
 
 def capabilities(backend: str, device=None) -> Capabilities:

@@ -283,7 +283,7 @@ class Config:
 
     Attributes
     ----------
-    grid, block, smem : the launch geometry.
+    grid, block : the launch geometry (no kernel uses dynamic shared memory).
     extra : slots appended to every call's record (Geometry, then general's magics).
     stream : () -> the owning library's current stream handle on this device.
     ctx : the device's primary context.
@@ -292,11 +292,11 @@ class Config:
     current : () -> the library's current device ordinal.
     """
 
-    __slots__ = ("grid", "block", "smem", "extra", "stream", "ctx", "geometry", "index", "current")
+    __slots__ = ("grid", "block", "extra", "stream", "ctx", "geometry", "index", "current")
 
-    def __init__(self, grid: int, block: int, smem: int, extra: bytes, stream, ctx: int,
+    def __init__(self, grid: int, block: int, extra: bytes, stream, ctx: int,
                  geometry: tuple, index: int = 0, current=None):
-        self.grid, self.block, self.smem, self.extra = grid, block, smem, extra
+        self.grid, self.block, self.extra = grid, block, extra
         self.stream, self.ctx, self.geometry, self.index = stream, ctx, geometry, index
         self.current = current
 
@@ -307,7 +307,7 @@ class Config:
         return Config(**kw)
 
     def __repr__(self) -> str:
-        return (f"Config(grid={self.grid}, block={self.block}, smem={self.smem}, "
+        return (f"Config(grid={self.grid}, block={self.block}, "
                 f"geometry={self.geometry}, index={self.index})")
 
 
@@ -364,7 +364,6 @@ def _device_getter(lib: str):
 
 _ROW_UNIT_PACKS = 16   # kRowUnitPacks in cuda/kernels.cuh
 _LOADS = 4             # kLoads there
-_SMEM_DEFAULT = 48 * 1024
 
 
 def configure(spec, plan, alg, device, lib) -> Config:
@@ -376,7 +375,7 @@ def configure(spec, plan, alg, device, lib) -> Config:
     sms, threads_per_sm, ctx = _device_facts(device[1])
     tuning = elementwise_tuning("cuda", None, spec.compute.name)
     block, items, pack = alg.block_size, alg.items_per_thread, spec.pack
-    group, smem, extra = 0, 0, []
+    group, extra = 0, []
     if spec.mode in ("contiguous", "scalar", "short_rows"):
         work = -(-max(1, (plan.n - 0) // pack) // (block * items))
     elif spec.mode == "rows":
@@ -392,15 +391,7 @@ def configure(spec, plan, alg, device, lib) -> Config:
         row_sets = plan.n // length // height * -(-height // r)
         work = -(-row_sets * units // (block // group))
     elif spec.mode == "tiled":   # tiles of `group` rows by `group` packs, as tiled_kernel's
-        staged = [dt.itemsize for dt, kind in zip(spec.arrays, spec.kinds) if kind == "staged"]
-
-        def tiles_bytes(t):
-            return sum(((t * t * pack + t) * size + 15) & ~15 for size in staged)
-
-        group = max(min(alg.tile or tuning.tile, block), pack)   # a column holds whole packs
-        while group > max(8, pack) and tiles_bytes(group) > _SMEM_DEFAULT:   # no opt-in above 48 KiB
-            group //= 2
-        smem = tiles_bytes(group)
+        group = max(min(alg.tile or tuning.tile, block), pack, 8)   # whole blocks, 8 per warp row
         jd, id_ = plan.layout("tiled").aux, plan.ndim - 1
         work = plan.n // (plan.shape[jd] * plan.shape[id_]) * \
             -(-plan.shape[jd] // group) * -(-plan.shape[id_] // (group * pack))
@@ -413,7 +404,7 @@ def configure(spec, plan, alg, device, lib) -> Config:
     grid = max(1, min(work, sms * resident * tuning.waves, 2**31 - 1))
     geometry = struct.pack("<ii", items, group)
     record = geometry + struct.pack(f"<{len(extra)}Q", *extra)
-    return Config(grid, block, smem, record, _stream_getter(lib, device[1]), ctx, (items, group),
+    return Config(grid, block, record, _stream_getter(lib, device[1]), ctx, (items, group),
                   device[1], _device_getter(lib))
 
 
@@ -443,7 +434,7 @@ def launch(kernel: _Kernel, config: Config, slots: bytes) -> None:
     launch_ = _driver()[0]
     params = (ctypes.c_char_p * 1)(slots + config.extra)   # the struct parameter's bytes
     if config.current() == config.index:
-        err = launch_(kernel.handle, config.grid, 1, 1, config.block, 1, 1, config.smem,
+        err = launch_(kernel.handle, config.grid, 1, 1, config.block, 1, 1, 0,
                       config.stream(), params, None)
         if err != _INVALID_CONTEXT:
             if err:
@@ -499,7 +490,7 @@ def bind(kernel: _Kernel, config: Config, record, static: tuple):
     struct.pack_into(f"<{len(static)}q", buf, ptr_part.size, *static)
     params = (ctypes.c_void_p * 1)(ctypes.addressof(buf))
     lc = _LaunchConfig((ctypes.c_uint * 3)(config.grid, 1, 1), (ctypes.c_uint * 3)(config.block, 1, 1),
-                       config.smem, None, None, 0)
+                       0, None, None, 0)
     plc, handle = ctypes.pointer(lc), ctypes.c_void_p(kernel.handle)
     pack, current, stream, index = record.pack, config.current, config.stream, config.index
     last = [0]   # the stream in lc (0: the legacy default stream, as lc starts)
@@ -545,7 +536,7 @@ def _launch_in_context(kernel, config, params) -> None:
     launch_, push, pop = _driver()
     _check(push(config.ctx), "cuCtxPushCurrent")
     try:
-        err = launch_(kernel.handle, config.grid, 1, 1, config.block, 1, 1, config.smem,
+        err = launch_(kernel.handle, config.grid, 1, 1, config.block, 1, 1, 0,
                       config.stream(), params, None)
     finally:
         pop(ctypes.byref(ctypes.c_void_p()))
@@ -562,7 +553,7 @@ def _launch_failed(err: int, config: Config):
     hint = ("; this kernel needs more registers per block than the SM has: use a smaller "
             "block_size (the tuned default is 128) or Auto()") if err == _OUT_OF_RESOURCES else ""
     raise RuntimeError(f"cuLaunchKernel failed: {_error_name(err)} (grid {config.grid}, "
-                       f"block {config.block}, shared memory {config.smem} bytes){hint}")
+                       f"block {config.block}){hint}")
 
 
 def _error_name(err: int, lib=None) -> str:

@@ -191,33 +191,28 @@ SW_DEVICE void rows_kernel(const Slot* s, const Slot* x) {
 }
 
 // tiled: some input is unit-stride along dim `aux` (j), the output along the last dim (i).
-// A block takes one tile at a time: T rows (j) of T packs (T * P elements of i), T = group.
-// Phase 1 copies each staged operand's tile into shared memory: its packs run along j (its
-// unit stride), T / P consecutive lanes cover one column, and each thread has kStage packs
-// in flight before it scatters them into the tile's rows. Row r starts at
-// r * T * P + (r / P) * P: the extra pack after every P rows puts the lanes of one scattered
-// write (rows P apart) on different banks and keeps every pack aligned (bench/NOTES.md G10).
-// Phase 2 is rows: lane l of each T-lane group takes pack l of rows ty, ty + ny, ..., so the
-// output and every other operand move in whole coalesced packs, Op::load reads a staged
-// operand's pack from its tile, and kLoads packs per thread are in flight (run_packs). The
-// plan makes both tile dims' extents multiples of P, so a tile holds no partial pack.
-// configure() in backends/cuda.py sizes the shared memory and keeps T >= P.
-static const int kStage = 4;
+// A block takes one tile at a time, T rows (j) by T packs (T * P elements of i), T = group,
+// and its threads take the tile's P x P blocks. For each staged operand a thread loads a
+// block as P packs along j (its unit stride) and transposes it in registers into P packs
+// along i (transpose), so the block's P rows then run through the Op like any rows pack:
+// Op::load reads a staged operand's pack from the thread's transposed block, every other
+// operand and the output move in whole packs, up to kLoads packs in flight (run_packs).
+// No shared memory and no barrier: a warp's 32 blocks are 8 along i by 4 along j, so each
+// load of a staged operand reads 64 contiguous bytes of 8 columns, and each row's loads and
+// stores are 128 contiguous bytes (bench/NOTES.md G15). The plan makes both tile dims'
+// extents multiples of P, so a block is whole or absent; configure() keeps T >= max(P, 8).
+static const int kBlockCols = 8;  // a warp's blocks along i
 
-// Copies the rows x cols corner of a tile whose element (r, c) is src[r + c * si] into
-// row r of the shared tile, as packs of P along r.
+// P packs of P elements, column c at src + c * si, as the P packs of the block's rows;
+// row e is written to rows[e] (16 bytes each, the pack's bits in its low bytes).
 template <int P, class E, class Index>
-SW_DEVICE SW_INLINE void stage(E* tile, int width, const E* src, Index si, int rows, int cols, int T) {
-  const int lanes = T / P, rp = threadIdx.x % lanes, c0 = threadIdx.x / lanes, nc = blockDim.x / lanes;
-  if (rp * P >= rows) return;
-  for (int c = c0; c < cols; c += kStage * nc) {
-    Pack<E, P> v[kStage];
-    SW_UNROLL for (int u = 0; u < kStage; ++u)
-      if (c + u * nc < cols)
-        v[u] = load_pack<E, P>(reinterpret_cast<const char*>(src), rp * P + (Index)(c + u * nc) * si);
-    SW_UNROLL for (int u = 0; u < kStage; ++u)
-      if (c + u * nc < cols)
-        SW_UNROLL for (int e = 0; e < P; ++e) tile[(rp * P + e) * width + rp * P + c + u * nc] = v[u].elem[e];
+SW_DEVICE SW_INLINE void transpose(uint4* rows, const E* src, Index si) {
+  Pack<E, P> col[P];
+  SW_UNROLL for (int c = 0; c < P; ++c) col[c] = load_pack<E, P>(reinterpret_cast<const char*>(src), (Index)c * si);
+  SW_UNROLL for (int e = 0; e < P; ++e) {
+    Pack<E, P> row;
+    SW_UNROLL for (int c = 0; c < P; ++c) row.elem[c] = col[c].elem[e];
+    *reinterpret_cast<Pack<E, P>*>(rows + e) = row;
   }
 }
 
@@ -226,23 +221,16 @@ SW_DEVICE void tiled_kernel(const Slot* s, const Slot* x) {
   typedef typename Op::Index Index;
   typedef typename Counter<Index>::type C;
   enum { NA = Op::kArrays, D = Op::kDims, P = Op::kPack };
-  extern __shared__ __align__(16) char smem[];
   const Frame<Op> f(s);
   const Geometry g = geometry(x);
-  const int T = g.group, width = T * P;
+  const int T = g.group, height = T / P, blocks = height * T;
   const int jd = (int)f.aux(), id = D - 1;
   const C nj = (C)f.shape(jd), ni = (C)f.shape(id);
   const C tj = (nj + T - 1) / T, ti = (ni + T * P - 1) / (T * P);
   const C work = (C)(f.n() / ((i64)nj * ni)) * tj * ti;
-  const int tx = threadIdx.x % T, ty = threadIdx.x / T, ny = blockDim.x / T;
+  uint4 rows[NA][P];                              // a staged operand's transposed block
   char* q[NA];                                    // where Op::load reads operand k
-  {
-    int used = 0;
-    SW_UNROLL for (int k = 0; k < NA; ++k) {
-      q[k] = Op::staged(k) ? smem + used : f.p[k];
-      if (Op::staged(k)) used += ((T * width + T) * Op::size(k) + 15) & ~15;
-    }
-  }
+  SW_UNROLL for (int k = 0; k < NA; ++k) q[k] = Op::staged(k) ? reinterpret_cast<char*>(rows[k]) : f.p[k];
   Index step[NA], corner[NA];
   SW_UNROLL for (int k = 0; k < NA; ++k) step[k] = f.stride(k, jd);
   for (C w = blockIdx.x; w < work; w += gridDim.x) {
@@ -259,26 +247,29 @@ SW_DEVICE void tiled_kernel(const Slot* s, const Slot* x) {
       rest /= ext;
       SW_UNROLL for (int k = 0; k < NA; ++k) corner[k] += (Index)xd * f.stride(k, d);
     }
-    const int rows = (int)(nj - j0 < (C)T ? nj - j0 : (C)T);
-    const int cols = (int)(ni - i0 < (C)(T * P) ? ni - i0 : (C)(T * P));
-    SW_UNROLL for (int k = 0; k < NA; ++k) {
-      if (!Op::staged(k)) continue;
-      SW_WITH_WORD(Op::size(k), E,
-                   stage<P>(reinterpret_cast<E*>(q[k]), width, reinterpret_cast<const E*>(f.p[k]) + corner[k],
-                            f.stride(k, id), rows, cols, T));
+    const int nrows = (int)(nj - j0 < (C)T ? nj - j0 : (C)T);
+    const int ncols = (int)(ni - i0 < (C)(T * P) ? ni - i0 : (C)(T * P));
+    for (int b = threadIdx.x; b < blocks; b += blockDim.x) {
+      const int r0 = b / kBlockCols % height * P;
+      const int c0 = (b % kBlockCols + b / (kBlockCols * height) * kBlockCols) * P;
+      if (r0 >= nrows || c0 >= ncols) continue;
+      Index at[NA];                               // operand offsets of the block's row 0
+      SW_UNROLL for (int k = 0; k < NA; ++k) {
+        at[k] = corner[k] + (Index)r0 * step[k] + (Index)c0 * f.stride(k, id);
+        if (!Op::staged(k)) continue;
+        SW_WITH_WORD(Op::size(k), E,
+                     transpose<P>(rows[k], reinterpret_cast<const E*>(f.p[k]) + at[k], f.stride(k, id)));
+      }
+      // unrolled batches of rows, so a row's place in `rows` is a constant (registers)
+      SW_UNROLL for (int e0 = 0; e0 < P; e0 += kLoads) {
+        const int n = P < kLoads ? P : kLoads;
+        run_packs<Op, P>(f, q, (C)n, (C)n, [&](C t) { return t; }, [&](C t, int, Index* o) {
+          const int e = e0 + (int)t;
+          SW_UNROLL for (int k = 0; k < NA; ++k)
+            o[k] = Op::staged(k) ? (Index)(e * (16 / Op::size(k))) : at[k] + (Index)e * step[k];
+        });
+      }
     }
-    __syncthreads();
-    if (tx * P < cols) {
-      Index at[NA];                               // operand offsets of pack tx in row 0
-      SW_UNROLL for (int k = 0; k < NA; ++k)
-        at[k] = Op::staged(k) ? (Index)(tx * P) : corner[k] + (Index)(tx * P) * f.stride(k, id);
-      run_packs<Op, P>(f, q, (C)((T + ny - 1) / ny), (C)rows, [&](C t) { return (C)ty + t * ny; },
-                       [&](C r, int, Index* o) {
-                         SW_UNROLL for (int k = 0; k < NA; ++k)
-                           o[k] = at[k] + (Op::staged(k) ? (Index)(r * width + r / P * P) : (Index)r * step[k]);
-                       });
-    }
-    __syncthreads();                              // the next tile overwrites shared memory
   }
 }
 
