@@ -489,6 +489,50 @@ def test_float64_device_fmod_argument(ulps):
         assert (r + B if r < 0 else r) == math.fmod(A, B), (A, B, ulps)
 
 
+def _remainder_fast_model(a, b, ulps, convention):
+    """functors.h remainder_fast (float) step by step in NumPy, with rcp.approx(b) modelled as
+    the correctly rounded float reciprocal moved `ulps` ulp (the hardware is within 1); each
+    fma is exact in float64 here (at most 46 significant bits) and rounded once to float32.
+    Returns the result and the mask of elements the fast path keeps (slow not set)."""
+    f32, f64 = np.float32, np.float64
+    rcp = f32(1) / b
+    for _ in range(abs(ulps)):
+        rcp = np.nextafter(rcp, np.copysign(f32(np.inf), rcp) if ulps > 0 else f32(0))
+    w = a * rcp
+    q = np.floor((np.abs(w).astype(f64) * 2.0**-21 + w).astype(f32))
+    keep = (np.abs(q) < 2**20) & (np.abs(b) <= 2**100) & (np.abs(b) >= np.finfo(f32).tiny)
+    r = (a.astype(f64) - q.astype(f64) * b).astype(f32)
+    r = np.where((np.signbit(r) != np.signbit(b)) & (r != 0), r + b, r)
+    if convention == "numpy":
+        return np.copysign(r, b), keep
+    return np.where(r == 0, np.copysign(f32(0), a), r), keep
+
+
+@pytest.mark.parametrize("convention", ["torch", "numpy"])
+@pytest.mark.parametrize("ulps", [-1, 0, 1])
+def test_float_device_remainder_argument(ulps, convention):
+    """The device's float remainder fast path (functors.h remainder_fast) checked as float32
+    arithmetic against fmod and the sign fix: quotients of every size up to the 2^20 limit
+    and past it, exact multiples and one ulp either side, both signs, divisors across
+    [2^-126, 2^100], tiny and zero dividends, with the reciprocal anywhere within its ulp."""
+    rng = np.random.default_rng(10)
+    n = 1 << 18
+    b = (rng.uniform(1, 2, n) * 2.0 ** rng.integers(-126, 101, n)).astype(np.float32)
+    k = np.floor(2.0 ** rng.uniform(0, 21, n))
+    kb = (k * b.astype(np.float64)).astype(np.float32)
+    a = np.stack([kb, np.nextafter(kb, np.float32(0)), np.nextafter(kb, np.float32(np.inf)),
+                  (rng.uniform(0, 2**21, n) * b).astype(np.float32),
+                  (rng.uniform(0, 1, n) * b).astype(np.float32), b * np.float32(1 - 2**-24),
+                  (b * 2.0 ** -rng.integers(1, 60, n)).astype(np.float32), np.zeros(n, np.float32)])
+    a = a * rng.choice(np.float32([-1, 1]), a.shape)
+    b = np.broadcast_to(b * rng.choice(np.float32([-1, 1]), n), a.shape)
+    with np.errstate(all="ignore"):
+        got, keep = _remainder_fast_model(a, b, ulps, convention)
+    want = ORACLES[convention](a[keep], b[keep])
+    assert keep.mean() > 0.8
+    assert same_bits(got[keep], want), mismatches(got[keep], want, a[keep], b[keep])
+
+
 @pytest.mark.parametrize("ulps", [-2, 0, 2])
 def test_int64_device_quotient_steps_argument(ulps):
     """int64_remainder_fast's two quotient steps checked as arithmetic with Python integers,
