@@ -433,7 +433,6 @@ def _u32_mod_model(U, V, ulps):
     e = (2**32 - V * m) % 2**32                                # (0 - V) * m, wrapping
     m = (m + ((m * e) >> np.uint64(32))) % 2**32
     r = (U - ((U * m) >> np.uint64(32)) * V) % 2**32           # wrapping, as the device's u32
-    r = np.where(r >= V, r - V, r)
     return np.where(r >= V, r - V, r)
 
 

@@ -317,8 +317,9 @@ SW_HOST_DEVICE SW_INLINE T int_remainder(T a, T b) {
 // of 1 / F, and subtracting 4 ulp (the bits) while scaling by 2^32 leaves
 // m0 <= 2^32 / V, with m0 >= 2^32 / V (1 - 2^-20) - 1. A fixed-point Newton step
 // m1 = m0 + m0 e / 2^32, e = 2^32 - V m0, stays at or below 2^32 / V and is within
-// 2^32 / V (e / 2^32)^2 + 1 < 1.5 of it, so q = mulhi(U, m1) is n or n - 1 (n = floor(U / V))
-// and r = U - q V < 2V fits 32 bits. The proof needs one fix-up; a second is kept as margin.
+// 2^32 / V (e / 2^32)^2 + 1 < 1.5 of it, so U m1 / 2^32 is within 1.5 U / 2^32 <= 0.75 below
+// U / V, q = mulhi(U, m1) is n or n - 1 (n = floor(U / V)) and r = U - q V < 2V fits 32
+// bits: one fix-up (tests/test_remainder_cpu.py checks the argument with 1 ulp either way).
 SW_DEVICE SW_INLINE u32 u32_reciprocal(u32 V) {
   float f;
   asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(f) : "f"(__uint2float_ru(V)));
@@ -326,8 +327,7 @@ SW_DEVICE SW_INLINE u32 u32_reciprocal(u32 V) {
   return m + __umulhi(m, (0u - V) * m);
 }
 SW_DEVICE SW_INLINE u32 u32_mod(u32 U, u32 V, u32 m) {
-  u32 r = U - __umulhi(U, m) * V;
-  r -= r >= V ? V : 0u;
+  const u32 r = U - __umulhi(U, m) * V;
   return r - (r >= V ? V : 0u);
 }
 #endif
@@ -338,13 +338,14 @@ template <Convention C> struct RemainderFunctor<i32, C> {
     // int_remainder without its branch, which kept a pack's divisions from overlapping
     // (bench/NOTES.md G12): magnitudes in 32 unsigned bits (|INT_MIN| fits), a zero divisor
     // divides by 1, and both b = 0 and b = -1 then leave r = 0 and the result 0. The unsigned
-    // remainder is straight-line code; a's sign and the floor convention are selects.
+    // remainder is straight-line code. The floor modulus of magnitudes is |b| - r where the
+    // signs differ and r != 0, else r, and takes b's sign: selects, one negation.
     const u32 U = a < 0 ? 0u - (u32)a : (u32)a;
     const u32 V0 = b < 0 ? 0u - (u32)b : (u32)b;
     const u32 V = V0 + (V0 == 0);
-    const i32 r = (i32)u32_mod(U, V, u32_reciprocal(V));
-    const i32 m = a < 0 ? -r : r;
-    return m != 0 && ((m < 0) != (b < 0)) ? m + b : m;
+    const u32 r = u32_mod(U, V, u32_reciprocal(V));
+    const u32 t = r != 0 && (a ^ b) < 0 ? V - r : r;
+    return (i32)(b < 0 ? 0u - t : t);
 #else
     // On the host a double division beats idiv and vectorizes. It is exact: for |a| < 2^31 the
     // quotient's rounding error (2^-53 |a / b| < 1 / |b|) is below its distance to any other
