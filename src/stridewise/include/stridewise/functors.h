@@ -285,7 +285,6 @@ struct RemainderFunctor {
   SW_HOST_DEVICE SW_INLINE static double copysign_(double x, double y) { return copysign(x, y); }
 };
 
-
 template <class T, Convention C>
 struct ShortRemainderFunctor {
   SW_HOST_DEVICE SW_INLINE float operator()(float a, float b) const {
