@@ -226,7 +226,10 @@ def generate(spec: KernelSpec, entry_point) -> str:
                       else (f"u.p{i}", spec.params[i].ctype))
         types = spec.arg_types[n_in] if spec.arg_types else None
         raws.append(raw)
-        call_args.append(_convert(raw, ctype, types))
+        if raw.endswith(".elem[e]") and types is None and spec.arrays[i] is spec.compute:
+            call_args.append(f"sw::widen<M>({raw[:-3]}, e)")   # a pack of the compute dtype
+        else:
+            call_args.append(_convert(raw, ctype, types))
         arg_types.append("M" if types is None else types[1])
         n_in += 1
     call = f"F()({', '.join(call_args)})"

@@ -175,6 +175,23 @@ template <> struct Convert<half, double> {
 template <class To, class From>
 SW_HOST_DEVICE SW_INLINE To convert(From x) { return Convert<To, From>::apply(x); }
 
+// Element e of a pack's elements as OpMath type M (the kernel's input conversion).
+// bfloat16 on the device reads the 32-bit word that holds the element: the high one is
+// then a mask, where extracting 16 bits first cost a byte permute and a shift.
+template <class M, int P, class T>
+SW_HOST_DEVICE SW_INLINE M widen(const T (&x)[P], int e) { return convert<M>(x[e]); }
+#if defined(__CUDA_ARCH__)
+template <class M, int P>
+SW_DEVICE SW_INLINE M widen(const bfloat16 (&x)[P], int e) {
+  if constexpr (P % 2 == 0) {   // a pack of P >= 2 is aligned to 4 bytes or more
+    const u32 w = reinterpret_cast<const u32*>(x)[e / 2];
+    return (M)__uint_as_float(e & 1 ? w & 0xffff0000u : w << 16);
+  } else {
+    return convert<M>(x[e]);
+  }
+}
+#endif
+
 // Two consecutive elements as one 2 x 16-bit (or wider) register: the half2 / bfloat162 unit.
 template <class T> struct alignas(2 * sizeof(T)) Pair { T lo, hi; };
 template <class T> SW_HOST_DEVICE SW_INLINE Pair<T> pair(T lo, T hi) { Pair<T> r = {lo, hi}; return r; }
