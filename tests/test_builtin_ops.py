@@ -340,6 +340,42 @@ def test_where_stages_transposed_operands_on_cuda(dtype, rows, cols):
     assert sw.explain(sw.where, c, x, y).mode == "tiled"
     assert same_bits(from_torch(sw.where(c, x, y).cpu()), from_torch(torch.where(c, x, y).cpu()))
 
+
+def _periodic_where_operands(dtype, period):
+    """A bool condition c (period 4 x period) and y (period `period`) over a dense x."""
+    rng = np.random.default_rng(31)
+    c = rng.random((4, period)) < 0.5
+    x = values(rng, dtype, 7 * 4 * period).reshape(7, 4, period)
+    y = values(rng, dtype, period + 8)[:period]             # values() writes 7 specials first
+    return c, x, y
+
+
+def _check_periodic_mode(e, dtype, period):
+    short = period == 6 or NP[dtype].itemsize < 8   # else rows of 100 or 1030 8-byte elements
+    assert e.mode == ("short_rows" if short else "rows"), e
+    assert not short or e.kinds.count("periodic") == 2, e
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("period", [6, 100, 1030])
+def test_where_with_two_periodic_operands(dtype, period):
+    c, x, y = _periodic_where_operands(dtype, period)
+    _check_periodic_mode(sw.explain(sw.where, c, x, y), dtype, period)
+    assert same_bits(sw.where(c, x, y), np.where(c, x, y))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("period", [6, 100, 1030])
+def test_where_with_two_periodic_operands_on_cuda(dtype, period):
+    """The same on the GPU, which reads a short period from a shared-memory table of its
+    packs and gathers a long one (pack.h period_table): at 100, y has a table and c (400 x 8
+    bytes) does not in 16-bit; at 1030 neither has."""
+    c, x, y = (to_torch(v).cuda() for v in _periodic_where_operands(dtype, period))
+    _check_periodic_mode(sw.explain(sw.where, c, x, y), dtype, period)
+    assert same_bits(from_torch(sw.where(c, x, y).cpu()), from_torch(torch.where(c, x, y).cpu()))
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", ["add", "floor_divide", "maximum", "where", "cast", "fma", "sin"])
 @pytest.mark.parametrize("dtype", ["float16", "float32", "int64"])

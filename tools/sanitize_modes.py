@@ -32,6 +32,7 @@ def cases(dt):
         "rows/strided": (rnd((9, 2 * 300), dt)[:, ::2], rnd((9, 1), dt), None),
         "short_rows": (rnd((301, 6), dt), rnd((1, 6), dt), None),
         "short_rows/misaligned": (rnd((302, 6), dt)[1:].reshape(-1)[3:-3].reshape(-1, 6), rnd((1, 6), dt), None),
+        "short_rows/long-period": (rnd((33, 1030), dt), rnd((1030,), dt), None),   # gathers, no table
         "tiled": (rnd((45, 77), dt).T, rnd((77, 45), dt), None),
         "tiled/batched": (rnd((3, 33, 70), dt).transpose(1, 2), rnd((3, 70, 33), dt), None),
         "general": (rnd((45, 77), dt), rnd((45, 1), dt),

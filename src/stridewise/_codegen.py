@@ -102,8 +102,9 @@ def _uniform_fields(spec: KernelSpec) -> tuple[list[str], list[str]]:
     return fields, init
 
 
-def _load(k: int, dt: DType, kind: str) -> tuple[str, str, str]:
-    """(field of In<P>, statement loading operand k into it, expression of element e)."""
+def _load(k: int, dt: DType, kind: str, slot: int = 0) -> tuple[str, str, str]:
+    """(field of In<P>, statement loading operand k into it, expression of element e);
+    `slot`: a periodic operand's place among the periodic ones (its table on the device)."""
     c = dt.ctype
     # staged: p[k] and off[k] point into the kernel's tile; repeated: read as dense, once per batch
     if kind in ("dense", "staged", "repeated"):
@@ -121,8 +122,19 @@ def _load(k: int, dt: DType, kind: str) -> tuple[str, str, str]:
         # the step is a mask: with `if`, GCC 12 kept the loads under control flow and handed
         # them to the vector loop through the stack (a failed store forward per pack); longer
         # packs, and functors without `fast`, measured faster with the branch (bench/NOTES.md
-        # 15). The device keeps its form.
-        return (f"{c} a{k}[P];", f"{{\n      Index ph = off[{k}];\n"
+        # 15). On the device a short period is read from the kernel's table of its packs
+        # (pack.h period_table; table `slot` among the periodic operands, entry ph at
+        # ph * kPack), a long one stepped with a branch.
+        return (f"{c} a{k}[P];", f"{{\n"
+                f"#if defined(__CUDA_ARCH__)\n"
+                f"    if (sw::period_table<kPack>(u.period{k}, {dt.itemsize})) {{\n"
+                f"      const char* table = sw::period_tables<kPeriodicOperands>() + "
+                f"{slot} * sw::kPeriodTableBytes;\n"
+                f"      const sw::Pack<{c}, P> v = sw::load_pack<{c}, P>(table, off[{k}] * kPack);\n"
+                f"      SW_UNROLL for (int e = 0; e < P; ++e) in.a{k}[e] = v.elem[e];\n"
+                f"    }} else\n"
+                f"#endif\n"
+                f"    {{\n      Index ph = off[{k}];\n"
                 f"      SW_UNROLL for (int e = 0; e < P; ++e) {{\n"
                 f"        in.a{k}[e] = sw::load_one<{c}>(p[{k}], ph);\n"
                 f"#if defined(__CUDA_ARCH__)\n"
@@ -134,7 +146,7 @@ def _load(k: int, dt: DType, kind: str) -> tuple[str, str, str]:
                 f"        }} else if (++ph == u.period{k}) {{\n"
                 f"          ph = 0;\n"
                 f"        }}\n"
-                f"#endif\n      }}\n    }}", f"in.a{k}[e]")
+                f"#endif\n      }}\n    }}\n    }}", f"in.a{k}[e]")
     raise ValueError(kind)
 
 
@@ -201,7 +213,7 @@ def generate(spec: KernelSpec, entry_point) -> str:
     for k in range(len(spec.arrays)):
         if k < spec.nout and not (ref and reads[k]):
             continue
-        field, stmt, expr = _load(k, spec.arrays[k], spec.kinds[k])
+        field, stmt, expr = _load(k, spec.arrays[k], spec.kinds[k], spec.kinds[:k].count("periodic"))
         if field:
             in_fields.append(field)
             loads.append(stmt)
@@ -267,8 +279,8 @@ def generate(spec: KernelSpec, entry_point) -> str:
     else:
         compute = (f"SW_UNROLL for (int e = 0; e < P; ++e) "
                    f"{targets[0]} = sw::convert<{spec.arrays[0].ctype}>({call});")
-    staged, repeated = (sum(1 << k for k, kind in enumerate(spec.kinds) if kind == name)
-                        for name in ("staged", "repeated"))
+    staged, repeated, periodic = (sum(1 << k for k, kind in enumerate(spec.kinds) if kind == name)
+                                  for name in ("staged", "repeated", "periodic"))
     sizes = " : ".join([f"k == {k} ? {dt.itemsize}" for k, dt in enumerate(spec.arrays[:-1])]
                        + [str(spec.arrays[-1].itemsize)])
     uniform_fields = "\n    ".join(fields) or "char unused;"
@@ -282,16 +294,18 @@ struct Op {{
   typedef {m} M;
   typedef {spec.functor} F;
   enum {{ kArrays = {len(spec.arrays)}, kDims = {spec.ndim}, kPack = {spec.pack}, kStaged = {staged},
-         kRepeated = {repeated} }};
+         kRepeated = {repeated}, kPeriodic = {periodic}, kPeriodicOperands = {spec.kinds.count("periodic")} }};
   typedef sw::Layout<kArrays, kDims> L;
 
   // Operand k's element size, whether the kernel stages it (bit k of kStaged) in a tile it
-  // copies first (tiled), and whether it is the same row for every index of dim kDims - 2
-  // (bit k of kRepeated; rows loads it once per column of rows); all fold to constants in
+  // copies first (tiled), whether it is the same row for every index of dim kDims - 2
+  // (bit k of kRepeated; rows loads it once per column of rows), and whether it is read at
+  // the flat index mod its period (bit k of kPeriodic; short_rows); all fold to constants in
   // the kernels' unrolled operand loops.
   SW_HOST_DEVICE static constexpr int size(int k) {{ return {sizes}; }}
   SW_HOST_DEVICE static constexpr bool staged(int k) {{ return (kStaged >> k) & 1; }}
   SW_HOST_DEVICE static constexpr bool repeated(int k) {{ return (kRepeated >> k) & 1; }}
+  SW_HOST_DEVICE static constexpr bool periodic(int k) {{ return (kPeriodic >> k) & 1; }}
 
   // Values every element shares: device scalars read once, host scalars, steps, periods.
   struct Uniform {{

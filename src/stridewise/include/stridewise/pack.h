@@ -44,6 +44,26 @@ SW_HOST_DEVICE SW_INLINE void store_pack(char* base, Index off, const Pack<T, P>
     else { typedef sw::u64 E; __VA_ARGS__; }                   \
   } while (0)
 
+// A periodic operand (short_rows) whose period is short enough has, on the device, a table
+// in shared memory of its period's packs: entry ph holds elements ph, ph + 1, ... (mod the
+// period) of one pack, so a pack at phase ph is one aligned load instead of P gathers. The
+// kernel builds the tables (cuda/kernels.cuh) and the generated Op reads them; both decide
+// with this rule.
+static const int kPeriodTableBytes = 2048;
+template <int kPack, class Index>
+SW_HOST_DEVICE SW_INLINE bool period_table(Index period, int size) {
+  return period > 0 && period * kPack * size <= kPeriodTableBytes;
+}
+#if defined(__CUDA_ARCH__)
+// The block's tables, one of kPeriodTableBytes per periodic operand (NT of them): a named
+// shared array, so the Op's loads from it compile to shared-memory loads.
+template <int NT>
+SW_DEVICE SW_INLINE char* period_tables() {
+  __shared__ __align__(16) char tables[NT * kPeriodTableBytes];
+  return tables;
+}
+#endif
+
 template <class T, class Index>
 SW_HOST_DEVICE SW_INLINE T load_one(const char* base, Index off) {
   return reinterpret_cast<const T*>(base)[off];

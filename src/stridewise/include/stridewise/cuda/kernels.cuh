@@ -78,6 +78,28 @@ SW_DEVICE SW_INLINE void run_packs(const Frame<Op>& f, char* const* p, C count, 
   }
 }
 
+// short_rows: each periodic operand whose period is short enough gets its table of packs
+// (pack.h period_table), built by the whole block before any load; the generated Op reads
+// a pack at phase ph from entry ph.
+template <class Op>
+SW_DEVICE SW_INLINE void build_period_tables(const Frame<Op>& f) {
+  typedef typename Op::Index Index;
+  enum { P = Op::kPack };
+  char* table = period_tables<Op::kPeriodicOperands>();
+  SW_UNROLL for (int k = 0; k < Op::kArrays; ++k) {
+    if (!Op::periodic(k)) continue;
+    const Index per = f.period(k);
+    if (period_table<P>(per, Op::size(k))) {
+      SW_WITH_WORD(Op::size(k), E, {
+        for (Index i = threadIdx.x; i < per * P; i += blockDim.x)
+          reinterpret_cast<E*>(table)[i] = reinterpret_cast<const E*>(f.p[k])[(i / P + i % P) % per];
+      });
+    }
+    table += kPeriodTableBytes;
+  }
+  __syncthreads();
+}
+
 // contiguous, scalar, short_rows: the output is one dense run of n elements. The first
 // `aux` elements (the head peel) and the last < P elements (the tail) go one by one, one
 // element per thread; everything between goes as aligned P-element packs. A block step
@@ -95,6 +117,7 @@ SW_DEVICE SW_INLINE void flat_kernel(const Slot* s, const Slot* x) {
   const C packs = (n - head) / P;
   const C tail = head + packs * P;
   const C tid = global_thread<C>();
+  if constexpr (kPeriodic && Op::kPeriodicOperands > 0) build_period_tables<Op>(f);
   Index off[Op::kArrays];
   if (tid < head) {
     flat_offsets<Op, kPeriodic>(f, (Index)tid, off);
