@@ -294,7 +294,8 @@ struct Op {{
   typedef {m} M;
   typedef {spec.functor} F;
   enum {{ kArrays = {len(spec.arrays)}, kDims = {spec.ndim}, kPack = {spec.pack}, kStaged = {staged},
-         kRepeated = {repeated}, kPeriodic = {periodic}, kPeriodicOperands = {spec.kinds.count("periodic")} }};
+         kRepeated = {repeated}, kPeriodic = {periodic},
+         kPeriodicOperands = {spec.kinds.count("periodic")} }};
   typedef sw::Layout<kArrays, kDims> L;
 
   // Operand k's element size, whether the kernel stages it (bit k of kStaged) in a tile it

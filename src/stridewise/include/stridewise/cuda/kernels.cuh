@@ -231,7 +231,8 @@ static const int kBlockCols = 8;  // a warp's blocks along i
 template <int P, class E, class Index>
 SW_DEVICE SW_INLINE void transpose(uint4* rows, const E* src, Index si) {
   Pack<E, P> col[P];
-  SW_UNROLL for (int c = 0; c < P; ++c) col[c] = load_pack<E, P>(reinterpret_cast<const char*>(src), (Index)c * si);
+  SW_UNROLL for (int c = 0; c < P; ++c)
+    col[c] = load_pack<E, P>(reinterpret_cast<const char*>(src), (Index)c * si);
   SW_UNROLL for (int e = 0; e < P; ++e) {
     Pack<E, P> row;
     SW_UNROLL for (int c = 0; c < P; ++c) row.elem[c] = col[c].elem[e];
