@@ -106,7 +106,8 @@ def _load(k: int, dt: DType, kind: str, slot: int = 0) -> tuple[str, str, str]:
     """(field of In<P>, statement loading operand k into it, expression of element e);
     `slot`: a periodic operand's place among the periodic ones (its table on the device)."""
     c = dt.ctype
-    # staged: p[k] and off[k] point into the kernel's tile; repeated: read as dense, once per batch
+    # staged: p[k] and off[k] point into the kernel's transposed tile (host) or block (device);
+    # repeated: read as dense, once per batch
     if kind in ("dense", "staged", "repeated"):
         return (f"sw::Pack<{c}, P> a{k};", f"in.a{k} = sw::load_pack<{c}, P>(p[{k}], off[{k}]);",
                 f"in.a{k}.elem[e]")
@@ -298,8 +299,8 @@ struct Op {{
          kPeriodicOperands = {spec.kinds.count("periodic")} }};
   typedef sw::Layout<kArrays, kDims> L;
 
-  // Operand k's element size, whether the kernel stages it (bit k of kStaged) in a tile it
-  // copies first (tiled), whether it is the same row for every index of dim kDims - 2
+  // Operand k's element size, whether the kernel stages it (bit k of kStaged) in a tile or
+  // block it transposes first (tiled), whether it is the same row for every index of dim kDims - 2
   // (bit k of kRepeated; rows loads it once per column of rows), and whether it is read at
   // the flat index mod its period (bit k of kPeriodic; short_rows); all fold to constants in
   // the kernels' unrolled operand loops.

@@ -46,8 +46,8 @@ class Layout:
     same row for every index of the next-to-last dim: a row vector, which `rows` with
     share_rows reads once per column of rows), "bcast" (stride 0 along the walk), "strided"
     (any stride, element by element), "periodic" (flat index mod period), "staged" (unit
-    stride along the tile dim only; read as a dense pack from a tile the kernel first
-    copies, `tiled`) and "uniform" (one element, read once).
+    stride along the tile dim only; read as a dense pack from the tile or block the kernel
+    first transposes, `tiled`) and "uniform" (one element, read once).
     """
 
     mode: str
