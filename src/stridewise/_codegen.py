@@ -300,10 +300,10 @@ struct Op {{
   typedef sw::Layout<kArrays, kDims> L;
 
   // Operand k's element size, whether the kernel stages it (bit k of kStaged) in a tile or
-  // block it transposes first (tiled), whether it is the same row for every index of dim kDims - 2
-  // (bit k of kRepeated; rows loads it once per column of rows), and whether it is read at
-  // the flat index mod its period (bit k of kPeriodic; short_rows); all fold to constants in
-  // the kernels' unrolled operand loops.
+  // block it transposes first (tiled), whether it is the same row for every index of dim
+  // kDims - 2 (bit k of kRepeated; rows loads it once per column of rows), and whether it is
+  // read at the flat index mod its period (bit k of kPeriodic; short_rows); all fold to
+  // constants in the kernels' unrolled operand loops.
   SW_HOST_DEVICE static constexpr int size(int k) {{ return {sizes}; }}
   SW_HOST_DEVICE static constexpr bool staged(int k) {{ return (kStaged >> k) & 1; }}
   SW_HOST_DEVICE static constexpr bool repeated(int k) {{ return (kRepeated >> k) & 1; }}

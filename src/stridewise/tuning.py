@@ -58,13 +58,13 @@ def elementwise_tuning(backend: str, device: str | None = None, dtype: str | Non
 # heavy rows kernels fit more threads per SM in small blocks: row float32 3778 GB/s at 128
 # against 3516 at 256 and 2500 at 512), and 4 packs per thread beat 2 in the flat modes
 # (contiguous float16 4058 against 3753 GB/s, short_rows float64 3594 against 3105).
-# The tiled kernel (permuted view, session 3): tiles of 32 rows by 32 packs at block 128 beat
-# tiles of 16 and blocks of 256 and 512 in all six dtypes; 64 does not fit the 48 KiB of shared
-# memory with 16-byte packs and runs as 32 (bench/NOTES.md G10).
+# The tiled kernel (permuted view): tiles of 32 rows by 32 packs at block 128 beat tiles of 16
+# and blocks of 256 and 512 in all six dtypes (bench/NOTES.md G10), and, with the register
+# blocks of G15, tiles of 16 and 64 (3-12% slower) and blocks of 256 in four dtypes.
 _CUDA = ElementwiseTuning(
     block_size=128, items_per_thread=4, tile=32,
     source="H200 2026-11-30, tools/tune_gpu.py: block 128 and 4 packs per thread "
-           "(bench/NOTES.md G3), tile 32 (G10)")
+           "(bench/NOTES.md G3), tile 32 (G10, G15)")
 register_tuning("cuda", None, _CUDA)
 # Sharing a repeated row's divisor work (bench/NOTES.md G13) paid in outer products where that
 # work is most of the element's: float64 +11%, int32 +18%, int64 +21% (float16 -1%, bfloat16

@@ -34,8 +34,8 @@ SW_HOST_DEVICE SW_INLINE void store_pack(char* base, Index off, const Pack<T, P>
 }
 
 // Runs the statement(s) after E with E the unsigned word of `size` bytes (a constant in the
-// kernels' unrolled operand loops): tiled kernels copy staged operands as bits. A macro, as
-// NVRTC 13.0 takes a generic lambda in device code for a host function.
+// kernels' unrolled operand loops): tiled and short_rows kernels copy operands as bits. A
+// macro, as NVRTC 13.0 takes a generic lambda in device code for a host function.
 #define SW_WITH_WORD(size, E, ...)                        \
   do {                                                    \
     if ((size) == 1) { typedef unsigned char E; __VA_ARGS__; } \

@@ -102,7 +102,8 @@ void rows_loop(const Slot* slots) {
 // Each thread takes T x T tiles: it copies every staged operand's tile into its own buffer
 // (reading along j, the operand's unit stride), then walks the tile's rows along i, where
 // Op::apply reads the staged operands from the buffers as dense runs; the buffers stay in
-// L1, so both streams use whole cache lines. Mirrors cuda/kernels.cuh's tiled_kernel.
+// L1, so both streams use whole cache lines. cuda/kernels.cuh's tiled_kernel does the same
+// with P x P blocks transposed in registers.
 // Bytes of operand k's t x t buffer (0 unless staged), rounded to whole cache lines.
 template <class Op>
 constexpr int staged_bytes(int k, int t) {
