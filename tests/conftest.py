@@ -27,3 +27,22 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+def _warm_paths():
+    from stridewise import _compiled, _ops
+
+    paths = [("python", _ops._fast_call)]
+    if _compiled.warm is not None:
+        paths.append(("compiled", _compiled.warm.fast_call))
+    return paths
+
+
+@pytest.fixture(params=[name for name, _ in _warm_paths()])
+def warm_path(request, monkeypatch):
+    """Each warm call path that is built (Python, and stridewise._warm's): calls go through it."""
+    from stridewise import _ops
+
+    fn = dict(_warm_paths())[request.param]
+    monkeypatch.setattr(_ops, "_warm_call", fn)
+    return fn

@@ -106,9 +106,9 @@ def _libs():
 
 
 @pytest.mark.parametrize("lib,wrap", _libs(), ids=[n for n, _ in _libs()])
-def test_warm_calls_take_the_fast_path(lib, wrap):
-    """After one call, the same signature runs through _fast_call (out=, allocating, in place,
-    a Python scalar, a user kernel's out list), with the results of the full path."""
+def test_warm_calls_take_the_fast_path(lib, wrap, warm_path):
+    """After one call, the same signature runs through the warm path (out=, allocating, in
+    place, a Python scalar, a user kernel's out list), with the results of the full path."""
     import stridewise as sw
     from stridewise import _ops
 
@@ -119,11 +119,11 @@ def test_warm_calls_take_the_fast_path(lib, wrap):
     out = wrap(np.zeros((3, 700), np.float32))
     for call, fast in (
             (lambda: sw.remainder(a, b, out=out),
-             lambda: _ops._fast_call(R, (a, b), out, None, None, False, _ops._CALLS)),
+             lambda: warm_path(R, (a, b), out, None, None, False, _ops._CALLS)),
             (lambda: sw.remainder(a, b),
-             lambda: _ops._fast_call(R, (a, b), None, None, None, False, _ops._CALLS)),
+             lambda: warm_path(R, (a, b), None, None, None, False, _ops._CALLS)),
             (lambda: sw.remainder(a, 2.5, out=out),
-             lambda: _ops._fast_call(R, (a, 2.5), out, None, None, False, _ops._CALLS))):
+             lambda: warm_path(R, (a, 2.5), out, None, None, False, _ops._CALLS))):
         first = call()
         got = fast()
         assert got is not None and type(got) is type(first)
@@ -132,16 +132,16 @@ def test_warm_calls_take_the_fast_path(lib, wrap):
         assert np.array_equal(np.asarray(sw.remainder(a, b)), want)
     x = wrap(np.linspace(-7, 7, 3 * 700, dtype=np.float32).reshape(3, 700))
     sw.remainder_(x, b)
-    assert _ops._fast_call(R, (x, b), None, None, None, True, _ops._CALLS) is x
+    assert warm_path(R, (x, b), None, None, None, True, _ops._CALLS) is x
     k = sw.ElementwiseKernel("T x, T y", "T z", "z = x + y", name="warm_add")
     z = wrap(np.zeros((3, 700), np.float32))
     assert k(a, b, out=z) is z
-    assert _ops._fast_call(k, [a, b], [z], None, None, False, k._calls) is z
+    assert warm_path(k, [a, b], [z], None, None, False, k._calls) is z
     assert np.array_equal(np.asarray(z), np.asarray(a) + np.asarray(b))
 
 
 @pytest.mark.parametrize("lib,wrap", _libs(), ids=[n for n, _ in _libs()])
-def test_warm_path_still_rejects_partial_overlap(lib, wrap):
+def test_warm_path_still_rejects_partial_overlap(lib, wrap, warm_path):
     """A warm signature (same layout and alignment) with an out that partially overlaps an
     input goes to the full check and raises; an out identical to the input runs."""
     import stridewise as sw

@@ -636,7 +636,9 @@ def test_warm_host_overhead():
     per = _us_per_call(lambda: _ops._fast_key(R, (a, b), out, None, None, False))
     print(f"\n[overhead] _fast_key alone (3 tensors, torch keyed inline): {per:.2f} us/call")
     per = _us_per_call(lambda: _ops._fast_call(R, (a, b), out, None, None, False, _ops._CALLS))
-    print(f"\n[overhead] _ops._fast_call (keys, overlap check, launch): {per:.2f} us/call")
+    print(f"\n[overhead] _ops._fast_call (Python: keys, overlap check, launch): {per:.2f} us/call")
+    per = _us_per_call(lambda: _ops._warm_call(R, (a, b), out, None, None, False, _ops._CALLS))
+    print(f"\n[overhead] _ops._warm_call ({_ops._warm_call.__module__}): {per:.2f} us/call")
     # the backend's share: one launch of the warm kernel over a packed record
     prepared = _ops._call(R, (a, b), out, dry=True)
     slots = prepared.record.pack(out.data_ptr(), a.data_ptr(), b.data_ptr(), *prepared.static)
@@ -645,7 +647,7 @@ def test_warm_host_overhead():
     run = cuda.bind(prepared.kernel, prepared.config, prepared.record, prepared.static)
     ptrs = [out.data_ptr(), a.data_ptr(), b.data_ptr()]
     per = _us_per_call(lambda: run(ptrs, ()))
-    print(f"\n[overhead] backends.cuda.bind launcher alone (warm path): {per:.2f} us/call")
+    print(f"\n[overhead] backends.cuda.bind launcher alone ({type(run).__name__}): {per:.2f} us/call")
     assert torch.equal(out, torch.remainder(a, b))
     _driver_alternatives(prepared, slots, out, torch.remainder(a, b))
 

@@ -283,7 +283,8 @@ assert launched(4, qsize)[4] == q.record.pack(*other[:2], *q.static, value) + q.
 cur = ctypes.c_void_p()
 fake.cuCtxGetCurrent(ctypes.byref(cur))
 assert cur.value == 0x1000 and fake.fake_depth() == 1, (cur.value, fake.fake_depth())
-print(sys.argv[1], "cuda.core" in sys.modules, any("nvrtc" in m for m in sys.modules))
+print(sys.argv[1], "cuda.core" in sys.modules, any("nvrtc" in m for m in sys.modules),
+      type(cuda.bind(p.kernel, p.config, p.record, p.static)).__name__)
 """
 
 
@@ -291,7 +292,11 @@ def test_warm_path_against_a_stand_in_driver(tmp_path, monkeypatch):
     """A bare CAI producer on device 1 while device 0's context is current, warm disk cache:
     the launch runs in device 1's primary context with the right record, the caller's
     context is current again afterwards, and neither cuda.core nor NVRTC is imported. The
-    warm path's bound launcher (cuLaunchKernelEx) sends the same bytes."""
+    warm path's bound launcher (cuLaunchKernelEx), Python and compiled, sends the same bytes."""
+    from stridewise import _compiled
+
+    def type_name(pure):
+        return "function" if pure == "1" or _compiled.warm is None else "Launcher"
     import json
     import subprocess
     import sys
@@ -314,4 +319,6 @@ def test_warm_path_against_a_stand_in_driver(tmp_path, monkeypatch):
     source, entry = json.loads((tmp_path / "src.json").read_text())
     monkeypatch.setenv("STRIDEWISE_CACHE_DIR", env["STRIDEWISE_CACHE_DIR"])
     cuda.compile(source, entry, "sm_90")               # here: cuda.core needs the real driver
-    assert run("warm").split() == ["warm", "False", "False"]
+    for pure in ("1", "0"):                            # the Python launcher, then the compiled one
+        env["STRIDEWISE_PURE_PYTHON"] = pure
+        assert run("warm").split() == ["warm", "False", "False", type_name(pure)]

@@ -7,7 +7,7 @@
 # about 2.5 minutes on an H200). All parts take about 6 minutes. SKIP="tests sanitizer" in the
 # environment works too. Logs go to $OUT (the device tool's return folder) or ./gpu-logs, at
 # most 8 files with all parts, so that all of them come back. Exit status: the number of
-# failed parts.
+# failed parts. The compiled warm path is built in place first (setup.py build_ext).
 set -u
 cd "$(dirname "$0")/.."
 export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
@@ -26,6 +26,8 @@ while [ $# -gt 0 ]; do
     *) echo "unknown argument $1; usage: tools/gpu_check.sh [--skip part,...] [-- pytest args]"; exit 2 ;;
   esac
 done
+# the compiled warm path (stridewise._warm), in place beside the sources on PYTHONPATH
+"$PY" setup.py -q build_ext --inplace >>"$LOGS/summary.log" 2>&1 || echo "stridewise._warm did not build (summary.log): the Python warm path runs"
 skipped() { [[ " $SKIP " == *" $1 "* ]]; }
 failed=0
 part() {  # part NAME COMMAND...: run one part, log it, count a failure
@@ -46,6 +48,7 @@ info() {
   "$PY" -c 'import sys, torch, numpy; print(sys.version); print("torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.get_device_name(0)); print("numpy", numpy.__version__)'
   "$PY" -c 'import cupy; print("cupy", cupy.__version__)' || true
   "$PY" -c 'import cuda.core, cuda.bindings.nvrtc as n; print("cuda.core", cuda.core.__version__, "nvrtc", n.nvrtcVersion()[1:])'
+  "$PY" -c 'from stridewise import _compiled; print("warm path:", _compiled.warm or "python")'
 }
 
 sanitizer() {

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from . import _arrays, _codegen, _plan, _resolve
 from ._arrays import Scalar, View
+from ._compiled import warm as _WARM
 from ._dtypes import ALL_DTYPES as DTYPES, DType
 from .algorithms import Auto
 from .backends import get_backend
@@ -360,6 +361,13 @@ def _fast_call(op, args, out, convention, algorithm, inplace, calls,
     return result
 
 
+if _WARM is not None:   # the same steps compiled (tests compare the two)
+    _WARM.configure(_arrays._KEYERS, _arrays._torch_key, _arrays.keyer)
+    _warm_call = _WARM.fast_call
+else:
+    _warm_call = _fast_call
+
+
 def _remember(calls, key, prepared, out_views, in_views, allocated, info):
     """Make the call just run a warm one (only when every argument had a fast key)."""
     lib, device, typing, shape, _ = info
@@ -383,7 +391,7 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
           calls=_CALLS, memo=_MEMO):
     """Run `op` on `args`. `out`: None (allocate), one array, or one per output."""
     if not dry:
-        result = _fast_call(op, args, out, convention, algorithm, inplace, calls)
+        result = _warm_call(op, args, out, convention, algorithm, inplace, calls)
         if result is not None:
             return result
     fast = None if dry or op.nout != 1 else _fast_key(op, args, out, convention, algorithm, inplace)
@@ -477,13 +485,13 @@ def remainder(x1, x2, /, *, out=None, convention=None, algorithm=None):
     -------
     The output array, from the same library and device as the inputs.
     """
-    r = _fast_call(REMAINDER, (x1, x2), out, convention, algorithm, False, _CALLS)
+    r = _warm_call(REMAINDER, (x1, x2), out, convention, algorithm, False, _CALLS)
     return _call(REMAINDER, (x1, x2), out, convention, algorithm) if r is None else r
 
 
 def remainder_(x1, x2, /, *, convention=None, algorithm=None):
     """In-place remainder: x1 = remainder(x1, x2); x2 must broadcast to x1's shape."""
-    r = _fast_call(REMAINDER, (x1, x2), None, convention, algorithm, True, _CALLS)
+    r = _warm_call(REMAINDER, (x1, x2), None, convention, algorithm, True, _CALLS)
     return _call(REMAINDER, (x1, x2), None, convention, algorithm, inplace=True) if r is None else r
 
 

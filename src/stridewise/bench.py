@@ -490,6 +490,8 @@ def host_overhead(device: str, n: int = 1024, calls: int = 2000) -> dict:
             res[name] = min(best)
         except Exception as e:  # noqa: BLE001
             res[name] = f"error: {type(e).__name__}: {e}"[:200]
+    from ._compiled import warm
+    res["stridewise warm path"] = "compiled" if warm is not None else "python"
     return res
 
 

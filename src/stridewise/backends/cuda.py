@@ -2,9 +2,9 @@
 
 Same shape as every backend: entry_point, compile, load, configure, launch (plus bind, the
 warm path's launcher). A warm call is the owning library's current device and stream
-lookups, one slice store of the pointers into a buffer that already holds the static slots
-and the launch facts, and one `cuLaunchKernelEx` through ctypes over pre-made arguments
-(the slot record goes as one by-value struct parameter).
+lookups, a store of the pointers into a buffer that already holds the static slots and the
+launch facts, and one `cuLaunchKernelEx` (the slot record goes as one by-value struct
+parameter): from C where stridewise._warm is built, else through ctypes.
 
 The driver is reached through ctypes libcuda only, and nothing here changes the calling
 thread's current context: device facts come from attributes, kernels load context-free
@@ -471,29 +471,47 @@ def bind(kernel: _Kernel, config: Config, record, static: tuple):
     """The warm path's launcher for one call signature: run(pointers, scalar values).
 
     Built once: a slot buffer already holding the static slots (n, shape, strides) and the
-    launch facts, a uint64 array over its pointer slots, a CUlaunchConfig with the geometry,
-    and cuLaunchKernelEx's four arguments as ctypes objects (no argtypes: the cheapest ctypes
-    call, measured against cuLaunchKernel with argtypes and a CFUNCTYPE pointer). A call
-    reads the library's current device and stream, then, under a lock (threads may share a
-    signature), stores the pointers (and packs scalar values) into the buffer and launches;
-    the driver copies the parameters before cuLaunchKernelEx returns. Another device (or no
-    context) current: the context-pushing path of launch().
+    launch facts, and cuLaunchKernelEx's CUlaunchConfig with the geometry. A call reads the
+    library's current device and stream, stores the pointers (and packs scalar values) into
+    the buffer and launches; the driver copies the parameters before cuLaunchKernelEx
+    returns. Another device (or no context) current: the context-pushing path of launch().
+    The launcher is stridewise._warm's Launcher where that is built, else the Python one.
     """
     import struct
 
-    ex = _driver_ex()
-    size = record.size + len(config.extra)
-    buf = ctypes.create_string_buffer(max(size, 1))
-    buf[record.size:size] = config.extra
+    from .._compiled import warm
+
     ptr_part, value_part, at = _record_parts(record, static)
-    slots = (ctypes.c_uint64 * (ptr_part.size // 8)).from_buffer(buf)   # a slice store: 0.6x pack_into
+    template = bytearray(record.size)
+    struct.pack_into(f"<{len(static)}q", template, ptr_part.size, *static)
+    template += config.extra
+    pack = record.pack
+
+    def slow(ptrs, values):
+        launch(kernel, config, pack(*ptrs, *static, *values))
+
+    if warm is not None:
+        return warm.Launcher(ctypes.cast(_driver_ex(), ctypes.c_void_p).value, kernel.handle,
+                             config.grid, config.block, bytes(template), ptr_part.size // 8, at,
+                             config.index, config.current, config.stream, value_part.pack,
+                             slow, lambda err: _launch_failed(err, config))
+    return _python_launcher(kernel, config, template, ptr_part.size // 8, value_part, at, slow)
+
+
+def _python_launcher(kernel, config, template, nptr, value_part, at, slow):
+    """bind's launcher in Python: cuLaunchKernelEx's four arguments as ctypes objects (no
+    argtypes: the cheapest ctypes call, measured against cuLaunchKernel with argtypes and a
+    CFUNCTYPE pointer), the pointers stored by one slice into a uint64 array over the buffer,
+    and a lock, since threads may share a signature."""
+    ex = _driver_ex()
+    buf = ctypes.create_string_buffer(bytes(template))
+    slots = (ctypes.c_uint64 * nptr).from_buffer(buf)   # a slice store: 0.6x pack_into
     pack_values = value_part.pack_into
-    struct.pack_into(f"<{len(static)}q", buf, ptr_part.size, *static)
     params = (ctypes.c_void_p * 1)(ctypes.addressof(buf))
     lc = _LaunchConfig((ctypes.c_uint * 3)(config.grid, 1, 1), (ctypes.c_uint * 3)(config.block, 1, 1),
                        0, None, None, 0)
     plc, handle = ctypes.pointer(lc), ctypes.c_void_p(kernel.handle)
-    pack, current, stream, index = record.pack, config.current, config.stream, config.index
+    current, stream, index = config.current, config.stream, config.index
     last = [0]   # the stream in lc (0: the legacy default stream, as lc starts)
 
     lock = threading.Lock()
@@ -516,7 +534,7 @@ def bind(kernel: _Kernel, config: Config, record, static: tuple):
                 return
             if err != _INVALID_CONTEXT:
                 _launch_failed(err, config)
-        launch(kernel, config, pack(*ptrs, *static, *values))
+        slow(ptrs, values)
     return run
 
 

@@ -1,0 +1,597 @@
+/* stridewise._warm: the warm call path, compiled.
+ *
+ * fast_call does what _ops._fast_call does, step for step: key the arguments (torch tensors
+ * inline, other types through their _arrays keyer), find the call's _Fast, check the
+ * output's overlap with each input or allocate it, and launch. Launcher does what
+ * backends.cuda.bind's run does: read the library's current device and stream, store the
+ * pointers into the slot buffer and call cuLaunchKernelEx. The Python versions stay the
+ * reference (and the path when this module is not built); tests compare the two.
+ *
+ * Why C: on the H200 host a warm call spent about 7 us in Python around a 4 us driver call
+ * (bench/NOTES.md H1, H2). The CUDA headers are not needed: the driver entry point comes
+ * in as an address, and CUlaunchConfig is declared below.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------------ Launcher */
+
+typedef struct {            /* CUlaunchConfig (cuda.h), the ABI cuLaunchKernelEx takes */
+    unsigned grid[3], block[3], smem;
+    void *stream, *attrs;
+    unsigned nattrs;
+} LaunchConfig;
+
+typedef int (*LaunchEx)(const LaunchConfig *, void *, void **, void **);
+
+enum { INVALID_CONTEXT = 201, MAX_POINTERS = 64 };
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    LaunchEx ex;
+    LaunchConfig lc;
+    void *kernel;
+    void *params[1];        /* the one kernel parameter: the slot buffer */
+    char *buf;
+    Py_ssize_t nptr, at, size;     /* pointer slots; the values' offset; the buffer's size */
+    long index;
+    PyObject *current, *stream, *pack_values, *slow, *failed;
+#ifdef Py_GIL_DISABLED
+    PyMutex lock;           /* with a GIL, holding it keeps the buffer to one launch */
+#endif
+} Launcher;
+
+static PyTypeObject LauncherType;
+static PyObject *empty;     /* () */
+
+/* Launch over ptrs[0..nptr) and values (a sequence of slot values, or NULL). */
+static PyObject *
+launcher_run(Launcher *L, const uint64_t *ptrs, PyObject *values)
+{
+    PyObject *r = PyObject_CallNoArgs(L->current);
+    if (r == NULL)
+        return NULL;
+    long device = PyLong_AsLong(r);
+    Py_DECREF(r);
+    if (device == -1 && PyErr_Occurred())
+        return NULL;
+    if (device == L->index) {
+        r = PyObject_CallNoArgs(L->stream);
+        if (r == NULL)
+            return NULL;
+        void *stream = PyLong_AsVoidPtr(r);
+        Py_DECREF(r);
+        if (stream == NULL && PyErr_Occurred())
+            return NULL;
+        PyObject *packed = NULL;
+        if (values != NULL && PyObject_Length(values) > 0) {
+            PyObject *t = PySequence_Tuple(values);
+            packed = t ? PyObject_Call(L->pack_values, t, NULL) : NULL;
+            Py_XDECREF(t);
+            if (packed == NULL)
+                return NULL;
+            if (!PyBytes_Check(packed) || PyBytes_GET_SIZE(packed) > L->size - L->at) {
+                Py_DECREF(packed);
+                PyErr_SetString(PyExc_ValueError, "scalar values do not fill the record's value slots");
+                return NULL;
+            }
+        }
+#ifdef Py_GIL_DISABLED
+        PyMutex_Lock(&L->lock);
+#endif
+        L->lc.stream = stream;
+        memcpy(L->buf, ptrs, sizeof(uint64_t) * L->nptr);
+        if (packed != NULL)
+            memcpy(L->buf + L->at, PyBytes_AS_STRING(packed), PyBytes_GET_SIZE(packed));
+        int err = L->ex(&L->lc, L->kernel, L->params, NULL);   /* copies the parameters */
+#ifdef Py_GIL_DISABLED
+        PyMutex_Unlock(&L->lock);
+#endif
+        Py_XDECREF(packed);
+        if (err == 0)
+            Py_RETURN_NONE;
+        if (err != INVALID_CONTEXT)
+            return PyObject_CallFunction(L->failed, "i", err);   /* raises */
+    }
+    /* another device current, or no context: the Python launch that pushes the context */
+    PyObject *list = PyList_New(L->nptr);
+    if (list == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < L->nptr; i++) {
+        PyObject *p = PyLong_FromUnsignedLongLong(ptrs[i]);
+        if (p == NULL) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, i, p);
+    }
+    r = PyObject_CallFunctionObjArgs(L->slow, list, values ? values : empty, NULL);
+    Py_DECREF(list);
+    return r;
+}
+
+/* Sequence of Python ints -> ptrs (exactly nptr of them). */
+static int
+read_pointers(Launcher *L, PyObject *seq, uint64_t *ptrs)
+{
+    PyObject *fast = PySequence_Fast(seq, "pointers must be a sequence of ints");
+    if (fast == NULL)
+        return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    if (n != L->nptr) {
+        Py_DECREF(fast);
+        PyErr_Format(PyExc_ValueError, "this launcher takes %zd pointers, got %zd", L->nptr, n);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        ptrs[i] = PyLong_AsUnsignedLongLong(PySequence_Fast_GET_ITEM(fast, i));
+        if (ptrs[i] == (uint64_t)-1 && PyErr_Occurred()) {
+            Py_DECREF(fast);
+            return -1;
+        }
+    }
+    Py_DECREF(fast);
+    return 0;
+}
+
+/* launcher(pointers, values): as backends.cuda.bind's run. */
+static PyObject *
+launcher_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Launcher *L = (Launcher *)self;
+    if (PyVectorcall_NARGS(nargsf) != 2 || kwnames != NULL) {
+        PyErr_SetString(PyExc_TypeError, "a launcher takes (pointers, values)");
+        return NULL;
+    }
+    uint64_t ptrs[MAX_POINTERS];
+    if (read_pointers(L, args[0], ptrs) < 0)
+        return NULL;
+    return launcher_run(L, ptrs, args[1]);
+}
+
+static PyObject *
+launcher_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"ex", "kernel", "grid", "block", "buffer", "nptr", "at", "index",
+                            "current", "stream", "pack_values", "slow", "failed", NULL};
+    unsigned long long ex, kernel;
+    unsigned grid, block;
+    Py_buffer buffer;
+    Py_ssize_t nptr, at;
+    long index;
+    PyObject *current, *stream, *pack_values, *slow, *failed;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "KKIIy*nnlOOOOO", names, &ex, &kernel, &grid,
+                                     &block, &buffer, &nptr, &at, &index, &current, &stream,
+                                     &pack_values, &slow, &failed))
+        return NULL;
+    if (nptr < 0 || nptr > MAX_POINTERS || at < 8 * nptr || at > buffer.len || ex == 0) {
+        PyBuffer_Release(&buffer);
+        PyErr_SetString(PyExc_ValueError, "launcher: bad pointer count, value offset or entry point");
+        return NULL;
+    }
+    Launcher *L = (Launcher *)type->tp_alloc(type, 0);
+    if (L == NULL) {
+        PyBuffer_Release(&buffer);
+        return NULL;
+    }
+    L->buf = PyMem_Malloc(buffer.len ? buffer.len : 1);
+    if (L->buf == NULL) {
+        PyBuffer_Release(&buffer);
+        Py_DECREF(L);
+        return PyErr_NoMemory();
+    }
+    memcpy(L->buf, buffer.buf, buffer.len);
+    PyBuffer_Release(&buffer);
+    L->vectorcall = launcher_vectorcall;
+    L->ex = (LaunchEx)(uintptr_t)ex;
+    L->kernel = (void *)(uintptr_t)kernel;
+    L->params[0] = L->buf;
+    L->lc.grid[0] = grid, L->lc.grid[1] = L->lc.grid[2] = 1;
+    L->lc.block[0] = block, L->lc.block[1] = L->lc.block[2] = 1;
+    L->nptr = nptr, L->at = at, L->index = index;
+    L->size = buffer.len;
+    L->current = Py_NewRef(current), L->stream = Py_NewRef(stream);
+    L->pack_values = Py_NewRef(pack_values), L->slow = Py_NewRef(slow), L->failed = Py_NewRef(failed);
+    return (PyObject *)L;
+}
+
+static int
+launcher_traverse(Launcher *L, visitproc visit, void *arg)
+{
+    Py_VISIT(L->current);
+    Py_VISIT(L->stream);
+    Py_VISIT(L->pack_values);
+    Py_VISIT(L->slow);
+    Py_VISIT(L->failed);
+    return 0;
+}
+
+static int
+launcher_clear(Launcher *L)
+{
+    Py_CLEAR(L->current);
+    Py_CLEAR(L->stream);
+    Py_CLEAR(L->pack_values);
+    Py_CLEAR(L->slow);
+    Py_CLEAR(L->failed);
+    return 0;
+}
+
+static void
+launcher_dealloc(Launcher *L)
+{
+    PyObject_GC_UnTrack(L);
+    launcher_clear(L);
+    PyMem_Free(L->buf);
+    Py_TYPE(L)->tp_free((PyObject *)L);
+}
+
+static PyTypeObject LauncherType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "stridewise._warm.Launcher",
+    .tp_doc = "Launcher(ex, kernel, grid, block, buffer, nptr, at, index, current, stream, "
+              "pack_values, slow, failed)\n\nbackends.cuda.bind's launcher, compiled: "
+              "launcher(pointers, values).",
+    .tp_basicsize = sizeof(Launcher),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(Launcher, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_new = launcher_new,
+    .tp_traverse = (traverseproc)launcher_traverse,
+    .tp_clear = (inquiry)launcher_clear,
+    .tp_dealloc = (destructor)launcher_dealloc,
+};
+
+/* ----------------------------------------------------------------------------- fast_call */
+
+static PyObject *keyers, *torch_key, *find_keyer;   /* _arrays._KEYERS, _torch_key, keyer */
+static PyObject *s_data_ptr, *s_dtype, *s_shape, *s_stride, *s_get_device, *s_alloc,
+                *s_extents, *s_out_mod, *s_params, *s_launch, *s_slot_value;
+
+enum { MAX_KEY = 512, MAX_ARGS = MAX_POINTERS - 1 };
+
+typedef struct {            /* a call being keyed: owned key items, pointers, scalars */
+    PyObject *key[MAX_KEY];
+    Py_ssize_t nkey;
+    uint64_t ptrs[MAX_POINTERS];
+    Py_ssize_t nptr;
+    PyObject *scalars[MAX_ARGS];   /* borrowed from args */
+    Py_ssize_t nscalars;
+} Keying;
+
+static void
+keying_clear(Keying *k)
+{
+    for (Py_ssize_t i = 0; i < k->nkey; i++)
+        Py_DECREF(k->key[i]);
+    k->nkey = 0;
+}
+
+static int
+push(Keying *k, PyObject *item)     /* steals item */
+{
+    if (item == NULL)
+        return -1;
+    k->key[k->nkey++] = item;
+    return 0;
+}
+
+/* The keyer of x's type, as _fast_call finds it: NULL with no error when x has none. */
+static PyObject *
+keyer_of(PyObject *x)
+{
+    PyObject *keyer = PyDict_GetItemWithError(keyers, (PyObject *)Py_TYPE(x));
+    if (keyer != NULL || PyErr_Occurred())
+        return keyer;
+    keyer = PyObject_CallOneArg(find_keyer, x);   /* registers torch.Tensor on first sight */
+    if (keyer == NULL)
+        return NULL;
+    Py_DECREF(keyer);    /* the function lives in _arrays (and now in keyers) */
+    return keyer == Py_None ? NULL : keyer;
+}
+
+/* One argument's key segment: 1 on success, 0 when the call cannot take the fast path. */
+static int
+key_one(Keying *k, PyObject *x, int is_out)
+{
+    PyObject *keyer = keyer_of(x);
+    if (keyer == NULL)
+        return PyErr_Occurred() ? -1 : 0;
+    if (k->nkey + 16 > MAX_KEY || k->nptr >= MAX_POINTERS || k->nscalars >= MAX_ARGS)
+        return 0;
+    if (keyer == torch_key) {    /* inline, as _fast_call: (dtype, shape, stride(), device, p % 16) */
+        PyObject *p = PyObject_CallMethodNoArgs(x, s_data_ptr);
+        if (p == NULL)
+            return -1;
+        uint64_t ptr = PyLong_AsUnsignedLongLong(p);
+        Py_DECREF(p);
+        if (ptr == (uint64_t)-1 && PyErr_Occurred())
+            return -1;
+        k->ptrs[k->nptr++] = ptr;
+        if (push(k, PyObject_GetAttr(x, s_dtype)) || push(k, PyObject_GetAttr(x, s_shape)) ||
+            push(k, PyObject_CallMethodNoArgs(x, s_stride)) ||
+            push(k, PyObject_CallMethodNoArgs(x, s_get_device)) ||
+            push(k, PyLong_FromUnsignedLong((unsigned long)(ptr % 16))))
+            return -1;
+        return 1;
+    }
+    PyObject *r = PyObject_CallOneArg(keyer, x);
+    if (r == NULL)
+        return -1;
+    PyObject *seg, *p;
+    if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) != 2 || !PyTuple_Check(seg = PyTuple_GET_ITEM(r, 0))
+        || k->nkey + PyTuple_GET_SIZE(seg) > MAX_KEY) {
+        Py_DECREF(r);
+        return 0;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(seg); i++)
+        push(k, Py_NewRef(PyTuple_GET_ITEM(seg, i)));
+    p = PyTuple_GET_ITEM(r, 1);
+    int ok = 1;
+    if (p != Py_None) {
+        k->ptrs[k->nptr] = PyLong_AsUnsignedLongLong(p);
+        if (k->ptrs[k->nptr] == (uint64_t)-1 && PyErr_Occurred())
+            ok = -1;
+        k->nptr++;
+    } else if (is_out) {
+        ok = 0;
+    } else {
+        k->scalars[k->nscalars++] = x;
+    }
+    Py_DECREF(r);
+    return ok;
+}
+
+static PyObject *
+pointer_list(const uint64_t *ptrs, Py_ssize_t n)
+{
+    PyObject *list = PyList_New(n);
+    for (Py_ssize_t i = 0; list != NULL && i < n; i++) {
+        PyObject *p = PyLong_FromUnsignedLongLong(ptrs[i]);
+        if (p == NULL)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, i, p);
+    }
+    return list;
+}
+
+/* The call's launch once keyed: overlap check or allocation, then the launcher. */
+static PyObject *
+run_fast(Keying *k, PyObject *fast, PyObject *args, PyObject *out, int inplace)
+{
+    PyObject *alloc = PyObject_GetAttr(fast, s_alloc), *result = NULL, *values = NULL, *r;
+    if (alloc == NULL)
+        return NULL;
+    if (alloc == Py_None) {
+        if (inplace) {
+            if (k->nptr == 0 || k->nptr >= MAX_POINTERS)
+                goto none;
+            result = PySequence_GetItem(args, 0);
+            memmove(k->ptrs + 1, k->ptrs, sizeof(uint64_t) * k->nptr++);
+        } else {
+            result = Py_NewRef(out);
+        }
+        if (result == NULL)
+            goto done;
+        PyObject *extents = PyObject_GetAttr(fast, s_extents);
+        if (extents == NULL)
+            goto fail;
+        if (!PyTuple_Check(extents) || PyTuple_GET_SIZE(extents) != k->nptr - 1) {
+            Py_DECREF(extents);
+            goto none;
+        }
+        for (Py_ssize_t i = 1; i < k->nptr; i++) {
+            PyObject *e = PyTuple_GET_ITEM(extents, i - 1);
+            long long below = PyLong_AsLongLong(PyTuple_GET_ITEM(e, 0));
+            long long above = PyLong_AsLongLong(PyTuple_GET_ITEM(e, 1));
+            int same = PyObject_IsTrue(PyTuple_GET_ITEM(e, 2));
+            long long d = (long long)(k->ptrs[i] - k->ptrs[0]);
+            if (PyErr_Occurred()) {
+                Py_DECREF(extents);
+                goto fail;
+            }
+            if (below < d && d < above && !(same && d == 0)) {
+                Py_DECREF(extents);       /* may overlap: the full check decides, or raises */
+                goto none;
+            }
+        }
+        Py_DECREF(extents);
+    } else {
+        r = PyObject_CallNoArgs(alloc);
+        if (r == NULL)
+            goto done;
+        if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) != 2 || k->nptr >= MAX_POINTERS) {
+            Py_DECREF(r);
+            goto none;
+        }
+        result = Py_NewRef(PyTuple_GET_ITEM(r, 0));
+        uint64_t o = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(r, 1));
+        Py_DECREF(r);
+        if (o == (uint64_t)-1 && PyErr_Occurred())
+            goto fail;
+        PyObject *mod = PyObject_GetAttr(fast, s_out_mod);
+        long want = mod ? PyLong_AsLong(mod) : -1;
+        Py_XDECREF(mod);
+        if (PyErr_Occurred())
+            goto fail;
+        if ((long)(o % 16) != want)
+            goto none;
+        memmove(k->ptrs + 1, k->ptrs, sizeof(uint64_t) * k->nptr++);
+        k->ptrs[0] = o;
+    }
+    if (k->nscalars) {     /* [dt.slot_value(v) for dt, v in zip(fast.params, scalars)] */
+        PyObject *params = PyObject_GetAttr(fast, s_params);
+        if (params == NULL)
+            goto fail;
+        Py_ssize_t n = PyObject_Length(params);
+        values = n < 0 ? NULL : PyList_New(n < k->nscalars ? n : k->nscalars);
+        for (Py_ssize_t i = 0; values != NULL && i < PyList_GET_SIZE(values); i++) {
+            PyObject *dt = PySequence_GetItem(params, i);
+            PyObject *v = dt ? PyObject_CallMethodOneArg(dt, s_slot_value, k->scalars[i]) : NULL;
+            Py_XDECREF(dt);
+            if (v == NULL)
+                Py_CLEAR(values);
+            else
+                PyList_SET_ITEM(values, i, v);
+        }
+        Py_DECREF(params);
+        if (values == NULL)
+            goto fail;
+    }
+    PyObject *launch = PyObject_GetAttr(fast, s_launch);
+    if (launch == NULL)
+        goto fail;
+    if (Py_IS_TYPE(launch, &LauncherType) && ((Launcher *)launch)->nptr == k->nptr) {
+        r = launcher_run((Launcher *)launch, k->ptrs, values);
+    } else {
+        PyObject *list = pointer_list(k->ptrs, k->nptr);
+        r = list ? PyObject_CallFunctionObjArgs(launch, list, values ? values : empty, NULL) : NULL;
+        Py_XDECREF(list);
+    }
+    Py_DECREF(launch);
+    if (r == NULL)
+        goto fail;
+    Py_DECREF(r);
+    goto done;
+none:
+    Py_CLEAR(result);
+    result = Py_NewRef(Py_None);
+    goto done;
+fail:
+    Py_CLEAR(result);
+done:
+    Py_DECREF(alloc);
+    Py_XDECREF(values);
+    return result;
+}
+
+/* fast_call(op, args, out, convention, algorithm, inplace, calls): as _ops._fast_call. */
+static PyObject *
+fast_call(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
+{
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "fast_call(op, args, out, convention, algorithm, inplace, calls)");
+        return NULL;
+    }
+    if (keyers == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "stridewise._warm.configure was not called");
+        return NULL;
+    }
+    PyObject *args = a[1], *out = a[2], *calls = a[6], *result = NULL;
+    int inplace = PyObject_IsTrue(a[5]);
+    if (inplace < 0)
+        return NULL;
+    Keying k;
+    k.nkey = k.nptr = k.nscalars = 0;
+    for (int i = 0; i < 4; i++)
+        push(&k, Py_NewRef(a[i == 0 ? 0 : i + 2]));   /* op, convention, algorithm, inplace */
+    int ok = 1;
+    if (out == Py_None) {
+        push(&k, Py_NewRef(Py_None));
+    } else {
+        if (PyList_CheckExact(out) || PyTuple_CheckExact(out)) {
+            if (PySequence_Fast_GET_SIZE(out) != 1)
+                Py_RETURN_NONE;
+            out = PySequence_Fast_GET_ITEM(out, 0);
+        }
+        ok = key_one(&k, out, 1);
+    }
+    PyObject *seq = ok == 1 ? PySequence_Fast(args, "args must be a sequence") : NULL;
+    if (ok == 1 && seq == NULL)
+        ok = -1;
+    for (Py_ssize_t i = 0; ok == 1 && i < PySequence_Fast_GET_SIZE(seq); i++)
+        ok = key_one(&k, PySequence_Fast_GET_ITEM(seq, i), 0);
+    Py_XDECREF(seq);
+    if (ok != 1) {
+        keying_clear(&k);
+        if (ok < 0)
+            return NULL;
+        Py_RETURN_NONE;
+    }
+    PyObject *key = PyTuple_New(k.nkey);
+    if (key == NULL) {
+        keying_clear(&k);
+        return NULL;
+    }
+    memcpy(&PyTuple_GET_ITEM(key, 0), k.key, sizeof(PyObject *) * k.nkey);   /* steals */
+    k.nkey = 0;
+    if (calls == Py_None) {   /* _fast_key's answer: (key, pointers, scalars or None) */
+        PyObject *ptrs = pointer_list(k.ptrs, k.nptr), *scalars = Py_NewRef(Py_None);
+        if (k.nscalars) {
+            Py_DECREF(scalars);
+            scalars = PyList_New(k.nscalars);
+            for (Py_ssize_t i = 0; scalars != NULL && i < k.nscalars; i++)
+                PyList_SET_ITEM(scalars, i, Py_NewRef(k.scalars[i]));
+        }
+        result = ptrs && scalars ? PyTuple_Pack(3, key, ptrs, scalars) : NULL;
+        Py_XDECREF(ptrs);
+        Py_XDECREF(scalars);
+        Py_DECREF(key);
+        return result;
+    }
+    PyObject *fast = PyDict_GetItemWithError(calls, key);   /* borrowed */
+    Py_DECREF(key);
+    if (fast == NULL)
+        return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
+    Py_INCREF(fast);
+    result = run_fast(&k, fast, args, out, inplace);
+    Py_DECREF(fast);
+    return result;
+}
+
+static PyObject *
+configure(PyObject *module, PyObject *args)
+{
+    PyObject *k, *t, *f;
+    if (!PyArg_ParseTuple(args, "O!OO", &PyDict_Type, &k, &t, &f))
+        return NULL;
+    Py_XSETREF(keyers, Py_NewRef(k));
+    Py_XSETREF(torch_key, Py_NewRef(t));
+    Py_XSETREF(find_keyer, Py_NewRef(f));
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"fast_call", (PyCFunction)(void (*)(void))fast_call, METH_FASTCALL,
+     "fast_call(op, args, out, convention, algorithm, inplace, calls)\n\n"
+     "_ops._fast_call, compiled: the result, or None when the call needs the full pipeline;\n"
+     "with calls None, (key, pointers, scalars or None)."},
+    {"configure", configure, METH_VARARGS,
+     "configure(keyers, torch_key, keyer)\n\n_arrays' keyer table, torch keyer and keyer lookup."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "stridewise._warm",
+    "The warm call path, compiled (see _ops._fast_call and backends.cuda.bind).", -1, methods,
+};
+
+PyMODINIT_FUNC
+PyInit__warm(void)
+{
+    const char *names[] = {"data_ptr", "dtype", "shape", "stride", "get_device", "alloc",
+                           "extents", "out_mod", "params", "launch", "slot_value"};
+    PyObject **slots[] = {&s_data_ptr, &s_dtype, &s_shape, &s_stride, &s_get_device, &s_alloc,
+                          &s_extents, &s_out_mod, &s_params, &s_launch, &s_slot_value};
+    for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++)
+        if ((*slots[i] = PyUnicode_InternFromString(names[i])) == NULL)
+            return NULL;
+    if ((empty = PyTuple_New(0)) == NULL || PyType_Ready(&LauncherType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module_def);
+    if (m == NULL)
+        return NULL;
+    if (PyModule_AddObjectRef(m, "Launcher", (PyObject *)&LauncherType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+#ifdef Py_GIL_DISABLED
+    PyUnstable_Module_SetGIL(m, Py_MOD_GIL_NOT_USED);
+#endif
+    return m;
+}

@@ -1,0 +1,183 @@
+"""The compiled warm path (stridewise._warm) against its Python reference: the same keys,
+the same launches and results from the same calls, and the same launcher bytes (no GPU)."""
+import ctypes
+import os
+import struct
+import subprocess
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from stridewise import _compiled, _ops
+from stridewise.backends import cpu, cuda
+
+warm = _compiled.warm
+needs_warm = pytest.mark.skipif(warm is None, reason="stridewise._warm is not built")
+R = _ops.REMAINDER
+
+
+def test_compiled_warm_path_is_built():
+    if os.environ.get("STRIDEWISE_PURE_PYTHON", "") not in ("", "0"):
+        pytest.skip("STRIDEWISE_PURE_PYTHON=1 chooses the Python warm path")
+    assert warm is not None, ("stridewise._warm is not built: install with a C compiler "
+                              "(pip install -e .) or run python setup.py build_ext --inplace")
+
+
+class _CAI:    # an array-like with no fast keyer: the full pipeline takes it
+    __cuda_array_interface__ = {"shape": (4,), "typestr": "<f4", "data": (1 << 20, False), "version": 3}
+
+
+def _pool():
+    base = np.arange(64, dtype=np.float32)
+    items = [base, base[::2], base.reshape(8, 8).T, base[1:17], base[2:], np.zeros(3, np.int64),
+             np.ones((2, 3), np.float16), 2, 2.5, -1, True, 1j, np.float32(3), "x", None,
+             [1.0, 2.0], _CAI()]
+    ro = np.arange(8.0)
+    ro.flags.writeable = False
+    items.append(ro)
+    try:
+        import torch
+    except ImportError:
+        return items
+    t = torch.arange(64, dtype=torch.float32)
+    return items + [t, t[::3], t.reshape(8, 8).t(), t.to(torch.bfloat16), t[1:9], t[3:],
+                    torch.nn.Parameter(t.clone())]
+
+
+POOL = _pool()
+_args = st.lists(st.sampled_from(range(len(POOL))), min_size=1, max_size=4)
+_outs = st.one_of(st.none(), st.sampled_from(range(len(POOL))),
+                  st.tuples(st.sampled_from(["list", "tuple"]), st.lists(
+                      st.sampled_from(range(len(POOL))), min_size=0, max_size=2)))
+
+
+def _out(spec):
+    if spec is None:
+        return None
+    if isinstance(spec, int):
+        return POOL[spec]
+    kind, idx = spec
+    return (list if kind == "list" else tuple)(POOL[i] for i in idx)
+
+
+@needs_warm
+@settings(max_examples=300, deadline=None)
+@given(_args, _outs, st.booleans(), st.sampled_from([None, "numpy"]), st.booleans())
+def test_keys_match_the_python_reference(args, out, inplace, convention, as_list):
+    args = [POOL[i] for i in args]
+    args = args if as_list else tuple(args)
+    out = _out(out)
+    want = _ops._fast_key(R, args, out, convention, None, inplace)
+    got = warm.fast_call(R, args, out, convention, None, inplace, None)
+    assert got == want
+    if want is not None:   # the same objects in the key, so the same dict entry
+        assert hash(got[0]) == hash(want[0])
+
+
+def _recording_fast(alloc, out_mod, extents, params, log):
+    return _ops._Fast(None, lambda ptrs, values: log.append((list(ptrs), list(values))), alloc,
+                      out_mod, tuple(extents), tuple(params))
+
+
+@needs_warm
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(-3, 3), st.integers(-3, 3), st.booleans()),
+                min_size=2, max_size=2),
+       st.sampled_from(["out", "inplace", "alloc", "alloc-misaligned"]), st.booleans())
+def test_calls_run_as_the_python_reference(bounds, how, scalar):
+    """Same result, same launch (pointers, slot values), or both None: overlap bounds
+    around each input's real offset from the output, in place, allocating (aligned or not),
+    with and without a scalar argument."""
+    from stridewise._dtypes import ALL_DTYPES
+
+    base = np.zeros(64, np.float32)
+    a, b, o = base[0:8], base[8:16], base[16:24]
+    args = (a, 2.5) if scalar else (a, b)
+    out = None if how != "out" else o
+    inplace = how == "inplace"
+    key = _ops._fast_key(R, args, out, None, None, inplace)[0]
+    ptr = lambda x: x.__array_interface__["data"][0]   # noqa: E731
+    target = a if inplace else o
+    inputs = [a] if scalar else [a, b]
+    extents = [(ptr(x) - ptr(target) + lo, ptr(x) - ptr(target) + hi, same)
+               for x, (lo, hi, same) in zip(inputs, bounds)]
+    alloc = None
+    if how.startswith("alloc"):
+        extents = []
+        alloc = lambda: (o, ptr(o))   # noqa: E731
+    out_mod = (ptr(target if how != "alloc-misaligned" else o) + (how == "alloc-misaligned")) % 16
+    params = [ALL_DTYPES["float32"]] if scalar else []
+    results = []
+    for fast_call in (_ops._fast_call, warm.fast_call):
+        log = []
+        calls = {key: _recording_fast(alloc, out_mod, extents, params, log)}
+        results.append((fast_call(R, args, out, None, None, inplace, calls), log))
+    (want, want_log), (got, got_log) = results
+    assert got is want and got_log == want_log
+
+
+# -- the launcher, against a recording stand-in for cuLaunchKernelEx ------------------------
+RECORDER = r"""
+#include <string.h>
+extern "C" {
+typedef struct { unsigned grid[3], block[3], smem; void *stream, *attrs; unsigned nattrs; } Config;
+static Config seen; static void* kernel; static unsigned char args[512];
+static int result = 0, nbytes = 0, count = 0;
+int launch_ex(const Config* c, void* f, void** params, void** extra) {
+  seen = *c; kernel = f; memcpy(args, params[0], nbytes); count++; return extra ? 1 : result; }
+void set_up(int r, int n) { result = r; nbytes = n; count = 0; }
+int launched(unsigned* geometry, void** stream, void** f, unsigned char* out) {
+  memcpy(geometry, seen.grid, 7 * sizeof(unsigned)); *stream = seen.stream; *f = kernel;
+  memcpy(out, args, nbytes); return count; }
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def recorder(tmp_path_factory):
+    d = tmp_path_factory.mktemp("recorder")
+    (d / "rec.cpp").write_text(RECORDER)
+    subprocess.run([cpu.compiler()[0], "-shared", "-fPIC", "-O1", str(d / "rec.cpp"), "-o",
+                    str(d / "rec.so")], check=True)
+    return ctypes.CDLL(str(d / "rec.so"))
+
+
+def _launchers():
+    return ["python"] + (["compiled"] if warm is not None else [])
+
+
+@pytest.mark.parametrize("which", _launchers())
+@pytest.mark.parametrize("err", [0, 201, 700])
+@pytest.mark.parametrize("device", [0, 1])
+def test_launcher_sends_the_record(recorder, monkeypatch, which, err, device):
+    """A bound launcher (Python or compiled) sends the slot record, the launch facts, the
+    library's current stream and the grid; another device current or an invalid context
+    goes to the context-pushing launch, any other error raises."""
+    monkeypatch.setattr(cuda, "_driver_ex", lambda: recorder.launch_ex)
+    monkeypatch.setattr(_compiled, "warm", warm if which == "compiled" else None)
+    slow = []
+    monkeypatch.setattr(cuda, "launch", lambda kernel, config, slots: slow.append(slots))
+    record = struct.Struct("<QQqqqqd")      # 2 pointers, 4 static slots, 1 value
+    static, extra = (1000, 7, 10, 100), b"\x04\0\0\0\x20\0\0\0"
+    config = cuda.Config(37, 128, extra, lambda: 0x5150, 0x1000, (4, 32), 0, lambda: device)
+    run = cuda.bind(cuda._Kernel(0x2000, 0x3000), config, record, static)
+    recorder.set_up(err, record.size + len(extra))
+    ptrs, values = [0x7f0000000000, 0x7f0000100040], [2.5]
+    want = record.pack(*ptrs, *static, *values) + extra
+    if device == 0 and err == 700:
+        with pytest.raises(RuntimeError, match="cuLaunchKernel failed.*grid 37, block 128"):
+            run(ptrs, values)
+    else:
+        run(ptrs, values)
+    geometry, stream, f = (ctypes.c_uint * 7)(), ctypes.c_void_p(), ctypes.c_void_p()
+    got = (ctypes.c_ubyte * len(want))()
+    count = recorder.launched(geometry, ctypes.byref(stream), ctypes.byref(f), got)
+    assert count == (device == 0)
+    if device == 0:
+        assert list(geometry) == [37, 1, 1, 128, 1, 1, 0] and stream.value == 0x5150
+        assert f.value == 0x3000 and bytes(got) == want
+    assert slow == ([want[:record.size]] if device == 1 or err == 201 else [])
+    with pytest.raises((ValueError, struct.error)):
+        run(ptrs[:1], values)             # a pointer short: an error, nothing launched
+    assert recorder.launched(geometry, ctypes.byref(stream), ctypes.byref(f), got) == count
