@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 pytest.importorskip("cuda.core", reason="needs the cuda extra (cuda.core + NVRTC wheels)")
 
@@ -322,3 +323,19 @@ def test_warm_path_against_a_stand_in_driver(tmp_path, monkeypatch):
     for pure in ("1", "0"):                            # the Python launcher, then the compiled one
         env["STRIDEWISE_PURE_PYTHON"] = pure
         assert run("warm").split() == ["warm", "False", "False", type_name(pure)]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from([32, 64]), st.integers(1, 2**20) | st.integers(1, 2**31 - 1), st.data())
+def test_magic_division_matches_floor_division(bits, d, data):
+    """fast_div's magic and shift (general's dims, short_rows' periods) against //: random
+    dividends and the edges below 2^(bits - 1), as the device computes it (mulhi in `bits`;
+    mulhi(n, m) + n stays below 2^bits there)."""
+    from stridewise.backends import cuda
+
+    m, s = cuda._magic(d, bits)
+    assert 0 < m < 2**bits
+    top = 2 ** (bits - 1) - 1
+    ns = data.draw(st.lists(st.integers(0, top), min_size=1, max_size=16))
+    for n in ns + [0, d - 1, d, top, top - top % d, top - top % d - 1]:
+        assert ((n * m >> bits) + n) >> s == n // d, (n, d, bits)

@@ -54,18 +54,22 @@ def main(argv=None):
                 line = _time_case(case, dtype, mode, share, a, b, out, nbytes, knobs,
                                   "" if cap is None else f" r{cap}")
                 rows.append(dict(line, cap=cap))
-        _set_cap(mode, SHIPPED_CAPS.get(mode, 0))
+        _set_cap(mode, None)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
 
 
 def _set_cap(mode, cap):
-    """Compile `mode`'s kernels with register cap `cap` (0: none) from here on."""
-    if cap:
-        cuda._MAX_REGISTERS[mode] = cap
-    else:
-        cuda._MAX_REGISTERS.pop(mode, None)
+    """Compile `mode`'s kernels with register cap `cap` (0: none; None: as shipped) from
+    here on, for every dtype."""
+    cuda._MAX_REGISTERS.clear()
+    cuda._MAX_REGISTERS.update(SHIPPED_CAPS)
+    if cap is not None:
+        for key in [k for k in SHIPPED_CAPS if k == mode or isinstance(k, tuple) and k[0] == mode]:
+            del cuda._MAX_REGISTERS[key]
+        if cap:
+            cuda._MAX_REGISTERS[mode] = cap
     _ops._MEMO.clear()     # prepared calls and bound launchers hold the old kernels
     _ops._CALLS.clear()
 

@@ -43,10 +43,23 @@ def _core():
 
 # -- entry point ------------------------------------------------------------------------
 def _extra_slots(spec) -> int:
-    """Slots after the record: the Geometry, then per-mode launch facts (see kernels.cuh)."""
+    """Slots after the record: the Geometry, then per-mode launch facts (see kernels.cuh):
+    general's magic and shift per dim, short_rows' per periodic operand's period."""
     if spec.mode == "general":
         return 1 + 2 * spec.ndim
+    if _fast_div(spec):
+        return 1 + 2 * spec.kinds.count("periodic")
     return 1
+
+
+def _fast_div(spec) -> bool:
+    """Whether short_rows takes i mod period as a multiply-high (kernels.cuh flat_offsets).
+
+    H200, 2026-11-30 (bench/NOTES.md G20): where the kernel is instruction-bound, 16-bit
+    (eight elements per pack) and int64 (its remainder), it gained 5-13%; the others run at
+    96-99% of copy with the `%` and measured 2-5% slower with it.
+    """
+    return spec.mode == "short_rows" and (spec.compute.itemsize == 2 or spec.compute.name == "int64")
 
 
 # Register caps per mode (__maxnreg__): more resident warps hide the remainder's latency
@@ -54,8 +67,16 @@ def _extra_slots(spec) -> int:
 # 128 over six dtypes (bench/NOTES.md G11): tiled at 80 gained 5-10% in four dtypes (float16
 # +1%, float64 -2%), short_rows at 72 gained 2-10% in four (int32 -1%, int64 -2.5%); rows moved
 # both ways (row float64 +4%, column int32 -7%), so it stays uncapped. The register-block
-# tiled kernel (G15) re-checked: 80 beat none in five dtypes.
-_MAX_REGISTERS = {"tiled": 80, "short_rows": 72}
+# tiled kernel (G15) re-checked: 80 beat none in five dtypes. A (mode, dtype) entry overrides
+# its mode's: short_rows re-swept after G20 (caps 56-80, two runs each): int32 and int64 at 56
+# +3-4% and +9% over 72, bfloat16 at 80 +5%; float16, float32 and float64 flat from 72 to 80.
+_MAX_REGISTERS = {"tiled": 80, "short_rows": 72, ("short_rows", "int32"): 56,
+                  ("short_rows", "int64"): 56, ("short_rows", "bfloat16"): 80}
+
+
+def _max_registers(spec) -> int | None:
+    """The register cap of spec's kernel (None: uncapped)."""
+    return _MAX_REGISTERS.get((spec.mode, spec.compute.name), _MAX_REGISTERS.get(spec.mode))
 
 
 def entry_point(spec) -> str:
@@ -64,11 +85,12 @@ def entry_point(spec) -> str:
     __grid_constant__ lets the body take the struct's address without a local copy.
     """
     n = spec.nslots
-    cap = f"__maxnreg__({_MAX_REGISTERS[spec.mode]}) " if spec.mode in _MAX_REGISTERS else ""
+    cap = _max_registers(spec)
+    cap = f"__maxnreg__({cap}) " if cap else ""
     return (f"#include <stridewise/cuda/kernels.cuh>\n"
             f"struct SwArgs {{ sw::Slot s[{n + _extra_slots(spec)}]; }};\n"
             f'extern "C" __global__ void {cap}{spec.entry}(const __grid_constant__ SwArgs a) {{\n'
-            f"  sw::cuda::{spec.mode}_kernel<Op>(a.s, a.s + {n});\n}}\n")
+            f"  sw::cuda::{spec.mode}_kernel<Op{', true' if _fast_div(spec) else ''}>(a.s, a.s + {n});\n}}\n")
 
 
 # -- compile ----------------------------------------------------------------------------
@@ -379,6 +401,11 @@ def configure(spec, plan, alg, device, lib) -> Config:
     group, extra = 0, []
     if spec.mode in ("contiguous", "scalar", "short_rows"):
         work = -(-max(1, (plan.n - 0) // pack) // (block * items))
+        if _fast_div(spec):   # flat_offsets: i mod period as a multiply-high
+            periods = plan.layout("short_rows").periods
+            for kind, period in zip(spec.kinds, periods):
+                if kind == "periodic":
+                    extra.extend(_magic(period, spec.index_bits))
     elif spec.mode == "rows":
         length = plan.shape[-1]
         packs = length // pack

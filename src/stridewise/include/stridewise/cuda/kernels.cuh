@@ -34,12 +34,31 @@ SW_DEVICE SW_INLINE Geometry geometry(const Slot* x) { return slot_get<Geometry>
 
 template <class C> SW_DEVICE SW_INLINE C global_thread() { return (C)blockIdx.x * blockDim.x + threadIdx.x; }
 
+// Division by a fixed divisor d as a multiply-high, add and shift (Granlund-Montgomery as in
+// torch's IntDivider): with s = ceil(log2 d) and m = floor(2^W (2^s - d) / d) + 1, the
+// quotient of n < 2^(W-1) is (mulhi(n, m) + n) >> s. The host computes m and s once per plan.
+SW_DEVICE SW_INLINE i32 fast_div(i32 n, const Slot& magic, const Slot& shift) {
+  return (i32)((__umulhi((u32)n, (u32)magic.i) + (u32)n) >> shift.i);
+}
+SW_DEVICE SW_INLINE i64 fast_div(i64 n, const Slot& magic, const Slot& shift) {
+  return (i64)((__umul64hi((u64)n, (u64)magic.i) + (u64)n) >> shift.i);
+}
+
 // Flat offsets: every dense operand sits at i; a periodic one (short_rows only) at i mod
-// period, one division per pack (load steps the phase within the pack).
-template <class Op, bool kPeriodic>
-SW_DEVICE SW_INLINE void flat_offsets(const Frame<Op>& f, typename Op::Index i, typename Op::Index* off) {
+// period, one division per pack (load steps the phase within the pack). kFastDiv: the
+// division as fast_div, x[1 + 2 m] and x[2 + 2 m] holding the magic and shift of the m-th
+// periodic operand's period (a `%` is about 14 instructions). Without it the form stays
+// `per ? i % per : i` for every operand: a compile-time test of periodic(k) there measured
+// 2-5% slower in the memory-bound dtypes (bench/NOTES.md G20).
+template <class Op, bool kPeriodic, bool kFastDiv = false>
+SW_DEVICE SW_INLINE void flat_offsets(const Frame<Op>& f, const Slot* x, typename Op::Index i,
+                                      typename Op::Index* off) {
+  int m = 0;
   SW_UNROLL for (int k = 0; k < Op::kArrays; ++k) {
-    if (kPeriodic) {
+    if (kFastDiv && Op::periodic(k)) {
+      off[k] = i - fast_div(i, x[1 + 2 * m], x[2 + 2 * m]) * f.period(k);
+      ++m;
+    } else if (kPeriodic && !kFastDiv) {
       const typename Op::Index per = f.period(k);
       off[k] = per ? i % per : i;
     } else {
@@ -105,7 +124,7 @@ SW_DEVICE SW_INLINE void build_period_tables(const Frame<Op>& f) {
 // element per thread; everything between goes as aligned P-element packs. A block step
 // covers blockDim * items consecutive packs, lane t taking t, t + blockDim, ..., so each
 // warp access is coalesced and a thread has `items` independent packs per step.
-template <class Op, bool kPeriodic>
+template <class Op, bool kPeriodic, bool kFastDiv = false>
 SW_DEVICE SW_INLINE void flat_kernel(const Slot* s, const Slot* x) {
   typedef typename Op::Index Index;
   typedef typename Counter<Index>::type C;
@@ -120,24 +139,25 @@ SW_DEVICE SW_INLINE void flat_kernel(const Slot* s, const Slot* x) {
   if constexpr (kPeriodic && Op::kPeriodicOperands > 0) build_period_tables<Op>(f);
   Index off[Op::kArrays];
   if (tid < head) {
-    flat_offsets<Op, kPeriodic>(f, (Index)tid, off);
+    flat_offsets<Op, kPeriodic, kFastDiv>(f, x, (Index)tid, off);
     Op::template apply<1>(f.p, off, f.u);
   }
   if (tid < n - tail) {
-    flat_offsets<Op, kPeriodic>(f, (Index)(tail + tid), off);
+    flat_offsets<Op, kPeriodic, kFastDiv>(f, x, (Index)(tail + tid), off);
     Op::template apply<1>(f.p, off, f.u);
   }
   const C block = blockDim.x, items = g.items;
   const C step = (C)gridDim.x * block * items;
   for (C b = (C)blockIdx.x * block * items + threadIdx.x; b < packs; b += step) {
     run_packs<Op, P>(f, f.p, items, packs, [&](C t) { return b + t * block; },
-                     [&](C q, int, Index* o) { flat_offsets<Op, kPeriodic>(f, (Index)(head + q * P), o); });
+                     [&](C q, int, Index* o) { flat_offsets<Op, kPeriodic, kFastDiv>(f, x, (Index)(head + q * P), o); });
   }
 }
 
 template <class Op> SW_DEVICE void contiguous_kernel(const Slot* s, const Slot* x) { flat_kernel<Op, false>(s, x); }
 template <class Op> SW_DEVICE void scalar_kernel(const Slot* s, const Slot* x) { flat_kernel<Op, false>(s, x); }
-template <class Op> SW_DEVICE void short_rows_kernel(const Slot* s, const Slot* x) { flat_kernel<Op, true>(s, x); }
+template <class Op, bool kFastDiv = false>
+SW_DEVICE void short_rows_kernel(const Slot* s, const Slot* x) { flat_kernel<Op, true, kFastDiv>(s, x); }
 
 // Offsets of the first element of row `r` (its multi-index over dims [0, D-1)).
 template <class Op, class C>
@@ -295,16 +315,6 @@ SW_DEVICE void tiled_kernel(const Slot* s, const Slot* x) {
       }
     }
   }
-}
-
-// Division by a fixed divisor d as a multiply-high, add and shift (Granlund-Montgomery as in
-// torch's IntDivider): with s = ceil(log2 d) and m = floor(2^W (2^s - d) / d) + 1, the
-// quotient of n < 2^(W-1) is (mulhi(n, m) + n) >> s. The host computes m and s once per plan.
-SW_DEVICE SW_INLINE i32 fast_div(i32 n, const Slot& magic, const Slot& shift) {
-  return (i32)((__umulhi((u32)n, (u32)magic.i) + (u32)n) >> shift.i);
-}
-SW_DEVICE SW_INLINE i64 fast_div(i64 n, const Slot& magic, const Slot& shift) {
-  return (i64)((__umul64hi((u64)n, (u64)magic.i) + (u64)n) >> shift.i);
 }
 
 // general: any strides over at most 8 dims. Element e of the output's walk goes to lane
