@@ -44,11 +44,14 @@ def _core():
 # -- entry point ------------------------------------------------------------------------
 def _extra_slots(spec) -> int:
     """Slots after the record: the Geometry, then per-mode launch facts (see kernels.cuh):
-    general's magic and shift per dim, short_rows' per periodic operand's period."""
+    general's magic and shift per dim, short_rows' per periodic operand's period, rows'
+    packs per thread and unit."""
     if spec.mode == "general":
         return 1 + 2 * spec.ndim
     if _fast_div(spec):
         return 1 + 2 * spec.kinds.count("periodic")
+    if spec.mode == "rows":
+        return 2
     return 1
 
 
@@ -385,7 +388,10 @@ def _device_getter(lib: str):
     return lambda: -1  # unknown: always enter the device's context explicitly
 
 
-_ROW_UNIT_PACKS = 16   # kRowUnitPacks in cuda/kernels.cuh
+# rows_kernel's packs per thread and work unit (x[1]). H200, 2026-11-30 (bench/NOTES.md G21):
+# units of 8 against 16 gained 2-4% in row, column and crossed (float32, int32, float16), and
+# lost 5-6% in outer products, which keep 16 (32 lost 2-3% in the others).
+_ROW_UNIT_PACKS, _ROW_UNIT_PACKS_OUTER = 8, 16
 _LOADS = 4             # kLoads there
 
 
@@ -414,7 +420,9 @@ def configure(spec, plan, alg, device, lib) -> Config:
         # as rows_kernel's units: R rows of one slab of dim -2 where an operand is repeated
         r = _LOADS if "repeated" in spec.kinds else 1
         height = plan.shape[-2] if r > 1 else 1
-        span = min(chunks, max(1, _ROW_UNIT_PACKS // (items * r)))
+        unit = _ROW_UNIT_PACKS_OUTER if plan.outer() else _ROW_UNIT_PACKS
+        extra.append(unit)
+        span = min(chunks, max(1, unit // (items * r)))
         units = -(-chunks // span)
         row_sets = plan.n // length // height * -(-height // r)
         work = -(-row_sets * units // (block // group))

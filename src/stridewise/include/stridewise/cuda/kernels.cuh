@@ -172,10 +172,10 @@ SW_DEVICE SW_INLINE void row_offsets(const Frame<Op>& f, C r, typename Op::Index
 
 // rows: the output's innermost dim is unit-stride. A block holds blockDim / group groups
 // of `group` threads; a chunk is group * items packs of one row, and a work unit is up to
-// kRowUnitPacks / (items * R) consecutive chunks of R rows, so long rows spread over many
-// blocks, short rows do not leave a whole block idle, and the row's offsets (divisions) are
-// paid once per unit of ~16 packs per thread, never per element. Within a unit, lane l of a
-// group takes packs l, l + group, l + 2 group, ... (coalesced).
+// x[1] / (items * R) consecutive chunks of R rows (x[1]: packs per thread and unit, a launch
+// fact), so long rows spread over many blocks, short rows do not leave a whole block idle,
+// and the row's offsets (divisions) are paid once per unit, never per element. Within a
+// unit, lane l of a group takes packs l, l + group, l + 2 group, ... (coalesced).
 // R is 1 unless some operand is "repeated" (the same row for every index of dim D - 2: a row
 // vector, the divisor of an outer product). Then a unit covers R = kLoads consecutive rows of
 // one slab of dim D - 2, and a thread's batch is one pack column in those R rows: the repeated
@@ -183,7 +183,6 @@ SW_DEVICE SW_INLINE void row_offsets(const Frame<Op>& f, C r, typename Op::Index
 // functor derives from it alone (a divisor's reciprocal) is computed once per R packs
 // (bench/NOTES.md G13). The unit's last chunk also writes the < P tail elements of each row,
 // one per lane. configure() in backends/cuda.py mirrors this.
-static const i64 kRowUnitPacks = 16;
 
 template <class Op>
 SW_DEVICE void rows_kernel(const Slot* s, const Slot* x) {
@@ -199,7 +198,8 @@ SW_DEVICE void rows_kernel(const Slot* s, const Slot* x) {
   const C packs = len / P, rem = len - packs * P;
   const C group = g.group, items = g.items, chunk = group * items;
   const C chunks = packs > 0 ? (packs + chunk - 1) / chunk : 1;
-  const C per_unit = kRowUnitPacks / (items * R) > 1 ? kRowUnitPacks / (items * R) : 1;
+  const C unit_packs = (C)x[1].i;
+  const C per_unit = unit_packs / (items * R) > 1 ? unit_packs / (items * R) : 1;
   const C span = chunks < per_unit ? chunks : per_unit;
   const C units = (chunks + span - 1) / span;
   const C work = row_sets * units;
