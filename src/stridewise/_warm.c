@@ -280,27 +280,27 @@ push(Keying *k, PyObject *item)     /* steals item */
     return 0;
 }
 
-/* The keyer of x's type, as _fast_call finds it: NULL with no error when x has none. */
+/* The keyer of x's type (a new reference), as _fast_call finds it: NULL with no error when
+   x has none. */
 static PyObject *
 keyer_of(PyObject *x)
 {
     PyObject *keyer = PyDict_GetItemWithError(keyers, (PyObject *)Py_TYPE(x));
-    if (keyer != NULL || PyErr_Occurred())
-        return keyer;
-    keyer = PyObject_CallOneArg(find_keyer, x);   /* registers torch.Tensor on first sight */
-    if (keyer == NULL)
+    if (keyer != NULL)
+        return Py_NewRef(keyer);
+    if (PyErr_Occurred())
         return NULL;
-    Py_DECREF(keyer);    /* the function lives in _arrays (and now in keyers) */
-    return keyer == Py_None ? NULL : keyer;
+    keyer = PyObject_CallOneArg(find_keyer, x);   /* registers torch.Tensor on first sight */
+    if (keyer == Py_None)
+        Py_CLEAR(keyer);
+    return keyer;
 }
 
-/* One argument's key segment: 1 on success, 0 when the call cannot take the fast path. */
+/* One argument's key segment through its keyer: 1 on success, 0 when the call cannot take
+   the fast path, -1 on an error. */
 static int
-key_one(Keying *k, PyObject *x, int is_out)
+key_with(Keying *k, PyObject *keyer, PyObject *x, int is_out)
 {
-    PyObject *keyer = keyer_of(x);
-    if (keyer == NULL)
-        return PyErr_Occurred() ? -1 : 0;
     if (k->nkey + 16 > MAX_KEY || k->nptr >= MAX_POINTERS || k->nscalars >= MAX_ARGS)
         return 0;
     if (keyer == torch_key) {    /* inline, as _fast_call: (dtype, shape, stride(), device, p % 16) */
@@ -343,6 +343,17 @@ key_one(Keying *k, PyObject *x, int is_out)
         k->scalars[k->nscalars++] = x;
     }
     Py_DECREF(r);
+    return ok;
+}
+
+static int
+key_one(Keying *k, PyObject *x, int is_out)
+{
+    PyObject *keyer = keyer_of(x);
+    if (keyer == NULL)
+        return PyErr_Occurred() ? -1 : 0;
+    int ok = key_with(k, keyer, x, is_out);
+    Py_DECREF(keyer);
     return ok;
 }
 

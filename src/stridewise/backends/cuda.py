@@ -392,7 +392,7 @@ def _device_getter(lib: str):
 # units of 8 against 16 gained 2-4% in row, column and crossed (float32, int32, float16), and
 # lost 5-6% in outer products, which keep 16 (32 lost 2-3% in the others).
 _ROW_UNIT_PACKS, _ROW_UNIT_PACKS_OUTER = 8, 16
-_LOADS = 4             # kLoads there
+_LOADS = 4   # kLoads in cuda/kernels.cuh
 
 
 def configure(spec, plan, alg, device, lib) -> Config:
