@@ -40,9 +40,16 @@ def _warm_paths():
 
 @pytest.fixture(params=[name for name, _ in _warm_paths()])
 def warm_path(request, monkeypatch):
-    """Each warm call path that is built (Python, and stridewise._warm's): calls go through it."""
-    from stridewise import _ops
+    """Each warm call path that is built (Python, and stridewise._warm's): calls and the
+    launchers bound from here on go through it (the warm-call memo starts empty)."""
+    from stridewise import _compiled, _ops
 
     fn = dict(_warm_paths())[request.param]
     monkeypatch.setattr(_ops, "_warm_call", fn)
-    return fn
+    if request.param == "python":
+        monkeypatch.setattr(_compiled, "warm", None)
+    saved = dict(_ops._CALLS)
+    _ops._CALLS.clear()
+    yield fn
+    _ops._CALLS.clear()
+    _ops._CALLS.update(saved)

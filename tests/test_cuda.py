@@ -486,7 +486,7 @@ def _torch(t):
 @TWO_GPUS
 @pytest.mark.parametrize("wrap", [_torch, _CAI, _DLPack], ids=["torch", "cai", "dlpack"])
 @pytest.mark.parametrize("current,target", [(0, 1), (1, 0)], ids=["on1-with0current", "on0-with1current"])
-def test_producers_on_a_device_that_is_not_current(wrap, current, target):
+def test_producers_on_a_device_that_is_not_current(wrap, current, target, warm_path):
     """Bare __cuda_array_interface__ / DLPack producers (and torch) on the device that is not
     current: torch's bits, and the caller's device and context unchanged afterwards."""
     dev = torch.device("cuda", target)
@@ -578,9 +578,9 @@ def test_warm_first_call_needs_no_cuda_core(tmp_path):
     assert all(core == "False" and nvrtc == "False" for _, core, nvrtc, _ in runs[1:]), runs
 
 
-def test_threads_share_a_warm_signature():
-    """Threads calling one warm signature at once: each launch gets its own record (a swapped
-    record would leave some output unwritten, NaN)."""
+def test_threads_share_a_warm_signature(warm_path):
+    """Threads calling one warm signature at once, through each warm path: each launch gets
+    its own record (a swapped record would leave some output unwritten, NaN)."""
     from concurrent.futures import ThreadPoolExecutor
 
     n, calls = 4, 300
