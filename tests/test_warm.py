@@ -181,3 +181,13 @@ def test_launcher_sends_the_record(recorder, monkeypatch, which, err, device):
     with pytest.raises((ValueError, struct.error)):
         run(ptrs[:1], values)             # a pointer short: an error, nothing launched
     assert recorder.launched(geometry, ctypes.byref(stream), ctypes.byref(f), got) == count
+
+
+def test_explain_names_the_warm_path(monkeypatch):
+    import stridewise as sw
+
+    a, b = np.ones((4, 8), np.float32), np.ones(8, np.float32)
+    text = str(sw.explain(sw.remainder, a, b))
+    assert "warm calls" in text and ("compiled" in text) == (warm is not None)
+    monkeypatch.setattr(_compiled, "warm", None)
+    assert "warm calls  Python" in str(sw.explain(sw.remainder, a, b))

@@ -56,6 +56,7 @@ class Explanation:
             ("access", f"pack {self.pack}, int{self.index_bits} index"),
             ("algorithm", repr(self.algorithm)),
             ("bytes", f"{self.bytes:,} compulsory"),
+            ("warm calls", _warm_path()),
         ]
         width = max(len(k) for k, _ in rows)
         lines = [f"{k:>{width}}  {v}" for k, v in rows]
@@ -63,3 +64,11 @@ class Explanation:
 
     def _names(self):
         return ["out"] + [f"in{k}" for k in range(1, len(self.strides))]
+
+
+def _warm_path() -> str:
+    from ._compiled import warm
+
+    if warm is not None:
+        return "compiled (stridewise._warm)"
+    return "Python (stridewise._warm not built, or STRIDEWISE_PURE_PYTHON=1)"
