@@ -49,6 +49,21 @@ typedef struct {
 static PyTypeObject LauncherType;
 static PyObject *empty;     /* () */
 
+/* ptrs[0..n) as a list of Python ints (what a Python launcher takes). */
+static PyObject *
+pointer_list(const uint64_t *ptrs, Py_ssize_t n)
+{
+    PyObject *list = PyList_New(n);
+    for (Py_ssize_t i = 0; list != NULL && i < n; i++) {
+        PyObject *p = PyLong_FromUnsignedLongLong(ptrs[i]);
+        if (p == NULL)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, i, p);
+    }
+    return list;
+}
+
 /* Launch over ptrs[0..nptr) and values (a sequence of slot values, or NULL). */
 static PyObject *
 launcher_run(Launcher *L, const uint64_t *ptrs, PyObject *values)
@@ -99,17 +114,9 @@ launcher_run(Launcher *L, const uint64_t *ptrs, PyObject *values)
             return PyObject_CallFunction(L->failed, "i", err);   /* raises */
     }
     /* another device current, or no context: the Python launch that pushes the context */
-    PyObject *list = PyList_New(L->nptr);
+    PyObject *list = pointer_list(ptrs, L->nptr);
     if (list == NULL)
         return NULL;
-    for (Py_ssize_t i = 0; i < L->nptr; i++) {
-        PyObject *p = PyLong_FromUnsignedLongLong(ptrs[i]);
-        if (p == NULL) {
-            Py_DECREF(list);
-            return NULL;
-        }
-        PyList_SET_ITEM(list, i, p);
-    }
     r = PyObject_CallFunctionObjArgs(L->slow, list, values ? values : empty, NULL);
     Py_DECREF(list);
     return r;
@@ -356,20 +363,6 @@ key_one(Keying *k, PyObject *x, int is_out)
     int ok = key_with(k, keyer, x, is_out);
     Py_DECREF(keyer);
     return ok;
-}
-
-static PyObject *
-pointer_list(const uint64_t *ptrs, Py_ssize_t n)
-{
-    PyObject *list = PyList_New(n);
-    for (Py_ssize_t i = 0; list != NULL && i < n; i++) {
-        PyObject *p = PyLong_FromUnsignedLongLong(ptrs[i]);
-        if (p == NULL)
-            Py_CLEAR(list);
-        else
-            PyList_SET_ITEM(list, i, p);
-    }
-    return list;
 }
 
 /* The call's launch once keyed: overlap check or allocation, then the launcher. */
