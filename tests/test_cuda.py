@@ -140,9 +140,19 @@ def test_every_algorithm_explicitly():
     at = tt(random_values(rng, "float64", (300, 200))).T
     bt = tt(random_values(rng, "float64", (200, 300)))
     want = host(torch.remainder(at, bt))
+    # 25 tiles of 8 (or 13 of 16) along j: groups of 4 and 16 end in a shorter one, 64 > tiles
     for alg in (sw.Tiled(tile=8), sw.Tiled(tile=16, block_size=64), sw.Tiled(tile=64, block_size=256),
-                sw.General()):
+                sw.Tiled(tile=8, tile_group=4), sw.Tiled(tile=16, tile_group=16, block_size=256),
+                sw.Tiled(tile_group=64), sw.General()):
         assert same_bits(host(sw.remainder(at, bt, algorithm=alg)), want), alg
+    # a batch dim around the tiles: the group walk restarts in every batch
+    a3 = tt(random_values(rng, "float16", (3, 72, 200))).transpose(1, 2)
+    b3 = tt(random_values(rng, "float16", (3, 200, 72)))
+    want = host(torch.remainder(a3, b3))
+    for group in (1, 2, 4, 8):
+        alg = sw.Tiled(tile=16, tile_group=group)
+        assert sw.explain(sw.remainder, a3, b3, algorithm=alg).mode == "tiled"
+        assert same_bits(host(sw.remainder(a3, b3, algorithm=alg)), want), alg
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

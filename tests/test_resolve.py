@@ -43,6 +43,18 @@ def test_explicit_fields_win_field_by_field():
     assert resolve(sw.General(), ROWS).mode == "general"          # General runs anything
 
 
+def test_tiled_fills_its_own_block_size_and_tile_group():
+    """Tiled takes tile_block_size (where the tuning sets one) and tile_group; other modes
+    keep block_size."""
+    caps = dataclasses.replace(FAKE, modes=FAKE.modes + ("tiled",))
+    tuning = dataclasses.replace(TUNING, tile_group=4, tile_block_size=256)
+    assert resolve(sw.Auto(), TILED, caps, tuning) == sw.Tiled(block_size=256, pack=4, items_per_thread=4,
+                                                               tile=16, tile_group=4)
+    assert resolve(sw.Tiled(block_size=64, tile_group=1), TILED, caps, tuning).block_size == 64
+    assert resolve(sw.Auto(), TILED, caps, TUNING).block_size == 128
+    assert resolve(sw.Auto(), ROWS, caps, tuning).block_size == 128
+
+
 def test_capability_decides_what_auto_may_pick():
     # the fake device has no tiled mode: Auto falls back to general, explicit Tiled is rejected
     assert resolve(sw.Auto(), TILED) == sw.General(block_size=128, pack=1, items_per_thread=4)
@@ -56,6 +68,8 @@ def test_capability_decides_what_auto_may_pick():
     (sw.Rows(pack=0), "power of two"),
     (sw.Rows(items_per_thread=True), "power of two"),
     (sw.Tiled(tile=4), "tile"),
+    (sw.Tiled(tile_group=3), "tile_group must be a power of two from 1 to 64"),
+    (sw.Tiled(tile_group=128), "tile_group"),
     (sw.Rows(share_rows=1), "True or False"),
 ])
 def test_check_domain(alg, match):

@@ -48,6 +48,7 @@ def main(argv=None):
     ap.add_argument("modes", nargs="*", help="base spec names (default: all), e.g. rows/dense")
     ap.add_argument("--dtypes", default="float32,float16,float64")
     ap.add_argument("--bits", type=int, default=32)
+    ap.add_argument("--pack-bytes", type=int, default=16, help="bytes per pack (at most 16)")
     ap.add_argument("--sass", action="store_true", help="print the SASS too")
     args = ap.parse_args(argv)
     tool = _cuobjdump()
@@ -57,7 +58,7 @@ def main(argv=None):
             continue
         for dname in args.dtypes.split(","):
             dt = DTYPES[dname]
-            pack = 1 if base.mode == "general" else 16 // dt.itemsize
+            pack = 1 if base.mode == "general" else max(1, args.pack_bytes // dt.itemsize)
             spec = dataclasses.replace(
                 base, arrays=(dt,) * len(base.arrays), params=(dt,) * len(base.params),
                 compute=dt, functor=_ops.REMAINDER.functor_for(dt, "torch"), pack=pack,

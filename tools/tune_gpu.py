@@ -4,7 +4,8 @@
 
 Each case runs with its mode's algorithm class and every (items, block) pair, or (tile, block)
 pair for `tiled`; `rows` once per share_rows value, and every case once per register cap with
---caps (a line each). The table shows GB/s (compulsory bytes), so the tuning defaults in
+--caps, pack width with --pack-bytes and, for `tiled`, tile group with --tile-groups (a line
+each). The table shows GB/s (compulsory bytes), so the tuning defaults in
 stridewise/tuning.py and the caps in backends/cuda.py can be chosen from data.
 """
 from __future__ import annotations
@@ -33,6 +34,9 @@ def main(argv=None):
     ap.add_argument("--share", default="0,1", help="share_rows values for rows cases")
     ap.add_argument("--caps", default="", help="register caps to sweep for each case's mode "
                     "(backends.cuda._MAX_REGISTERS; 0 = none), a line each; default: as shipped")
+    ap.add_argument("--tile-groups", default="", help="Tiled tile_group values, a line each "
+                    "(default: the tuning's)")
+    ap.add_argument("--pack-bytes", default="16", help="bytes per pack (16, 8, ...), a line each")
     ap.add_argument("--log2", type=int, default=27)
     ap.add_argument("--json")
     args = ap.parse_args(argv)
@@ -49,11 +53,17 @@ def main(argv=None):
         for cap in ([int(c) for c in args.caps.split(",")] if args.caps else [None]):
             if cap is not None:
                 _set_cap(mode, cap)
-            for share in (shares if mode == "rows" else [None]):
+            groups = [int(g) for g in args.tile_groups.split(",")] if args.tile_groups and \
+                mode == "tiled" else [None]
+            for share, pb, group in itertools.product(shares if mode == "rows" else [None],
+                                                      map(int, args.pack_bytes.split(",")), groups):
                 knobs = tiles if mode == "tiled" else grid
-                line = _time_case(case, dtype, mode, share, a, b, out, nbytes, knobs,
-                                  "" if cap is None else f" r{cap}")
-                rows.append(dict(line, cap=cap))
+                pack = max(1, pb // out.element_size())
+                tag = ("" if cap is None else f" r{cap}") + ("" if pb == 16 else f" p{pack}") + \
+                    ("" if group is None else f" g{group}")
+                extra = ({} if pb == 16 else {"pack": pack}) | ({} if group is None else {"tile_group": group})
+                line = _time_case(case, dtype, mode, share, a, b, out, nbytes, knobs, tag, extra)
+                rows.append(dict(line, cap=cap, pack_bytes=pb, tile_group=group))
         _set_cap(mode, None)
     if args.json:
         with open(args.json, "w") as f:
@@ -74,10 +84,11 @@ def _set_cap(mode, cap):
     _ops._CALLS.clear()
 
 
-def _time_case(case, dtype, mode, share, a, b, out, nbytes, grid, tag=""):
-    """One line of the table: GB/s per knob pair for one case, dtype and share_rows."""
+def _time_case(case, dtype, mode, share, a, b, out, nbytes, grid, tag="", extra=None):
+    """One line of the table: GB/s per knob pair for one case, dtype, share_rows and the
+    algorithm fields in `extra`."""
     line = {"case": case, "dtype": dtype, "mode": mode, "share_rows": share, "gbps": {}}
-    extra = {} if share is None else {"share_rows": share}
+    extra = dict(extra or {}, **({} if share is None else {"share_rows": share}))
     for first, block in grid:
         knob = "tile" if mode == "tiled" else "items_per_thread"
         alg = CLASSES[mode](block_size=block, **{knob: first}, **extra)

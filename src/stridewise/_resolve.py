@@ -26,7 +26,8 @@ def _check_domain(alg) -> None:
     if not isinstance(alg, Algorithm):
         raise TypeError(f"algorithm must be Auto() or one of {', '.join(c.__name__ for c in ALGORITHMS.values())}; "
                         f"got {alg!r}")
-    limits = {"block_size": (32, 1024), "pack": (1, 16), "items_per_thread": (1, 16), "tile": (8, 64)}
+    limits = {"block_size": (32, 1024), "pack": (1, 16), "items_per_thread": (1, 16), "tile": (8, 64),
+              "tile_group": (1, 64)}
     for f in dataclasses.fields(alg):
         value = getattr(alg, f.name)
         if value is None:
@@ -59,6 +60,8 @@ def _fill(alg: Algorithm, tuning: ElementwiseTuning, plan) -> Algorithm:
             updates["pack"] = plan.layout(alg.mode, max(1, tuning.pack_bytes // widest)).pack
         elif f.name == "share_rows":   # measured to pay only where the output is all the traffic
             updates["share_rows"] = tuning.share_rows and plan.outer()
+        elif f.name == "block_size" and alg.mode == "tiled":
+            updates["block_size"] = tuning.tile_block_size or tuning.block_size
         else:
             updates[f.name] = getattr(tuning, f.name)
     return dataclasses.replace(alg, **updates)

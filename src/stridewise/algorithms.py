@@ -82,9 +82,13 @@ class Tiled(Algorithm):
     Parameters
     ----------
     tile : tile edge in elements (a power of two, 8 to 64).
+    tile_group : on the GPU, consecutive tiles along the staged operand's unit stride that
+        neighbouring blocks take (a power of two, 1 to 64), so they read one longer run of
+        each of its columns.
     """
 
     tile: int | None = None
+    tile_group: int | None = None
     mode = "tiled"
 
 

@@ -19,7 +19,8 @@ class ElementwiseTuning:
     block_size, waves, pack_bytes : OneFlow's launch defaults (256 threads, 32 waves of
         resident blocks, 16-byte packs).
     items_per_thread : packs in flight per thread per step.
-    tile : tile edge for `Tiled`.
+    tile, tile_group : tile edge and tiles per group along j for `Tiled`.
+    tile_block_size : block size for `Tiled` (None: block_size).
     share_rows : `Rows` reads a repeated row operand once per column of rows; applied to
         outer products only (`Plan.outer`), where it measured faster.
     source : where these numbers come from (device, date, command), or why they are defaults.
@@ -30,6 +31,8 @@ class ElementwiseTuning:
     pack_bytes: int = 16
     items_per_thread: int = 2
     tile: int = 32
+    tile_group: int = 1
+    tile_block_size: int | None = None
     share_rows: bool = False
     source: str = "OneFlow elementwise.cuh defaults (block 256, 32 waves, 16-byte packs); not measured here"
 
@@ -66,9 +69,22 @@ _CUDA = ElementwiseTuning(
     source="H200 2026-11-30, tools/tune_gpu.py: block 128 and 4 packs per thread "
            "(bench/NOTES.md G3), tile 32 (G10, G15)")
 register_tuning("cuda", None, _CUDA)
-# Sharing a repeated row's divisor work (bench/NOTES.md G13) paid in outer products where that
-# work is most of the element's: float64 +11%, int32 +18%, int64 +21% (float16 -1%, bfloat16
-# -2%, float32 -6%); with a dense dividend (row, crossed) it measured slower.
-for _dtype in ("float64", "int32", "int64"):
+# Per dtype (one H200, tools/tune_gpu.py, bench/NOTES.md G13 and G22): sharing a repeated
+# row's divisor work paid in outer products where that work is most of the element's (float64
+# +11%, int32 +18%, int64 +21%; float16 -1%, bfloat16 -2%, float32 -6%; with a dense dividend,
+# row or crossed, it measured slower). Permuted views: 16-bit tiles in groups of 4 along j at
+# block 256 (+9%: 3650 -> 3990 GB/s; half of such a block's threads find no P x P block of a
+# 16-bit tile, and the fewer tiles in flight per SM measured faster than block 128's +4%),
+# float64 in groups of 2 (+3%), and float32 and int32 at block 256 (+3%).
+_CUDA_DTYPES = {
+    "float16": dict(tile_group=4, tile_block_size=256),
+    "bfloat16": dict(tile_group=4, tile_block_size=256),
+    "float32": dict(tile_block_size=256),
+    "int32": dict(share_rows=True, tile_block_size=256),
+    "float64": dict(share_rows=True, tile_group=2),
+    "int64": dict(share_rows=True),
+}
+for _dtype, _fields in _CUDA_DTYPES.items():
     register_tuning("cuda", None, replace(
-        _CUDA, share_rows=True, source=_CUDA.source + "; share_rows (G13)"), _dtype)
+        _CUDA, **_fields, source=_CUDA.source + "; per dtype: " + ", ".join(
+            f"{k}={v}" for k, v in _fields.items()) + " (G13, G22)"), _dtype)

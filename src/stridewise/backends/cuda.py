@@ -45,12 +45,12 @@ def _core():
 def _extra_slots(spec) -> int:
     """Slots after the record: the Geometry, then per-mode launch facts (see kernels.cuh):
     general's magic and shift per dim, short_rows' per periodic operand's period, rows'
-    packs per thread and unit."""
+    packs per thread and unit, tiled's tiles per group."""
     if spec.mode == "general":
         return 1 + 2 * spec.ndim
     if _fast_div(spec):
         return 1 + 2 * spec.kinds.count("periodic")
-    if spec.mode == "rows":
+    if spec.mode in ("rows", "tiled"):
         return 2
     return 1
 
@@ -431,6 +431,7 @@ def configure(spec, plan, alg, device, lib) -> Config:
         jd, id_ = plan.layout("tiled").aux, plan.ndim - 1
         work = plan.n // (plan.shape[jd] * plan.shape[id_]) * \
             -(-plan.shape[jd] // group) * -(-plan.shape[id_] // (group * pack))
+        extra.append(alg.tile_group)
     else:  # general
         work = -(-plan.n // (block * items))
         bits = spec.index_bits
@@ -440,6 +441,7 @@ def configure(spec, plan, alg, device, lib) -> Config:
     grid = max(1, min(work, sms * resident * tuning.waves, 2**31 - 1))
     geometry = struct.pack("<ii", items, group)
     record = geometry + struct.pack(f"<{len(extra)}Q", *extra)
+    assert len(record) == 8 * _extra_slots(spec), (spec.mode, len(record))   # the entry's SwArgs
     return Config(grid, block, record, _stream_getter(lib, device[1]), ctx, (items, group),
                   device[1], _device_getter(lib))
 

@@ -244,6 +244,9 @@ SW_DEVICE void rows_kernel(const Slot* s, const Slot* x) {
 // load of a staged operand reads 64 contiguous bytes of 8 columns, and each row's loads and
 // stores are 128 contiguous bytes (bench/NOTES.md G15). The plan makes both tile dims'
 // extents multiples of P, so a block is whole or absent; configure() keeps T >= max(P, 8).
+// Tiles go to blocks in groups of x[1] consecutive tiles along j (the last group of a column
+// of tiles may be shorter), i after that: neighbouring blocks then read one longer run of
+// each staged column (16-bit tiles hold 64 bytes of a column; bench/NOTES.md G22).
 static const int kBlockCols = 8;  // a warp's blocks along i
 
 // P packs of P elements, column c at src + c * si, as the P packs of the block's rows;
@@ -271,18 +274,17 @@ SW_DEVICE void tiled_kernel(const Slot* s, const Slot* x) {
   const int jd = (int)f.aux(), id = D - 1;
   const C nj = (C)f.shape(jd), ni = (C)f.shape(id);
   const C tj = (nj + T - 1) / T, ti = (ni + T * P - 1) / (T * P);
-  const C work = (C)(f.n() / ((i64)nj * ni)) * tj * ti;
+  const C tiles = tj * ti, work = (C)(f.n() / ((i64)nj * ni)) * tiles, gj = (C)x[1].i;
   uint4 rows[NA][P];                              // a staged operand's transposed block
   char* q[NA];                                    // where Op::load reads operand k
   SW_UNROLL for (int k = 0; k < NA; ++k) q[k] = Op::staged(k) ? reinterpret_cast<char*>(rows[k]) : f.p[k];
   Index step[NA], corner[NA];
   SW_UNROLL for (int k = 0; k < NA; ++k) step[k] = f.stride(k, jd);
   for (C w = blockIdx.x; w < work; w += gridDim.x) {
-    C rest = w;
-    const C bi = rest % ti;
-    rest /= ti;
-    const C bj = rest % tj;
-    rest /= tj;
+    C rest = w / tiles;
+    const C local = w - rest * tiles, g0 = local / (ti * gj) * gj;   // the group's first j tile
+    const C gs = tj - g0 < gj ? tj - g0 : gj, in_group = local - g0 * ti;
+    const C bi = in_group / gs, bj = g0 + in_group % gs;
     const C j0 = bj * T, i0 = bi * T * P;
     SW_UNROLL for (int k = 0; k < NA; ++k) corner[k] = (Index)j0 * step[k] + (Index)i0 * f.stride(k, id);
     SW_UNROLL for (int d = D - 1; d >= 0; --d) {  // the batch index over the other dims
