@@ -43,16 +43,20 @@ def test_explicit_fields_win_field_by_field():
     assert resolve(sw.General(), ROWS).mode == "general"          # General runs anything
 
 
-def test_tiled_fills_its_own_block_size_and_tile_group():
-    """Tiled takes tile_block_size (where the tuning sets one) and tile_group; other modes
-    keep block_size."""
+def test_a_tunings_mode_overrides_apply_to_that_mode_only():
+    """A (mode, field, value) override fills that mode's algorithm; others keep the field."""
     caps = dataclasses.replace(FAKE, modes=FAKE.modes + ("tiled",))
-    tuning = dataclasses.replace(TUNING, tile_group=4, tile_block_size=256)
+    tuning = dataclasses.replace(TUNING, tile_group=4, modes=(("tiled", "block_size", 256),
+                                                              ("scalar", "items_per_thread", 2)))
     assert resolve(sw.Auto(), TILED, caps, tuning) == sw.Tiled(block_size=256, pack=4, items_per_thread=4,
                                                                tile=16, tile_group=4)
     assert resolve(sw.Tiled(block_size=64, tile_group=1), TILED, caps, tuning).block_size == 64
     assert resolve(sw.Auto(), TILED, caps, TUNING).block_size == 128
-    assert resolve(sw.Auto(), ROWS, caps, tuning).block_size == 128
+    assert resolve(sw.Auto(), ROWS, caps, tuning) == sw.Rows(block_size=128, pack=4, items_per_thread=4,
+                                                             share_rows=False)
+    scalar = plan((4096,), [((4096,), (1,), 4, 0), ((4096,), (1,), 4, 0), ((4096,), (0,), 4, 0)])
+    assert resolve(sw.Auto(), scalar, caps, tuning) == sw.Scalar(block_size=128, pack=4, items_per_thread=2)
+    assert resolve(sw.Contiguous(), FLAT, caps, tuning).items_per_thread == 4
 
 
 def test_capability_decides_what_auto_may_pick():

@@ -50,7 +50,8 @@ def _select(plan, tuning: ElementwiseTuning, caps: Capabilities) -> Algorithm:
 
 
 def _fill(alg: Algorithm, tuning: ElementwiseTuning, plan) -> Algorithm:
-    """Fill unset fields from the tuning; set fields are kept as they are."""
+    """Fill unset fields from the tuning (as alg's mode sees it); set fields are kept."""
+    tuning = tuning.for_mode(alg.mode)
     updates = {}
     for f in dataclasses.fields(alg):
         if getattr(alg, f.name) is not None:
@@ -60,8 +61,6 @@ def _fill(alg: Algorithm, tuning: ElementwiseTuning, plan) -> Algorithm:
             updates["pack"] = plan.layout(alg.mode, max(1, tuning.pack_bytes // widest)).pack
         elif f.name == "share_rows":   # measured to pay only where the output is all the traffic
             updates["share_rows"] = tuning.share_rows and plan.outer()
-        elif f.name == "block_size" and alg.mode == "tiled":
-            updates["block_size"] = tuning.tile_block_size or tuning.block_size
         else:
             updates[f.name] = getattr(tuning, f.name)
     return dataclasses.replace(alg, **updates)

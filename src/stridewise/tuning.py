@@ -1,7 +1,7 @@
 """Tunings: per-backend, per-device defaults for the algorithms' unset fields.
 
 A tuning is a plain frozen value; it can never make an invalid algorithm run (capabilities
-and `_check` decide that). `stridewise tune` writes measured ones.
+and `_check` decide that). tools/tune_gpu.py measures the numbers behind the CUDA ones.
 """
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ class ElementwiseTuning:
         resident blocks, 16-byte packs).
     items_per_thread : packs in flight per thread per step.
     tile, tile_group : tile edge and tiles per group along j for `Tiled`.
-    tile_block_size : block size for `Tiled` (None: block_size).
     share_rows : `Rows` reads a repeated row operand once per column of rows; applied to
         outer products only (`Plan.outer`), where it measured faster.
+    modes : (mode, field, value) overrides for one mode's algorithm (see `for_mode`).
     source : where these numbers come from (device, date, command), or why they are defaults.
     """
 
@@ -32,9 +32,14 @@ class ElementwiseTuning:
     items_per_thread: int = 2
     tile: int = 32
     tile_group: int = 1
-    tile_block_size: int | None = None
     share_rows: bool = False
+    modes: tuple = ()
     source: str = "OneFlow elementwise.cuh defaults (block 256, 32 waves, 16-byte packs); not measured here"
+
+    def for_mode(self, mode: str) -> "ElementwiseTuning":
+        """This tuning as `mode`'s algorithm sees it: its overrides in `modes` applied."""
+        fields = {f: v for m, f, v in self.modes if m == mode}
+        return replace(self, **fields) if fields else self
 
 
 _DEFAULT = ElementwiseTuning()
@@ -75,12 +80,16 @@ register_tuning("cuda", None, _CUDA)
 # row or crossed, it measured slower). Permuted views: 16-bit tiles in groups of 4 along j at
 # block 256 (+9%: 3650 -> 3990 GB/s; half of such a block's threads find no P x P block of a
 # 16-bit tile, and the fewer tiles in flight per SM measured faster than block 128's +4%),
-# float64 in groups of 2 (+3%), and float32 and int32 at block 256 (+3%).
+# float64 in groups of 2 (+3%), float32 and int32 at block 256 (+3%). Scalar float32 and
+# int32 kernels at 2 packs per thread (+2-3%: 4060 -> 4167 GB/s with a Python float), short
+# rows at 8 in 16-bit and int32 (+2-4%: float16 3581 -> 3738; int64 and the others flat).
+_TILED_256, _SCALAR_2 = ("tiled", "block_size", 256), ("scalar", "items_per_thread", 2)
+_SHORT_8 = ("short_rows", "items_per_thread", 8)
 _CUDA_DTYPES = {
-    "float16": dict(tile_group=4, tile_block_size=256),
-    "bfloat16": dict(tile_group=4, tile_block_size=256),
-    "float32": dict(tile_block_size=256),
-    "int32": dict(share_rows=True, tile_block_size=256),
+    "float16": dict(tile_group=4, modes=(_TILED_256, _SHORT_8)),
+    "bfloat16": dict(tile_group=4, modes=(_TILED_256, _SHORT_8)),
+    "float32": dict(modes=(_TILED_256, _SCALAR_2)),
+    "int32": dict(share_rows=True, modes=(_TILED_256, _SCALAR_2, _SHORT_8)),
     "float64": dict(share_rows=True, tile_group=2),
     "int64": dict(share_rows=True),
 }
