@@ -80,8 +80,8 @@ register_tuning("cuda", None, _CUDA)
 # row or crossed, it measured slower). Permuted views: 16-bit tiles in groups of 4 along j at
 # block 256 (+9%: 3650 -> 3990 GB/s; half of such a block's threads find no P x P block of a
 # 16-bit tile, and the fewer tiles in flight per SM measured faster than block 128's +4%),
-# float64 in groups of 2 (+3%); float32 and int32 gained 3% at block 256 there, which the
-# full bench did not confirm (int32 4000 -> 3854 GB/s), so they keep 128. Scalar float32 and
+# float64 in groups of 2 (+3%), float32 at block 256 (+3-4% in four A/B calls; int32 equal
+# there, so it keeps 128). Scalar float32 and
 # int32 kernels at 2 packs per thread (+2-3%: 4060 -> 4167 GB/s with a Python float), short
 # rows at 8 in 16-bit and int32 (+2-4%: float16 3581 -> 3738; int64 and the others flat).
 _TILED_256, _SCALAR_2 = ("tiled", "block_size", 256), ("scalar", "items_per_thread", 2)
@@ -89,7 +89,7 @@ _SHORT_8 = ("short_rows", "items_per_thread", 8)
 _CUDA_DTYPES = {
     "float16": dict(tile_group=4, modes=(_TILED_256, _SHORT_8)),
     "bfloat16": dict(tile_group=4, modes=(_TILED_256, _SHORT_8)),
-    "float32": dict(modes=(_SCALAR_2,)),
+    "float32": dict(modes=(_TILED_256, _SCALAR_2)),
     "int32": dict(share_rows=True, modes=(_SCALAR_2, _SHORT_8)),
     "float64": dict(share_rows=True, tile_group=2),
     "int64": dict(share_rows=True),
