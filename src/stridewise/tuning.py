@@ -68,7 +68,8 @@ def elementwise_tuning(backend: str, device: str | None = None, dtype: str | Non
 # (contiguous float16 4058 against 3753 GB/s, short_rows float64 3594 against 3105).
 # The tiled kernel (permuted view): tiles of 32 rows by 32 packs at block 128 beat tiles of 16
 # and blocks of 256 and 512 in all six dtypes (bench/NOTES.md G10), and, with the register
-# blocks of G15, tiles of 16 and 64 (3-12% slower) and blocks of 256 in four dtypes.
+# blocks of G15, tiles of 16 and 64 (3-12% slower) and blocks of 256 in four dtypes (with
+# the tile groups of G22, 16-bit and float32 run faster at 256: below).
 _CUDA = ElementwiseTuning(
     block_size=128, items_per_thread=4, tile=32,
     source="H200 2026-11-30, tools/tune_gpu.py: block 128 and 4 packs per thread "
@@ -81,9 +82,9 @@ register_tuning("cuda", None, _CUDA)
 # block 256 (+9%: 3650 -> 3990 GB/s; half of such a block's threads find no P x P block of a
 # 16-bit tile, and the fewer tiles in flight per SM measured faster than block 128's +4%),
 # float64 in groups of 2 (+3%), float32 at block 256 (+3-4% in four A/B calls; int32 equal
-# there, so it keeps 128). Scalar float32 and
-# int32 kernels at 2 packs per thread (+2-3%: 4060 -> 4167 GB/s with a Python float), short
-# rows at 8 in 16-bit and int32 (+2-4%: float16 3581 -> 3738; int64 and the others flat).
+# there, so it keeps 128). Scalar float32 and int32 kernels at 2 packs per thread (+2-3%:
+# 4060 -> 4167 GB/s with a Python float), short rows at 8 in 16-bit and int32 (+2-4%:
+# float16 3581 -> 3738; int64 and the others flat).
 _TILED_256, _SCALAR_2 = ("tiled", "block_size", 256), ("scalar", "items_per_thread", 2)
 _SHORT_8 = ("short_rows", "items_per_thread", 8)
 _CUDA_DTYPES = {
