@@ -100,6 +100,13 @@ def test_a_tuning_never_makes_an_invalid_algorithm_run():
         resolve(sw.Auto(), tuning=greedy)
     # the pack from the tuning is still capped by the plan
     assert resolve(sw.Rows(block_size=256), tuning=greedy).pack == 4
+    # out-of-domain values from a tuning (tile_group 0 would divide by zero in the kernel)
+    caps = dataclasses.replace(FAKE, modes=FAKE.modes + ("tiled",))
+    for bad in (dataclasses.replace(TUNING, tile_group=0),
+                dataclasses.replace(TUNING, modes=(("tiled", "items_per_thread", 3),))):
+        with pytest.raises(ValueError, match="registered tuning"):
+            resolve(sw.Auto(), TILED, caps, bad)
+    assert resolve(sw.Tiled(tile_group=2), TILED, caps, dataclasses.replace(TUNING, tile_group=0)).tile_group == 2
 
 
 def test_tuning_registry_most_specific_first():

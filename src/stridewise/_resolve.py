@@ -83,6 +83,11 @@ def _check(alg: Algorithm, plan, caps: Capabilities, dtypes) -> None:
     if alg.pack > widest or alg.pack * max(plan.itemsizes) > caps.max_pack_bytes:
         raise ValueError(f"{alg.name}(pack={alg.pack}) cannot run: the operands' alignment and "
                          f"dtypes allow at most pack={widest}; use pack<={widest} or leave it unset")
+    try:   # the caller's fields passed this before _fill, so a failure is a tuning's value
+        _check_domain(alg)
+    except ValueError as e:
+        raise ValueError(f"{e} (the value came from the registered tuning: fix that "
+                         f"ElementwiseTuning, or set the field explicitly)") from None
 
 
 def _resolve_elementwise(alg, plan, tuning: ElementwiseTuning, caps: Capabilities, dtypes) -> Algorithm:
