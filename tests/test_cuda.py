@@ -155,6 +155,24 @@ def test_every_algorithm_explicitly():
         assert same_bits(host(sw.remainder(a3, b3, algorithm=alg)), want), alg
 
 
+def test_the_grid_follows_the_tunings_mode_overrides():
+    """short_rows in float16 launches at most 4 waves of resident blocks (tuning.py's mode
+    override), a flat float16 problem of the same size 32; and 2^27 short rows agree with torch
+    at 4 waves, where each thread takes several steps."""
+    from stridewise import _ops
+    from stridewise.backends import cuda
+
+    sms, threads, _ = cuda._device_facts(0)
+    a = torch.empty((2**27 // 6, 6), dtype=torch.float16, device=CUDA).uniform_(-100, 100)
+    b = tt(np.array([[1.5, -2.25, 3.0, -0.75, 7.0, 0.125]], np.float16))
+    short = _ops._call(_ops.REMAINDER, (a, b), None, dry=True)
+    flat = _ops._call(_ops.REMAINDER, (a, a), None, dry=True)
+    assert (short.spec.mode, flat.spec.mode) == ("short_rows", "contiguous")
+    assert short.config.grid == sms * (threads // short.config.block) * 4
+    assert flat.config.grid > short.config.grid
+    assert same_bits(host(sw.remainder(a, b)), host(torch.remainder(a, b)))
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_share_rows_either_way(dtype):
     """Rows with and without share_rows (one pack column over 4 rows, the repeated row read

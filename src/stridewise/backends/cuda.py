@@ -402,7 +402,7 @@ def configure(spec, plan, alg, device, lib) -> Config:
     from ..tuning import elementwise_tuning
 
     sms, threads_per_sm, ctx = _device_facts(device[1])
-    tuning = elementwise_tuning("cuda", None, spec.compute.name)
+    tuning = elementwise_tuning("cuda", None, spec.compute.name).for_mode(spec.mode)
     block, items, pack = alg.block_size, alg.items_per_thread, spec.pack
     group, extra = 0, []
     if spec.mode in ("contiguous", "scalar", "short_rows"):
