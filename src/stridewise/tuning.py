@@ -88,12 +88,12 @@ register_tuning("cuda", None, _CUDA)
 # 16-bit, 8 in int32: +2.5-4.5%), each building its period tables once for more packs.
 _TILED_256, _SCALAR_2 = ("tiled", "block_size", 256), ("scalar", "items_per_thread", 2)
 _SHORT_8 = ("short_rows", "items_per_thread", 8)
-_SHORT_16BIT = (_SHORT_8, ("short_rows", "waves", 4))
+_SHORT_16BIT, _SHORT_INT32 = (_SHORT_8, ("short_rows", "waves", 4)), (_SHORT_8, ("short_rows", "waves", 8))
 _CUDA_DTYPES = {
     "float16": dict(tile_group=4, modes=(_TILED_256, *_SHORT_16BIT)),
     "bfloat16": dict(tile_group=4, modes=(_TILED_256, *_SHORT_16BIT)),
     "float32": dict(modes=(_TILED_256, _SCALAR_2)),
-    "int32": dict(share_rows=True, modes=(_SCALAR_2, _SHORT_8, ("short_rows", "waves", 8))),
+    "int32": dict(share_rows=True, modes=(_SCALAR_2, *_SHORT_INT32)),
     "float64": dict(share_rows=True, tile_group=2),
     "int64": dict(share_rows=True),
 }
