@@ -310,7 +310,8 @@ class Config:
     Attributes
     ----------
     grid, block : the launch geometry (no kernel uses dynamic shared memory).
-    extra : slots appended to every call's record (Geometry, then general's magics).
+    extra : the launch facts appended to every call's record (the Geometry, then the
+        per-mode slots `_extra_slots` counts).
     stream : () -> the owning library's current stream handle on this device.
     ctx : the device's primary context.
     geometry : (items, group) for explain and tests.
