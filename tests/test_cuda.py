@@ -306,11 +306,14 @@ __device__ float widen(unsigned short h, int bf16) {
   if (bf16) return __uint_as_float((unsigned)h << 16);
   float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f;
 }
+// Output i is row i / na, column i % na; the divisors run down the column, or along the row
+// with `row_divisors`.
 extern "C" __global__ void reference(const unsigned short* a, const unsigned short* b, unsigned short* o,
-                                     long long na, long long n, int bf16, int numpy) {
+                                     long long na, long long n, int bf16, int numpy, int row_divisors) {
   long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  const float x = widen(a[i % na], bf16), y = widen(b[i / na], bf16);
+  const long long row = i / na, col = i % na;
+  const float x = widen(a[row_divisors ? row : col], bf16), y = widen(b[row_divisors ? col : row], bf16);
   float m = fmodf(x, y);
   if (m != 0.0f) { if ((m < 0.0f) != (y < 0.0f)) m += y; }
   else if (numpy) m = copysignf(0.0f, y);
@@ -334,14 +337,19 @@ def reference_kernel():
 
 @pytest.mark.parametrize("convention", ["torch", "numpy"])
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
-def test_every_16bit_pair(dtype, convention, reference_kernel):
+@pytest.mark.parametrize("row_divisors", [False, True])
+def test_every_16bit_pair(dtype, convention, row_divisors, reference_kernel):
+    """Every (dividend, divisor) pair: all dividends along the row against a block of divisors
+    down the column, or (row_divisors) all divisors along the row as the repeated operand of
+    share_rows, prepared once per batch (functors.h Prepared), against a block of dividends."""
     from cuda.core import LaunchConfig, launch
 
     dev, kernel = reference_kernel
     stream = dev.create_stream(torch.cuda.current_stream())
     tdt = getattr(torch, dtype)
     bits = torch.arange(-32768, 32768, dtype=torch.int32, device=CUDA).to(torch.int16)
-    a = bits.view(tdt)[None, :]                       # every dividend, along the row
+    row = bits.view(tdt)[None, :]
+    alg = sw.Rows(share_rows=row_divisors)
     chunk = 4096
     out = torch.empty((chunk, 65536), dtype=tdt, device=CUDA)
     ref = torch.empty((chunk, 65536), dtype=torch.int16, device=CUDA)
@@ -349,14 +357,16 @@ def test_every_16bit_pair(dtype, convention, reference_kernel):
     cfg = LaunchConfig(grid=n // 256, block=256)
     bad = torch.zeros((), dtype=torch.int64, device=CUDA)
     for start in range(0, 65536, chunk):
-        bcol = bits[start:start + chunk].view(tdt)[:, None]   # a block of divisors, down the column
-        sw.remainder(a, bcol, out=out, convention=convention)
-        launch(stream, cfg, kernel, bits.data_ptr(), bits.data_ptr() + 2 * start, ref.data_ptr(),
-               np.int64(65536), np.int64(n), np.int32(dtype == "bfloat16"), np.int32(convention == "numpy"))
+        col = bits[start:start + chunk].view(tdt)[:, None]
+        a, b = (col, row) if row_divisors else (row, col)
+        sw.remainder(a, b, out=out, convention=convention, algorithm=alg)
+        launch(stream, cfg, kernel, a.data_ptr(), b.data_ptr(), ref.data_ptr(), np.int64(65536), np.int64(n),
+               np.int32(dtype == "bfloat16"), np.int32(convention == "numpy"), np.int32(row_divisors))
         ob = out.view(torch.int16)
         nan = torch.isnan(out) & torch.isnan(ref.view(tdt))
         bad += ((ob != ref) & ~nan).sum()
-    assert sw.explain(sw.remainder, a, bcol, out=out).mode == "rows"
+    e = sw.explain(sw.remainder, a, b, out=out, algorithm=alg)
+    assert e.mode == "rows" and (e.kinds[-1] == "repeated") == row_divisors
     assert int(bad) == 0
 
 

@@ -204,6 +204,17 @@ def _pairs(spec: KernelSpec) -> bool:
             and all(a is dt for a in spec.arrays) and all(q is dt for q in spec.params))
 
 
+def _prepared(spec: KernelSpec):
+    """The repeated operand that is the last input of a return-form functor (an outer
+    product's divisor), which the Op prepares once per batch (functors.h Prepared); None
+    where there is none."""
+    inputs = [a for a in spec.args if a[0] != "out"]
+    if spec.out_types or not inputs or inputs[-1][0] != "array":
+        return None
+    k = inputs[-1][1]
+    return k if spec.kinds[k] == "repeated" and inputs.count(inputs[-1]) == 1 else None
+
+
 def generate(spec: KernelSpec, entry_point) -> str:
     """C++ source of `spec`; `entry_point(spec)` is the backend's extern "C" wrapper."""
     t, m = spec.compute.ctype, f"typename sw::OpMath<{spec.compute.ctype}>::type"
@@ -246,6 +257,14 @@ def generate(spec: KernelSpec, entry_point) -> str:
         arg_types.append("M" if types is None else types[1])
         n_in += 1
     call = f"F()({', '.join(call_args)})"
+    fast_args = list(call_args)
+    prepared = _prepared(spec)
+    if prepared is not None:
+        # prepared with its load, once per batch; the pack's fast path takes it as it is
+        in_fields.append(f"typename sw::Prepared<F, {arg_types[-1]}>::type d{prepared}[P];")
+        loads.append(f"SW_UNROLL for (int e = 0; e < P; ++e) "
+                     f"in.d{prepared}[e] = sw::prepare<F>({call_args[-1]});")
+        fast_args[-1] = f"in.d{prepared}[e]"
     if ref:
         step = [f"{ot} y{k} = {_convert(exprs[k], spec.arrays[k].ctype, (spec.arrays[k].ctype, ot)) if reads[k] else ot + '()'};"
                 for k, ot in enumerate(spec.out_types)]
@@ -260,7 +279,7 @@ def generate(spec: KernelSpec, entry_point) -> str:
         # conversion of the whole pack (pairwise where the device has one: convert_pack).
         # The fast loop is an `omp simd` loop with an integer flag on the host, so GCC 12
         # vectorizes it (functors.h SW_FAST_LOOP, FastFlag), and unrolled on the device.
-        fast = f"sw::call_fast<F>({', '.join(['slow'] + call_args)})"
+        fast = f"sw::call_fast<F>({', '.join(['slow'] + fast_args)})"
         compute = (f"typedef decltype(F()({', '.join(f'{a}()' for a in arg_types)})) R;\n"
                    f"    R y[P];\n"
                    f"    if constexpr (sw::HasFast<F>::value) {{\n"

@@ -27,8 +27,24 @@ template <int P, class F, class S> struct Apply2Pack : Apply2<F, S> {
 // leaves `slow` alone and free to return anything where it sets it. The generated kernel runs
 // `fast` on a whole pack without branches and calls the functor itself on that pack only if
 // some lane set `slow` (special values), so the common path has no per-element branch.
-template <class F, class = void> struct HasFast { enum { value = 0 }; };
+// Prepared divisors: a binary functor whose fast path splits into a part that depends on its
+// last argument alone (a divisor's reciprocal, its range check) may also provide
+// `static D prepare(M b)` and a second `fast` that takes D in place of b. A kernel that reads
+// one divisor for many dividends (rows with a repeated operand: the outer product) prepares
+// it once with its load and hands the same D to every pack of the batch. Explicit, because
+// the compiler does not share inline asm (rcp.approx) across the packs' slow-path branches
+// (bench/NOTES.md G26).
+template <class F, class = void> struct HasPrepare { enum { value = 0 }; };
+template <class F> struct HasPrepare<F, decltype((void)&F::prepare, void())> { enum { value = 1 }; };
+template <class F, class = void> struct HasFast { enum { value = HasPrepare<F>::value }; };
 template <class F> struct HasFast<F, decltype((void)&F::fast, void())> { enum { value = 1 }; };
+// x prepared as F's last argument: F::prepare(x), or x itself where F has no `prepare`; and
+// the type a kernel keeps for it.
+template <class F, class X> SW_HOST_DEVICE SW_INLINE auto prepare(X x) {
+  if constexpr (HasPrepare<F>::value) return F::prepare(x);
+  else return x;
+}
+template <class F, class M> struct Prepared { typedef decltype(prepare<F>(M())) type; };
 
 // The flag `fast` sets, and the loop that runs `fast` over a pack. The device unrolls it.
 // The host makes it an `omp simd` loop and the flag an int: GCC 12 vectorizes neither a
@@ -69,7 +85,16 @@ SW_HOST_DEVICE SW_INLINE double rcp_newton(double x) {
   return fma(r, fma(-x, r, 1.0), r);
 }
 
+// Divisors prepared for the remainder fast paths (HasPrepare): b and what depends on it alone.
+template <class M> struct Divisor;
+
 #if defined(__CUDA_ARCH__)
+// rcp.approx: within 1 ulp of 1 / x; a subnormal x gives inf (ftz).
+SW_DEVICE SW_INLINE float rcp_approx(float x) {
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
 // Device fmod: with A = |a|, B = |b|, n = trunc(A / B) and q = n or n + 1, A - q * B is exact
 // in one fma (a multiple of the smaller ulp, below B in magnitude) and adding B back is
 // exact. This replaces fmod's bit loop, which made float64 remainder compute-bound.
@@ -81,24 +106,34 @@ SW_HOST_DEVICE SW_INLINE double rcp_newton(double x) {
 // double: the same with rcp_newton(B) scaled up by 2^-42: with its error below 2^-43.3
 // and two roundings of 2^-53, A * up lies in [A / B, A / B (1 + 2^-41.5)], so for
 // A / B < 2^40 it is less than 0.36 above A / B and q = n or n + 1 (for a subnormal product
-// A / B is tiny and q = 0 = n). Nothing here branches, so a pack's elements overlap.
+// A / B is tiny and q = 0 = n); A * up >= A / B, so q < 2^40 checks the quotient, and the
+// divisor's range check is prepared with up. Nothing here branches, so a pack's elements overlap.
 // Zero, inf, NaN, extreme divisors and huge quotients set `slow` (fmodf / fmod then).
 SW_DEVICE SW_INLINE float fmod_fast(float a, float b, FastFlag& slow) {
   const float A = fabsf(a), B = fabsf(b);
   slow |= !(A < B * 0x1p20f) || !(B >= 0x1p-100f) || !(B <= 0x1p100f);
-  float rcp;
-  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(rcp) : "f"(B));   // B is normal here: ftz is moot
+  const float rcp = rcp_approx(B);                          // B is normal here: ftz is moot
   const float q = truncf(A * (rcp * (1.0f + 0x1p-21f)));   // hoisted when b is uniform
   const float r = fmaf(-q, B, A);
   return copysignf(r < 0.0f ? r + B : r, a);
 }
+template <> struct Divisor<double> {
+  double b, B, up;
+  bool slow;
+  SW_DEVICE SW_INLINE static Divisor make(double b) {
+    const double B = fabs(b), r1 = rcp_newton(B);
+    return {b, B, fma(r1, 0x1p-42, r1), !(B >= 0x1p-100) || !(B <= 0x1p100)};
+  }
+};
+SW_DEVICE SW_INLINE double fmod_fast(double a, const Divisor<double>& d, FastFlag& slow) {
+  const double A = fabs(a);
+  const double q = trunc(A * d.up);
+  slow |= d.slow || !(q < 0x1p40);
+  const double r = fma(-q, d.B, A);
+  return copysign(r < 0.0 ? r + d.B : r, a);
+}
 SW_DEVICE SW_INLINE double fmod_fast(double a, double b, FastFlag& slow) {
-  const double A = fabs(a), B = fabs(b);
-  slow |= !(A < B * 0x1p40) || !(B >= 0x1p-100) || !(B <= 0x1p100);
-  const double r1 = rcp_newton(B);
-  const double q = trunc(A * fma(r1, 0x1p-42, r1));        // shared by the elements of one b
-  const double r = fma(-q, B, A);
-  return copysign(r < 0.0 ? r + B : r, a);
+  return fmod_fast(a, Divisor<double>::make(b), slow);
 }
 // The slow paths as calls: inlined, fmod's bit loop appeared once per element of every pack
 // (half of each kernel's code) and its registers counted against the fast path's (bfloat16
@@ -227,20 +262,34 @@ template <> struct Bits<double> { typedef u64 type; };
 // |a| < |b| with opposite signs, which it rounds once, as torch's fmod + b does. A nonzero r
 // against b's sign gets b added (exact). A zero takes the dividend's sign (torch: fmod's,
 // kept) or the divisor's (NumPy). Zero, inf, NaN, a subnormal divisor (rcp.ftz gives inf),
-// |b| > 2^100 and |q| >= 2^20 set `slow`. The argument is checked as float arithmetic in
-// tests/test_remainder_cpu.py, and every float16 and bfloat16 pair in tests/test_cuda.py.
-template <Convention C>
-SW_DEVICE SW_INLINE float remainder_fast(float a, float b, FastFlag& slow) {
-  float rcp;
-  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(rcp) : "f"(b));
+// |q| >= 2^20 and |b| > 2^100 set `slow`. The last is checked with q per element, or, for a
+// prepared divisor, folded into its reciprocal (NaN there, so q fails its check): free where
+// the divisor is shared, while folding it per element cost permuted float16 8% and checking
+// it per shared element cost outer products 13% (bench/NOTES.md G26). The argument is checked
+// as float arithmetic in tests/test_remainder_cpu.py, and every float16 and bfloat16 pair
+// in tests/test_cuda.py, with the divisors dense and prepared.
+template <Convention C, bool kPrepared>
+SW_DEVICE SW_INLINE float remainder_fast(float a, float b, float rcp, FastFlag& slow) {
   const float w = a * rcp;
   const float q = floorf(fmaf(fabsf(w), 0x1p-21f, w));
-  slow |= !(fabsf(q) < 0x1p20f) || !(fabsf(b) <= 0x1p100f);
+  slow |= !(fabsf(q) < 0x1p20f) || (!kPrepared && !(fabsf(b) <= 0x1p100f));
   float r = fmaf(-q, b, a);
   // r with b's sign bit flipped in: negative (not -0) exactly when r is nonzero against b
   if (__int_as_float(__float_as_int(r) ^ (__float_as_int(b) & 0x80000000)) < 0.0f) r += b;
   if (C == kNumpy) return copysignf(r, b);
   return r == 0.0f ? copysignf(0.0f, a) : r;
+}
+template <> struct Divisor<float> {
+  float b, rcp;
+  SW_DEVICE SW_INLINE static Divisor make(float b) {
+    return {b, fabsf(b) <= 0x1p100f ? rcp_approx(b) : __int_as_float(0x7fffffff)};
+  }
+};
+template <Convention C> SW_DEVICE SW_INLINE float remainder_fast(float a, float b, FastFlag& slow) {
+  return remainder_fast<C, false>(a, b, rcp_approx(b), slow);
+}
+template <Convention C> SW_DEVICE SW_INLINE float remainder_fast(float a, const Divisor<float>& d, FastFlag& slow) {
+  return remainder_fast<C, true>(a, d.b, d.rcp, slow);
 }
 #endif
 
@@ -251,12 +300,19 @@ struct RemainderFunctor {
     M m = sw_fmod(a, b);
     return adjust(m, b);
   }
-  SW_HOST_DEVICE SW_INLINE static M fast(M a, M b, FastFlag& slow) {
 #if defined(__CUDA_ARCH__)
+  SW_DEVICE SW_INLINE static Divisor<M> prepare(M b) { return Divisor<M>::make(b); }
+  SW_DEVICE SW_INLINE static M fast(M a, M b, FastFlag& slow) {
     if constexpr (sizeof(M) == 4) return remainder_fast<C>(a, b, slow);
-#endif
-    return adjust(fmod_fast(a, b, slow), b);
+    else return fast(a, prepare(b), slow);
   }
+  SW_DEVICE SW_INLINE static M fast(M a, const Divisor<M>& d, FastFlag& slow) {
+    if constexpr (sizeof(M) == 4) return remainder_fast<C>(a, d, slow);
+    else return adjust(fmod_fast(a, d, slow), d.b);
+  }
+#else
+  SW_INLINE static M fast(M a, M b, FastFlag& slow) { return adjust(fmod_fast(a, b, slow), b); }
+#endif
   SW_HOST_DEVICE SW_INLINE static M adjust(M m, M b) {
     // torch compares with < 0, so a zero keeps fmod's sign (the dividend's); NumPy gives
     // a zero the divisor's sign.
@@ -292,6 +348,12 @@ struct ShortRemainderFunctor {
   }
   // The float fast path is exact for every float, so for 16-bit operands too. On the host it
   // vectorizes with types.h's branch-free half_to_float and 64-byte packs (bench/NOTES.md 14).
+#if defined(__CUDA_ARCH__)
+  SW_DEVICE SW_INLINE static Divisor<float> prepare(float b) { return Divisor<float>::make(b); }
+  SW_DEVICE SW_INLINE static float fast(float a, const Divisor<float>& d, FastFlag& slow) {
+    return remainder_fast<C>(a, d, slow);
+  }
+#endif
   SW_HOST_DEVICE SW_INLINE static float fast(float a, float b, FastFlag& slow) {
     return RemainderFunctor<float, C>::fast(a, b, slow);
   }
@@ -320,8 +382,7 @@ SW_HOST_DEVICE SW_INLINE T int_remainder(T a, T b) {
 // U / V, q = mulhi(U, m1) is n or n - 1 (n = floor(U / V)) and r = U - q V < 2V fits 32
 // bits: one fix-up (tests/test_remainder_cpu.py checks the argument with 1 ulp either way).
 SW_DEVICE SW_INLINE u32 u32_reciprocal(u32 V) {
-  float f;
-  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(f) : "f"(__uint2float_ru(V)));
+  const float f = rcp_approx(__uint2float_ru(V));
   const u32 m = __float2uint_rz(__uint_as_float(__float_as_uint(f) + 0x0ffffffcu));
   return m + __umulhi(m, (0u - V) * m);
 }
@@ -329,22 +390,39 @@ SW_DEVICE SW_INLINE u32 u32_mod(u32 U, u32 V, u32 m) {
   const u32 r = U - __umulhi(U, m) * V;
   return r - (r >= V ? V : 0u);
 }
+
+// int_remainder without its branch, which kept a pack's divisions from overlapping
+// (bench/NOTES.md G12): magnitudes in 32 unsigned bits (|INT_MIN| fits), a zero divisor
+// divides by 1, and both b = 0 and b = -1 then leave r = 0 and the result 0. The unsigned
+// remainder is straight-line code. The floor modulus of magnitudes is |b| - r where the
+// signs differ and r != 0, else r, and takes b's sign: selects, one negation. The divisor's
+// part (V and its reciprocal) is prepared; nothing sets `slow`.
+template <> struct Divisor<i32> {
+  i32 b;
+  u32 V, m;
+  SW_DEVICE SW_INLINE static Divisor make(i32 b) {
+    const u32 V0 = b < 0 ? 0u - (u32)b : (u32)b;
+    const u32 V = V0 + (V0 == 0);
+    return {b, V, u32_reciprocal(V)};
+  }
+};
 #endif
 
 template <Convention C> struct RemainderFunctor<i32, C> {
+#if defined(__CUDA_ARCH__)
+  SW_DEVICE SW_INLINE static Divisor<i32> prepare(i32 b) { return Divisor<i32>::make(b); }
+  SW_DEVICE SW_INLINE static i32 fast(i32 a, i32 b, FastFlag& slow) { return fast(a, prepare(b), slow); }
+  SW_DEVICE SW_INLINE static i32 fast(i32 a, const Divisor<i32>& d, FastFlag&) {
+    const u32 U = a < 0 ? 0u - (u32)a : (u32)a;
+    const u32 r = u32_mod(U, d.V, d.m);
+    const u32 t = r != 0 && (a ^ d.b) < 0 ? d.V - r : r;
+    return (i32)(d.b < 0 ? 0u - t : t);
+  }
+#endif
   SW_HOST_DEVICE SW_INLINE i32 operator()(i32 a, i32 b) const {
 #if defined(__CUDA_ARCH__)
-    // int_remainder without its branch, which kept a pack's divisions from overlapping
-    // (bench/NOTES.md G12): magnitudes in 32 unsigned bits (|INT_MIN| fits), a zero divisor
-    // divides by 1, and both b = 0 and b = -1 then leave r = 0 and the result 0. The unsigned
-    // remainder is straight-line code. The floor modulus of magnitudes is |b| - r where the
-    // signs differ and r != 0, else r, and takes b's sign: selects, one negation.
-    const u32 U = a < 0 ? 0u - (u32)a : (u32)a;
-    const u32 V0 = b < 0 ? 0u - (u32)b : (u32)b;
-    const u32 V = V0 + (V0 == 0);
-    const u32 r = u32_mod(U, V, u32_reciprocal(V));
-    const u32 t = r != 0 && (a ^ b) < 0 ? V - r : r;
-    return (i32)(b < 0 ? 0u - t : t);
+    FastFlag never = false;
+    return fast(a, b, never);
 #else
     // On the host a double division beats idiv and vectorizes. It is exact: for |a| < 2^31 the
     // quotient's rounding error (2^-53 |a / b| < 1 / |b|) is below its distance to any other
@@ -369,19 +447,28 @@ template <Convention C> struct RemainderFunctor<i32, C> {
 // 2^20 / V + 1 in magnitude, is within 2^-23 of r / V, so after subtracting it r lies in
 // (-V, 2V) and one compare-and-add gives U mod V. The sign
 // of a and then the floor convention follow, as in int_remainder. The GPU uses it as
-// RemainderFunctor<i64>::fast; tests/test_remainder_cpu.py compares the same code, built for
-// the host, with NumPy over edge cases and random operands.
-SW_HOST_DEVICE SW_INLINE i64 int64_remainder_fast(i64 a, i64 b, FastFlag& slow) {
-  const u64 U = a < 0 ? 0ull - (u64)a : (u64)a;
-  const u64 V = b < 0 ? 0ull - (u64)b : (u64)b;
-  slow |= (FastFlag)(V - 1 >= (1ull << 50) - 1);   // V = 0 wraps to the top: slow too
-  const double inv = rcp_newton((double)V);
-  const u64 q0 = (u64)((double)U * inv);
+// RemainderFunctor<i64>::fast, with V, inv and the range check prepared (Divisor<i64>);
+// tests/test_remainder_cpu.py compares the same code, built for the host, with NumPy over
+// edge cases and random operands.
+template <> struct Divisor<i64> {
+  i64 b;
+  u64 V;
+  double inv;
+  bool slow;
+  SW_HOST_DEVICE SW_INLINE static Divisor make(i64 b) {
+    const u64 V = b < 0 ? 0ull - (u64)b : (u64)b;
+    return {b, V, rcp_newton((double)V), V - 1 >= (1ull << 50) - 1};   // V = 0 wraps: slow too
+  }
+};
+SW_HOST_DEVICE SW_INLINE i64 int64_remainder_fast(i64 a, const Divisor<i64>& d, FastFlag& slow) {
+  const u64 U = a < 0 ? 0ull - (u64)a : (u64)a, V = d.V;
+  slow |= (FastFlag)d.slow;
+  const u64 q0 = (u64)((double)U * d.inv);
   i64 r = (i64)(U - q0 * V);
-  r -= (i64)((double)r * inv) * (i64)V;
+  r -= (i64)((double)r * d.inv) * (i64)V;
   r += r < 0 ? (i64)V : (r >= (i64)V ? -(i64)V : 0);
   const i64 m = a < 0 ? -r : r;
-  return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m;
+  return (m != 0 && ((m < 0) != (d.b < 0))) ? m + d.b : m;
 }
 
 #if !defined(__CUDA_ARCH__)
@@ -420,7 +507,11 @@ template <Convention C> struct RemainderFunctor<i64, C> {
   // The host uses its branch-free copy (above), which GCC vectorizes in every layout;
   // int64_remainder_fast itself stayed scalar there in periodic and strided layouts.
 #if defined(__CUDA_ARCH__)
-  SW_DEVICE SW_INLINE static i64 fast(i64 a, i64 b, FastFlag& slow) { return int64_remainder_fast(a, b, slow); }
+  SW_DEVICE SW_INLINE static Divisor<i64> prepare(i64 b) { return Divisor<i64>::make(b); }
+  SW_DEVICE SW_INLINE static i64 fast(i64 a, i64 b, FastFlag& slow) { return fast(a, prepare(b), slow); }
+  SW_DEVICE SW_INLINE static i64 fast(i64 a, const Divisor<i64>& d, FastFlag& slow) {
+    return int64_remainder_fast(a, d, slow);
+  }
 #else
   static SW_INLINE i64 fast(i64 a, i64 b, FastFlag& slow) { return int64_remainder_fast_host(a, b, slow); }
 #endif
