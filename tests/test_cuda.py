@@ -176,10 +176,12 @@ def test_the_grid_follows_the_tunings_mode_overrides():
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_share_rows_either_way(dtype):
     """Rows with and without share_rows (one pack column over 4 rows, the repeated row read
-    once) agree with torch: row, outer and crossed broadcasts, slabs of 7 rows, odd tails."""
+    once) agree with torch: row, outer and crossed broadcasts, slabs of 7 rows, odd tails, and
+    rows long enough for several chunks per work unit with a shorter last unit."""
     rng = np.random.default_rng(6)
     r = lambda shape: tt(random_values(rng, dtype, shape))   # noqa: E731
-    pairs = ((r((301, 1030)), r((1030,))), (r((301, 1)), r((1, 1031))), (r((3, 7, 1031)), r((3, 1, 1031))))
+    pairs = ((r((301, 1030)), r((1030,))), (r((301, 1)), r((1, 1031))), (r((3, 7, 1031)), r((3, 1, 1031))),
+             (r((37, 1)), r((1, 8195))))
     for a, b in pairs:
         want = host(torch_oracle(a, b))
         for share in (False, True):

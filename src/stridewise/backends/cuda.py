@@ -389,10 +389,11 @@ def _device_getter(lib: str):
     return lambda: -1  # unknown: always enter the device's context explicitly
 
 
-# rows_kernel's packs per thread and work unit (x[1]). H200, 2026-11-30 (bench/NOTES.md G21):
-# units of 8 against 16 gained 2-4% in row, column and crossed (float32, int32, float16), and
-# lost 5-6% in outer products, which keep 16 (32 lost 2-3% in the others).
-_ROW_UNIT_PACKS, _ROW_UNIT_PACKS_OUTER = 8, 16
+# rows_kernel's packs per thread and work unit (x[1]). H200, 2026-11-30 (bench/NOTES.md G21,
+# G26): units of 8 against 16 gained 2-4% in row, column and crossed (float32, int32, float16),
+# and lost 5-6% in outer products, which keep 16 (32 lost 2-3% in the others); outer products
+# that share their divisor row (4 rows per batch) gained 2-4% more at 32 (float64 within 1%).
+_ROW_UNIT_PACKS, _ROW_UNIT_PACKS_OUTER, _ROW_UNIT_PACKS_SHARED = 8, 16, 32
 _LOADS = 4   # kLoads in cuda/kernels.cuh
 
 
@@ -421,7 +422,8 @@ def configure(spec, plan, alg, device, lib) -> Config:
         # as rows_kernel's units: R rows of one slab of dim -2 where an operand is repeated
         r = _LOADS if "repeated" in spec.kinds else 1
         height = plan.shape[-2] if r > 1 else 1
-        unit = _ROW_UNIT_PACKS_OUTER if plan.outer() else _ROW_UNIT_PACKS
+        unit = (_ROW_UNIT_PACKS_SHARED if r > 1 else
+                _ROW_UNIT_PACKS_OUTER if plan.outer() else _ROW_UNIT_PACKS)
         extra.append(unit)
         span = min(chunks, max(1, unit // (items * r)))
         units = -(-chunks // span)
