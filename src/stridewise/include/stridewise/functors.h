@@ -72,7 +72,8 @@ SW_HOST_DEVICE SW_INLINE auto call_fast(FastFlag& slow, A... a) { return F::fast
 // division is a Newton sequence too, but with a correctly rounded quotient and a branch to a
 // slow path per element, which kept a pack's elements from overlapping (bench/NOTES.md G12).
 // __fdividef, unlike inline asm, is an intrinsic the compiler shares between packs with the
-// same x even across the packs' slow-path branches (rows kernel, repeated operands).
+// same x even across the packs' slow-path branches (how the rows kernel shared a repeated
+// operand's reciprocal before divisors were prepared: G13, G26).
 SW_HOST_DEVICE SW_INLINE double rcp_newton(double x) {
   const float xf = (float)x;
   float rf;
