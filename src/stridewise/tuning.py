@@ -80,8 +80,9 @@ register_tuning("cuda", None, _CUDA)
 # +11%, int32 +18%, int64 +21%; with the divisor prepared once per batch (G26), float16 +16%
 # and bfloat16 +11% over not sharing, int32 another +14%; float32 still -3%; with a dense
 # dividend, row or crossed, it measured slower). Permuted views: 16-bit tiles in groups of 4
-# along j at block 256 (+9%: 3650 -> 3990 GB/s; half of such a block's threads find no P x P block of a
-# 16-bit tile, and the fewer tiles in flight per SM measured faster than block 128's +4%),
+# along j at block 256 (+9%: 3650 -> 3990 GB/s; half of such a block's threads find no P x P
+# block of a 16-bit tile, and the fewer tiles in flight per SM measured faster than block
+# 128's +4%),
 # float64 in groups of 2 (+3%), float32 at block 256 (+3-4% in four A/B calls; int32 equal
 # there, so it keeps 128). Scalar float32 and int32 kernels at 2 packs per thread (+2-3%:
 # 4060 -> 4167 GB/s with a Python float), short rows at 8 in 16-bit and int32 (+2-4%:

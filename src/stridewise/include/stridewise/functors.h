@@ -343,21 +343,13 @@ struct RemainderFunctor {
 };
 
 template <class T, Convention C>
-struct ShortRemainderFunctor {
+struct ShortRemainderFunctor : RemainderFunctor<float, C> {
   SW_HOST_DEVICE SW_INLINE float operator()(float a, float b) const {
     return RemainderFunctor<float, C>::adjust(fmod_short(a, b), b);
   }
-  // The float fast path is exact for every float, so for 16-bit operands too. On the host it
-  // vectorizes with types.h's branch-free half_to_float and 64-byte packs (bench/NOTES.md 14).
-#if defined(__CUDA_ARCH__)
-  SW_DEVICE SW_INLINE static Divisor<float> prepare(float b) { return Divisor<float>::make(b); }
-  SW_DEVICE SW_INLINE static float fast(float a, const Divisor<float>& d, FastFlag& slow) {
-    return remainder_fast<C>(a, d, slow);
-  }
-#endif
-  SW_HOST_DEVICE SW_INLINE static float fast(float a, float b, FastFlag& slow) {
-    return RemainderFunctor<float, C>::fast(a, b, slow);
-  }
+  // `fast` and `prepare` are float's: its fast path is exact for every float, so for 16-bit
+  // operands too. On the host it vectorizes with types.h's branch-free half_to_float and
+  // 64-byte packs (bench/NOTES.md 14).
 };
 template <Convention C> struct RemainderFunctor<half, C> : ShortRemainderFunctor<half, C> {};
 template <Convention C> struct RemainderFunctor<bfloat16, C> : ShortRemainderFunctor<bfloat16, C> {};
