@@ -258,13 +258,19 @@ def generate(spec: KernelSpec, entry_point) -> str:
         n_in += 1
     call = f"F()({', '.join(call_args)})"
     fast_args = list(call_args)
-    prepared = _prepared(spec)
+    prepared, pairs = _prepared(spec), _pairs(spec)
     if prepared is not None:
         # prepared with its load, once per batch; the pack's fast path takes it as it is
-        in_fields.append(f"typename sw::Prepared<F, {arg_types[-1]}>::type d{prepared}[P];")
+        # (a kernel keeps only the form its branch reads: functors.h Fast2 or Prepared)
+        k = prepared
+        in_fields.append(f"typename sw::Prepared<F, {arg_types[-1]}>::type d{k}[P];")
         loads.append(f"SW_UNROLL for (int e = 0; e < P; ++e) "
-                     f"in.d{prepared}[e] = sw::prepare<F>({call_args[-1]});")
-        fast_args[-1] = f"in.d{prepared}[e]"
+                     f"in.d{k}[e] = sw::prepare<F>({call_args[-1]});")
+        fast_args[-1] = f"in.d{k}[e]"
+        if pairs:
+            in_fields.append(f"typename sw::Fast2<F, T>::D d2_{k}[(P + 1) / 2];")
+            loads.append(f"SW_UNROLL for (int e = 0; e + 1 < P; e += 2) in.d2_{k}[e / 2] = "
+                         f"sw::Fast2<F, T>::prepare(sw::pair(in.a{k}.elem[e], in.a{k}.elem[e + 1]));")
     if ref:
         step = [f"{ot} y{k} = {_convert(exprs[k], spec.arrays[k].ctype, (spec.arrays[k].ctype, ot)) if reads[k] else ot + '()'};"
                 for k, ot in enumerate(spec.out_types)]
@@ -279,23 +285,42 @@ def generate(spec: KernelSpec, entry_point) -> str:
         # conversion of the whole pack (pairwise where the device has one: convert_pack).
         # The fast loop is an `omp simd` loop with an integer flag on the host, so GCC 12
         # vectorizes it (functors.h SW_FAST_LOOP, FastFlag), and unrolled on the device.
-        fast = f"sw::call_fast<F>({', '.join(['slow'] + fast_args)})"
-        compute = (f"typedef decltype(F()({', '.join(f'{a}()' for a in arg_types)})) R;\n"
-                   f"    R y[P];\n"
-                   f"    if constexpr (sw::HasFast<F>::value) {{\n"
-                   f"      sw::FastFlag slow = 0;\n"
-                   f"      SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) y[e] = {fast};\n"
-                   f"      if (slow) SW_UNROLL for (int e = 0; e < P; ++e) y[e] = {call};\n"
-                   f"    }} else {{\n"
-                   f"      SW_UNROLL for (int e = 0; e < P; ++e) y[e] = {call};\n"
-                   f"    }}\n"
-                   f"    sw::convert_pack<P>(r0.elem, y);")
-        if _pairs(spec):
-            pair_args = ", ".join(f"sw::pair({r}, {r.replace('[e]', '[e + 1]')})" for r in raws)
+        def elementwise(fast_args):
+            fast = f"sw::call_fast<F>({', '.join(['slow'] + fast_args)})"
+            return (f"typedef decltype(F()({', '.join(f'{a}()' for a in arg_types)})) R;\n"
+                    f"    R y[P];\n"
+                    f"    if constexpr (sw::HasFast<F>::value) {{\n"
+                    f"      sw::FastFlag slow = 0;\n"
+                    f"      SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) y[e] = {fast};\n"
+                    f"      if (slow) SW_UNROLL for (int e = 0; e < P; ++e) y[e] = {call};\n"
+                    f"    }} else {{\n"
+                    f"      SW_UNROLL for (int e = 0; e < P; ++e) y[e] = {call};\n"
+                    f"    }}\n"
+                    f"    sw::convert_pack<P>(r0.elem, y);")
+
+        def nested(code):
+            return code.replace("\n", "\n  ")
+
+        compute = elementwise(fast_args)
+        if pairs:
+            pair = [f"sw::pair({r}, {r.replace('[e]', '[e + 1]')})" for r in raws]
             compute = (f"if constexpr (sw::Apply2Pack<P, F, T>::value) {{\n"
                        f"      SW_UNROLL for (int e = 0; e < P; e += 2)\n"
-                       f"        sw::set_pair(r0.elem + e, sw::Apply2Pack<P, F, T>::run({pair_args}));\n"
-                       f"    }} else {{\n      " + compute.replace("\n", "\n  ") + "\n    }")
+                       f"        sw::set_pair(r0.elem + e, sw::Apply2Pack<P, F, T>::run({', '.join(pair)}));\n"
+                       f"    }} else {{\n      " + nested(compute) + "\n    }")
+        if pairs and prepared is not None:
+            # Two lanes per instruction with the prepared divisor pairs; a pack that needs it
+            # is redone element by element with the divisors as loaded (functors.h Fast2).
+            pair[-1] = f"in.d2_{prepared}[e / 2]"
+            compute = (f"if constexpr (sw::Fast2Pack<P, F, T>::value) {{\n"
+                       f"      typedef sw::Fast2Pack<P, F, T> F2;   // dependent on P: compiled only if taken\n"
+                       f"      typename F2::Flag flag = {{}};\n"
+                       f"      sw::Pair<T> y2[P / 2];\n"
+                       f"      SW_UNROLL for (int e = 0; e < P; e += 2) y2[e / 2] = F2::fast({', '.join(pair)}, flag);\n"
+                       f"      if (!F2::slow(flag)) {{\n"
+                       f"        SW_UNROLL for (int e = 0; e < P; e += 2) sw::set_pair(r0.elem + e, y2[e / 2]);\n"
+                       f"      }} else {{\n        " + nested(nested(elementwise(call_args))) + "\n      }\n"
+                       f"    }} else {{\n      " + nested(compute) + "\n    }")
     else:
         compute = (f"SW_UNROLL for (int e = 0; e < P; ++e) "
                    f"{targets[0]} = sw::convert<{spec.arrays[0].ctype}>({call});")

@@ -354,6 +354,78 @@ struct ShortRemainderFunctor : RemainderFunctor<float, C> {
 template <Convention C> struct RemainderFunctor<half, C> : ShortRemainderFunctor<half, C> {};
 template <Convention C> struct RemainderFunctor<bfloat16, C> : ShortRemainderFunctor<bfloat16, C> {};
 
+// Fast2<F, S>: a two-lane fast path of F on storage S (half2 / bfloat162) for a divisor pair
+// prepared once (a kernel's shared divisor row, as HasPrepare's): `prepare(Pair<S> b)` -> D,
+// `fast(Pair<S> a, D, Flag& flag)` exact in every lane unless `slow(flag)` says otherwise,
+// and then the kernel redoes the pack element by element. The primary template is off;
+// its D is the pair itself so a kernel may hold one regardless.
+template <class F, class S> struct Fast2 {
+  enum { value = 0 };
+  typedef Pair<S> D;
+  SW_HOST_DEVICE SW_INLINE static D prepare(Pair<S> b) { return b; }
+};
+template <int P, class F, class S> struct Fast2Pack : Fast2<F, S> {
+  enum { value = P % 2 == 0 && Fast2<F, S>::value };
+};
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+// The float16 remainder two lanes per instruction, for a prepared divisor pair (bench/NOTES.md
+// G27). With x = a / b and n = floor(x): rcp = sign(b) * 1/|b| rounded toward zero to half,
+// from rcp.approx scaled down by 1 - 2^-22 (at most 1/|b|, within 2^-21 below), and NaN
+// where it is not in (0, 65504) (b zero, inf, NaN or below 2^-16). So w = a * rcp lies between
+// 0 and x, within |x| (2^-10 + 2^-21) + |a| 2^-24 of it (the last term: a subnormal rcp).
+// One fma rounds w + 1536 to an integer (the ulp there is 1): q = rn(w). For |q| <= 500 the
+// error is below 1/2, so q = n or n + 1, and r = a - q b is exact in one fma: for |a| >= |b|
+// it is a multiple of ulp(b) below |b| in magnitude; for |a| < |b| with a and b of one sign,
+// q = 1 needs x >= w >= 1/2 (Sterbenz); with opposite signs r is a or the one rounding of
+// a + b, which equals torch's float a + b rounded to half (the float sum is exact unless the
+// exponents differ by more than 13, and then both round to b). r against b's sign gets b
+// added (exact, or that same rounding of a + b). A zero result is then +0 in every case and
+// takes a's sign (torch) or b's (NumPy). |q| > 500 and NaN or inf operands reach `slow`
+// through the largest |q| (max.NaN keeps a NaN). bfloat16 has no such form: with 8 bits
+// the bound is |q| <= 56, and the bench's quotients (up to 200) sent a third of its outer
+// product's packs to the slow path, 30% slower than float (G27). Every float16 pair runs
+// through it in tests/test_cuda.py (test_every_16bit_pair, row_divisors).
+template <Convention C> struct Fast2<RemainderFunctor<half, C>, half> {
+  enum { value = 1 };
+  struct D { u32 b, rcp, sign; };
+  typedef u32 Flag;   // the largest |q| so far, in each lane
+  SW_DEVICE SW_INLINE static D prepare(Pair<half> b) {
+    const u32 x = bit_cast<u32>(b), sign = x & 0x80008000u;
+    u32 z, bad;
+    asm("cvt.rz.f16x2.f32 %0, %1, %2;" : "=r"(z) : "f"(below_reciprocal(b.hi)), "f"(below_reciprocal(b.lo)));
+    asm("{.reg .b32 z, l; set.eq.u32.f16x2 z, %1, %2; set.geu.u32.f16x2 l, %1, %3; or.b32 %0, z, l;}"
+        : "=r"(bad) : "r"(z), "r"(0u), "r"(0x7bff7bffu));
+    return {x, z | (bad & 0x7fff7fffu) | sign, sign};
+  }
+  SW_DEVICE SW_INLINE static Pair<half> fast(Pair<half> a2, const D& d, Flag& worst) {
+    const u32 a = bit_cast<u32>(a2);
+    const u32 nq = fma2(fma2(a, d.rcp, 0x66006600u), 0xbc00bc00u, 0x66006600u);   // -q
+    asm("{.reg .b32 t; abs.f16x2 t, %2; max.NaN.f16x2 %0, %1, t;}" : "=r"(worst) : "r"(worst), "r"(nq));
+    u32 r = fma2(nq, d.b, a), neg, zero;
+    asm("set.lt.f16x2.f16x2 %0, %1, %2;" : "=r"(neg) : "r"(r ^ d.sign), "r"(0u));   // 1 or 0
+    r = fma2(neg, d.b, r);
+    if (C == kNumpy) return bit_cast<Pair<half> >(r | d.sign);
+    asm("set.eq.u32.f16x2 %0, %1, %2;" : "=r"(zero) : "r"(r), "r"(0u));
+    return bit_cast<Pair<half> >(r | (zero & a & 0x80008000u));
+  }
+  SW_DEVICE SW_INLINE static bool slow(Flag worst) {
+    u32 r;
+    asm("{.reg .pred p, q; setp.gtu.f16x2 p|q, %1, %2; or.pred p, p, q; selp.u32 %0, 1, 0, p;}"
+        : "=r"(r) : "r"(worst), "r"(0x5fd05fd0u));   // 500
+    return r;
+  }
+  SW_DEVICE SW_INLINE static float below_reciprocal(half b) {
+    return rcp_approx(fabsf(convert<float>(b))) * (1.0f - 0x1p-22f);
+  }
+  SW_DEVICE SW_INLINE static u32 fma2(u32 a, u32 b, u32 c) {
+    u32 r;
+    asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
+    return r;
+  }
+};
+#endif
+
 // Integers: a zero divisor gives 0 (NumPy's answer, and never a trap), and -1 gives 0 so
 // INT_MIN / -1 is never evaluated. Both conventions agree on integers.
 template <class T>
