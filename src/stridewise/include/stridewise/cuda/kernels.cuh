@@ -70,29 +70,32 @@ SW_DEVICE SW_INLINE void flat_offsets(const Frame<Op>& f, const Slot* x, typenam
 // The packs a thread owns in one step: pack(t) for t in [0, count), skipping those at or past
 // `packs`; `offsets(q, j, off)` fills the operand offsets of pack q, the j-th of its batch, into
 // the arrays `p`. Loads of up to kLoads packs (a batch) are issued before any of them is stored.
-// kShare: the batch's packs share their repeated operands (rows with R > 1), read once with
-// its first pack, which is always in range (a batch starts only where pack(t0) is).
+// kShare: a batch is one pack column, pack(t0), in `rows` <= kLoads rows (j), which share
+// their repeated operands (rows with R > 1), read once with the first, always in range.
 template <class Op, int P, bool kShare = false, class C, class Pack, class Offsets>
 SW_DEVICE SW_INLINE void run_packs(const Frame<Op>& f, char* const* p, C count, C packs,
-                                   const Pack& pack, const Offsets& offsets) {
+                                   const Pack& pack, const Offsets& offsets, C rows = kLoads) {
   typedef typename Op::Index Index;
   for (C t0 = 0; t0 < count; t0 += kLoads) {
     if (pack(t0) >= packs) break;           // a thread's packs ascend with t
     // Pack t0 is in range from here on; saying so (j == 0 ||) lets the compiler reuse what
-    // the first pack computed from shared values in the others.
+    // the first pack computed from shared values in the others. A shared batch's packs are
+    // told apart by j alone: its column computed per j cost 15 instructions per row (G27).
     typename Op::template In<P> in[kLoads];
     Index off[kLoads][Op::kArrays];
+    bool live[kLoads];
     SW_UNROLL for (int j = 0; j < kLoads; ++j) {
-      const C q = pack(t0 + j);
+      const C q = pack(kShare ? t0 : t0 + j);
+      live[j] = j == 0 || (kShare ? (C)j < rows : t0 + j < count && q < packs);
       if (kShare && j > 0) in[j] = in[0];   // the shared values are in[0]'s on every path
-      if (j == 0 || (t0 + j < count && q < packs)) {
+      if (live[j]) {
         offsets(q, j, off[j]);
         in[j] = kShare && j > 0 ? Op::template reload<P>(p, off[j], f.u, in[0])
                                 : Op::template load<P>(p, off[j], f.u);
       }
     }
     SW_UNROLL for (int j = 0; j < kLoads; ++j) {
-      if (j == 0 || (t0 + j < count && pack(t0 + j) < packs)) Op::template store<P>(p, off[j], f.u, in[j]);
+      if (live[j]) Op::template store<P>(p, off[j], f.u, in[j]);
     }
   }
 }
@@ -217,11 +220,11 @@ SW_DEVICE void rows_kernel(const Slot* s, const Slot* x) {
     row_offsets(f, slab * height + h0, base);
     const C first = c * span * chunk + lane;
     run_packs<Op, P, (R > 1)>(f, f.p, span * items * R, packs,
-                     [&](C t) { return t % R < nr ? first + t / R * group : packs; },
+                     [&](C t) { return first + t / R * group; },
                      [&](C q, int j, Index* o) {
                        SW_UNROLL for (int k = 0; k < NA; ++k)
                          o[k] = base[k] + (Index)(q * P) * step[k] + (Index)j * down[k];
-                     });
+                     }, nr);
     if (c == units - 1 && lane < rem) {
       const Index xi = (Index)(packs * P + lane);
       for (C j = 0; j < nr; ++j) {
