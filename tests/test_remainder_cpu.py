@@ -269,8 +269,10 @@ def _int64_operands():
     rng = np.random.default_rng(7)
     lo, hi = np.iinfo(np.int64).min, np.iinfo(np.int64).max
     edges = [lo, lo + 1, hi, hi - 1, 0, 1, -1, 2, -2, 3, 1 << 49, (1 << 50) - 1, 1 << 50,
-             -(1 << 50) + 1, -(1 << 50), (1 << 53) + 1, (1 << 62) + 12345, -(1 << 62) - 777]
+             -(1 << 50) + 1, -(1 << 50), (1 << 53) + 1, (1 << 62) + 12345, -(1 << 62) - 777,
+             (1 << 42) - 1, 1 << 42, -(1 << 42) - 1]
     divisors = [1, -1, 2, -2, 3, -3, 7, 1000, -1000, (1 << 31) - 1, 1 << 31, 3 ** 30,
+                (1 << 42) - 1, -(1 << 42) + 1, (1 << 41) + 3, 1 << 42, -(1 << 42),
                 (1 << 50) - 1, -(1 << 50) + 1, (1 << 49) + 3, 1 << 50, -(1 << 50), lo, hi, 0]
     a = [np.int64(x) for x in edges]
     b = [np.int64(x) for x in divisors]
@@ -290,7 +292,7 @@ def _int64_operands():
 def test_int64_remainder_fast_path_matches_integer_division():
     """The GPU's int64 remainder fast path (functors.h int64_remainder_fast), built for the host
     through a user kernel: equal to NumPy's floor remainder wherever it does not ask for the
-    slow path, and asking for it exactly when |b| is 0 or at least 2^50."""
+    slow path, and asking for it exactly when |b| is 0 or at least 2^42."""
     k = sw.ElementwiseKernel("int64 a, int64 b", "int64 y, bool s",
                              "sw::FastFlag slow = 0;"
                              "y = sw::int64_remainder_fast(a, sw::Divisor<sw::i64>::make(b), slow);"
@@ -299,7 +301,7 @@ def test_int64_remainder_fast_path_matches_integer_division():
     A, B = _int64_operands()
     y, slow = k(A, B)
     mag = np.abs(B.astype(object))
-    want_slow = np.array([m == 0 or m >= 1 << 50 for m in mag])
+    want_slow = np.array([m == 0 or m >= 1 << 42 for m in mag])
     np.testing.assert_array_equal(slow, want_slow)
     fast = ~want_slow
     np.testing.assert_array_equal(y[fast], np.remainder(A[fast], B[fast]))
@@ -351,9 +353,10 @@ def test_host_fast_path_boundaries(dtype, convention):
 
 
 def test_int64_host_fast_path_matches_integer_division():
-    """The host's branch-free copy (functors.h int64_remainder_fast_host), element by element
+    """The host's branch-free form (functors.h int64_remainder_fast_host), element by element
     through a user kernel: equal to NumPy wherever it does not ask for the slow path, asking
-    for it exactly when |b| is 0 or at least 2^50, and equal to int64_remainder_fast."""
+    for it exactly when |b| is 0 or at least 2^50, and equal to int64_remainder_fast (the
+    GPU's) wherever both are fast."""
     k = sw.ElementwiseKernel(
         "int64 a, int64 b", "int64 y, bool s, int64 g",
         "sw::FastFlag slow = 0, gslow = 0; y = sw::int64_remainder_fast_host(a, b, slow); "
@@ -366,7 +369,8 @@ def test_int64_host_fast_path_matches_integer_division():
     np.testing.assert_array_equal(slow, want_slow)
     fast = ~want_slow
     np.testing.assert_array_equal(y[fast], np.remainder(A[fast], B[fast]))
-    np.testing.assert_array_equal(y[fast], g[fast])
+    both = np.array([0 < m < 1 << 42 for m in mag])
+    np.testing.assert_array_equal(y[both], g[both])
 
 
 def _int64_layouts(A, B):
@@ -538,19 +542,24 @@ def test_float_device_remainder_argument(ulps, convention):
 
 @pytest.mark.parametrize("ulps", [-2, 0, 2])
 def test_int64_device_quotient_steps_argument(ulps):
-    """int64_remainder_fast's two quotient steps checked as arithmetic with Python integers,
-    with rcp_newton's float reciprocal anywhere within its 2 ulp (the host build of the same
-    code, tested above, sees the correctly rounded one): dividends at 2^63, 2^63 - 1, random
-    and one below a multiple of V; divisors of every bit length up to 50."""
+    """int64_remainder_fast's two quotient steps checked as arithmetic with Python integers
+    and exactly rounded doubles, with rcp_newton's float reciprocal anywhere within its 2 ulp
+    (the host build of the same code, tested above, sees the correctly rounded one): the
+    second step's floor is the exact quotient, with no fix-up. Dividends at -2^63, 2^63 - 1,
+    random, and at and one either side of a multiple of b; divisors of every bit length up to
+    42, both signs."""
+    import math
+    from fractions import Fraction
     rng = np.random.default_rng(9)
     wrap = lambda x: (x + 2**63) % 2**64 - 2**63          # noqa: E731 - wrapping int64
-    for _ in range(4000):
-        V = int(rng.integers(1, 2 ** int(rng.integers(1, 51))))
-        U = [2**63, 2**63 - 1, int(rng.integers(0, 2**63)),
-             (2**63 // V) * V - 1][int(rng.integers(4))]
-        inv = _rcp_newton_model(float(V), ulps)
-        q0 = int(float(U) * inv)
-        r = wrap(U - q0 * V)
-        r = wrap(r - int(float(r) * inv) * V)
-        r += V if r < 0 else (-V if r >= V else 0)
-        assert r == U % V, (U, V, ulps)
+    for _ in range(6000):
+        V = int(rng.integers(1, 2 ** int(rng.integers(1, 43))))
+        b = V if rng.integers(2) else -V
+        m = int(rng.integers(-(2**63) // V, 2**63 // V)) * b
+        a = [-2**63, 2**63 - 1, int(rng.integers(-2**63, 2**63)), wrap(m + int(rng.integers(-1, 2)))][
+            int(rng.integers(4))]
+        inv = math.copysign(_rcp_newton_model(float(V), ulps), b)
+        q0 = min(math.trunc(float(a) * inv), 2**63 - 1)     # the device's conversion saturates
+        r = wrap(a - q0 * b)
+        y = float(Fraction(r) * Fraction(inv) + Fraction(abs(inv) / 2))   # fma: one rounding
+        assert wrap(r - math.floor(y) * b) == a % b, (a, b, ulps)

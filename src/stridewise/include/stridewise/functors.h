@@ -503,51 +503,69 @@ template <Convention C> struct RemainderFunctor<i32, C> {
   }
 };
 
+// x as int64, saturating like the device's conversions (the host's cast is undefined outside
+// the range; only slow-path lanes and a = INT64_MIN, b = -1 get there).
+SW_HOST_DEVICE SW_INLINE i64 trunc_i64(double x) {
+#if defined(__CUDA_ARCH__)
+  return __double2ll_rz(x);
+#else
+  return !(x < 0x1p63) ? 0x7fffffffffffffffll : x < -0x1p63 ? (i64)(0ull - (1ull << 63)) : (i64)x;
+#endif
+}
+SW_HOST_DEVICE SW_INLINE i64 floor_i64(double x) {
+#if defined(__CUDA_ARCH__)
+  return __double2ll_rd(x);
+#else
+  return trunc_i64(floor(x));
+#endif
+}
+
 // int64 remainder without 64-bit integer division (a long subroutine on the GPU), for
-// 0 < |b| < 2^50; `slow` is set otherwise. With U = |a| <= 2^63 and V = |b|, inv =
-// rcp_newton(V) is within 2^-43.3 of 1 / V, so the double quotient U * inv (two more
-// roundings) is within U / V * 2^-43.2 of U / V, q0 = trunc of it within that plus 1, and
-// r = U - q0 * V (formed exactly in wrapping 64-bit arithmetic) is below
-// U 2^-43.2 + V < 2^51 in magnitude: exact as a double. A second quotient r * inv, below
-// 2^20 / V + 1 in magnitude, is within 2^-23 of r / V, so after subtracting it r lies in
-// (-V, 2V) and one compare-and-add gives U mod V. The sign
-// of a and then the floor convention follow, as in int_remainder. The GPU uses it as
-// RemainderFunctor<i64>::fast, with V, inv and the range check prepared (Divisor<i64>);
-// tests/test_remainder_cpu.py compares the same code, built for the host, with NumPy over
-// edge cases and random operands.
+// 0 < |b| < 2^42; `slow` is set otherwise. inv = 1/b (rcp_newton of |b|, b's sign) is within
+// 2^-43.3 of it (relative). Step 1: q0 = trunc(a * inv) is within |a / b| 2^-43.2 + 1 of
+// a / b (two more roundings), so r = a - q0 b (exact in wrapping 64-bit arithmetic) is below
+// |a| 2^-43.2 + |b| < 2^43 in magnitude: exact as a double. Step 2: x = r / b = n + f with f
+// a multiple of 1/|b| in [0, 1 - 1/|b|]; y = fma(r, inv, |inv| / 2) lies within
+// 2^-23.5 / |b| + 2^-43.3 (inv's error on |x| <= 2^19.8 / |b| + 1, and y's rounding) of
+// x + 1 / (2|b|), so for |b| < 2^42 it is above x and below n + 1: floor(y) = n exactly, and
+// r - n b is the floor remainder, with b's sign, without a fix-up (the form with magnitudes and
+// fix-ups ran 67 instructions per element in outer products: bench/NOTES.md G28). The GPU
+// uses it as RemainderFunctor<i64>::fast, with inv, |inv| / 2 and the range check prepared
+// (Divisor<i64>); tests/test_remainder_cpu.py checks the argument as Python arithmetic (with
+// rcp_newton's float reciprocal 2 ulp either way) and the host build against NumPy.
 template <> struct Divisor<i64> {
   i64 b;
-  u64 V;
-  double inv;
+  double inv, half;
   bool slow;
   SW_HOST_DEVICE SW_INLINE static Divisor make(i64 b) {
     const u64 V = b < 0 ? 0ull - (u64)b : (u64)b;
-    return {b, V, rcp_newton((double)V), V - 1 >= (1ull << 50) - 1};   // V = 0 wraps: slow too
+    const double r = rcp_newton((double)V);
+    return {b, b < 0 ? -r : r, 0.5 * r, V - 1 >= (1ull << 42) - 1};   // V = 0 wraps: slow too
   }
 };
 SW_HOST_DEVICE SW_INLINE i64 int64_remainder_fast(i64 a, const Divisor<i64>& d, FastFlag& slow) {
-  const u64 U = a < 0 ? 0ull - (u64)a : (u64)a, V = d.V;
   slow |= (FastFlag)d.slow;
-  const u64 q0 = (u64)((double)U * d.inv);
-  i64 r = (i64)(U - q0 * V);
-  r -= (i64)((double)r * d.inv) * (i64)V;
-  r += r < 0 ? (i64)V : (r >= (i64)V ? -(i64)V : 0);
-  const i64 m = a < 0 ? -r : r;
-  return (m != 0 && ((m < 0) != (d.b < 0))) ? m + d.b : m;
+  const u64 r = (u64)a - (u64)trunc_i64((double)a * d.inv) * (u64)d.b;
+  return (i64)(r - (u64)floor_i64(fma((double)(i64)r, d.inv, d.half)) * (u64)d.b);
 }
 
 #if !defined(__CUDA_ARCH__)
-// The same two quotient steps for the host's `omp simd` pack loop, with every select written
-// as masks. int64_remainder_fast's `? :` and `&&` are if-converted by GCC 12 only in some
-// layouts; where the operands come from a periodic or strided load they stayed branches
-// ("control flow in loop"), the loop stayed scalar and lost 4-6x to idiv (bench/NOTES.md 13
-// and 15). Step by step it equals int64_remainder_fast, with the IEEE reciprocal (within
-// 2^-53 of 1 / V, closer than the argument needs; a vector division is cheap on the host): |x| is
-// (x ^ s) - s with s = x >> 63; r in (-V, 2V) is brought into [0, V) by adding V where r < 0
-// and then subtracting V where r - V >= 0; a's sign is applied the same way; b is added where
-// m != 0 and m, b differ in sign. A lane that sets `slow` divides by 1 instead, so no lane
-// converts an out-of-range double or overflows (the pack is then redone with int_remainder).
-// All arithmetic on possibly large values is unsigned (wrapping), as in int64_remainder_fast.
+// int64 remainder for the host's `omp simd` pack loop, for 0 < |b| < 2^50, with every select
+// written as masks: with U = |a| <= 2^63 and V = |b|, the double quotient U * (1 / V) (three
+// roundings) is within U / V 2^-51.4 of U / V, q0 = trunc of it within that plus 1, and
+// r = U - q0 V (exact in wrapping 64-bit arithmetic) is below U 2^-51.4 + V < 2^51 in
+// magnitude: exact as a double. A second quotient r / V, below 2^12 / V + 1 in magnitude and
+// within 2^-39 of it, leaves r in (-V, 2V), which one
+// compare-and-add per side brings into [0, V); then a's sign and the floor convention.
+// Conditional expressions and `&&` were if-converted by GCC 12 only in some layouts; where the
+// operands come from a periodic or strided load they stayed branches ("control flow in loop"),
+// the loop stayed scalar and lost 4-6x to idiv (bench/NOTES.md 13 and 15). So: |x| is
+// (x ^ s) - s with s = x >> 63; r < 0 gets V added, then r - V >= 0 gets V subtracted; a's
+// sign is applied the same way; b is added where m != 0 and m, b differ in sign. A lane that
+// sets `slow` divides by 1 instead, so no lane converts an out-of-range double or overflows
+// (the pack is then redone with int_remainder). All arithmetic on possibly large values is
+// unsigned (wrapping). tests/test_remainder_cpu.py compares it with NumPy and with
+// int64_remainder_fast.
 SW_INLINE i64 int64_remainder_fast_host(i64 a, i64 b, FastFlag& slow) {
   const u64 sa = (u64)(a >> 63), sb = (u64)(b >> 63);
   const u64 U = ((u64)a ^ sa) - sa;
