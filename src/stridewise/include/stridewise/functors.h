@@ -383,8 +383,8 @@ template <int P, class F, class S> struct Fast2Pack : Fast2<F, S> {
 // added (exact, or that same rounding of a + b). A zero result is then +0 in every case and
 // takes a's sign (torch) or b's (NumPy). |q| > 500 and NaN or inf operands reach `slow`
 // through the largest |q| (max.NaN keeps a NaN). bfloat16 has no such form: with 8 bits
-// the bound is |q| <= 56, and the bench's quotients (up to 200) sent a third of its outer
-// product's packs to the slow path, 30% slower than float (G27). Every float16 pair runs
+// the bound is |q| <= 56, and the bench's quotients (up to 200) sent so many of its outer
+// product's packs to the slow path that it ran 28-37% slower than float (G27). Every float16 pair runs
 // through it in tests/test_cuda.py (test_every_16bit_pair, row_divisors).
 template <Convention C> struct Fast2<RemainderFunctor<half, C>, half> {
   enum { value = 1 };
@@ -555,8 +555,8 @@ SW_HOST_DEVICE SW_INLINE i64 int64_remainder_fast(i64 a, const Divisor<i64>& d, 
 // roundings) is within U / V 2^-51.4 of U / V, q0 = trunc of it within that plus 1, and
 // r = U - q0 V (exact in wrapping 64-bit arithmetic) is below U 2^-51.4 + V < 2^51 in
 // magnitude: exact as a double. A second quotient r / V, below 2^12 / V + 1 in magnitude and
-// within 2^-39 of it, leaves r in (-V, 2V), which one
-// compare-and-add per side brings into [0, V); then a's sign and the floor convention.
+// within 2^-39 of it, leaves r in (-V, 2V), which one compare-and-add per side brings into
+// [0, V); then a's sign and the floor convention.
 // Conditional expressions and `&&` were if-converted by GCC 12 only in some layouts; where the
 // operands come from a periodic or strided load they stayed branches ("control flow in loop"),
 // the loop stayed scalar and lost 4-6x to idiv (bench/NOTES.md 13 and 15). So: |x| is
