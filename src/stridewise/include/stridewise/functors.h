@@ -269,14 +269,20 @@ template <> struct Bits<double> { typedef u64 type; };
 // it per shared element cost outer products 13% (bench/NOTES.md G26). The argument is checked
 // as float arithmetic in tests/test_remainder_cpu.py, and every float16 and bfloat16 pair
 // in tests/test_cuda.py, with the divisors dense and prepared.
-template <Convention C, bool kPrepared>
+// kBf16: bfloat16 operands (8 significant bits). A nonzero distance from a / b to an integer
+// is then at least 2^-8 (for |a| >= |b|, a - n b is a multiple of ulp(b) > 2^-8 |b|), and the
+// biased w, computed with the product rounded down (so a tiny negative a / b stays below 0
+// instead of underflowing to zero), is at least a / b and less than |a / b| 2^-20.2 above
+// it: for |q| < 2^12, q is floor(a / b) itself and r needs no fix-up, 3 instructions fewer
+// per element (bench/NOTES.md G29). Larger quotients take the functor's exact path.
+template <Convention C, bool kPrepared, bool kBf16 = false>
 SW_DEVICE SW_INLINE float remainder_fast(float a, float b, float rcp, FastFlag& slow) {
-  const float w = a * rcp;
+  const float w = kBf16 ? __fmul_rd(a, rcp) : a * rcp;
   const float q = floorf(fmaf(fabsf(w), 0x1p-21f, w));
-  slow |= !(fabsf(q) < 0x1p20f) || (!kPrepared && !(fabsf(b) <= 0x1p100f));
+  slow |= !(fabsf(q) < (kBf16 ? 0x1p12f : 0x1p20f)) || (!kPrepared && !(fabsf(b) <= 0x1p100f));
   float r = fmaf(-q, b, a);
   // r with b's sign bit flipped in: negative (not -0) exactly when r is nonzero against b
-  if (__int_as_float(__float_as_int(r) ^ (__float_as_int(b) & 0x80000000)) < 0.0f) r += b;
+  if (!kBf16 && __int_as_float(__float_as_int(r) ^ (__float_as_int(b) & 0x80000000)) < 0.0f) r += b;
   if (C == kNumpy) return copysignf(r, b);
   return r == 0.0f ? copysignf(0.0f, a) : r;
 }
@@ -286,11 +292,13 @@ template <> struct Divisor<float> {
     return {b, fabsf(b) <= 0x1p100f ? rcp_approx(b) : __int_as_float(0x7fffffff)};
   }
 };
-template <Convention C> SW_DEVICE SW_INLINE float remainder_fast(float a, float b, FastFlag& slow) {
-  return remainder_fast<C, false>(a, b, rcp_approx(b), slow);
+template <Convention C, bool kBf16 = false>
+SW_DEVICE SW_INLINE float remainder_fast(float a, float b, FastFlag& slow) {
+  return remainder_fast<C, false, kBf16>(a, b, rcp_approx(b), slow);
 }
-template <Convention C> SW_DEVICE SW_INLINE float remainder_fast(float a, const Divisor<float>& d, FastFlag& slow) {
-  return remainder_fast<C, true>(a, d.b, d.rcp, slow);
+template <Convention C, bool kBf16 = false>
+SW_DEVICE SW_INLINE float remainder_fast(float a, const Divisor<float>& d, FastFlag& slow) {
+  return remainder_fast<C, true, kBf16>(a, d.b, d.rcp, slow);
 }
 #endif
 
@@ -342,17 +350,26 @@ struct RemainderFunctor {
   SW_HOST_DEVICE SW_INLINE static double copysign_(double x, double y) { return copysign(x, y); }
 };
 
-template <class T, Convention C>
+template <bool kBf16, Convention C>   // operands of float16, or (kBf16) bfloat16
 struct ShortRemainderFunctor : RemainderFunctor<float, C> {
   SW_HOST_DEVICE SW_INLINE float operator()(float a, float b) const {
     return RemainderFunctor<float, C>::adjust(fmod_short(a, b), b);
   }
   // `fast` and `prepare` are float's: its fast path is exact for every float, so for 16-bit
   // operands too. On the host it vectorizes with types.h's branch-free half_to_float and
-  // 64-byte packs (bench/NOTES.md 14).
+  // 64-byte packs (bench/NOTES.md 14). On the device bfloat16 takes its form without the
+  // fix-up (remainder_fast, kBf16).
+#if defined(__CUDA_ARCH__)
+  SW_DEVICE SW_INLINE static float fast(float a, float b, FastFlag& slow) {
+    return remainder_fast<C, kBf16>(a, b, slow);
+  }
+  SW_DEVICE SW_INLINE static float fast(float a, const Divisor<float>& d, FastFlag& slow) {
+    return remainder_fast<C, kBf16>(a, d, slow);
+  }
+#endif
 };
-template <Convention C> struct RemainderFunctor<half, C> : ShortRemainderFunctor<half, C> {};
-template <Convention C> struct RemainderFunctor<bfloat16, C> : ShortRemainderFunctor<bfloat16, C> {};
+template <Convention C> struct RemainderFunctor<half, C> : ShortRemainderFunctor<false, C> {};
+template <Convention C> struct RemainderFunctor<bfloat16, C> : ShortRemainderFunctor<true, C> {};
 
 // Fast2<F, S>: a two-lane fast path of F on storage S (half2 / bfloat162) for a divisor pair
 // prepared once (a kernel's shared divisor row, as HasPrepare's): `prepare(Pair<S> b)` -> D,
