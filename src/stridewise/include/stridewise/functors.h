@@ -355,10 +355,10 @@ struct ShortRemainderFunctor : RemainderFunctor<float, C> {
   SW_HOST_DEVICE SW_INLINE float operator()(float a, float b) const {
     return RemainderFunctor<float, C>::adjust(fmod_short(a, b), b);
   }
-  // `fast` and `prepare` are float's: its fast path is exact for every float, so for 16-bit
-  // operands too. On the host it vectorizes with types.h's branch-free half_to_float and
-  // 64-byte packs (bench/NOTES.md 14). On the device bfloat16 takes its form without the
-  // fix-up (remainder_fast, kBf16).
+  // `prepare` and `fast` are float's, whose fast path is exact for every float, so for 16-bit
+  // operands too; on the host it vectorizes with types.h's branch-free half_to_float and
+  // 64-byte packs (bench/NOTES.md 14). On the device `fast` picks remainder_fast's form for
+  // the operands' width: bfloat16's needs no fix-up (kBf16).
 #if defined(__CUDA_ARCH__)
   SW_DEVICE SW_INLINE static float fast(float a, float b, FastFlag& slow) {
     return remainder_fast<C, kBf16>(a, b, slow);
@@ -401,8 +401,8 @@ template <int P, class F, class S> struct Fast2Pack : Fast2<F, S> {
 // takes a's sign (torch) or b's (NumPy). |q| > 500 and NaN or inf operands reach `slow`
 // through the largest |q| (max.NaN keeps a NaN). bfloat16 has no such form: with 8 bits
 // the bound is |q| <= 56, and the bench's quotients (up to 200) sent so many of its outer
-// product's packs to the slow path that it ran 28-37% slower than float (G27). Every float16 pair runs
-// through it in tests/test_cuda.py (test_every_16bit_pair, row_divisors).
+// product's packs to the slow path that it ran 28-37% slower than float (G27). Every float16
+// pair runs through it in tests/test_cuda.py (test_every_16bit_pair, row_divisors).
 template <Convention C> struct Fast2<RemainderFunctor<half, C>, half> {
   enum { value = 1 };
   struct D { u32 b, rcp, sign; };
@@ -604,8 +604,8 @@ SW_INLINE i64 int64_remainder_fast_host(i64 a, i64 b, FastFlag& slow) {
 
 template <Convention C> struct RemainderFunctor<i64, C> {
   SW_HOST_DEVICE SW_INLINE i64 operator()(i64 a, i64 b) const { return int_remainder(a, b); }
-  // The host uses its branch-free copy (above), which GCC vectorizes in every layout;
-  // int64_remainder_fast itself stayed scalar there in periodic and strided layouts.
+  // The host uses its own branch-free form (above), which GCC vectorizes in every layout;
+  // the device's form, built for the host, stayed scalar in periodic and strided layouts.
 #if defined(__CUDA_ARCH__)
   SW_DEVICE SW_INLINE static Divisor<i64> prepare(i64 b) { return Divisor<i64>::make(b); }
   SW_DEVICE SW_INLINE static i64 fast(i64 a, i64 b, FastFlag& slow) { return fast(a, prepare(b), slow); }
