@@ -78,8 +78,8 @@ register_tuning("cuda", None, _CUDA)
 # Per dtype (one H200, tools/tune_gpu.py, bench/NOTES.md G13, G22 and G26): sharing a repeated
 # row's divisor work paid in outer products where that work is most of the element's (float64
 # +11%, int32 +18%, int64 +21%; with the divisor prepared once per batch (G26), float16 +16%
-# and bfloat16 +11% over not sharing, int32 another +14%; float32 still -3%; with a dense
-# dividend, row or crossed, it measured slower). Permuted views: 16-bit tiles in groups of 4
+# and bfloat16 +11% over not sharing, int32 another +14%; float32 -3% until its work units
+# shrank to 2 batches (G30: +2.6%); with a dense dividend, row or crossed, it measured slower). Permuted views: 16-bit tiles in groups of 4
 # along j at block 256 (+9%: 3650 -> 3990 GB/s; half of such a block's threads find no P x P
 # block of a 16-bit tile, and the fewer tiles in flight per SM measured faster than block
 # 128's +4%),
@@ -94,7 +94,7 @@ _SHORT_16BIT, _SHORT_INT32 = (_SHORT_8, ("short_rows", "waves", 4)), (_SHORT_8, 
 _CUDA_DTYPES = {
     "float16": dict(share_rows=True, tile_group=4, modes=(_TILED_256, *_SHORT_16BIT)),
     "bfloat16": dict(share_rows=True, tile_group=4, modes=(_TILED_256, *_SHORT_16BIT)),
-    "float32": dict(modes=(_TILED_256, _SCALAR_2)),
+    "float32": dict(share_rows=True, modes=(_TILED_256, _SCALAR_2)),
     "int32": dict(share_rows=True, modes=(_SCALAR_2, *_SHORT_INT32)),
     "float64": dict(share_rows=True, tile_group=2),
     "int64": dict(share_rows=True),
@@ -102,4 +102,4 @@ _CUDA_DTYPES = {
 for _dtype, _fields in _CUDA_DTYPES.items():
     register_tuning("cuda", None, replace(
         _CUDA, **_fields, source=_CUDA.source + "; per dtype: " + ", ".join(
-            f"{k}={v}" for k, v in _fields.items()) + " (G13, G22, G26)"), _dtype)
+            f"{k}={v}" for k, v in _fields.items()) + " (G13, G22, G26, G30)"), _dtype)

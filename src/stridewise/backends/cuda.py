@@ -391,9 +391,16 @@ def _device_getter(lib: str):
 
 # rows_kernel's packs per thread and work unit (x[1]). H200, 2026-11-30 (bench/NOTES.md G21,
 # G26): units of 8 against 16 gained 2-4% in row, column and crossed (float32, int32, float16),
-# and lost 5-6% in outer products, which keep 16 (32 lost 2-3% in the others); outer products
-# that share their divisor row (4 rows per batch) gained 2-4% more at 32 (float64 within 1%).
-_ROW_UNIT_PACKS, _ROW_UNIT_PACKS_OUTER, _ROW_UNIT_PACKS_SHARED = 8, 16, 32
+# and lost 5-6% in outer products, which keep 16 (32 lost 2-3% in the others).
+_ROW_UNIT_PACKS, _ROW_UNIT_PACKS_OUTER = 8, 16
+# Where kLoads rows share a repeated row, a unit is a number of batches (one pack column in
+# those rows) per thread. Small units keep the blocks in flight on a compact stretch of the
+# output and the last wave short; each unit is a block with its own setup, which the
+# instruction-bound remainders feel. H200, 2026-11-30 (bench/NOTES.md G30, 2^27 outputs):
+# 2 batches against 8 gained 2-5% in row vectors and crossed 3-d (all six dtypes), and 5-7%
+# in float32 and float64 outer products; float16 and int32 outer products were fastest at 4
+# (+3%), bfloat16 and int64 at 8 (2 lost 10-15%).
+_ROW_UNIT_BATCHES, _ROW_UNIT_BATCHES_OUTER = 2, {"float16": 4, "int32": 4, "bfloat16": 8, "int64": 8}
 _LOADS = 4   # kLoads in cuda/kernels.cuh
 
 
@@ -417,13 +424,17 @@ def configure(spec, plan, alg, device, lib) -> Config:
     elif spec.mode == "rows":
         length = plan.shape[-1]
         packs = length // pack
-        group = min(block, max(32, _pow2_at_least(-(-max(packs, 1) // items))))
-        chunks = -(-packs // (group * items)) if packs else 1
         # as rows_kernel's units: R rows of one slab of dim -2 where an operand is repeated
         r = _LOADS if "repeated" in spec.kinds else 1
         height = plan.shape[-2] if r > 1 else 1
-        unit = (_ROW_UNIT_PACKS_SHARED if r > 1 else
-                _ROW_UNIT_PACKS_OUTER if plan.outer() else _ROW_UNIT_PACKS)
+        if r > 1:
+            batches = _ROW_UNIT_BATCHES_OUTER.get(spec.compute.name, _ROW_UNIT_BATCHES) \
+                if plan.outer() else _ROW_UNIT_BATCHES
+            items, unit = min(items, batches), batches * r
+        else:
+            unit = _ROW_UNIT_PACKS_OUTER if plan.outer() else _ROW_UNIT_PACKS
+        group = min(block, max(32, _pow2_at_least(-(-max(packs, 1) // items))))
+        chunks = -(-packs // (group * items)) if packs else 1
         extra.append(unit)
         span = min(chunks, max(1, unit // (items * r)))
         units = -(-chunks // span)
