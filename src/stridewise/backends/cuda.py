@@ -44,13 +44,15 @@ def _core():
 # -- entry point ------------------------------------------------------------------------
 def _extra_slots(spec) -> int:
     """Slots after the record: the Geometry, then per-mode launch facts (see kernels.cuh):
-    general's magic and shift per dim, short_rows' per periodic operand's period, rows'
-    packs per thread and unit, tiled's tiles per group."""
+    general's magic and shift per dim, short_rows' per periodic operand's period, rows' work
+    units (four counts and three magic-shift pairs), tiled's tiles per group."""
     if spec.mode == "general":
         return 1 + 2 * spec.ndim
     if _fast_div(spec):
         return 1 + 2 * spec.kinds.count("periodic")
-    if spec.mode in ("rows", "tiled"):
+    if spec.mode == "rows":
+        return 11
+    if spec.mode == "tiled":
         return 2
     return 1
 
@@ -389,18 +391,17 @@ def _device_getter(lib: str):
     return lambda: -1  # unknown: always enter the device's context explicitly
 
 
-# rows_kernel's packs per thread and work unit (x[1]). H200, 2026-11-30 (bench/NOTES.md G21,
-# G26): units of 8 against 16 gained 2-4% in row, column and crossed (float32, int32, float16),
-# and lost 5-6% in outer products, which keep 16 (32 lost 2-3% in the others).
-_ROW_UNIT_PACKS, _ROW_UNIT_PACKS_OUTER = 8, 16
+# rows_kernel's work units. A unit is often a block's whole work (the grid has a block per
+# unit up to 32 waves), so its size trades the unit's own setup against a short last wave and
+# blocks in flight on a compact stretch of the output. Since a unit's setup is a
+# few multiply-highs (G31), small units win: H200, 2026-11-30 (bench/NOTES.md G30, G31, 2^27
+# outputs), 4 packs per thread against 8 gained 1-3% in row, column and crossed 3-d (int64
+# column equal). Outer products that do not share their divisor row keep 16 (G21).
+_ROW_UNIT_PACKS, _ROW_UNIT_PACKS_OUTER = 4, 16
 # Where kLoads rows share a repeated row, a unit is a number of batches (one pack column in
-# those rows) per thread. Small units keep the blocks in flight on a compact stretch of the
-# output and the last wave short; each unit is a block with its own setup, which the
-# instruction-bound remainders feel. H200, 2026-11-30 (bench/NOTES.md G30, 2^27 outputs):
-# 2 batches against 8 gained 2-5% in row vectors and crossed 3-d (all six dtypes), and 5-7%
-# in float32 and float64 outer products; float16 and int32 outer products were fastest at 4
-# (+3%), bfloat16 and int64 at 8 (2 lost 10-15%).
-_ROW_UNIT_BATCHES, _ROW_UNIT_BATCHES_OUTER = 2, {"float16": 4, "int32": 4, "bfloat16": 8, "int64": 8}
+# those rows) per thread: 2 against the 4-8 that suited the old setup gained 3-7% in float16,
+# bfloat16, int32 and int64 outer products, and float64's were fastest at 1 (+3% over 2).
+_ROW_UNIT_BATCHES, _ROW_UNIT_BATCHES_OUTER = 2, {"float64": 1}
 _LOADS = 4   # kLoads in cuda/kernels.cuh
 
 
@@ -435,11 +436,14 @@ def configure(spec, plan, alg, device, lib) -> Config:
             unit = _ROW_UNIT_PACKS_OUTER if plan.outer() else _ROW_UNIT_PACKS
         group = min(block, max(32, _pow2_at_least(-(-max(packs, 1) // items))))
         chunks = -(-packs // (group * items)) if packs else 1
-        extra.append(unit)
         span = min(chunks, max(1, unit // (items * r)))
         units = -(-chunks // span)
-        row_sets = plan.n // length // height * -(-height // r)
-        work = -(-row_sets * units // (block // group))
+        per_slab = -(-height // r)
+        total, groups = plan.n // length // height * per_slab * units, block // group
+        bits = spec.index_bits
+        extra.extend([span, units, total, groups, *_magic(units, bits), *_magic(per_slab, bits),
+                      *_magic(group, bits)])
+        work = -(-total // groups)
     elif spec.mode == "tiled":   # tiles of `group` rows by `group` packs, as tiled_kernel's
         group = max(min(alg.tile or tuning.tile, block), pack, 8)   # whole blocks, 8 per warp row
         jd, id_ = plan.layout("tiled").aux, plan.ndim - 1

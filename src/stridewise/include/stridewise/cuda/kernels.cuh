@@ -162,22 +162,25 @@ template <class Op> SW_DEVICE void scalar_kernel(const Slot* s, const Slot* x) {
 template <class Op, bool kFastDiv = false>
 SW_DEVICE void short_rows_kernel(const Slot* s, const Slot* x) { flat_kernel<Op, true, kFastDiv>(s, x); }
 
-// Offsets of the first element of row `r` (its multi-index over dims [0, D-1)).
-template <class Op, class C>
-SW_DEVICE SW_INLINE void row_offsets(const Frame<Op>& f, C r, typename Op::Index* off) {
-  SW_UNROLL for (int k = 0; k < Op::kArrays; ++k) off[k] = 0;
-  SW_UNROLL for (int d = Op::kDims - 2; d >= 0; --d) {
-    const C ext = (C)f.shape(d), q = r / ext, xd = r - q * ext;
-    r = q;
+// Offsets of the first element of row h0 of `slab`, a multi-index over the dims before the
+// rows' own: dims [0, D - 1) for R = 1 (h0 = 0), [0, D - 2) with dim D - 2 holding h0
+// otherwise. The outermost dim takes what is left without a division.
+template <class Op, int R, class C>
+SW_DEVICE SW_INLINE void row_offsets(const Frame<Op>& f, C slab, C h0, typename Op::Index* off) {
+  enum { D = Op::kDims, kLast = R > 1 ? D - 3 : D - 2 };
+  SW_UNROLL for (int k = 0; k < Op::kArrays; ++k)
+    off[k] = R > 1 ? (typename Op::Index)h0 * f.stride(k, D - 2) : 0;
+  SW_UNROLL for (int d = kLast; d >= 0; --d) {
+    const C ext = (C)f.shape(d), q = d > 0 ? slab / ext : 0, xd = slab - q * ext;
+    slab = q;
     SW_UNROLL for (int k = 0; k < Op::kArrays; ++k) off[k] += (typename Op::Index)xd * f.stride(k, d);
   }
 }
 
-// rows: the output's innermost dim is unit-stride. A block holds blockDim / group groups
-// of `group` threads; a chunk is group * items packs of one row, and a work unit is up to
-// x[1] / (items * R) consecutive chunks of R rows (x[1]: packs per thread and unit, a launch
-// fact), so long rows spread over many blocks, short rows do not leave a whole block idle,
-// and the row's offsets (divisions) are paid once per unit, never per element. Within a
+// rows: the output's innermost dim is unit-stride. A block holds `groups` groups of `group`
+// threads; a chunk is group * items packs of one row, and a work unit is `span` consecutive
+// chunks of R rows, so long rows spread over many blocks, short rows do not leave a whole
+// block idle, and the row's offsets are paid once per unit, never per element. Within a
 // unit, lane l of a group takes packs l, l + group, l + 2 group, ... (coalesced).
 // R is 1 unless some operand is "repeated" (the same row for every index of dim D - 2: a row
 // vector, the divisor of an outer product). Then a unit covers R = kLoads consecutive rows of
@@ -185,8 +188,11 @@ SW_DEVICE SW_INLINE void row_offsets(const Frame<Op>& f, C r, typename Op::Index
 // operand's pack has one offset for the whole batch, so it is loaded once and whatever the
 // functor derives from it alone (a divisor's reciprocal) is computed once per R packs
 // (bench/NOTES.md G13). The unit's last chunk also writes the < P tail elements of each row,
-// one per lane. configure() in backends/cuda.py mirrors this.
-
+// one per lane.
+// configure() in backends/cuda.py sizes the units and passes them from x[1]: span, units per
+// row set, units in all, groups per block, then the magic and shift (fast_div) of units, of
+// row sets per slab and of group, so that a unit (often a block's only one) divides by
+// multiply-highs (bench/NOTES.md G31).
 template <class Op>
 SW_DEVICE void rows_kernel(const Slot* s, const Slot* x) {
   typedef typename Op::Index Index;
@@ -197,29 +203,23 @@ SW_DEVICE void rows_kernel(const Slot* s, const Slot* x) {
   const C len = (C)f.shape(D - 1);
   const C height = R > 1 ? (C)f.shape(D >= 2 ? D - 2 : 0) : 1;   // a unit's rows share one slab
   const C per_slab = (height + R - 1) / R;
-  const C row_sets = (C)(f.n() / len) / height * per_slab;
   const C packs = len / P, rem = len - packs * P;
-  const C group = g.group, items = g.items, chunk = group * items;
-  const C chunks = packs > 0 ? (packs + chunk - 1) / chunk : 1;
-  const C unit_packs = (C)x[1].i;
-  const C per_unit = unit_packs / (items * R) > 1 ? unit_packs / (items * R) : 1;
-  const C span = chunks < per_unit ? chunks : per_unit;
-  const C units = (chunks + span - 1) / span;
-  const C work = row_sets * units;
-  const C groups = blockDim.x / group;
-  const C lane = threadIdx.x % group;
+  const C group = g.group, chunk = group * g.items;
+  const C span = (C)x[1].i, units = (C)x[2].i, work = (C)x[3].i, groups = (C)x[4].i;
+  const C gi = (C)fast_div((Index)threadIdx.x, x[9], x[10]), lane = threadIdx.x - gi * group;
   Index step[NA], down[NA], base[NA];
   SW_UNROLL for (int k = 0; k < NA; ++k) {
     step[k] = f.stride(k, D - 1);
     down[k] = R > 1 && !Op::repeated(k) ? f.stride(k, D >= 2 ? D - 2 : 0) : 0;
   }
-  for (C w = (C)blockIdx.x * groups + threadIdx.x / group; w < work; w += (C)gridDim.x * groups) {
-    const C set = w / units, c = w - set * units;
-    const C slab = set / per_slab, h0 = (set - slab * per_slab) * R;
+  for (C w = (C)blockIdx.x * groups + gi; w < work; w += (C)gridDim.x * groups) {
+    const C set = (C)fast_div((Index)w, x[5], x[6]), c = w - set * units;
+    const C slab = R > 1 ? (C)fast_div((Index)set, x[7], x[8]) : set;
+    const C h0 = (set - slab * per_slab) * R;
     const C nr = height - h0 < (C)R ? height - h0 : (C)R;
-    row_offsets(f, slab * height + h0, base);
+    row_offsets<Op, R>(f, slab, h0, base);
     const C first = c * span * chunk + lane;
-    run_packs<Op, P, (R > 1)>(f, f.p, span * items * R, packs,
+    run_packs<Op, P, (R > 1)>(f, f.p, span * g.items * R, packs,
                      [&](C t) { return first + t / R * group; },
                      [&](C q, int j, Index* o) {
                        SW_UNROLL for (int k = 0; k < NA; ++k)
