@@ -5,8 +5,9 @@
 Each case runs with its mode's algorithm class and every (items, block) pair, or (tile, block)
 pair for `tiled`; `rows` once per share_rows value, and every case once per register cap with
 --caps, pack width with --pack-bytes, shared-row work unit with --batches and, for `tiled`,
-tile group with --tile-groups (a line each). The table shows GB/s (compulsory bytes), so the tuning defaults in
-stridewise/tuning.py and the caps in backends/cuda.py can be chosen from data.
+tile group with --tile-groups (a line each). The table shows GB/s (compulsory bytes), so the
+tuning defaults in stridewise/tuning.py and the caps and units in backends/cuda.py can be
+chosen from data.
 """
 from __future__ import annotations
 

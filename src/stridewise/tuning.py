@@ -75,19 +75,19 @@ _CUDA = ElementwiseTuning(
     source="H200 2026-11-30, tools/tune_gpu.py: block 128 and 4 packs per thread "
            "(bench/NOTES.md G3), tile 32 (G10, G15)")
 register_tuning("cuda", None, _CUDA)
-# Per dtype (one H200, tools/tune_gpu.py, bench/NOTES.md G13, G22 and G26): sharing a repeated
-# row's divisor work paid in outer products where that work is most of the element's (float64
-# +11%, int32 +18%, int64 +21%; with the divisor prepared once per batch (G26), float16 +16%
-# and bfloat16 +11% over not sharing, int32 another +14%; float32 -3% until its work units
-# shrank to 2 batches (G30: +2.6%); with a dense dividend, row or crossed, it measured slower). Permuted views: 16-bit tiles in groups of 4
-# along j at block 256 (+9%: 3650 -> 3990 GB/s; half of such a block's threads find no P x P
-# block of a 16-bit tile, and the fewer tiles in flight per SM measured faster than block
-# 128's +4%),
-# float64 in groups of 2 (+3%), float32 at block 256 (+3-4% in four A/B calls; int32 equal
-# there, so it keeps 128). Scalar float32 and int32 kernels at 2 packs per thread (+2-3%:
-# 4060 -> 4167 GB/s with a Python float), short rows at 8 in 16-bit and int32 (+2-4%:
-# float16 3581 -> 3738; int64 and the others flat), and there with fewer blocks (4 waves in
-# 16-bit, 8 in int32: +2.5-4.5%), each building its period tables once for more packs.
+# Per dtype (one H200, tools/tune_gpu.py, bench/NOTES.md G13, G22, G26 and G30): sharing a
+# repeated row's divisor work paid in outer products where that work is most of the element's
+# (float64 +11%, int32 +18%, int64 +21%; with the divisor prepared once per batch (G26),
+# float16 +16% and bfloat16 +11% over not sharing, int32 another +14%; float32 -3% until its
+# work units shrank to 2 batches (G30: +2.6%); with a dense dividend, row or crossed, it
+# measured slower). Permuted views: 16-bit tiles in groups of 4 along j at block 256 (+9%: 3650
+# -> 3990 GB/s; half of such a block's threads find no P x P block of a 16-bit tile, and the
+# fewer tiles in flight per SM measured faster than block 128's +4%), float64 in groups of 2
+# (+3%), float32 at block 256 (+3-4% in four A/B calls; int32 equal there, so it keeps 128).
+# Scalar float32 and int32 kernels at 2 packs per thread (+2-3%: 4060 -> 4167 GB/s with a
+# Python float), short rows at 8 in 16-bit and int32 (+2-4%: float16 3581 -> 3738; int64 and
+# the others flat), and there with fewer blocks (4 waves in 16-bit, 8 in int32: +2.5-4.5%),
+# each building its period tables once for more packs.
 _TILED_256, _SCALAR_2 = ("tiled", "block_size", 256), ("scalar", "items_per_thread", 2)
 _SHORT_8 = ("short_rows", "items_per_thread", 8)
 _SHORT_16BIT, _SHORT_INT32 = (_SHORT_8, ("short_rows", "waves", 4)), (_SHORT_8, ("short_rows", "waves", 8))
