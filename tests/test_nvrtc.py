@@ -328,8 +328,8 @@ def test_warm_path_against_a_stand_in_driver(tmp_path, monkeypatch):
 @settings(max_examples=400, deadline=None)
 @given(st.sampled_from([32, 64]), st.integers(1, 2**20) | st.integers(1, 2**31 - 1), st.data())
 def test_magic_division_matches_floor_division(bits, d, data):
-    """fast_div's magic and shift (general's dims, short_rows' periods) against //: random
-    dividends and the edges below 2^(bits - 1), as the device computes it (mulhi in `bits`;
+    """fast_div's magic and shift (general's dims, short_rows' periods, rows' units) against //:
+    random dividends and the edges below 2^(bits - 1), as the device computes it (mulhi in `bits`;
     mulhi(n, m) + n stays below 2^bits there)."""
     from stridewise.backends import cuda
 
