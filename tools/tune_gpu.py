@@ -4,7 +4,7 @@
 
 Each case runs with its mode's algorithm class and every (items, block) pair, or (tile, block)
 pair for `tiled`; `rows` once per share_rows value, and every case once per register cap with
---caps, pack width with --pack-bytes, shared-row work unit with --batches and, for `tiled`,
+--caps, pack width with --pack-bytes, rows work unit with --units and, for `tiled`,
 tile group with --tile-groups (a line each). The table shows GB/s (compulsory bytes), so the
 tuning defaults in stridewise/tuning.py and the caps and units in backends/cuda.py can be
 chosen from data.
@@ -20,7 +20,7 @@ from stridewise import _ops, algorithms, bench
 from stridewise.backends import cuda
 
 SHIPPED_CAPS = dict(cuda._MAX_REGISTERS)
-SHIPPED_BATCHES = cuda._ROW_UNIT_BATCHES, cuda._ROW_UNIT_BATCHES_OUTER
+SHIPPED_UNITS = cuda._ROW_UNIT_PACKS, cuda._ROW_UNIT_BATCHES, cuda._ROW_UNIT_BATCHES_OUTER
 
 CLASSES = {"contiguous": algorithms.Contiguous, "scalar": algorithms.Scalar, "rows": algorithms.Rows,
            "short_rows": algorithms.ShortRows, "tiled": algorithms.Tiled, "general": algorithms.General}
@@ -39,8 +39,8 @@ def main(argv=None):
     ap.add_argument("--tile-groups", default="", help="Tiled tile_group values, a line each "
                     "(default: the tuning's)")
     ap.add_argument("--pack-bytes", default="16", help="bytes per pack (16, 8, ...), a line each")
-    ap.add_argument("--batches", default="", help="batches per thread and work unit where rows "
-                    "share a repeated row, a line each (backends/cuda.py _ROW_UNIT_BATCHES)")
+    ap.add_argument("--units", default="", help="rows work units, a line each: packs per thread, "
+                    "or batches where rows share a repeated row (backends/cuda.py _ROW_UNIT_*)")
     ap.add_argument("--log2", type=int, default=27)
     ap.add_argument("--json")
     args = ap.parse_args(argv)
@@ -59,22 +59,22 @@ def main(argv=None):
                 _set_cap(mode, cap)
             groups = [int(g) for g in args.tile_groups.split(",")] if args.tile_groups and \
                 mode == "tiled" else [None]
-            batches = [int(u) for u in args.batches.split(",")] if args.batches and \
+            units = [int(u) for u in args.units.split(",")] if args.units and \
                 mode == "rows" else [None]
-            for share, pb, group, nb in itertools.product(shares if mode == "rows" else [None],
-                                                          map(int, args.pack_bytes.split(",")),
-                                                          groups, batches):
-                if nb is not None:
-                    _set_batches(nb)
+            for share, pb, group, unit in itertools.product(shares if mode == "rows" else [None],
+                                                            map(int, args.pack_bytes.split(",")),
+                                                            groups, units):
+                if unit is not None:
+                    _set_units(unit)
                 knobs = tiles if mode == "tiled" else grid
                 pack = max(1, pb // out.element_size())
                 tag = ("" if cap is None else f" r{cap}") + ("" if pb == 16 else f" p{pack}") + \
-                    ("" if group is None else f" g{group}") + ("" if nb is None else f" b{nb}")
+                    ("" if group is None else f" g{group}") + ("" if unit is None else f" u{unit}")
                 extra = ({} if pb == 16 else {"pack": pack}) | ({} if group is None else {"tile_group": group})
                 line = _time_case(case, dtype, mode, share, a, b, out, nbytes, knobs, tag, extra)
-                rows.append(dict(line, cap=cap, pack_bytes=pb, tile_group=group, batches=nb))
+                rows.append(dict(line, cap=cap, pack_bytes=pb, tile_group=group, unit=unit))
         _set_cap(mode, None)
-        _set_batches(None)
+        _set_units(None)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
@@ -94,10 +94,11 @@ def _set_cap(mode, cap):
     _ops._CALLS.clear()
 
 
-def _set_batches(batches):
-    """Work units of `batches` batches in every shared-row case from here on (None: as shipped)."""
-    cuda._ROW_UNIT_BATCHES, cuda._ROW_UNIT_BATCHES_OUTER = \
-        SHIPPED_BATCHES if batches is None else (batches, {})
+def _set_units(unit):
+    """rows work units of `unit` packs per thread, or batches where a row is shared, in every
+    case and dtype from here on (None: as shipped)."""
+    cuda._ROW_UNIT_PACKS, cuda._ROW_UNIT_BATCHES, cuda._ROW_UNIT_BATCHES_OUTER = \
+        SHIPPED_UNITS if unit is None else (unit, unit, {})
     _ops._MEMO.clear()
     _ops._CALLS.clear()
 
