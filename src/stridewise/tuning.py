@@ -70,36 +70,36 @@ def elementwise_tuning(backend: str, device: str | None = None, dtype: str | Non
 # and blocks of 256 and 512 in all six dtypes (bench/NOTES.md G10), and, with the register
 # blocks of G15, tiles of 16 and 64 (3-12% slower) and blocks of 256 in four dtypes (with
 # the tile groups of G22, 16-bit and float32 run faster at 256: below).
+# Sharing a repeated row's divisor work paid in every dtype's outer products, where that work
+# is most of the element's (float64 +11%, int32 +18%, int64 +21%; with the divisor prepared
+# once per batch (G26), float16 +16% and bfloat16 +11% over not sharing, int32 another +14%;
+# float32 -3% until its work units shrank to 2 batches (G30: +2.6%)); with a dense dividend,
+# row or crossed, it measured slower, so Auto() shares in outer products only (G13, G26, G30).
 _CUDA = ElementwiseTuning(
-    block_size=128, items_per_thread=4, tile=32,
+    block_size=128, items_per_thread=4, tile=32, share_rows=True,
     source="H200 2026-11-30, tools/tune_gpu.py: block 128 and 4 packs per thread "
-           "(bench/NOTES.md G3), tile 32 (G10, G15)")
+           "(bench/NOTES.md G3), tile 32 (G10, G15), share_rows (G13, G26, G30)")
 register_tuning("cuda", None, _CUDA)
-# Per dtype (one H200, tools/tune_gpu.py, bench/NOTES.md G13, G22, G26 and G30): sharing a
-# repeated row's divisor work paid in outer products where that work is most of the element's
-# (float64 +11%, int32 +18%, int64 +21%; with the divisor prepared once per batch (G26),
-# float16 +16% and bfloat16 +11% over not sharing, int32 another +14%; float32 -3% until its
-# work units shrank to 2 batches (G30: +2.6%); with a dense dividend, row or crossed, it
-# measured slower). Permuted views: 16-bit tiles in groups of 4 along j at block 256 (+9%: 3650
-# -> 3990 GB/s; half of such a block's threads find no P x P block of a 16-bit tile, and the
-# fewer tiles in flight per SM measured faster than block 128's +4%), float64 in groups of 2
-# (+3%), float32 at block 256 (+3-4% in four A/B calls; int32 equal there, so it keeps 128).
-# Scalar float32 and int32 kernels at 2 packs per thread (+2-3%: 4060 -> 4167 GB/s with a
-# Python float), short rows at 8 in 16-bit and int32 (+2-4%: float16 3581 -> 3738; int64 and
-# the others flat), and there with fewer blocks (4 waves in 16-bit, 8 in int32: +2.5-4.5%),
-# each building its period tables once for more packs.
+# Per dtype (one H200, tools/tune_gpu.py, bench/NOTES.md G22, G23, G25). Permuted views: 16-bit
+# tiles in groups of 4 along j at block 256 (+9%: 3650 -> 3990 GB/s; half of such a block's
+# threads find no P x P block of a 16-bit tile, and the fewer tiles in flight per SM measured
+# faster than block 128's +4%), float64 in groups of 2 (+3%), float32 at block 256 (+3-4% in
+# four A/B calls; int32 equal there, so it keeps 128). Scalar float32 and int32 kernels at 2
+# packs per thread (+2-3%: 4060 -> 4167 GB/s with a Python float), short rows at 8 in 16-bit
+# and int32 (+2-4%: float16 3581 -> 3738; int64 and the others flat), and there with fewer
+# blocks (4 waves in 16-bit, 8 in int32: +2.5-4.5%), each building its period tables once for
+# more packs.
 _TILED_256, _SCALAR_2 = ("tiled", "block_size", 256), ("scalar", "items_per_thread", 2)
 _SHORT_8 = ("short_rows", "items_per_thread", 8)
 _SHORT_16BIT, _SHORT_INT32 = (_SHORT_8, ("short_rows", "waves", 4)), (_SHORT_8, ("short_rows", "waves", 8))
 _CUDA_DTYPES = {
-    "float16": dict(share_rows=True, tile_group=4, modes=(_TILED_256, *_SHORT_16BIT)),
-    "bfloat16": dict(share_rows=True, tile_group=4, modes=(_TILED_256, *_SHORT_16BIT)),
-    "float32": dict(share_rows=True, modes=(_TILED_256, _SCALAR_2)),
-    "int32": dict(share_rows=True, modes=(_SCALAR_2, *_SHORT_INT32)),
-    "float64": dict(share_rows=True, tile_group=2),
-    "int64": dict(share_rows=True),
+    "float16": dict(tile_group=4, modes=(_TILED_256, *_SHORT_16BIT)),
+    "bfloat16": dict(tile_group=4, modes=(_TILED_256, *_SHORT_16BIT)),
+    "float32": dict(modes=(_TILED_256, _SCALAR_2)),
+    "int32": dict(modes=(_SCALAR_2, *_SHORT_INT32)),
+    "float64": dict(tile_group=2),
 }
 for _dtype, _fields in _CUDA_DTYPES.items():
     register_tuning("cuda", None, replace(
         _CUDA, **_fields, source=_CUDA.source + "; per dtype: " + ", ".join(
-            f"{k}={v}" for k, v in _fields.items()) + " (G13, G22, G26, G30)"), _dtype)
+            f"{k}={v}" for k, v in _fields.items()) + " (G22, G23, G25)"), _dtype)
