@@ -75,28 +75,33 @@ def elementwise_tuning(backend: str, device: str | None = None, dtype: str | Non
 # once per batch (G26), float16 +16% and bfloat16 +11% over not sharing, int32 another +14%;
 # float32 -3% until its work units shrank to 2 batches (G30: +2.6%)); with a dense dividend,
 # row or crossed, it measured slower, so Auto() shares in outer products only (G13, G26, G30).
+# The flat streams (contiguous, scalar) at 2 packs per thread: against 4, +0.5-2.5% in 34 of
+# 36 (case, dtype, run) cells of two tune_gpu runs at block 128 (session 11, G32; float16
+# scalars excepted, below), where they run at the copy roofline beside torch eager.
+_FLAT_2 = (("contiguous", "items_per_thread", 2), ("scalar", "items_per_thread", 2))
 _CUDA = ElementwiseTuning(
-    block_size=128, items_per_thread=4, tile=32, share_rows=True,
+    block_size=128, items_per_thread=4, tile=32, share_rows=True, modes=_FLAT_2,
     source="H200 2026-11-30, tools/tune_gpu.py: block 128 and 4 packs per thread "
-           "(bench/NOTES.md G3), tile 32 (G10, G15), share_rows (G13, G26, G30)")
+           "(bench/NOTES.md G3), 2 in flat streams (G32), tile 32 (G10, G15), "
+           "share_rows (G13, G26, G30)")
 register_tuning("cuda", None, _CUDA)
 # Per dtype (one H200, tools/tune_gpu.py, bench/NOTES.md G22, G23, G25). Permuted views: 16-bit
 # tiles in groups of 4 along j at block 256 (+9%: 3650 -> 3990 GB/s; half of such a block's
 # threads find no P x P block of a 16-bit tile, and the fewer tiles in flight per SM measured
 # faster than block 128's +4%), float64 in groups of 2 (+3%), float32 at block 256 (+3-4% in
-# four A/B calls; int32 equal there, so it keeps 128). Scalar float32 and int32 kernels at 2
-# packs per thread (+2-3%: 4060 -> 4167 GB/s with a Python float), short rows at 8 in 16-bit
+# four A/B calls; int32 equal there, so it keeps 128). Float16 scalar kernels keep 4 packs per
+# thread (+1.5% over 2 in G32's runs: 3936 against 3874 GB/s), short rows at 8 in 16-bit
 # and int32 (+2-4%: float16 3581 -> 3738; int64 and the others flat), and there with fewer
 # blocks (4 waves in 16-bit, 8 in int32: +2.5-4.5%), each building its period tables once for
 # more packs.
-_TILED_256, _SCALAR_2 = ("tiled", "block_size", 256), ("scalar", "items_per_thread", 2)
+_TILED_256, _SCALAR_4 = ("tiled", "block_size", 256), ("scalar", "items_per_thread", 4)
 _SHORT_8 = ("short_rows", "items_per_thread", 8)
 _SHORT_16BIT, _SHORT_INT32 = (_SHORT_8, ("short_rows", "waves", 4)), (_SHORT_8, ("short_rows", "waves", 8))
 _CUDA_DTYPES = {
-    "float16": dict(tile_group=4, modes=(_TILED_256, *_SHORT_16BIT)),
-    "bfloat16": dict(tile_group=4, modes=(_TILED_256, *_SHORT_16BIT)),
-    "float32": dict(modes=(_TILED_256, _SCALAR_2)),
-    "int32": dict(modes=(_SCALAR_2, *_SHORT_INT32)),
+    "float16": dict(tile_group=4, modes=(*_FLAT_2, _TILED_256, *_SHORT_16BIT, _SCALAR_4)),
+    "bfloat16": dict(tile_group=4, modes=(*_FLAT_2, _TILED_256, *_SHORT_16BIT)),
+    "float32": dict(modes=(*_FLAT_2, _TILED_256)),
+    "int32": dict(modes=(*_FLAT_2, *_SHORT_INT32)),
     "float64": dict(tile_group=2),
 }
 for _dtype, _fields in _CUDA_DTYPES.items():
