@@ -284,7 +284,9 @@ SW_DEVICE SW_INLINE float remainder_fast(float a, float b, float rcp, FastFlag& 
   // r with b's sign bit flipped in: negative (not -0) exactly when r is nonzero against b
   if (!kBf16 && __int_as_float(__float_as_int(r) ^ (__float_as_int(b) & 0x80000000)) < 0.0f) r += b;
   if (C == kNumpy) return copysignf(r, b);
-  return r == 0.0f ? copysignf(0.0f, a) : r;
+  // A zero takes a's sign without a select: r is +0 here unless a is -0, and a sum of zeros
+  // rounded down is -0 when either is; adding a zero leaves a nonzero r as it is.
+  return __fadd_rd(r, copysignf(0.0f, a));
 }
 template <> struct Divisor<float> {
   float b, rcp;
