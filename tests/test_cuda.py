@@ -129,6 +129,34 @@ def test_every_mode(dtype, convention):
         assert got == mode, (name, got)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "float32", "int64"])
+def test_every_mode_in_a_one_block_grid(dtype, monkeypatch):
+    """Every kernel's grid-stride loop: a device of one SM holding one block, at one wave,
+    gets a grid of one block, which then walks all of its call's work. (The shipped tuning
+    gives most calls a block per unit of work, so the loop is otherwise seldom taken.)"""
+    import dataclasses
+
+    from stridewise import _ops, tuning
+    from stridewise.backends import cuda
+
+    ctx = cuda._device_facts(0)[2]
+    monkeypatch.setattr(cuda, "_device_facts", lambda index: (1, 128, ctx))
+    shipped = tuning.elementwise_tuning("cuda", None, dtype)
+    one_wave = dataclasses.replace(shipped, waves=1, modes=tuple(m for m in shipped.modes if m[1] != "waves"))
+    monkeypatch.setitem(tuning._REGISTRY, ("cuda", None, dtype), one_wave)
+    _ops._MEMO.clear()
+    _ops._CALLS.clear()
+    try:
+        for name, (a, b, out, mode) in _layouts(dtype, np.random.default_rng(12)).items():
+            if name == "rows/one-long-row":
+                b = b[: a.shape[0]]
+            assert _ops._call(_ops.REMAINDER, (a, b), out, dry=True).config.grid == 1, name
+            assert check(a, b, "torch", out=out) == mode, name
+    finally:   # the calls prepared here hold one-block grids
+        _ops._MEMO.clear()
+        _ops._CALLS.clear()
+
+
 def test_every_algorithm_explicitly():
     """Explicit algorithms and geometry knobs run and agree (the pack and block fields)."""
     rng = np.random.default_rng(5)
@@ -157,8 +185,8 @@ def test_every_algorithm_explicitly():
 
 def test_the_grid_follows_the_tunings_mode_overrides():
     """short_rows in float16 launches at most 4 waves of resident blocks (tuning.py's mode
-    override), a flat float16 problem of the same size 32; and 2^27 short rows agree with torch
-    at 4 waves, where each thread takes several steps."""
+    override), a flat float16 problem of the same size more (a block per unit of work); and
+    2^27 short rows agree with torch at 4 waves, where each thread takes several steps."""
     from stridewise import _ops
     from stridewise.backends import cuda
 

@@ -1,4 +1,4 @@
-"""GB/s of Auto() per case and dtype at several values of one CUDA tuning field (2^27).
+"""GB/s of Auto() per case and dtype at several values of one CUDA tuning field (2^27 default).
 
     PYTHONPATH=src python tools/waves_ab.py --cases permuted,short_rows --dtypes float16 --waves 32,2,1
     PYTHONPATH=src python tools/waves_ab.py --cases contiguous --field items_per_thread --values 1,2,4 \
@@ -27,13 +27,14 @@ def main(argv=None):
     ap.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                     help="another integer field fixed for every column (repeatable)")
     ap.add_argument("--torch", action="store_true", help="also torch eager, in the same process")
+    ap.add_argument("--log2", type=int, default=27, help="output elements, as a power of two")
     args = ap.parse_args(argv)
     values = [int(v) for v in args.values.split(",")]
     fixed = {k: int(v) for k, v in (s.split("=", 1) for s in args.set)}
     print("case/dtype".ljust(24) + "".join(f"{v}".rjust(8) for v in values)
           + ("   torch" if args.torch else ""))
     for case, dtype in itertools.product(args.cases.split(","), args.dtypes.split(",")):
-        a, b, out = bench._make_case(case, dtype, 27, "torch", "cuda")
+        a, b, out = bench._make_case(case, dtype, args.log2, "torch", "cuda")
         shipped = tuning.elementwise_tuning("cuda", None, dtype)
         swept = {args.field, *fixed}
         base = dataclasses.replace(shipped, **fixed, modes=tuple(

@@ -78,12 +78,15 @@ def elementwise_tuning(backend: str, device: str | None = None, dtype: str | Non
 # The flat streams (contiguous, scalar) at 2 packs per thread: against 4, +0.5-2.5% in 34 of
 # 36 (case, dtype, run) cells of two tune_gpu runs at block 128 (session 11, G32; float16
 # scalars excepted, below), where they run at the copy roofline beside torch eager.
+# A block per unit of work up to 2^31 elements (1024 waves): a grid-stride loop over 32
+# waves lost 1-12% at 2^30 outputs in every mode (permuted float16 3647 against 4150 GB/s,
+# row float32 3976 against 4139, contiguous float32 4202 against 4391; G35).
 _FLAT_2 = (("contiguous", "items_per_thread", 2), ("scalar", "items_per_thread", 2))
 _CUDA = ElementwiseTuning(
-    block_size=128, items_per_thread=4, tile=32, share_rows=True, modes=_FLAT_2,
+    block_size=128, items_per_thread=4, waves=1024, tile=32, share_rows=True, modes=_FLAT_2,
     source="H200 2026-11-30, tools/tune_gpu.py: block 128 and 4 packs per thread "
-           "(bench/NOTES.md G3), 2 in flat streams (G32), tile 32 (G10, G15), "
-           "share_rows (G13, G26, G30)")
+           "(bench/NOTES.md G3), 2 in flat streams (G32), 1024 waves (G35), tile 32 "
+           "(G10, G15), share_rows (G13, G26, G30)")
 register_tuning("cuda", None, _CUDA)
 # Per dtype (one H200, tools/tune_gpu.py, bench/NOTES.md G22, G23, G25). Permuted views: 16-bit
 # tiles in groups of 4 along j at block 256 (+9%: 3650 -> 3990 GB/s; half of such a block's

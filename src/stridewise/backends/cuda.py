@@ -392,8 +392,8 @@ def _device_getter(lib: str):
 
 
 # rows_kernel's work units. A unit is often a block's whole work (the grid has a block per
-# unit up to 32 waves), so its size trades the unit's own setup against a short last wave and
-# blocks in flight on a compact stretch of the output. Since a unit's setup is a few
+# unit up to the tuning's waves), so its size trades the unit's own setup against a short
+# last wave and blocks in flight on a compact stretch of the output. Since a unit's setup is a few
 # multiply-highs (G31), small units win: H200, 2026-11-30 (bench/NOTES.md G30, G31, 2^27
 # outputs), 4 packs per thread against 8 gained 1-3% in row, column and crossed 3-d (int64
 # column equal). Outer products that do not share their divisor row keep 16 (G21).
