@@ -393,10 +393,10 @@ def _device_getter(lib: str):
 
 # rows_kernel's work units. A unit is often a block's whole work (the grid has a block per
 # unit up to the tuning's waves), so its size trades the unit's own setup against a short
-# last wave and blocks in flight on a compact stretch of the output. Since a unit's setup is a few
-# multiply-highs (G31), small units win: H200, 2026-11-30 (bench/NOTES.md G30, G31, 2^27
-# outputs), 4 packs per thread against 8 gained 1-3% in row, column and crossed 3-d (int64
-# column equal). Outer products that do not share their divisor row keep 16 (G21).
+# last wave and blocks in flight on a compact stretch of the output. Since a unit's setup is
+# a few multiply-highs (G31), small units win: H200, 2026-11-30 (bench/NOTES.md G30, G31,
+# 2^27 outputs), 4 packs per thread against 8 gained 1-3% in row, column and crossed 3-d
+# (int64 column equal). Outer products that do not share their divisor row keep 16 (G21).
 _ROW_UNIT_PACKS, _ROW_UNIT_PACKS_OUTER = 4, 16
 # Where kLoads rows share a repeated row, a unit is a number of batches (one pack column in
 # those rows) per thread: 2 against the 4-8 that suited the old setup gained 3-7% in float16,
