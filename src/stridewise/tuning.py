@@ -83,10 +83,10 @@ def elementwise_tuning(backend: str, device: str | None = None, dtype: str | Non
 # row float32 3976 against 4139, contiguous float32 4202 against 4391; G35). Not in
 # short_rows, where a block builds its period tables once for all its steps: 1024 waves
 # lost 2-6% there in float64 and int64 at 2^27 (float32 flat), so it keeps 32 or fewer.
-_FLAT_2 = (("contiguous", "items_per_thread", 2), ("scalar", "items_per_thread", 2))
-_BASE_MODES = (*_FLAT_2, ("short_rows", "waves", 32))
 _CUDA = ElementwiseTuning(
-    block_size=128, items_per_thread=4, waves=1024, tile=32, share_rows=True, modes=_BASE_MODES,
+    block_size=128, items_per_thread=4, waves=1024, tile=32, share_rows=True,
+    modes=(("contiguous", "items_per_thread", 2), ("scalar", "items_per_thread", 2),
+           ("short_rows", "waves", 32)),
     source="H200 2026-11-30, tools/tune_gpu.py: block 128 and 4 packs per thread "
            "(bench/NOTES.md G3), 2 in flat streams (G32), 1024 waves (G35), tile 32 "
            "(G10, G15), share_rows (G13, G26, G30)")
@@ -104,13 +104,14 @@ _TILED_256, _SCALAR_4 = ("tiled", "block_size", 256), ("scalar", "items_per_thre
 _SHORT_8 = ("short_rows", "items_per_thread", 8)
 _SHORT_16BIT, _SHORT_INT32 = (_SHORT_8, ("short_rows", "waves", 4)), (_SHORT_8, ("short_rows", "waves", 8))
 _CUDA_DTYPES = {
-    "float16": dict(tile_group=4, modes=(*_BASE_MODES, _TILED_256, *_SHORT_16BIT, _SCALAR_4)),
-    "bfloat16": dict(tile_group=4, modes=(*_BASE_MODES, _TILED_256, *_SHORT_16BIT)),
-    "float32": dict(modes=(*_BASE_MODES, _TILED_256)),
-    "int32": dict(modes=(*_BASE_MODES, *_SHORT_INT32)),
+    "float16": dict(tile_group=4, modes=(_TILED_256, *_SHORT_16BIT, _SCALAR_4)),
+    "bfloat16": dict(tile_group=4, modes=(_TILED_256, *_SHORT_16BIT)),
+    "float32": dict(modes=(_TILED_256,)),
+    "int32": dict(modes=_SHORT_INT32),
     "float64": dict(tile_group=2),
 }
-for _dtype, _fields in _CUDA_DTYPES.items():
+for _dtype, _fields in _CUDA_DTYPES.items():   # a dtype's mode overrides follow the base's
     register_tuning("cuda", None, replace(
-        _CUDA, **_fields, source=_CUDA.source + "; per dtype: " + ", ".join(
+        _CUDA, **dict(_fields, modes=_CUDA.modes + _fields.get("modes", ())),
+        source=_CUDA.source + "; per dtype: " + ", ".join(
             f"{k}={v}" for k, v in _fields.items()) + " (G22, G23, G25)"), _dtype)
