@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from stridewise import _compiled, _ops
+from stridewise import _arrays, _compiled, _ops
+from stridewise._dtypes import ALL_DTYPES as DTYPES
 from stridewise.backends import cpu, cuda
 
 warm = _compiled.warm
@@ -42,7 +43,9 @@ def _pool():
         return items
     t = torch.arange(64, dtype=torch.float32)
     return items + [t, t[::3], t.reshape(8, 8).t(), t.to(torch.bfloat16), t[1:9], t[3:],
-                    torch.nn.Parameter(t.clone())]
+                    torch.nn.Parameter(t.clone()), torch.tensor(3.0), torch.empty(0, 4),
+                    t[:8].expand(3, 8), t.to(torch.int64)[5:], t.to(torch.float16)[::2][1:],
+                    t.to(torch.bool), torch.ones(2, 3, dtype=torch.int32).t()]
 
 
 POOL = _pool()
@@ -115,6 +118,65 @@ def test_calls_run_as_the_python_reference(bounds, how, scalar):
         results.append((fast_call(R, args, out, None, None, inplace, calls), log))
     (want, want_log), (got, got_log) = results
     assert got is want and got_log == want_log
+
+
+# -- stridewise._torch: torch tensors keyed and allocated in C++ -----------------------------
+# (its keys are test_keys_match_the_python_reference's torch items, once it is built)
+def _torch_ext():
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return None
+    return _compiled.torch_ext()
+
+
+needs_torch_ext = pytest.mark.skipif(_torch_ext() is None, reason="stridewise._torch is not built")
+
+
+def test_torch_extension_is_built_for_this_torch():
+    torch = pytest.importorskip("torch")
+    if os.environ.get("STRIDEWISE_PURE_PYTHON", "") not in ("", "0"):
+        pytest.skip("STRIDEWISE_PURE_PYTHON=1 chooses the Python warm path")
+    ext = _torch_ext()
+    assert ext is not None, ("stridewise._torch is not built: install torch first, then "
+                             "pip install --no-build-isolation -e . (README.md)")
+    assert ext.built_for == torch.__version__
+    alloc = _arrays.allocator("torch", ("cpu", -1), (2, 3), DTYPES["float32"])
+    assert type(alloc) is ext.Allocator
+
+
+@needs_torch_ext
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(0, 5), max_size=4),
+       st.sampled_from(["float16", "bfloat16", "float32", "float64", "int32", "int64", "bool"]))
+def test_allocator_makes_what_new_empty_strided_makes(shape, dtype):
+    import torch
+
+    shape = tuple(shape)
+    template = torch.empty((0,), dtype=getattr(torch, dtype))
+    strides = _arrays._dense_strides(shape)
+    t, p = _torch_ext().Allocator(template, shape, strides)()
+    want = template.new_empty_strided(shape, strides)
+    facts = lambda x: (type(x), x.shape, x.stride(), x.dtype, x.device, x.layout,  # noqa: E731
+                       x.requires_grad, x.storage_offset())
+    assert facts(t) == facts(want) and p == t.data_ptr()
+
+
+@needs_torch_ext
+def test_allocator_rejects_bad_arguments():
+    import torch
+
+    ext, template = _torch_ext(), torch.empty(0)
+    with pytest.raises(TypeError, match="template must be a torch.Tensor"):
+        ext.Allocator(np.empty(0), (2,), (1,))
+    with pytest.raises(ValueError, match="shape and strides differ in length"):
+        ext.Allocator(template, (2, 3), (1,))
+    with pytest.raises(TypeError):
+        ext.Allocator(template, (2, "x"), (1, 1))
+    with pytest.raises(TypeError, match="takes no arguments"):
+        ext.Allocator(template, (2,), (1,))(1)
+    with pytest.raises(RuntimeError):              # torch's own error, through its handler
+        ext.Allocator(template, (-1,), (1,))()
 
 
 # -- the launcher, against a recording stand-in for cuLaunchKernelEx ------------------------

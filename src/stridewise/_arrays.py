@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._compiled import torch_ext
 from ._dtypes import DType, dtype_of
 
 __all__ = [
@@ -287,6 +288,9 @@ def allocator(lib: str, device: tuple, shape: tuple, dtype: DType):
         # parsing of torch.empty(shape, dtype=, device=)
         template = torch.empty((0,), dtype=getattr(torch, dtype.name),
                                device=torch.device(_device_str(device)))
+        ext = torch_ext()
+        if ext is not None:         # the same call in C++: no argument parsing
+            return ext.Allocator(template, shape, _dense_strides(shape))
 
         def torch_alloc(new=template.new_empty_strided, shape=shape, strides=_dense_strides(shape)):
             t = new(shape, strides)

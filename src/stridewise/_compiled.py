@@ -1,18 +1,37 @@
-"""The compiled warm path: the stridewise._warm extension module, or None.
+"""The compiled warm path: the stridewise._warm extension module, or None; and
+stridewise._torch (torch tensors keyed and allocated in C++), through `torch_ext()`.
 
-setup.py builds it (optionally: a checkout on PYTHONPATH, or an install without a C compiler,
-has none) and the Python warm path runs instead; STRIDEWISE_PURE_PYTHON=1 chooses the Python
-path too. It does the same steps as _ops._fast_call and backends.cuda.bind's launcher.
+setup.py builds both, optionally: a checkout on PYTHONPATH, an install without a C compiler,
+or (for _torch) one without torch at build time has none, and the Python warm path runs
+instead. STRIDEWISE_PURE_PYTHON=1 chooses the Python path too. They do the same steps as
+_ops._fast_call, backends.cuda.bind's launcher and _arrays' torch keyer and allocator.
 """
 from __future__ import annotations
 
+import functools
 import os
 
-__all__ = ["warm"]
+__all__ = ["warm", "torch_ext"]
+
+_PURE = os.environ.get("STRIDEWISE_PURE_PYTHON", "") not in ("", "0")
 
 warm = None
-if os.environ.get("STRIDEWISE_PURE_PYTHON", "") in ("", "0"):
+if not _PURE:
     try:
         from . import _warm as warm
     except ImportError:
         pass
+
+
+@functools.cache
+def torch_ext():
+    """stridewise._torch, or None (not built, built for another torch, or the pure path).
+
+    Loaded on first use, once a torch tensor is in hand: it imports torch."""
+    if _PURE:
+        return None
+    try:
+        from . import _torch
+    except ImportError:
+        return None
+    return _torch

@@ -67,8 +67,14 @@ class Explanation:
 
 
 def _warm_path() -> str:
-    from ._compiled import warm
+    import sys
 
-    if warm is not None:
-        return "compiled (stridewise._warm)"
-    return "Python (stridewise._warm not built, or STRIDEWISE_PURE_PYTHON=1)"
+    from ._compiled import torch_ext, warm
+
+    if warm is None:
+        return "Python (stridewise._warm not built, or STRIDEWISE_PURE_PYTHON=1)"
+    if "torch" in sys.modules:    # never import torch for this line
+        if torch_ext() is not None:
+            return "compiled (stridewise._warm; torch tensors through stridewise._torch)"
+        return "compiled (stridewise._warm; stridewise._torch not built for this torch)"
+    return "compiled (stridewise._warm)"

@@ -288,6 +288,30 @@ push(Keying *k, PyObject *item)     /* steals item */
     return 0;
 }
 
+/* A torch tensor's key items and pointer: stridewise._torch's sw_torch_key when that module
+   loads (it is looked up once, on the first torch tensor), else a stand-in that declines. */
+typedef int (*TorchKey)(PyObject *, PyObject **, uint64_t *);
+
+static int
+no_torch_key(PyObject *x, PyObject **items, uint64_t *ptr)
+{
+    return 0;
+}
+
+static TorchKey
+torch_key_fn(void)
+{
+    static TorchKey fn = NULL;
+    if (fn == NULL) {
+        fn = (TorchKey)PyCapsule_Import("stridewise._torch.key", 0);
+        if (fn == NULL) {
+            PyErr_Clear();    /* not built, or built for another torch: the accessors key */
+            fn = no_torch_key;
+        }
+    }
+    return fn;
+}
+
 /* The keyer of x's type (a new reference), as _fast_call finds it: NULL with no error when
    x has none. */
 static PyObject *
@@ -312,6 +336,14 @@ key_with(Keying *k, PyObject *keyer, PyObject *x, int is_out)
     if (k->nkey + 16 > MAX_KEY || k->nptr >= MAX_POINTERS || k->nscalars >= MAX_ARGS)
         return 0;
     if (keyer == torch_key) {    /* inline, as _fast_call: (dtype, shape, stride(), device, p % 16) */
+        PyObject *items[5];
+        int got = torch_key_fn()(x, items, &k->ptrs[k->nptr]);
+        if (got) {               /* stridewise._torch's, in C++ */
+            k->nptr++;
+            for (int i = 0; i < 5; i++)
+                k->key[k->nkey++] = items[i];
+            return 1;
+        }
         PyObject *p = PyObject_CallMethodNoArgs(x, s_data_ptr);
         if (p == NULL)
             return -1;

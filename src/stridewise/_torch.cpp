@@ -1,0 +1,179 @@
+/* stridewise._torch: torch tensors keyed and allocated in C++, for the warm call path.
+ *
+ * key (a capsule of sw_torch_key): one torch.Tensor's key segment and pointer, the items
+ * _arrays._torch_key builds from six Python accessor calls: (dtype, shape, stride, device,
+ * pointer % 16). _warm.c's fast_call takes it when this module loads.
+ * Allocator(template, shape, strides)(): (a new tensor of template's dtype and device with
+ * that shape and those strides, its pointer), as _arrays.allocator's torch branch does with
+ * new_empty_strided, through at::empty_strided (torch's allocator and current stream).
+ *
+ * Why C++: the accessors and torch's Python argument parsing were about a third of a warm
+ * call on the H200's host; torch's own call does both in C++ (bench/NOTES.md H3, H4).
+ * Optional, like _warm: setup.py builds it when torch is importable at build time, and it
+ * loads only under the torch it was built against (SW_TORCH_VERSION), whose C++ ABI it uses.
+ */
+#include <Python.h>
+
+#include <ATen/ops/empty_strided.h>
+#include <torch/csrc/DynamicTypes.h>
+#include <torch/csrc/Exceptions.h>
+#include <torch/csrc/autograd/python_variable.h>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#ifndef SW_TORCH_VERSION
+#error "build through setup.py, which passes the torch version built against"
+#endif
+
+/* 1: items[0..5) hold new references and *ptr the data pointer; 0: x is not a plain strided
+   torch.Tensor on a device with data (the Python accessors decide, as without this module). */
+extern "C" int sw_torch_key(PyObject* x, PyObject** items, uint64_t* ptr) {
+  if (!THPVariable_CheckExact(x)) return 0;
+  try {
+    const at::Tensor& t = THPVariable_Unpack(x);
+    if (!t.defined() || t.layout() != at::kStrided || !t.has_storage()) return 0;
+    const uint64_t p = reinterpret_cast<uintptr_t>(t.data_ptr());
+    const auto sizes = t.sizes();
+    const auto strides = t.strides();
+    const Py_ssize_t nd = static_cast<Py_ssize_t>(sizes.size());
+    PyObject* shape = PyTuple_New(nd);
+    PyObject* stride = PyTuple_New(nd);
+    for (Py_ssize_t i = 0; shape && stride && i < nd; ++i) {
+      PyTuple_SET_ITEM(shape, i, PyLong_FromLongLong(sizes[i]));
+      PyTuple_SET_ITEM(stride, i, PyLong_FromLongLong(strides[i]));
+    }
+    items[0] = Py_NewRef(reinterpret_cast<PyObject*>(torch::getTHPDtype(t.scalar_type())));
+    items[1] = shape;
+    items[2] = stride;
+    items[3] = PyLong_FromLong(t.get_device());
+    items[4] = PyLong_FromUnsignedLong(static_cast<unsigned long>(p % 16));
+    if (PyErr_Occurred()) {   /* out of memory: drop them all, and let the accessors try */
+      for (int i = 0; i < 5; ++i) Py_XDECREF(items[i]);
+      PyErr_Clear();
+      return 0;
+    }
+    *ptr = p;
+    return 1;
+  } catch (...) {
+    return 0;
+  }
+}
+
+struct Allocator {
+  PyObject_HEAD
+  vectorcallfunc vectorcall;
+  std::vector<int64_t>* sizes;
+  std::vector<int64_t>* strides;
+  at::TensorOptions options;
+};
+
+static PyObject* allocator_call(PyObject* self, PyObject* const*, size_t nargsf, PyObject* kw) {
+  if (PyVectorcall_NARGS(nargsf) != 0 || kw != nullptr) {
+    PyErr_SetString(PyExc_TypeError, "Allocator() takes no arguments");
+    return nullptr;
+  }
+  HANDLE_TH_ERRORS
+  auto* a = reinterpret_cast<Allocator*>(self);
+  at::Tensor t = at::empty_strided(*a->sizes, *a->strides, a->options);
+  PyObject* p = PyLong_FromUnsignedLongLong(reinterpret_cast<uintptr_t>(t.data_ptr()));
+  if (p == nullptr) return nullptr;
+  return Py_BuildValue("(NN)", THPVariable_Wrap(std::move(t)), p);
+  END_HANDLE_TH_ERRORS
+}
+
+static int int_tuple(PyObject* seq, std::vector<int64_t>* to, const char* name) {
+  PyObject* fast = PySequence_Fast(seq, name);
+  if (fast == nullptr) return -1;
+  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(fast); ++i) {
+    to->push_back(PyLong_AsLongLong(PySequence_Fast_GET_ITEM(fast, i)));
+    if (PyErr_Occurred()) break;
+  }
+  Py_DECREF(fast);
+  return PyErr_Occurred() ? -1 : 0;
+}
+
+static PyObject* allocator_new(PyTypeObject* type, PyObject* args, PyObject* kw) {
+  PyObject *tmpl, *shape, *strides;
+  static const char* names[] = {"template", "shape", "strides", nullptr};
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "OOO:Allocator", const_cast<char**>(names), &tmpl,
+                                   &shape, &strides))
+    return nullptr;
+  if (!THPVariable_Check(tmpl)) {
+    PyErr_SetString(PyExc_TypeError, "Allocator: template must be a torch.Tensor");
+    return nullptr;
+  }
+  auto* a = reinterpret_cast<Allocator*>(type->tp_alloc(type, 0));
+  if (a == nullptr) return nullptr;
+  a->vectorcall = allocator_call;
+  a->sizes = new std::vector<int64_t>();
+  a->strides = new std::vector<int64_t>();
+  new (&a->options) at::TensorOptions(THPVariable_Unpack(tmpl).options());
+  if (int_tuple(shape, a->sizes, "Allocator: shape must be a sequence of ints") < 0 ||
+      int_tuple(strides, a->strides, "Allocator: strides must be a sequence of ints") < 0) {
+    Py_DECREF(a);
+    return nullptr;
+  }
+  if (a->sizes->size() != a->strides->size()) {
+    Py_DECREF(a);
+    PyErr_SetString(PyExc_ValueError, "Allocator: shape and strides differ in length");
+    return nullptr;
+  }
+  return reinterpret_cast<PyObject*>(a);
+}
+
+static void allocator_dealloc(PyObject* self) {
+  auto* a = reinterpret_cast<Allocator*>(self);
+  delete a->sizes;
+  delete a->strides;
+  a->options.~TensorOptions();
+  Py_TYPE(self)->tp_free(self);
+}
+
+static PyTypeObject AllocatorType = {PyVarObject_HEAD_INIT(nullptr, 0)};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "stridewise._torch",
+    "torch tensors keyed and allocated in C++ for the warm call path (see _arrays).", -1, nullptr,
+};
+
+PyMODINIT_FUNC PyInit__torch(void) {
+  PyObject* torch = PyImport_ImportModule("torch");
+  if (torch == nullptr) return nullptr;
+  PyObject* version = PyObject_GetAttrString(torch, "__version__");
+  Py_DECREF(torch);
+  if (version == nullptr) return nullptr;
+  const char* running = PyUnicode_AsUTF8(version);
+  if (running == nullptr || strcmp(running, SW_TORCH_VERSION) != 0) {
+    if (running != nullptr)
+      PyErr_Format(PyExc_ImportError,
+                   "stridewise._torch was built against torch %s, and torch %s is running: "
+                   "reinstall stridewise (pip install --no-build-isolation -e .) to rebuild it",
+                   SW_TORCH_VERSION, running);
+    Py_DECREF(version);
+    return nullptr;
+  }
+  Py_DECREF(version);
+  AllocatorType.tp_name = "stridewise._torch.Allocator";
+  AllocatorType.tp_basicsize = sizeof(Allocator);
+  AllocatorType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL;
+  AllocatorType.tp_doc =
+      "Allocator(template, shape, strides)\n\n"
+      "A callable returning (new tensor of template's dtype and device with shape and strides,\n"
+      "its data pointer), through at::empty_strided.";
+  AllocatorType.tp_new = allocator_new;
+  AllocatorType.tp_dealloc = allocator_dealloc;
+  AllocatorType.tp_vectorcall_offset = offsetof(Allocator, vectorcall);
+  AllocatorType.tp_call = PyVectorcall_Call;
+  if (PyType_Ready(&AllocatorType) < 0) return nullptr;
+  PyObject* m = PyModule_Create(&module_def);
+  if (m == nullptr) return nullptr;
+  PyObject* key = PyCapsule_New(reinterpret_cast<void*>(&sw_torch_key), "stridewise._torch.key", nullptr);
+  int err = key == nullptr || PyModule_AddObjectRef(m, "key", key) < 0 ||
+            PyModule_AddObjectRef(m, "Allocator", reinterpret_cast<PyObject*>(&AllocatorType)) < 0 ||
+            PyModule_AddStringConstant(m, "built_for", SW_TORCH_VERSION) < 0;
+  Py_XDECREF(key);
+  if (err) Py_CLEAR(m);
+  return m;
+}
