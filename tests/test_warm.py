@@ -163,6 +163,25 @@ def test_allocator_makes_what_new_empty_strided_makes(shape, dtype):
 
 
 @needs_torch_ext
+@pytest.mark.gpu
+def test_allocator_on_each_gpu_keeps_the_current_device():
+    """On every GPU, with device 0 current: the tensor new_empty_strided makes, on that
+    device, and device 0 still current afterwards."""
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    with torch.cuda.device(0):
+        for index in range(torch.cuda.device_count()):
+            template = torch.empty((0,), dtype=torch.float16, device=f"cuda:{index}")
+            t, p = _torch_ext().Allocator(template, (3, 5), (5, 1))()
+            want = template.new_empty_strided((3, 5), (5, 1))
+            facts = lambda x: (x.device, x.shape, x.stride(), x.dtype)  # noqa: E731
+            assert facts(t) == facts(want)
+            assert p == t.data_ptr() and torch.cuda.current_device() == 0
+
+
+@needs_torch_ext
 def test_allocator_rejects_bad_arguments():
     import torch
 

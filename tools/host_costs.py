@@ -12,6 +12,7 @@ import time
 import torch
 
 import stridewise as sw
+from stridewise import _compiled
 
 
 def per_call(fn, calls=4000):
@@ -46,6 +47,10 @@ def main():
         "a.new_empty": lambda: a.new_empty((8, 128)),
         "a.data_ptr": lambda: a.data_ptr(),
     }
+    ext = _compiled.torch_ext()
+    if ext is not None:
+        fns["stridewise._torch Allocator"] = ext.Allocator(template, (8, 128), (128, 1))
+    print("stridewise._torch:", ext)
     for name, fn in fns.items():
         print(f"{name:32s} {per_call(fn):6.2f} us", flush=True)
 
