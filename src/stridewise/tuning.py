@@ -99,15 +99,16 @@ register_tuning("cuda", None, _CUDA)
 # thread (+1.5% over 2 in G32's runs: 3936 against 3874 GB/s), short rows at 8 in 16-bit
 # and int32 (+2-4%: float16 3581 -> 3738; int64 and the others flat), and there with fewer
 # blocks (4 waves in 16-bit, 8 in int32: +2.5-4.5%), each building its period tables once for
-# more packs.
+# more packs. int32 and float32 permuted views in groups of 2 too (session 12, G36, two rounds:
+# int32 3992-4004 -> 4051-4067 GB/s, float32 4093-4148 -> 4145-4172; groups of 4 in between).
 _TILED_256, _SCALAR_4 = ("tiled", "block_size", 256), ("scalar", "items_per_thread", 4)
 _SHORT_8 = ("short_rows", "items_per_thread", 8)
 _SHORT_16BIT, _SHORT_INT32 = (_SHORT_8, ("short_rows", "waves", 4)), (_SHORT_8, ("short_rows", "waves", 8))
 _CUDA_DTYPES = {
     "float16": dict(tile_group=4, modes=(_TILED_256, *_SHORT_16BIT, _SCALAR_4)),
     "bfloat16": dict(tile_group=4, modes=(_TILED_256, *_SHORT_16BIT)),
-    "float32": dict(modes=(_TILED_256,)),
-    "int32": dict(modes=_SHORT_INT32),
+    "float32": dict(tile_group=2, modes=(_TILED_256,)),
+    "int32": dict(tile_group=2, modes=_SHORT_INT32),
     "float64": dict(tile_group=2),
 }
 for _dtype, _fields in _CUDA_DTYPES.items():   # a dtype's mode overrides follow the base's
