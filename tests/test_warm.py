@@ -158,7 +158,7 @@ def test_allocator_makes_what_new_empty_strided_makes(shape, dtype):
     t, p = _torch_ext().Allocator(template, shape, strides)()
     want = template.new_empty_strided(shape, strides)
     facts = lambda x: (type(x), x.shape, x.stride(), x.dtype, x.device, x.layout,  # noqa: E731
-                       x.requires_grad, x.storage_offset())
+                       x.requires_grad, x.storage_offset(), torch._C._dispatch_keys(x))
     assert facts(t) == facts(want) and p == t.data_ptr()
 
 
@@ -196,6 +196,8 @@ def test_allocator_rejects_bad_arguments():
         ext.Allocator(template, (2,), (1,))(1)
     with pytest.raises(RuntimeError):              # torch's own error, through its handler
         ext.Allocator(template, (-1,), (1,))()
+    with pytest.raises(TypeError, match="strided tensor with storage"):
+        ext.Allocator(template.to_sparse(), (2,), (1,))
 
 
 # -- the launcher, against a recording stand-in for cuLaunchKernelEx ------------------------
@@ -262,6 +264,62 @@ def test_launcher_sends_the_record(recorder, monkeypatch, which, err, device):
     with pytest.raises((ValueError, struct.error)):
         run(ptrs[:1], values)             # a pointer short: an error, nothing launched
     assert recorder.launched(geometry, ctypes.byref(stream), ctypes.byref(f), got) == count
+
+
+needs_native = pytest.mark.skipif(warm is None or _torch_ext() is None,
+                                  reason="stridewise._warm or _torch not built")
+
+
+def _native_launcher(recorder, monkeypatch, index):
+    """bind's compiled launcher with stridewise._torch's cuda_current, against the recorder;
+    its Python getters fail the test if called. -> (run, record bytes, launched(), slow)."""
+    monkeypatch.setattr(cuda, "_driver_ex", lambda: recorder.launch_ex)
+    slow = []
+    monkeypatch.setattr(cuda, "launch", lambda kernel, config, slots: slow.append(slots))
+    record, static, extra = struct.Struct("<QQqq"), (1000, 7), b"\x04\0\0\0\x20\0\0\0"
+    unused = lambda: pytest.fail("a Python getter was called")   # noqa: E731
+    config = cuda.Config(37, 128, extra, unused, 0x1000, (4, 32), index, unused,
+                         _torch_ext().cuda_current)
+    run = cuda.bind(cuda._Kernel(0x2000, 0x3000), config, record, static)
+    recorder.set_up(0, record.size + len(extra))
+    ptrs = [0x7f0000000000, 0x7f0000100040]
+
+    def launched():
+        geometry, stream, f = (ctypes.c_uint * 7)(), ctypes.c_void_p(), ctypes.c_void_p()
+        got = (ctypes.c_ubyte * (record.size + len(extra)))()
+        return recorder.launched(geometry, ctypes.byref(stream), ctypes.byref(f), got), stream.value or 0
+    return lambda: run(ptrs, []), record.pack(*ptrs, *static), launched, slow
+
+
+@needs_native
+@pytest.mark.gpu
+@pytest.mark.parametrize("index", [0, 1])
+def test_launcher_reads_torchs_device_and_stream_natively(recorder, monkeypatch, index):
+    """With device 0 current and a side stream: the launcher for device 0 launches on that
+    stream; the one for device 1 takes the context-pushing path."""
+    import torch
+
+    run, want, launched, slow = _native_launcher(recorder, monkeypatch, index)
+    with torch.cuda.device(0):
+        side = torch.cuda.Stream()
+        with torch.cuda.stream(side):
+            run()
+    if index == 0:
+        assert launched() == (1, side.cuda_stream) and not slow
+    else:
+        assert launched()[0] == 0 and slow == [want]
+
+
+@needs_native
+def test_launcher_reading_torchs_device_without_cuda_raises(recorder, monkeypatch):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("torch has CUDA here (the GPU test covers it)")
+    run, _, launched, slow = _native_launcher(recorder, monkeypatch, 0)
+    with pytest.raises(RuntimeError):
+        run()
+    assert launched()[0] == 0 and not slow
 
 
 def test_explain_names_the_warm_path(monkeypatch):

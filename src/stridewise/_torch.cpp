@@ -5,16 +5,21 @@
  * pointer % 16). _warm.c's fast_call takes it when this module loads.
  * Allocator(template, shape, strides)(): (a new tensor of template's dtype and device with
  * that shape and those strides, its pointer), as _arrays.allocator's torch branch does with
- * new_empty_strided, through at::empty_strided (torch's allocator and current stream).
+ * new_empty_strided: torch's allocator for the device (for CUDA its caching allocator, on the
+ * current stream), called as torch's own ops allocate their outputs, past the dispatcher.
+ * cuda_current (a capsule of sw_torch_cuda_current): torch's current CUDA device and that
+ * device's current stream in one call, for _warm.c's Launcher.
  *
- * Why C++: the accessors and torch's Python argument parsing were about a third of a warm
- * call on the H200's host; torch's own call does both in C++ (bench/NOTES.md H3, H4).
+ * Why C++: the accessors, torch's Python argument parsing and getters were over a fifth of a
+ * warm call on the H200's host; torch's own call does all of them in C++ (bench/NOTES.md H4).
  * Optional, like _warm: setup.py builds it when torch is importable at build time, and it
  * loads only under the torch it was built against (SW_TORCH_VERSION), whose C++ ABI it uses.
  */
 #include <Python.h>
 
-#include <ATen/ops/empty_strided.h>
+#include <ATen/EmptyTensor.h>
+#include <c10/core/DeviceGuard.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <torch/csrc/DynamicTypes.h>
 #include <torch/csrc/Exceptions.h>
 #include <torch/csrc/autograd/python_variable.h>
@@ -61,12 +66,30 @@ extern "C" int sw_torch_key(PyObject* x, PyObject** items, uint64_t* ptr) {
   }
 }
 
+/* 0: *device is torch's current CUDA device and, when that is `index`, *stream its current
+   stream (as torch._C._cuda_getDevice and _cuda_getCurrentRawStream); -1: a Python error. */
+extern "C" int sw_torch_cuda_current(long index, long* device, void** stream) {
+  try {
+    const auto* impl = c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA);
+    const c10::Device d = impl->getDevice();
+    *device = d.index();
+    if (*device == index) *stream = impl->getStream(d).native_handle();
+    return 0;
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+    return -1;
+  }
+}
+
 struct Allocator {
   PyObject_HEAD
   vectorcallfunc vectorcall;
   std::vector<int64_t>* sizes;
   std::vector<int64_t>* strides;
-  at::TensorOptions options;
+  c10::Allocator* memory;
+  c10::DispatchKeySet keys;
+  c10::Device device;
+  c10::ScalarType dtype;
 };
 
 static PyObject* allocator_call(PyObject* self, PyObject* const*, size_t nargsf, PyObject* kw) {
@@ -76,7 +99,8 @@ static PyObject* allocator_call(PyObject* self, PyObject* const*, size_t nargsf,
   }
   HANDLE_TH_ERRORS
   auto* a = reinterpret_cast<Allocator*>(self);
-  at::Tensor t = at::empty_strided(*a->sizes, *a->strides, a->options);
+  c10::OptionalDeviceGuard guard(a->device);
+  at::Tensor t = at::detail::empty_strided_generic(*a->sizes, *a->strides, a->memory, a->keys, a->dtype);
   PyObject* p = PyLong_FromUnsignedLongLong(reinterpret_cast<uintptr_t>(t.data_ptr()));
   if (p == nullptr) return nullptr;
   return Py_BuildValue("(NN)", THPVariable_Wrap(std::move(t)), p);
@@ -109,7 +133,16 @@ static PyObject* allocator_new(PyTypeObject* type, PyObject* args, PyObject* kw)
   a->vectorcall = allocator_call;
   a->sizes = new std::vector<int64_t>();
   a->strides = new std::vector<int64_t>();
-  new (&a->options) at::TensorOptions(THPVariable_Unpack(tmpl).options());
+  const at::Tensor& t = THPVariable_Unpack(tmpl);
+  a->device = t.device();
+  a->dtype = t.scalar_type();
+  a->keys = c10::DispatchKeySet(c10::computeDispatchKey(a->dtype, t.layout(), a->device));
+  a->memory = c10::GetAllocator(a->device.type());
+  if (t.layout() != at::kStrided || !t.has_storage() || a->memory == nullptr) {
+    Py_DECREF(a);
+    PyErr_SetString(PyExc_TypeError, "Allocator: template must be a strided tensor with storage");
+    return nullptr;
+  }
   if (int_tuple(shape, a->sizes, "Allocator: shape must be a sequence of ints") < 0 ||
       int_tuple(strides, a->strides, "Allocator: strides must be a sequence of ints") < 0) {
     Py_DECREF(a);
@@ -127,7 +160,6 @@ static void allocator_dealloc(PyObject* self) {
   auto* a = reinterpret_cast<Allocator*>(self);
   delete a->sizes;
   delete a->strides;
-  a->options.~TensorOptions();
   Py_TYPE(self)->tp_free(self);
 }
 
@@ -170,10 +202,14 @@ PyMODINIT_FUNC PyInit__torch(void) {
   PyObject* m = PyModule_Create(&module_def);
   if (m == nullptr) return nullptr;
   PyObject* key = PyCapsule_New(reinterpret_cast<void*>(&sw_torch_key), "stridewise._torch.key", nullptr);
-  int err = key == nullptr || PyModule_AddObjectRef(m, "key", key) < 0 ||
+  PyObject* current = PyCapsule_New(reinterpret_cast<void*>(&sw_torch_cuda_current),
+                                    "stridewise._torch.cuda_current", nullptr);
+  int err = key == nullptr || PyModule_AddObjectRef(m, "key", key) < 0 || current == nullptr ||
+            PyModule_AddObjectRef(m, "cuda_current", current) < 0 ||
             PyModule_AddObjectRef(m, "Allocator", reinterpret_cast<PyObject*>(&AllocatorType)) < 0 ||
             PyModule_AddStringConstant(m, "built_for", SW_TORCH_VERSION) < 0;
   Py_XDECREF(key);
+  Py_XDECREF(current);
   if (err) Py_CLEAR(m);
   return m;
 }

@@ -27,6 +27,9 @@ typedef struct {            /* CUlaunchConfig (cuda.h), the ABI cuLaunchKernelEx
 } LaunchConfig;
 
 typedef int (*LaunchEx)(const LaunchConfig *, void *, void **, void **);
+/* The library's current device and, when it is `index`, that device's current stream, in one
+   C call (stridewise._torch's sw_torch_cuda_current): 0, or -1 with a Python error. */
+typedef int (*Current)(long index, long *device, void **stream);
 
 enum { INVALID_CONTEXT = 201, MAX_POINTERS = 64 };
 
@@ -40,6 +43,7 @@ typedef struct {
     char *buf;
     Py_ssize_t nptr, at, size;     /* pointer slots; the values' offset; the buffer's size */
     long index;
+    Current native;         /* or NULL: the `current` and `stream` callables */
     PyObject *current, *stream, *pack_values, *slow, *failed;
 #ifdef Py_GIL_DISABLED
     PyMutex lock;           /* with a GIL, holding it keeps the buffer to one launch */
@@ -64,25 +68,39 @@ pointer_list(const uint64_t *ptrs, Py_ssize_t n)
     return list;
 }
 
+/* The library's current device and, when it is the launcher's, its current stream. */
+static int
+current_device(Launcher *L, long *device, void **stream)
+{
+    if (L->native != NULL)
+        return L->native(L->index, device, stream);
+    PyObject *r = PyObject_CallNoArgs(L->current);
+    if (r == NULL)
+        return -1;
+    *device = PyLong_AsLong(r);
+    Py_DECREF(r);
+    if (*device == -1 && PyErr_Occurred())
+        return -1;
+    if (*device != L->index)
+        return 0;
+    r = PyObject_CallNoArgs(L->stream);
+    if (r == NULL)
+        return -1;
+    *stream = PyLong_AsVoidPtr(r);
+    Py_DECREF(r);
+    return *stream == NULL && PyErr_Occurred() ? -1 : 0;
+}
+
 /* Launch over ptrs[0..nptr) and values (a sequence of slot values, or NULL). */
 static PyObject *
 launcher_run(Launcher *L, const uint64_t *ptrs, PyObject *values)
 {
-    PyObject *r = PyObject_CallNoArgs(L->current);
-    if (r == NULL)
-        return NULL;
-    long device = PyLong_AsLong(r);
-    Py_DECREF(r);
-    if (device == -1 && PyErr_Occurred())
+    PyObject *r;
+    long device;
+    void *stream = NULL;
+    if (current_device(L, &device, &stream) < 0)
         return NULL;
     if (device == L->index) {
-        r = PyObject_CallNoArgs(L->stream);
-        if (r == NULL)
-            return NULL;
-        void *stream = PyLong_AsVoidPtr(r);
-        Py_DECREF(r);
-        if (stream == NULL && PyErr_Occurred())
-            return NULL;
         PyObject *packed = NULL;
         if (values != NULL && PyObject_Length(values) > 0) {
             PyObject *t = PySequence_Tuple(values);
@@ -165,17 +183,22 @@ static PyObject *
 launcher_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"ex", "kernel", "grid", "block", "buffer", "nptr", "at", "index",
-                            "current", "stream", "pack_values", "slow", "failed", NULL};
+                            "current", "stream", "pack_values", "slow", "failed", "native", NULL};
     unsigned long long ex, kernel;
     unsigned grid, block;
     Py_buffer buffer;
     Py_ssize_t nptr, at;
     long index;
-    PyObject *current, *stream, *pack_values, *slow, *failed;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "KKIIy*nnlOOOOO", names, &ex, &kernel, &grid,
+    PyObject *current, *stream, *pack_values, *slow, *failed, *native = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "KKIIy*nnlOOOOO|O", names, &ex, &kernel, &grid,
                                      &block, &buffer, &nptr, &at, &index, &current, &stream,
-                                     &pack_values, &slow, &failed))
+                                     &pack_values, &slow, &failed, &native))
         return NULL;
+    Current fn = NULL;
+    if (native != Py_None && (fn = (Current)PyCapsule_GetPointer(native, "stridewise._torch.cuda_current")) == NULL) {
+        PyBuffer_Release(&buffer);
+        return NULL;
+    }
     if (nptr < 0 || nptr > MAX_POINTERS || at < 8 * nptr || at > buffer.len || ex == 0) {
         PyBuffer_Release(&buffer);
         PyErr_SetString(PyExc_ValueError, "launcher: bad pointer count, value offset or entry point");
@@ -200,7 +223,7 @@ launcher_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     L->params[0] = L->buf;
     L->lc.grid[0] = grid, L->lc.grid[1] = L->lc.grid[2] = 1;
     L->lc.block[0] = block, L->lc.block[1] = L->lc.block[2] = 1;
-    L->nptr = nptr, L->at = at, L->index = index;
+    L->nptr = nptr, L->at = at, L->index = index, L->native = fn;
     L->size = buffer.len;
     L->current = Py_NewRef(current), L->stream = Py_NewRef(stream);
     L->pack_values = Py_NewRef(pack_values), L->slow = Py_NewRef(slow), L->failed = Py_NewRef(failed);
@@ -242,8 +265,9 @@ static PyTypeObject LauncherType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "stridewise._warm.Launcher",
     .tp_doc = "Launcher(ex, kernel, grid, block, buffer, nptr, at, index, current, stream, "
-              "pack_values, slow, failed)\n\nbackends.cuda.bind's launcher, compiled: "
-              "launcher(pointers, values).",
+              "pack_values, slow, failed, native=None)\n\nbackends.cuda.bind's launcher, compiled: "
+              "launcher(pointers, values). native: a capsule that reads the current device and "
+              "stream in C, in place of current and stream.",
     .tp_basicsize = sizeof(Launcher),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
     .tp_vectorcall_offset = offsetof(Launcher, vectorcall),

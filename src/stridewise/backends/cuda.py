@@ -21,6 +21,7 @@ import sys
 import threading
 
 from .. import _cache
+from .._compiled import torch_ext
 
 __all__ = ["entry_point", "compile", "load", "configure", "launch", "bind", "pointer_device",
            "CompileError", "Config", "OPTIONS"]
@@ -322,15 +323,17 @@ class Config:
     geometry : (items, group) for explain and tests.
     index : the device ordinal.
     current : () -> the library's current device ordinal.
+    native : the compiled launcher's C reader of both (stridewise._torch's cuda_current
+        capsule), or None.
     """
 
-    __slots__ = ("grid", "block", "extra", "stream", "ctx", "geometry", "index", "current")
+    __slots__ = ("grid", "block", "extra", "stream", "ctx", "geometry", "index", "current", "native")
 
     def __init__(self, grid: int, block: int, extra: bytes, stream, ctx: int,
-                 geometry: tuple, index: int = 0, current=None):
+                 geometry: tuple, index: int = 0, current=None, native=None):
         self.grid, self.block, self.extra = grid, block, extra
         self.stream, self.ctx, self.geometry, self.index = stream, ctx, geometry, index
-        self.current = current
+        self.current, self.native = current, native
 
     def replace(self, **changes) -> "Config":
         """A copy with `changes` applied (as dataclasses.replace)."""
@@ -392,6 +395,13 @@ def _device_getter(lib: str):
 
         return cupy.cuda.runtime.getDevice
     return lambda: -1  # unknown: always enter the device's context explicitly
+
+
+def _native_getter(lib: str):
+    """The C reader of the library's current device and stream for the compiled launcher
+    (stridewise._torch's, for torch), or None: the Python getters serve."""
+    ext = torch_ext() if lib == "torch" else None
+    return ext.cuda_current if ext is not None else None
 
 
 # rows_kernel's work units. A unit is often a block's whole work (the grid has a block per
@@ -464,7 +474,7 @@ def configure(spec, plan, alg, device, lib) -> Config:
     record = geometry + struct.pack(f"<{len(extra)}Q", *extra)
     assert len(record) == 8 * _extra_slots(spec), (spec.mode, len(record))   # the entry's SwArgs
     return Config(grid, block, record, _stream_getter(lib, device[1]), ctx, (items, group),
-                  device[1], _device_getter(lib))
+                  device[1], _device_getter(lib), _native_getter(lib))
 
 
 # -- launch -----------------------------------------------------------------------------
@@ -552,7 +562,7 @@ def bind(kernel: _Kernel, config: Config, record, static: tuple):
         return warm.Launcher(ctypes.cast(_driver_ex(), ctypes.c_void_p).value, kernel.handle,
                              config.grid, config.block, bytes(template), ptr_part.size // 8, at,
                              config.index, config.current, config.stream, value_part.pack,
-                             slow, lambda err: _launch_failed(err, config))
+                             slow, lambda err: _launch_failed(err, config), config.native)
     return _python_launcher(kernel, config, template, ptr_part.size // 8, value_part, at, slow)
 
 
