@@ -48,7 +48,7 @@ info() {
   "$PY" -c 'import sys, torch, numpy; print(sys.version); print("torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.get_device_name(0)); print("numpy", numpy.__version__)'
   "$PY" -c 'import cupy; print("cupy", cupy.__version__)' || true
   "$PY" -c 'import cuda.core, cuda.bindings.nvrtc as n; print("cuda.core", cuda.core.__version__, "nvrtc", n.nvrtcVersion()[1:])'
-  "$PY" -c 'from stridewise import _compiled; print("warm path:", _compiled.warm or "python")'
+  "$PY" -c 'import torch; from stridewise._explain import _warm_path; print("warm path:", _warm_path())'
 }
 
 sanitizer() {

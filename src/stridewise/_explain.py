@@ -76,5 +76,5 @@ def _warm_path() -> str:
     if "torch" in sys.modules:    # never import torch for this line
         if torch_ext() is not None:
             return "compiled (stridewise._warm; torch tensors through stridewise._torch)"
-        return "compiled (stridewise._warm; stridewise._torch not built for this torch)"
+        return "compiled (stridewise._warm; stridewise._torch not built, or built for another torch)"
     return "compiled (stridewise._warm)"
