@@ -148,17 +148,23 @@ def test_torch_extension_is_built_for_this_torch():
 @needs_torch_ext
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.integers(0, 5), max_size=4),
-       st.sampled_from(["float16", "bfloat16", "float32", "float64", "int32", "int64", "bool"]))
-def test_allocator_makes_what_new_empty_strided_makes(shape, dtype):
+       st.sampled_from(["float16", "bfloat16", "float32", "float64", "int32", "int64", "bool"]),
+       st.booleans())
+def test_allocator_makes_what_new_empty_strided_makes(shape, dtype, inference):
+    """The same tensor facts, dispatch keys included, also under torch.inference_mode."""
+    import contextlib
+
     import torch
 
     shape = tuple(shape)
     template = torch.empty((0,), dtype=getattr(torch, dtype))
     strides = _arrays._dense_strides(shape)
-    t, p = _torch_ext().Allocator(template, shape, strides)()
-    want = template.new_empty_strided(shape, strides)
+    with torch.inference_mode() if inference else contextlib.nullcontext():
+        t, p = _torch_ext().Allocator(template, shape, strides)()
+        want = template.new_empty_strided(shape, strides)
     facts = lambda x: (type(x), x.shape, x.stride(), x.dtype, x.device, x.layout,  # noqa: E731
-                       x.requires_grad, x.storage_offset(), torch._C._dispatch_keys(x))
+                       x.requires_grad, x.storage_offset(), x.is_inference(),
+                       torch._C._dispatch_keys(x))
     assert facts(t) == facts(want) and p == t.data_ptr()
 
 
