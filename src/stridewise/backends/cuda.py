@@ -78,14 +78,19 @@ def _fast_div(spec) -> bool:
 # +3-4% and +9% over 72, bfloat16 at 80 +5%; float16, float32 and float64 flat from 72 to 80.
 # Session 12 (G36): int64 and float16 had come to spill 16 bytes in the loop at 56 and 72;
 # int64 at 64 ran 2.5-5.5% faster than 56, float16 at 80 1-2% faster than 72 (no spills).
+# A (mode, dtype, "repeated") entry holds for rows kernels that share a repeated row (outer
+# products): int64 at 56 (a ninth resident block; one spilled word per unit) ran 1-3.4%
+# faster than uncapped (58), where the dense rows kernels would spill 48 bytes (G37).
 _MAX_REGISTERS = {"tiled": 80, "short_rows": 72, ("short_rows", "int32"): 56,
                   ("short_rows", "int64"): 64, ("short_rows", "float16"): 80,
-                  ("short_rows", "bfloat16"): 80}
+                  ("short_rows", "bfloat16"): 80, ("rows", "int64", "repeated"): 56}
 
 
 def _max_registers(spec) -> int | None:
-    """The register cap of spec's kernel (None: uncapped)."""
-    return _MAX_REGISTERS.get((spec.mode, spec.compute.name), _MAX_REGISTERS.get(spec.mode))
+    """The register cap of spec's kernel (None: uncapped), most specific entry first."""
+    key = (spec.mode, spec.compute.name)
+    keys = ((*key, "repeated"),) if "repeated" in spec.kinds else ()
+    return next((_MAX_REGISTERS[k] for k in (*keys, key, spec.mode) if k in _MAX_REGISTERS), None)
 
 
 def entry_point(spec) -> str:
