@@ -91,6 +91,9 @@ def test_float_remainder_near_the_fast_path_limits(dtype, layout):
 @pytest.mark.parametrize("dtype", ["int32", "int64"])
 def test_int_remainder_over_the_whole_range(dtype, layout):
     a, b = _int_cases(dtype, width=LAYOUTS[layout][0])
-    got = _run(a, b, layout)[2]
-    with np.errstate(all="ignore"):
-        np.testing.assert_array_equal(got, np.remainder(a, b))
+    # 253 rows: the last batch of a shared layout holds one row of 4, so the other three
+    # compute and are not stored (kernels.cuh run_packs, kBatch in int64)
+    for rows in ((a, a[:-3]) if layout == "shared" else (a,)):
+        got = _run(np.ascontiguousarray(rows), b, layout)[2]
+        with np.errstate(all="ignore"):
+            np.testing.assert_array_equal(got, np.remainder(rows, b))

@@ -232,12 +232,13 @@ def generate(spec: KernelSpec, entry_point) -> str:
             if spec.kinds[k] != "repeated":
                 reloads.append(stmt)
         exprs[k] = expr
-    results, stores, targets = [], [], []
+    results, refs, stores, targets = [], [], [], []
     for k in range(spec.nout):
         c = spec.arrays[k].ctype
         if spec.kinds[k] == "dense":
             results.append(f"sw::Pack<{c}, P> r{k};")
-            stores.append(f"sw::store_pack<{c}, P>(p[{k}], off[{k}], r{k});")
+            refs.append(f"sw::Pack<{c}, P>& r{k} = out.r{k};")
+            stores.append(f"sw::store_pack<{c}, P>(p[{k}], off[{k}], out.r{k});")
             targets.append(f"r{k}.elem[e]")
         else:
             targets.append(f"reinterpret_cast<{c}*>(p[{k}])[off[{k}] + e * u.step{k}]")
@@ -281,18 +282,17 @@ def generate(spec: KernelSpec, entry_point) -> str:
                    + "\n      ".join(step) + "\n    }")
     elif spec.kinds[0] == "dense":
         # The pack's results first, through the functor's branch-free fast path where it has
-        # one (functors.h HasFast; the functor itself redoes a pack that needs it), then one
-        # conversion of the whole pack (pairwise where the device has one: convert_pack).
-        # The fast loop is an `omp simd` loop with an integer flag on the host, so GCC 12
-        # vectorizes it (functors.h SW_FAST_LOOP, FastFlag), and unrolled on the device.
+        # one and the path allows (functors.h HasFast, Path), then one conversion of the whole
+        # pack (pairwise where the device has one: convert_pack). The fast loop is an `omp
+        # simd` loop with an integer flag on the host, so GCC 12 vectorizes it (functors.h
+        # SW_FAST_LOOP, FastFlag), and unrolled on the device.
         def elementwise(fast_args):
             fast = f"sw::call_fast<F>({', '.join(['slow'] + fast_args)})"
             return (f"typedef decltype(F()({', '.join(f'{a}()' for a in arg_types)})) R;\n"
                     f"    R y[P];\n"
-                    f"    if constexpr (sw::HasFast<F>::value) {{\n"
-                    f"      sw::FastFlag slow = 0;\n"
+                    f"    if constexpr (sw::HasFast<F>::value && kPath != sw::kExact) {{\n"
                     f"      SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) y[e] = {fast};\n"
-                    f"      if (slow) SW_UNROLL for (int e = 0; e < P; ++e) y[e] = {call};\n"
+                    f"      if (kPath == sw::kEither && slow) SW_UNROLL for (int e = 0; e < P; ++e) y[e] = {call};\n"
                     f"    }} else {{\n"
                     f"      SW_UNROLL for (int e = 0; e < P; ++e) y[e] = {call};\n"
                     f"    }}\n"
@@ -312,7 +312,7 @@ def generate(spec: KernelSpec, entry_point) -> str:
             # Two lanes per instruction with the prepared divisor pairs; a pack that needs it
             # is redone element by element with the divisors as loaded (functors.h Fast2).
             pair[-1] = f"in.d2_{prepared}[e / 2]"
-            compute = (f"if constexpr (sw::Fast2Pack<P, F, T>::value) {{\n"
+            compute = (f"if constexpr (sw::Fast2Pack<P, F, T>::value && kPath != sw::kExact) {{\n"
                        f"      typedef sw::Fast2Pack<P, F, T> F2;   // dependent on P: compiled only if taken\n"
                        f"      typename F2::Flag flag = {{}};\n"
                        f"      sw::Pair<T> y2[P / 2];\n"
@@ -383,16 +383,31 @@ struct Op {{
     {chr(10).join("    " + x for x in reloads).lstrip()}
     return in;
   }}
-  template <int P>
-  SW_HOST_DEVICE SW_INLINE static void store(char* const* p, const Index* off, const Uniform& u,
-                                             const In<P>& in) {{
-    {" ".join(results)}
+  // The pack's dense outputs, computed into `out` along `kPath` (functors.h Path; kFast
+  // returns whether a lane needs the exact form), then stored by `put`: apart, so that a
+  // kernel can take a batch's packs through the fast path behind one branch. kPure: compute
+  // writes nothing itself (every output is dense).
+  template <int P> struct Out {{
+    {" ".join(results) or "char unused;"}
+  }};
+  enum {{ kPure = {int(all(spec.kinds[k] == "dense" for k in range(spec.nout)))} }};
+  template <int P, int kPath = sw::kEither>
+  SW_HOST_DEVICE SW_INLINE static sw::FastFlag compute(char* const* p, const Index* off, const Uniform& u,
+                                                       const In<P>& in, Out<P>& out) {{
+    sw::FastFlag slow = 0;
+    {" ".join(refs)}
     {compute}
+    return kPath == sw::kFast ? slow : sw::FastFlag(0);
+  }}
+  template <int P>
+  SW_HOST_DEVICE SW_INLINE static void put(char* const* p, const Index* off, const Out<P>& out) {{
     {" ".join(stores)}
   }}
   template <int P>
   SW_HOST_DEVICE SW_INLINE static void apply(char* const* p, const Index* off, const Uniform& u) {{
-    store<P>(p, off, u, load<P>(p, off, u));
+    Out<P> out;
+    compute<P>(p, off, u, load<P>(p, off, u), out);
+    put<P>(p, off, out);
   }}
 }};
 

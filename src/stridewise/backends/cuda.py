@@ -83,14 +83,27 @@ def _fast_div(spec) -> bool:
 # faster than uncapped (58), where the dense rows kernels would spill 48 bytes (G37).
 _MAX_REGISTERS = {"tiled": 80, "short_rows": 72, ("short_rows", "int32"): 56,
                   ("short_rows", "int64"): 64, ("short_rows", "float16"): 80,
-                  ("short_rows", "bfloat16"): 80, ("rows", "int64", "repeated"): 56}
+                  ("short_rows", "bfloat16"): 80, ("rows", "int64", "repeated"): 64}
+
+
+def _lookup(table: dict, spec, default=None):
+    """spec's entry in a table keyed by (mode, dtype, "repeated"), (mode, dtype) or mode,
+    most specific first."""
+    key = (spec.mode, spec.compute.name)
+    keys = ((*key, "repeated"),) if "repeated" in spec.kinds else ()
+    return next((table[k] for k in (*keys, key, spec.mode) if k in table), default)
 
 
 def _max_registers(spec) -> int | None:
-    """The register cap of spec's kernel (None: uncapped), most specific entry first."""
-    key = (spec.mode, spec.compute.name)
-    keys = ((*key, "repeated"),) if "repeated" in spec.kinds else ()
-    return next((_MAX_REGISTERS[k] for k in (*keys, key, spec.mode) if k in _MAX_REGISTERS), None)
+    """The register cap of spec's kernel (None: uncapped)."""
+    return _lookup(_MAX_REGISTERS, spec)
+
+
+# rows kernels whose batches go through the fast path together (kernels.cuh run_packs
+# kBatch). H200, 2026-11-30 (bench/NOTES.md G38): outer products in int64 gained 2-5% (with
+# the cap of 64 above); in every other mode and dtype tried, the interleaved packs' registers
+# cost occupancy and 1-45%.
+_BATCHED = {("rows", "int64", "repeated"): True}
 
 
 def entry_point(spec) -> str:
@@ -104,7 +117,12 @@ def entry_point(spec) -> str:
     return (f"#include <stridewise/cuda/kernels.cuh>\n"
             f"struct SwArgs {{ sw::Slot s[{n + _extra_slots(spec)}]; }};\n"
             f'extern "C" __global__ void {cap}{spec.entry}(const __grid_constant__ SwArgs a) {{\n'
-            f"  sw::cuda::{spec.mode}_kernel<Op{', true' if _fast_div(spec) else ''}>(a.s, a.s + {n});\n}}\n")
+            f"  sw::cuda::{spec.mode}_kernel<Op{', true' if _variant(spec) else ''}>(a.s, a.s + {n});\n}}\n")
+
+
+def _variant(spec) -> bool:
+    """The kernel's mode-specific template flag: short_rows' fast division, rows' batches."""
+    return _fast_div(spec) or (spec.mode == "rows" and _lookup(_BATCHED, spec, False))
 
 
 # -- compile ----------------------------------------------------------------------------

@@ -59,6 +59,12 @@ typedef i64 FastFlag;
 #define SW_FAST_LOOP(P) SW_PRAGMA(omp simd safelen(P))
 #endif
 
+// How a generated Op computes a pack (Op::compute): kEither, through F's fast path and again
+// exactly if a lane sets the flag; kFast, the fast path only, returning the flag so that a
+// kernel can test a whole batch's flags at once (kernels.cuh run_packs kBatch); kExact, F
+// itself.
+enum Path { kEither, kFast, kExact };
+
 // F::fast with the flag last; a template, so the generated kernel's branch on HasFast<F>
 // compiles only where it is taken.
 template <class F, class... A>

@@ -7,7 +7,7 @@
 // Grid and block size come from the launch, never from the source.
 //
 // Several packs in flight: each thread issues the loads of up to kLoads packs (Op::load)
-// before it computes and stores any of them (Op::store). A store may alias a later load as
+// before it computes and stores any of them (Op::compute, Op::put). A store may alias a later load as
 // far as the compiler knows, so with Op::apply per pack only one pack per thread would be in
 // flight, and the bandwidth would hang on occupancy (bench/NOTES.md G2).
 #pragma once
@@ -72,7 +72,12 @@ SW_DEVICE SW_INLINE void flat_offsets(const Frame<Op>& f, const Slot* x, typenam
 // the arrays `p`. Loads of up to kLoads packs (a batch) are issued before any of them is stored.
 // kShare: a batch is one pack column, pack(t0), in `rows` <= kLoads rows (j), which share
 // their repeated operands (rows with R > 1), read once with the first, always in range.
-template <class Op, int P, bool kShare = false, class C, class Pack, class Offsets>
+// kBatch: the batch's packs all go through the functor's fast path, then (if a lane needs it)
+// all again exactly, then to their stores, so one branch guards the batch and the packs'
+// arithmetic interleaves: for a long remainder (int64) that waits on its own latency; it
+// costs registers, which the memory-bound kernels pay in occupancy (bench/NOTES.md G38).
+// Without it each pack has its own branch (Op::apply's order).
+template <class Op, int P, bool kShare = false, bool kBatch = false, class C, class Pack, class Offsets>
 SW_DEVICE SW_INLINE void run_packs(const Frame<Op>& f, char* const* p, C count, C packs,
                                    const Pack& pack, const Offsets& offsets, C rows = kLoads) {
   typedef typename Op::Index Index;
@@ -82,20 +87,41 @@ SW_DEVICE SW_INLINE void run_packs(const Frame<Op>& f, char* const* p, C count, 
     // the first pack computed from shared values in the others. A shared batch's packs are
     // told apart by j alone: its column computed per j cost 15 instructions per row (G27).
     typename Op::template In<P> in[kLoads];
+    typename Op::template Out<P> out[kLoads];
     Index off[kLoads][Op::kArrays];
     bool live[kLoads];
     SW_UNROLL for (int j = 0; j < kLoads; ++j) {
       const C q = pack(kShare ? t0 : t0 + j);
       live[j] = j == 0 || (kShare ? (C)j < rows : t0 + j < count && q < packs);
-      if (kShare && j > 0) in[j] = in[0];   // the shared values are in[0]'s on every path
+      // the shared values are in[0]'s on every path; with kBatch a pack out of range
+      // computes on pack 0's operands and is never stored
+      if ((kShare || kBatch) && j > 0) in[j] = in[0];
       if (live[j]) {
         offsets(q, j, off[j]);
         in[j] = kShare && j > 0 ? Op::template reload<P>(p, off[j], f.u, in[0])
                                 : Op::template load<P>(p, off[j], f.u);
       }
     }
-    SW_UNROLL for (int j = 0; j < kLoads; ++j) {
-      if (live[j]) Op::template store<P>(p, off[j], f.u, in[j]);
+    if constexpr (kBatch) {
+      FastFlag slow = 0;
+      SW_UNROLL for (int j = 0; j < kLoads; ++j) {
+        if (Op::kPure || live[j]) {
+          const FastFlag s = Op::template compute<P, kFast>(p, off[j], f.u, in[j], out[j]);
+          if (live[j]) slow |= s;
+        }
+      }
+      if (slow) SW_UNROLL for (int j = 0; j < kLoads; ++j) {
+        if (live[j]) Op::template compute<P, kExact>(p, off[j], f.u, in[j], out[j]);
+      }
+      SW_UNROLL for (int j = 0; j < kLoads; ++j) {
+        if (live[j]) Op::template put<P>(p, off[j], out[j]);
+      }
+    } else {
+      SW_UNROLL for (int j = 0; j < kLoads; ++j) {
+        if (!live[j]) continue;
+        Op::template compute<P>(p, off[j], f.u, in[j], out[j]);
+        Op::template put<P>(p, off[j], out[j]);
+      }
     }
   }
 }
@@ -193,7 +219,7 @@ SW_DEVICE SW_INLINE void row_offsets(const Frame<Op>& f, C slab, C h0, typename 
 // row set, units in all, groups per block, then the magic and shift (fast_div) of units, of
 // row sets per slab and of group, so that a unit (often a block's only one) divides by
 // multiply-highs (bench/NOTES.md G31).
-template <class Op>
+template <class Op, bool kBatch = false>
 SW_DEVICE void rows_kernel(const Slot* s, const Slot* x) {
   typedef typename Op::Index Index;
   typedef typename Counter<Index>::type C;
@@ -219,7 +245,7 @@ SW_DEVICE void rows_kernel(const Slot* s, const Slot* x) {
     const C nr = height - h0 < (C)R ? height - h0 : (C)R;
     row_offsets<Op, R>(f, slab, h0, base);
     const C first = c * span * chunk + lane;
-    run_packs<Op, P, (R > 1)>(f, f.p, span * g.items * R, packs,
+    run_packs<Op, P, (R > 1), kBatch>(f, f.p, span * g.items * R, packs,
                      [&](C t) { return first + t / R * group; },
                      [&](C q, int j, Index* o) {
                        SW_UNROLL for (int k = 0; k < NA; ++k)

@@ -1,0 +1,59 @@
+"""GB/s of Auto() per case and dtype for several source trees, in alternating rounds.
+
+    python tools/auto_ab.py --trees .snapHead,. --cases outer,crossed_3d --dtypes int64 --rounds 3
+
+Each tree runs in its own process (its own src/ on PYTHONPATH and its own kernel cache), so a
+round measures every tree once per cell; rounds alternate the trees to spread the machine's
+drift over all of them (bench/NOTES.md, "A/B method").
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+_CHILD = """
+import itertools, json, sys
+import stridewise as sw
+from stridewise import bench
+cases, dtypes, log2 = sys.argv[1].split(","), sys.argv[2].split(","), int(sys.argv[3])
+out = {}
+for case, dtype in itertools.product(cases, dtypes):
+    a, b, o = bench._make_case(case, dtype, log2, "torch", "cuda")
+    t = bench.time_cuda(lambda: sw.remainder(a, b, out=o))
+    out[case + "/" + dtype] = bench.compulsory_bytes(a, b, o) / t / 1e9
+print(json.dumps(out))
+"""
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--trees", required=True, help="comma-separated checkouts (each with src/)")
+    ap.add_argument("--cases", default="outer")
+    ap.add_argument("--dtypes", default="int64")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--log2", type=int, default=27)
+    args = ap.parse_args(argv)
+    trees = [Path(t).resolve() for t in args.trees.split(",")]
+    results = {t: [] for t in trees}
+    for r in range(args.rounds):
+        for t in (trees if r % 2 == 0 else trees[::-1]):
+            env = dict(os.environ, PYTHONPATH=str(t / "src"),
+                       STRIDEWISE_CACHE_DIR=f"/tmp/sw-ab-cache-{abs(hash(str(t)))}")
+            done = subprocess.run([sys.executable, "-c", _CHILD, args.cases, args.dtypes, str(args.log2)],
+                                  env=env, capture_output=True, text=True)
+            if done.returncode:
+                sys.exit(f"{t}: {done.stderr[-2000:]}")
+            results[t].append(json.loads(done.stdout.splitlines()[-1]))
+    width = 7 * args.rounds + 2
+    print("cell".ljust(22) + "".join(t.name[:width - 2].rjust(width) for t in trees))
+    for c in results[trees[0]][0]:
+        print(c.ljust(22) + "".join(" / ".join(f"{res[c]:4.0f}" for res in results[t]).rjust(width)
+                                    for t in trees))
+
+
+if __name__ == "__main__":
+    main()
