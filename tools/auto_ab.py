@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 _CHILD = """
@@ -39,15 +40,16 @@ def main(argv=None):
     args = ap.parse_args(argv)
     trees = [Path(t).resolve() for t in args.trees.split(",")]
     results = {t: [] for t in trees}
-    for r in range(args.rounds):
-        for t in (trees if r % 2 == 0 else trees[::-1]):
-            env = dict(os.environ, PYTHONPATH=str(t / "src"),
-                       STRIDEWISE_CACHE_DIR=f"/tmp/sw-ab-cache-{abs(hash(str(t)))}")
-            done = subprocess.run([sys.executable, "-c", _CHILD, args.cases, args.dtypes, str(args.log2)],
-                                  env=env, capture_output=True, text=True)
-            if done.returncode:
-                sys.exit(f"{t}: {done.stderr[-2000:]}")
-            results[t].append(json.loads(done.stdout.splitlines()[-1]))
+    with tempfile.TemporaryDirectory() as caches:   # a kernel cache per tree, for this run
+        for r in range(args.rounds):
+            for n, t in (list(enumerate(trees)) if r % 2 == 0 else list(enumerate(trees))[::-1]):
+                env = dict(os.environ, PYTHONPATH=str(t / "src"), STRIDEWISE_CACHE_DIR=f"{caches}/{n}")
+                done = subprocess.run([sys.executable, "-c", _CHILD, args.cases, args.dtypes,
+                                       str(args.log2)], env=env, capture_output=True, text=True)
+                if done.returncode:
+                    sys.exit(f"{t}: {done.stderr[-2000:]}")
+                results[t].append(json.loads(done.stdout.splitlines()[-1]))
+                print(f"round {r + 1}/{args.rounds}: {t.name} done", file=sys.stderr, flush=True)
     width = 7 * args.rounds + 2
     print("cell".ljust(22) + "".join(t.name[:width - 2].rjust(width) for t in trees))
     for c in results[trees[0]][0]:

@@ -80,7 +80,8 @@ def _fast_div(spec) -> bool:
 # int64 at 64 ran 2.5-5.5% faster than 56, float16 at 80 1-2% faster than 72 (no spills).
 # A (mode, dtype, "repeated") entry holds for rows kernels that share a repeated row (outer
 # products): int64 at 56 (a ninth resident block; one spilled word per unit) ran 1-3.4%
-# faster than uncapped (58), where the dense rows kernels would spill 48 bytes (G37).
+# faster than uncapped (58), where the dense rows kernels would spill 48 bytes (G37); batched
+# (_BATCHED below) it needs 64: 56 spilled 24 bytes and lost 10-13%, 72 lost 1-3% (G38).
 _MAX_REGISTERS = {"tiled": 80, "short_rows": 72, ("short_rows", "int32"): 56,
                   ("short_rows", "int64"): 64, ("short_rows", "float16"): 80,
                   ("short_rows", "bfloat16"): 80, ("rows", "int64", "repeated"): 64}
@@ -100,9 +101,9 @@ def _max_registers(spec) -> int | None:
 
 
 # rows kernels whose batches go through the fast path together (kernels.cuh run_packs
-# kBatch). H200, 2026-11-30 (bench/NOTES.md G38): outer products in int64 gained 2-5% (with
-# the cap of 64 above); in every other mode and dtype tried, the interleaved packs' registers
-# cost occupancy and 1-45%.
+# kBatch), keyed as the caps. H200, 2026-11-30 (bench/NOTES.md G38): outer products in int64
+# gained 2-5% (with the cap of 64 above); batched everywhere, uncapped, the other kernels lost
+# up to 45%, their interleaved packs' registers costing occupancy.
 _BATCHED = {("rows", "int64", "repeated"): True}
 
 

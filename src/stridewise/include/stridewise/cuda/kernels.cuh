@@ -7,9 +7,9 @@
 // Grid and block size come from the launch, never from the source.
 //
 // Several packs in flight: each thread issues the loads of up to kLoads packs (Op::load)
-// before it computes and stores any of them (Op::compute, Op::put). A store may alias a later load as
-// far as the compiler knows, so with Op::apply per pack only one pack per thread would be in
-// flight, and the bandwidth would hang on occupancy (bench/NOTES.md G2).
+// before it computes and stores any of them (Op::compute, Op::put). A store may alias a later
+// load as far as the compiler knows, so with Op::apply per pack only one pack per thread would
+// be in flight, and the bandwidth would hang on occupancy (bench/NOTES.md G2).
 #pragma once
 #include "../pack.h"
 
