@@ -101,12 +101,14 @@ register_tuning("cuda", None, _CUDA)
 # blocks (4 waves in 16-bit, 8 in int32: +2.5-4.5%), each building its period tables once for
 # more packs. int32 and float32 permuted views in groups of 2 too (session 12, G36, two rounds:
 # int32 3992-4004 -> 4051-4067 GB/s, float32 4093-4148 -> 4145-4172; groups of 4 in between).
+# 16-bit permuted views since session 14 (G39): tiles of 8 packs by 128 rows (backends/cuda.py
+# _TILE_ROWS) at block 128, every thread a block's, in groups of 4 (+2-3% over the above).
 _TILED_256, _SCALAR_4 = ("tiled", "block_size", 256), ("scalar", "items_per_thread", 4)
 _SHORT_8 = ("short_rows", "items_per_thread", 8)
 _SHORT_16BIT, _SHORT_INT32 = (_SHORT_8, ("short_rows", "waves", 4)), (_SHORT_8, ("short_rows", "waves", 8))
 _CUDA_DTYPES = {
-    "float16": dict(tile_group=4, modes=(_TILED_256, *_SHORT_16BIT, _SCALAR_4)),
-    "bfloat16": dict(tile_group=4, modes=(_TILED_256, *_SHORT_16BIT)),
+    "float16": dict(tile=8, tile_group=4, modes=(*_SHORT_16BIT, _SCALAR_4)),
+    "bfloat16": dict(tile=8, tile_group=4, modes=_SHORT_16BIT),
     "float32": dict(tile_group=2, modes=(_TILED_256,)),
     "int32": dict(tile_group=2, modes=_SHORT_INT32),
     "float64": dict(tile_group=2),

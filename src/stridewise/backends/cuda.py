@@ -82,9 +82,12 @@ def _fast_div(spec) -> bool:
 # products): int64 at 56 (a ninth resident block; one spilled word per unit) ran 1-3.4%
 # faster than uncapped (58), where the dense rows kernels would spill 48 bytes (G37); batched
 # (_BATCHED below) it needs 64: 56 spilled 24 bytes and lost 10-13%, 72 lost 1-3% (G38).
+# 16-bit tiles of 128 rows (_TILE_ROWS below) take 96: bfloat16 spilled 32 bytes at 80, and
+# float16 at 104 lost 3% (G39).
 _MAX_REGISTERS = {"tiled": 80, "short_rows": 72, ("short_rows", "int32"): 56,
                   ("short_rows", "int64"): 64, ("short_rows", "float16"): 80,
-                  ("short_rows", "bfloat16"): 80, ("rows", "int64", "repeated"): 64}
+                  ("short_rows", "bfloat16"): 80, ("rows", "int64", "repeated"): 64,
+                  ("tiled", "float16"): 96, ("tiled", "bfloat16"): 96}
 
 
 def _lookup(table: dict, spec, default=None):
@@ -106,6 +109,12 @@ def _max_registers(spec) -> int | None:
 # up to 45%, their interleaved packs' registers costing occupancy.
 _BATCHED = {("rows", "int64", "repeated"): True}
 
+# Rows per tile of the tiled kernels (kernels.cuh tiled_kernel kRows; square tiles where
+# absent), keyed as the caps. H200, 2026-11-30 (bench/NOTES.md G39): 16-bit tiles of 128 rows
+# by 8 packs at block 128 (with the cap of 96 above) ran 2-3% faster than square tiles of 32
+# at block 256, in four rounds of tools/auto_ab.py.
+_TILE_ROWS = {("tiled", "float16"): 128, ("tiled", "bfloat16"): 128}
+
 
 def entry_point(spec) -> str:
     """The extern "C" kernel: one by-value struct holding the record and the launch facts.
@@ -118,12 +127,16 @@ def entry_point(spec) -> str:
     return (f"#include <stridewise/cuda/kernels.cuh>\n"
             f"struct SwArgs {{ sw::Slot s[{n + _extra_slots(spec)}]; }};\n"
             f'extern "C" __global__ void {cap}{spec.entry}(const __grid_constant__ SwArgs a) {{\n'
-            f"  sw::cuda::{spec.mode}_kernel<Op{', true' if _variant(spec) else ''}>(a.s, a.s + {n});\n}}\n")
+            f"  sw::cuda::{spec.mode}_kernel<Op{_template_args(spec)}>(a.s, a.s + {n});\n}}\n")
 
 
-def _variant(spec) -> bool:
-    """The kernel's mode-specific template flag: short_rows' fast division, rows' batches."""
-    return _fast_div(spec) or (spec.mode == "rows" and _lookup(_BATCHED, spec, False))
+def _template_args(spec) -> str:
+    """The kernel's mode-specific template arguments after Op: short_rows' fast division,
+    rows' batches, tiled's rows per tile."""
+    if _fast_div(spec) or _lookup(_BATCHED, spec, False):
+        return ", true"
+    rows = _lookup(_TILE_ROWS, spec)
+    return f", {rows}" if rows else ""
 
 
 # -- compile ----------------------------------------------------------------------------
@@ -481,11 +494,12 @@ def configure(spec, plan, alg, device, lib) -> Config:
         extra.extend([span, units, total, groups, *_magic(units, bits), *_magic(per_slab, bits),
                       *_magic(group, bits)])
         work = -(-total // groups)
-    elif spec.mode == "tiled":   # tiles of `group` rows by `group` packs, as tiled_kernel's
+    elif spec.mode == "tiled":   # tiles of `rows` rows by `group` packs, as tiled_kernel's
         group = max(min(alg.tile or tuning.tile, block), pack, 8)   # whole blocks, 8 per warp row
+        rows = _lookup(_TILE_ROWS, spec) or group
         jd, id_ = plan.layout("tiled").aux, plan.ndim - 1
         work = plan.n // (plan.shape[jd] * plan.shape[id_]) * \
-            -(-plan.shape[jd] // group) * -(-plan.shape[id_] // (group * pack))
+            -(-plan.shape[jd] // rows) * -(-plan.shape[id_] // (group * pack))
         extra.append(alg.tile_group)
     else:  # general
         work = -(-plan.n // (block * items))

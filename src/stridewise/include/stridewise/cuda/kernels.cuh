@@ -263,19 +263,23 @@ SW_DEVICE void rows_kernel(const Slot* s, const Slot* x) {
 }
 
 // tiled: some input is unit-stride along dim `aux` (j), the output along the last dim (i).
-// A block takes one tile at a time, T rows (j) by T packs (T * P elements of i), T = group,
-// and its threads take the tile's P x P blocks. For each staged operand a thread loads a
-// block as P packs along j (its unit stride) and transposes it in registers into P packs
-// along i (transpose), so the block's P rows then run through the Op like any rows pack:
-// Op::load reads a staged operand's pack from the thread's transposed block, every other
-// operand and the output move in whole packs, up to kLoads packs in flight (run_packs).
+// A block takes one tile at a time, TJ rows (j) by T packs (T * P elements of i), T = group
+// and TJ = kRows (square tiles, TJ = T, where kRows is 0), and its threads take the tile's
+// P x P blocks. For each staged operand a thread loads a block as P packs along j (its unit
+// stride) and transposes it in registers into P packs along i (transpose), so the block's
+// P rows then run through the Op like any rows pack: Op::load reads a staged operand's pack
+// from the thread's transposed block, every other operand and the output move in whole
+// packs, up to kLoads packs in flight (run_packs).
 // No shared memory and no barrier: a warp's 32 blocks are 8 along i by 4 along j, so each
 // load of a staged operand reads 64 contiguous bytes of 8 columns, and each row's loads and
 // stores are 128 contiguous bytes (bench/NOTES.md G15). The plan makes both tile dims'
-// extents multiples of P, so a block is whole or absent; configure() keeps T >= max(P, 8).
+// extents multiples of P, so a block is whole or absent; configure() keeps T >= max(P, 8)
+// and TJ a multiple of P.
 // Tiles go to blocks in groups of x[1] consecutive tiles along j (the last group of a column
 // of tiles may be shorter), i after that: neighbouring blocks then read one longer run of
-// each staged column (16-bit tiles hold 64 bytes of a column; bench/NOTES.md G22).
+// each staged column (bench/NOTES.md G22). 16-bit tiles are 128 rows by 8 packs, a P x P
+// block per thread of a 128-thread block, whose 4 warps read 256 bytes of each of the tile's
+// 64 staged columns together (G39).
 static const int kBlockCols = 8;  // a warp's blocks along i
 
 // P packs of P elements, column c at src + c * si, as the P packs of the block's rows;
@@ -292,17 +296,17 @@ SW_DEVICE SW_INLINE void transpose(uint4* rows, const E* src, Index si) {
   }
 }
 
-template <class Op>
+template <class Op, int kRows = 0>
 SW_DEVICE void tiled_kernel(const Slot* s, const Slot* x) {
   typedef typename Op::Index Index;
   typedef typename Counter<Index>::type C;
   enum { NA = Op::kArrays, D = Op::kDims, P = Op::kPack };
   const Frame<Op> f(s);
   const Geometry g = geometry(x);
-  const int T = g.group, height = T / P, blocks = height * T;
+  const int T = g.group, TJ = kRows ? kRows : T, height = TJ / P, blocks = height * T;
   const int jd = (int)f.aux(), id = D - 1;
   const C nj = (C)f.shape(jd), ni = (C)f.shape(id);
-  const C tj = (nj + T - 1) / T, ti = (ni + T * P - 1) / (T * P);
+  const C tj = (nj + TJ - 1) / TJ, ti = (ni + T * P - 1) / (T * P);
   const C tiles = tj * ti, work = (C)(f.n() / ((i64)nj * ni)) * tiles, gj = (C)x[1].i;
   uint4 rows[NA][P];                              // a staged operand's transposed block
   char* q[NA];                                    // where Op::load reads operand k
@@ -314,7 +318,7 @@ SW_DEVICE void tiled_kernel(const Slot* s, const Slot* x) {
     const C local = w - rest * tiles, g0 = local / (ti * gj) * gj;   // the group's first j tile
     const C gs = tj - g0 < gj ? tj - g0 : gj, in_group = local - g0 * ti;
     const C bi = in_group / gs, bj = g0 + in_group % gs;
-    const C j0 = bj * T, i0 = bi * T * P;
+    const C j0 = bj * TJ, i0 = bi * T * P;
     SW_UNROLL for (int k = 0; k < NA; ++k) corner[k] = (Index)j0 * step[k] + (Index)i0 * f.stride(k, id);
     SW_UNROLL for (int d = D - 1; d >= 0; --d) {  // the batch index over the other dims
       if (d == jd || d == id) continue;
@@ -322,7 +326,7 @@ SW_DEVICE void tiled_kernel(const Slot* s, const Slot* x) {
       rest /= ext;
       SW_UNROLL for (int k = 0; k < NA; ++k) corner[k] += (Index)xd * f.stride(k, d);
     }
-    const int nrows = (int)(nj - j0 < (C)T ? nj - j0 : (C)T);
+    const int nrows = (int)(nj - j0 < (C)TJ ? nj - j0 : (C)TJ);
     const int ncols = (int)(ni - i0 < (C)(T * P) ? ni - i0 : (C)(T * P));
     for (int b = threadIdx.x; b < blocks; b += blockDim.x) {
       const int r0 = b / kBlockCols % height * P;
