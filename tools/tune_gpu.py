@@ -5,7 +5,7 @@
 Each case runs with its mode's algorithm class and every (items, block) pair, or (tile, block)
 pair for `tiled`; `rows` once per share_rows value, and every case once per register cap with
 --caps, pack width with --pack-bytes, rows work unit with --units and, for `tiled`,
-tile group with --tile-groups (a line each). The table shows GB/s (compulsory bytes), so the
+tile group with --tile-groups and rows per tile with --tile-rows (a line each). The table shows GB/s (compulsory bytes), so the
 tuning defaults in stridewise/tuning.py and the caps and units in backends/cuda.py can be
 chosen from data.
 """
@@ -21,6 +21,7 @@ from stridewise.backends import cuda
 
 SHIPPED_CAPS = dict(cuda._MAX_REGISTERS)
 SHIPPED_UNITS = cuda._ROW_UNIT_PACKS, cuda._ROW_UNIT_BATCHES, cuda._ROW_UNIT_BATCHES_OUTER
+SHIPPED_TILE_ROWS = dict(cuda._TILE_ROWS)
 
 CLASSES = {"contiguous": algorithms.Contiguous, "scalar": algorithms.Scalar, "rows": algorithms.Rows,
            "short_rows": algorithms.ShortRows, "tiled": algorithms.Tiled, "general": algorithms.General}
@@ -38,6 +39,8 @@ def main(argv=None):
                     "(backends.cuda._MAX_REGISTERS; 0 = none), a line each; default: as shipped")
     ap.add_argument("--tile-groups", default="", help="Tiled tile_group values, a line each "
                     "(default: the tuning's)")
+    ap.add_argument("--tile-rows", default="", help="rows per tile of the tiled kernel, a line each "
+                    "(backends.cuda._TILE_ROWS; 0 = square tiles; default: as shipped)")
     ap.add_argument("--pack-bytes", default="16", help="bytes per pack (16, 8, ...), a line each")
     ap.add_argument("--units", default="", help="rows work units, a line each: packs per thread, "
                     "or batches where rows share a repeated row (backends/cuda.py _ROW_UNIT_*)")
@@ -61,20 +64,27 @@ def main(argv=None):
                 mode == "tiled" else [None]
             units = [int(u) for u in args.units.split(",")] if args.units and \
                 mode == "rows" else [None]
-            for share, pb, group, unit in itertools.product(shares if mode == "rows" else [None],
-                                                            map(int, args.pack_bytes.split(",")),
-                                                            groups, units):
+            heights = [int(h) for h in args.tile_rows.split(",")] if args.tile_rows and \
+                mode == "tiled" else [None]
+            for share, pb, group, unit, height in itertools.product(
+                    shares if mode == "rows" else [None], map(int, args.pack_bytes.split(",")),
+                    groups, units, heights):
                 if unit is not None:
                     _set_units(unit)
+                if height is not None:
+                    _set_tile_rows(height)
                 knobs = tiles if mode == "tiled" else grid
                 pack = max(1, pb // out.element_size())
                 tag = ("" if cap is None else f" r{cap}") + ("" if pb == 16 else f" p{pack}") + \
-                    ("" if group is None else f" g{group}") + ("" if unit is None else f" u{unit}")
+                    ("" if group is None else f" g{group}") + ("" if unit is None else f" u{unit}") + \
+                    ("" if height is None else f" h{height}")
                 extra = ({} if pb == 16 else {"pack": pack}) | ({} if group is None else {"tile_group": group})
                 line = _time_case(case, dtype, mode, share, a, b, out, nbytes, knobs, tag, extra)
-                rows.append(dict(line, cap=cap, pack_bytes=pb, tile_group=group, unit=unit))
+                rows.append(dict(line, cap=cap, pack_bytes=pb, tile_group=group, unit=unit,
+                                 tile_rows=height))
         _set_cap(mode, None)
         _set_units(None)
+        _set_tile_rows(None)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
@@ -99,6 +109,18 @@ def _set_units(unit):
     case and dtype from here on (None: as shipped)."""
     cuda._ROW_UNIT_PACKS, cuda._ROW_UNIT_BATCHES, cuda._ROW_UNIT_BATCHES_OUTER = \
         SHIPPED_UNITS if unit is None else (unit, unit, {})
+    _ops._MEMO.clear()
+    _ops._CALLS.clear()
+
+
+def _set_tile_rows(height):
+    """Tiled kernels of `height` rows per tile (0: square tiles; None: as shipped) in every
+    dtype from here on."""
+    cuda._TILE_ROWS.clear()
+    if height is None:
+        cuda._TILE_ROWS.update(SHIPPED_TILE_ROWS)
+    elif height:
+        cuda._TILE_ROWS["tiled"] = height
     _ops._MEMO.clear()
     _ops._CALLS.clear()
 
