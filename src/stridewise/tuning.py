@@ -109,9 +109,10 @@ _SHORT_16BIT, _SHORT_INT32 = (_SHORT_8, ("short_rows", "waves", 4)), (_SHORT_8, 
 _CUDA_DTYPES = {
     "float16": dict(tile=8, tile_group=4, modes=(*_SHORT_16BIT, _SCALAR_4)),
     "bfloat16": dict(tile=8, tile_group=4, modes=_SHORT_16BIT),
-    "float32": dict(tile_group=2, modes=(_TILED_256,)),
+    "float32": dict(tile=8, tile_group=2, modes=(_TILED_256,)),
     "int32": dict(tile_group=2, modes=_SHORT_INT32),
-    "float64": dict(tile_group=2),
+    "float64": dict(tile=8, tile_group=2),
+    "int64": dict(tile=8),
 }
 for _dtype, _fields in _CUDA_DTYPES.items():   # a dtype's mode overrides follow the base's
     register_tuning("cuda", None, replace(

@@ -113,7 +113,8 @@ _BATCHED = {("rows", "int64", "repeated"): True}
 # absent), keyed as the caps. H200, 2026-11-30 (bench/NOTES.md G39): 16-bit tiles of 128 rows
 # by 8 packs at block 128 (with the cap of 96 above) ran 2-3% faster than square tiles of 32
 # at block 256, in four rounds of tools/auto_ab.py.
-_TILE_ROWS = {("tiled", "float16"): 128, ("tiled", "bfloat16"): 128}
+_TILE_ROWS = {("tiled", "float16"): 128, ("tiled", "bfloat16"): 128, ("tiled", "float32"): 64,
+              ("tiled", "float64"): 64, ("tiled", "int64"): 64}
 
 
 def entry_point(spec) -> str:
