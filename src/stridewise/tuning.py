@@ -101,8 +101,10 @@ register_tuning("cuda", None, _CUDA)
 # blocks (4 waves in 16-bit, 8 in int32: +2.5-4.5%), each building its period tables once for
 # more packs. int32 and float32 permuted views in groups of 2 too (session 12, G36, two rounds:
 # int32 3992-4004 -> 4051-4067 GB/s, float32 4093-4148 -> 4145-4172; groups of 4 in between).
-# 16-bit permuted views since session 14 (G39): tiles of 8 packs by 128 rows (backends/cuda.py
-# _TILE_ROWS) at block 128, every thread a block's, in groups of 4 (+2-3% over the above).
+# Session 14 (G39): permuted views in tiles 8 packs wide and taller than square (rows from
+# backends/cuda.py _TILE_ROWS): 16-bit at 128 rows and block 128, every thread a P x P
+# block's, in groups of 4 (+2-3% over the above); float32, float64 and int64 at 64 rows
+# (+1-2%); int32 stays at square tiles of 32.
 _TILED_256, _SCALAR_4 = ("tiled", "block_size", 256), ("scalar", "items_per_thread", 4)
 _SHORT_8 = ("short_rows", "items_per_thread", 8)
 _SHORT_16BIT, _SHORT_INT32 = (_SHORT_8, ("short_rows", "waves", 4)), (_SHORT_8, ("short_rows", "waves", 8))

@@ -110,9 +110,10 @@ def _max_registers(spec) -> int | None:
 _BATCHED = {("rows", "int64", "repeated"): True}
 
 # Rows per tile of the tiled kernels (kernels.cuh tiled_kernel kRows; square tiles where
-# absent), keyed as the caps. H200, 2026-11-30 (bench/NOTES.md G39): 16-bit tiles of 128 rows
-# by 8 packs at block 128 (with the cap of 96 above) ran 2-3% faster than square tiles of 32
-# at block 256, in four rounds of tools/auto_ab.py.
+# absent), keyed as the caps; the tuning makes these tiles 8 packs wide. H200, 2026-11-30
+# (bench/NOTES.md G39, tools/auto_ab.py rounds against square tiles of 32): 16-bit at 128 rows
+# (block 128, with the cap of 96 above) +2-3%; float32, float64 and int64 at 64 rows +1-2%.
+# int32 measured slower at 64 and 128 (tools/tune_gpu.py --tile-rows) and stays square.
 _TILE_ROWS = {("tiled", "float16"): 128, ("tiled", "bfloat16"): 128, ("tiled", "float32"): 64,
               ("tiled", "float64"): 64, ("tiled", "int64"): 64}
 

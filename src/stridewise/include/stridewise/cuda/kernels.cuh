@@ -277,9 +277,10 @@ SW_DEVICE void rows_kernel(const Slot* s, const Slot* x) {
 // and TJ a multiple of P.
 // Tiles go to blocks in groups of x[1] consecutive tiles along j (the last group of a column
 // of tiles may be shorter), i after that: neighbouring blocks then read one longer run of
-// each staged column (bench/NOTES.md G22). 16-bit tiles are 128 rows by 8 packs, a P x P
-// block per thread of a 128-thread block, whose 4 warps read 256 bytes of each of the tile's
-// 64 staged columns together (G39).
+// each staged column (bench/NOTES.md G22). Tall, narrow tiles measured fastest (G39): 16-bit
+// tiles of 128 rows by 8 packs give each thread of a 128-thread block one P x P block, and
+// its 4 warps read 256 bytes of each of the tile's 64 staged columns together; float32,
+// float64 and int64 take 64 rows by 8 packs (backends/cuda.py _TILE_ROWS).
 static const int kBlockCols = 8;  // a warp's blocks along i
 
 // P packs of P elements, column c at src + c * si, as the P packs of the block's rows;
