@@ -4,10 +4,10 @@
 
 Each case runs with its mode's algorithm class and every (items, block) pair, or (tile, block)
 pair for `tiled`; `rows` once per share_rows value, and every case once per register cap with
---caps, pack width with --pack-bytes, rows work unit with --units and, for `tiled`,
-tile group with --tile-groups and rows per tile with --tile-rows (a line each). The table shows GB/s (compulsory bytes), so the
-tuning defaults in stridewise/tuning.py and the caps and units in backends/cuda.py can be
-chosen from data.
+--caps, pack width with --pack-bytes, rows work unit with --units and, for `tiled`, tile
+group with --tile-groups and rows per tile with --tile-rows (a line each). The table shows
+GB/s (compulsory bytes), so the tuning defaults in stridewise/tuning.py and the caps, units
+and tile rows in backends/cuda.py can be chosen from data.
 """
 from __future__ import annotations
 
