@@ -90,6 +90,12 @@ def main(argv=None):
             json.dump(rows, f, indent=1)
 
 
+def _forget_calls():
+    """Drop prepared calls and bound launchers: they hold the kernels built before a change."""
+    _ops._MEMO.clear()
+    _ops._CALLS.clear()
+
+
 def _set_cap(mode, cap):
     """Compile `mode`'s kernels with register cap `cap` (0: none; None: as shipped) from
     here on, for every dtype."""
@@ -100,8 +106,7 @@ def _set_cap(mode, cap):
             del cuda._MAX_REGISTERS[key]
         if cap:
             cuda._MAX_REGISTERS[mode] = cap
-    _ops._MEMO.clear()     # prepared calls and bound launchers hold the old kernels
-    _ops._CALLS.clear()
+    _forget_calls()
 
 
 def _set_units(unit):
@@ -109,8 +114,7 @@ def _set_units(unit):
     case and dtype from here on (None: as shipped)."""
     cuda._ROW_UNIT_PACKS, cuda._ROW_UNIT_BATCHES, cuda._ROW_UNIT_BATCHES_OUTER = \
         SHIPPED_UNITS if unit is None else (unit, unit, {})
-    _ops._MEMO.clear()
-    _ops._CALLS.clear()
+    _forget_calls()
 
 
 def _set_tile_rows(height):
@@ -121,8 +125,7 @@ def _set_tile_rows(height):
         cuda._TILE_ROWS.update(SHIPPED_TILE_ROWS)
     elif height:
         cuda._TILE_ROWS["tiled"] = height
-    _ops._MEMO.clear()
-    _ops._CALLS.clear()
+    _forget_calls()
 
 
 def _time_case(case, dtype, mode, share, a, b, out, nbytes, grid, tag="", extra=None):
