@@ -4,6 +4,7 @@ import ctypes
 import os
 import struct
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -204,6 +205,26 @@ def test_allocator_rejects_bad_arguments():
         ext.Allocator(template, (-1,), (1,))()
     with pytest.raises(TypeError, match="strided tensor with storage"):
         ext.Allocator(template.to_sparse(), (2,), (1,))
+
+@needs_warm
+@needs_torch_ext
+def test_a_fresh_process_keys_torch_tensors_in_cpp(tmp_path):
+    """A process's first call loads stridewise._torch for the keys, so warm calls make no
+    accessor call (H5: before, only a process that had imported it earlier did)."""
+    code = ("import sys, torch, stridewise as sw\n"
+            "a = torch.rand(8, 16) + 1\n"
+            "o = torch.empty_like(a)\n"
+            "assert 'stridewise._torch' not in sys.modules\n"
+            "sw.remainder(a, a + 1, out=o)\n"
+            "calls, data_ptr = [], torch.Tensor.data_ptr\n"
+            "torch.Tensor.data_ptr = lambda t: calls.append(t) or data_ptr(t)\n"
+            "sw.remainder(a, a + 1, out=o)\n"
+            "assert not calls, f'{len(calls)} data_ptr calls on a warm call'\n"
+            "assert torch.equal(o, torch.remainder(a, a + 1))\n")
+    env = dict(os.environ, STRIDEWISE_CACHE_DIR=str(tmp_path))
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
 
 
 # -- the launcher, against a recording stand-in for cuLaunchKernelEx ------------------------

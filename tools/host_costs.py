@@ -47,6 +47,16 @@ def main():
         "a.new_empty": lambda: a.new_empty((8, 128)),
         "a.data_ptr": lambda: a.data_ptr(),
     }
+    # the warm out= call in steps: the compiled fast_call without remainder's Python frame,
+    # and its launcher alone (current stream + cuLaunchKernelEx)
+    from stridewise import _ops
+    sw.remainder(a, b, out=o)
+    key, ptrs, _ = _ops._fast_key(_ops.REMAINDER, (a, b), o, None, None, False)
+    launch = _ops._CALLS[key].launch
+    fns["fast_call"] = lambda: _ops._warm_call(_ops.REMAINDER, (a, b), o, None, None, False, _ops._CALLS)
+    fns["fast_key (Python)"] = lambda: _ops._fast_key(_ops.REMAINDER, (a, b), o, None, None, False)
+    fns["launcher"] = lambda: launch(ptrs, ())
+    fns["empty lambda"] = lambda: None
     ext = _compiled.torch_ext()
     if ext is not None:
         fns["stridewise._torch Allocator"] = ext.Allocator(template, (8, 128), (128, 1))

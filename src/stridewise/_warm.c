@@ -327,7 +327,12 @@ torch_key_fn(void)
 {
     static TorchKey fn = NULL;
     if (fn == NULL) {
-        fn = (TorchKey)PyCapsule_Import("stridewise._torch.key", 0);
+        /* imported first: PyCapsule_Import reads "_torch" as the package's attribute, so a
+           process whose first call came before anything imported stridewise._torch keyed
+           every tensor through the accessors (bench/NOTES.md H5) */
+        PyObject *module = PyImport_ImportModule("stridewise._torch");
+        fn = module ? (TorchKey)PyCapsule_Import("stridewise._torch.key", 0) : NULL;
+        Py_XDECREF(module);
         if (fn == NULL) {
             PyErr_Clear();    /* not built, or built for another torch: the accessors key */
             fn = no_torch_key;
