@@ -125,6 +125,20 @@ def test_tiled_and_general(dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+def test_tiled_wide_tiles(dtype):
+    """Rows of 4096 bytes and more take the wide, 4-row tiles (cpu/loops.h tiled_loop): a
+    batch of 3, 11 rows (a last tile of 3) by one full tile width and 37 columns more."""
+    rng = np.random.default_rng(5)
+    cols = 4096 // np.dtype(NP[dtype]).itemsize + 37
+    a = random_values(rng, dtype, (3, cols, 11)).transpose(0, 2, 1)     # unit stride along j
+    b = random_values(rng, dtype, (3, 11, cols))
+    assert sw.explain(sw.remainder, a, b).mode == "tiled"
+    for convention in ("torch", "numpy"):
+        assert same_bits(sw.remainder(a, b, convention=convention), ORACLES[convention](a, b))
+    assert same_bits(sw.remainder(b, a), numpy_remainder(b, a))           # staged divisor
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_one_long_row_spreads_over_threads(dtype):
     """A strided slice whose dims merge into one 45005-element row (rows mode, split in parts)."""
     rng = np.random.default_rng(13)

@@ -99,21 +99,40 @@ void rows_loop(const Slot* slots) {
 }
 
 // tiled: some input is unit-stride along dim `aux` (j), the output along the last dim (i).
-// Each thread takes T x T tiles: it copies every staged operand's tile into its own buffer
-// (reading along j, the operand's unit stride), then walks the tile's rows along i, where
-// Op::apply reads the staged operands from the buffers as dense runs; the buffers stay in
-// L1, so both streams use whole cache lines. cuda/kernels.cuh's tiled_kernel does the same
-// with P x P blocks transposed in registers.
-// Bytes of operand k's t x t buffer (0 unless staged), rounded to whole cache lines.
+// Each thread takes tiles of TJ rows (j) by TI columns (i): it copies every staged operand's
+// tile into its own buffer (reading along j, the operand's unit stride), then walks the
+// tile's rows along i, where Op::apply reads the staged operands from the buffers as dense
+// runs. cuda/kernels.cuh's tiled_kernel does the same with P x P blocks transposed in
+// registers.
+// Where the output's rows allow, tiles are wide and short (bench/NOTES.md C1): rows of
+// kRunBytes keep every dense stream in long runs the prefetchers follow, and 4 rows a tile
+// read each staged column's cache line in pieces over consecutive tiles, which take the
+// next rows (j) of the same columns while those lines are still in cache. Shorter rows take
+// square tiles of 64, and so do 8-byte operands too large for a last-level cache (there
+// wide tiles lost up to 25% on the 2-core EPYC, which has 32 MiB of L3 per core complex;
+// sysconf reports the socket's total). Both shapes are constants: a run-time tile width
+// cost 15-25%.
+static const int kRunBytes = 4096, kWideRows = 4, kSquare = 64;
+static const long long kCachedBytes = 32LL << 20;
+
 template <class Op>
-constexpr int staged_bytes(int k, int t) {
-  return Op::staged(k) ? (t * t * Op::size(k) + 63) & ~63 : 0;
+constexpr int widest() {
+  int s = 1;
+  for (int k = 0; k < Op::kArrays; ++k) s = Op::size(k) > s ? Op::size(k) : s;
+  return s;
+}
+
+// Bytes of operand k's buffer for a tile of `elems` elements (0 unless staged), rounded to
+// whole cache lines, and of all of them.
+template <class Op>
+constexpr int staged_bytes(int k, int elems) {
+  return Op::staged(k) ? (elems * Op::size(k) + 63) & ~63 : 0;
 }
 
 template <class Op>
-constexpr int tile_bytes(int t) {
+constexpr int tile_bytes(int elems) {
   int bytes = 0;
-  for (int k = 0; k < Op::kArrays; ++k) bytes += staged_bytes<Op>(k, t);
+  for (int k = 0; k < Op::kArrays; ++k) bytes += staged_bytes<Op>(k, elems);
   return bytes;
 }
 
@@ -123,27 +142,26 @@ SW_INLINE void stage(E* tile, int width, const E* src, Index si, Index rows, Ind
     for (Index r = 0; r < rows; ++r) tile[r * width + c] = src[r + c * si];
 }
 
-template <class Op>
-void tiled_loop(const Slot* slots) {
+template <class Op, int TJ, int TI>
+void tiles(const Frame<Op>& f) {
   typedef typename Op::Index Index;
-  const Frame<Op> f(slots);
-  enum { NA = Op::kArrays, D = Op::kDims, T = 64, V = kWide * Op::kPack };
+  enum { NA = Op::kArrays, D = Op::kDims, V = kWide * Op::kPack };
   const int jd = (int)f.aux(), id = D - 1;
   const Index nj = f.shape(jd), ni = f.shape(id);
-  const Index tj = (nj + T - 1) / T, ti = (ni + T - 1) / T;
+  const Index tj = (nj + TJ - 1) / TJ, ti = (ni + TI - 1) / TI;
   const Index work = f.n() / (nj * ni) * tj * ti;
 #pragma omp parallel if (f.n() >= kParallelMin)
   {
-    alignas(64) char buffers[tile_bytes<Op>(T)];
+    alignas(64) char buffers[tile_bytes<Op>(TJ * TI)];
     char* q[NA];                                 // where Op::apply reads operand k
-    for (int k = 0, used = 0; k < NA; used += staged_bytes<Op>(k, T), ++k)
+    for (int k = 0, used = 0; k < NA; used += staged_bytes<Op>(k, TJ * TI), ++k)
       q[k] = Op::staged(k) ? buffers + used : f.p[k];
 #pragma omp for schedule(dynamic, 1)
     for (Index w = 0; w < work; ++w) {
-      Index rest = w;
-      const Index bi = rest % ti; rest /= ti;
+      Index rest = w;                            // consecutive tiles: the next rows (j)
       const Index bj = rest % tj; rest /= tj;
-      const Index j0 = bj * T, i0 = bi * T;
+      const Index bi = rest % ti; rest /= ti;
+      const Index j0 = bj * TJ, i0 = bi * TI;
       Index corner[NA], off[NA];
       for (int k = 0; k < NA; ++k) corner[k] = j0 * f.stride(k, jd) + i0 * f.stride(k, id);
       for (int d = D - 1; d >= 0; --d) {         // the batch index over the other dims
@@ -152,17 +170,17 @@ void tiled_loop(const Slot* slots) {
         rest /= ext;
         for (int k = 0; k < NA; ++k) corner[k] += x * f.stride(k, d);
       }
-      const Index rows = nj - j0 < T ? nj - j0 : T, cols = ni - i0 < T ? ni - i0 : T;
+      const Index rows = nj - j0 < TJ ? nj - j0 : TJ, cols = ni - i0 < TI ? ni - i0 : TI;
       for (int k = 0; k < NA; ++k) {
         if (!Op::staged(k)) continue;
         SW_WITH_WORD(Op::size(k), E,
-                     stage(reinterpret_cast<E*>(q[k]), T, reinterpret_cast<const E*>(f.p[k]) + corner[k],
+                     stage(reinterpret_cast<E*>(q[k]), TI, reinterpret_cast<const E*>(f.p[k]) + corner[k],
                            f.stride(k, id), rows, cols));
       }
       for (Index r = 0; r < rows; ++r) {
         const auto at = [&](Index i) {
           for (int k = 0; k < NA; ++k)
-            off[k] = Op::staged(k) ? r * T + i : corner[k] + r * f.stride(k, jd) + i * f.stride(k, id);
+            off[k] = Op::staged(k) ? r * TI + i : corner[k] + r * f.stride(k, jd) + i * f.stride(k, id);
           return off;
         };
         // Unstaged strided operands step along the last dim inside apply, so a run of V
@@ -173,6 +191,19 @@ void tiled_loop(const Slot* slots) {
       }
     }
   }
+}
+
+template <class Op>
+void tiled_loop(const Slot* slots) {
+  const Frame<Op> f(slots);
+  enum { TI = kRunBytes / widest<Op>() };
+  if (f.n() == 0) return;
+  long long bytes = 0;
+  for (int k = 0; k < Op::kArrays; ++k) bytes += (long long)f.n() * Op::size(k);
+  if (f.shape(Op::kDims - 1) >= TI && (widest<Op>() <= 4 || bytes <= kCachedBytes))
+    tiles<Op, kWideRows, TI>(f);
+  else
+    tiles<Op, kSquare, kSquare>(f);
 }
 
 // general: any strides. Each thread takes a chunk, divides once at its start, then steps
