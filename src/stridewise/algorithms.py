@@ -81,9 +81,9 @@ class Tiled(Algorithm):
 
     Parameters
     ----------
-    tile : tile edge (a power of two, 8 to 64): on the CPU in elements; on the GPU in packs
-        along the output's rows, with rows along j per dtype (backends/cuda.py _TILE_ROWS;
-        `tile` rows where a dtype has none).
+    tile : on the GPU, the tile's width in packs along the output's rows (a power of two,
+        8 to 64), with rows along j per dtype (backends/cuda.py _TILE_ROWS; `tile` rows where
+        a dtype has none). The CPU loop picks its tiles from the shape (cpu/loops.h).
     tile_group : on the GPU, consecutive tiles along the staged operand's unit stride that
         neighbouring blocks take (a power of two, 1 to 64), so they read one longer run of
         each of its columns.
