@@ -104,14 +104,14 @@ void rows_loop(const Slot* slots) {
 // tile's rows along i, where Op::apply reads the staged operands from the buffers as dense
 // runs. cuda/kernels.cuh's tiled_kernel does the same with P x P blocks transposed in
 // registers.
-// Where the output's rows allow, tiles are wide and short (bench/NOTES.md C1): rows of
-// kRunBytes keep every dense stream in long runs the prefetchers follow, and 4 rows a tile
-// read each staged column's cache line in pieces over consecutive tiles, which take the
-// next rows (j) of the same columns while those lines are still in cache. Shorter rows take
-// square tiles of 64, and so do 8-byte operands too large for a last-level cache (there
-// wide tiles lost up to 25% on the 2-core EPYC, which has 32 MiB of L3 per core complex;
-// sysconf reports the socket's total). Both shapes are constants: a run-time tile width
-// cost 15-25%.
+// Where the output's rows allow, tiles are wide and short (bench/NOTES.md, CPU item 17):
+// rows of kRunBytes keep every dense stream in long runs the prefetchers follow, and 4 rows
+// a tile read each staged column's cache line in pieces over consecutive tiles, which take
+// the next rows (j) of the same columns while those lines are still in cache. Shorter rows
+// take square tiles of 64, and so do 8-byte operands too large for a last-level cache
+// (there wide tiles lost up to 25% on the 2-core EPYC, which has 32 MiB of L3 per core
+// complex; sysconf reports the socket's total). Consecutive tiles go along j in both shapes.
+// Both shapes are constants: a run-time tile width cost 15-25%.
 static const int kRunBytes = 4096, kWideRows = 4, kSquare = 64;
 static const long long kCachedBytes = 32LL << 20;
 
