@@ -206,6 +206,7 @@ def test_allocator_rejects_bad_arguments():
     with pytest.raises(TypeError, match="strided tensor with storage"):
         ext.Allocator(template.to_sparse(), (2,), (1,))
 
+
 @needs_warm
 @needs_torch_ext
 def test_a_fresh_process_keys_torch_tensors_in_cpp(tmp_path):
@@ -224,7 +225,6 @@ def test_a_fresh_process_keys_torch_tensors_in_cpp(tmp_path):
     env = dict(os.environ, STRIDEWISE_CACHE_DIR=str(tmp_path))
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-
 
 
 # -- the launcher, against a recording stand-in for cuLaunchKernelEx ------------------------

@@ -1,4 +1,5 @@
-"""Host cost per call of stridewise's warm call against torch's, and of the allocation
+"""Host cost per call of stridewise's warm call against torch's, of the warm call's parts
+(the compiled fast call alone, the Python keying, the launcher alone), and of the allocation
 primitives a warm allocating call could use (CUDA, 1024-element float32 tensors).
 
     PYTHONPATH=src python tools/host_costs.py
