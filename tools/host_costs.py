@@ -13,7 +13,7 @@ import time
 import torch
 
 import stridewise as sw
-from stridewise import _compiled
+from stridewise import _compiled, _ops
 
 
 def per_call(fn, calls=4000):
@@ -50,7 +50,6 @@ def main():
     }
     # the warm out= call in steps: the compiled fast_call without remainder's Python frame,
     # and its launcher alone (current stream + cuLaunchKernelEx)
-    from stridewise import _ops
     sw.remainder(a, b, out=o)
     key, ptrs, _ = _ops._fast_key(_ops.REMAINDER, (a, b), o, None, None, False)
     launch = _ops._CALLS[key].launch

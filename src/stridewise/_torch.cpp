@@ -193,7 +193,7 @@ PyMODINIT_FUNC PyInit__torch(void) {
   AllocatorType.tp_doc =
       "Allocator(template, shape, strides)\n\n"
       "A callable returning (new tensor of template's dtype and device with shape and strides,\n"
-      "its data pointer), through at::empty_strided.";
+      "its data pointer), from torch's allocator for the device, past the dispatcher.";
   AllocatorType.tp_new = allocator_new;
   AllocatorType.tp_dealloc = allocator_dealloc;
   AllocatorType.tp_vectorcall_offset = offsetof(Allocator, vectorcall);

@@ -92,9 +92,9 @@ _CUDA = ElementwiseTuning(
            "(G10, G15), share_rows (G13, G26, G30)")
 register_tuning("cuda", None, _CUDA)
 # Per dtype (one H200, tools/tune_gpu.py, bench/NOTES.md G22, G23, G25, G36, G39). Permuted
-# views: 16-bit tiles in groups of 4 along j at block 256 (+9%: 3650 -> 3990 GB/s; half of such
-# a block's threads find no P x P block of a 16-bit tile, and the fewer tiles in flight per SM
-# measured faster than block 128's +4%), float64 in groups of 2 (+3%), float32 at block 256
+# views, before G39: 16-bit tiles in groups of 4 along j at block 256 (+9%: 3650 -> 3990
+# GB/s; half of such a block's threads find no P x P block of a 16-bit tile, and the fewer
+# tiles in flight per SM measured faster than block 128's +4%), float64 in groups of 2 (+3%), float32 at block 256
 # (+3-4% in four A/B calls; int32 equal there, so it keeps 128). Float16 scalar kernels keep 4
 # packs per thread (+1.5% over 2 in G32's runs: 3936 against 3874 GB/s), short rows at 8 in
 # 16-bit and int32 (+2-4%: float16 3581 -> 3738; int64 and the others flat), and there with
