@@ -33,6 +33,31 @@ def test_wrong_kernel_posts_no_number(monkeypatch):
     assert "time_s" in cell["impls"]["numpy"]
 
 
+def test_interleaved_rounds_take_each_callable_once_and_record_failures():
+    calls = []
+    fns = {"a": lambda: calls.append("a"),
+           "b": [lambda: calls.append("b0"), lambda: calls.append("b1")],   # buffer sets cycled
+           "bad": lambda: 1 / 0}
+    res = bench.time_interleaved(fns, "cpu")
+    assert res["bad"]["error"].startswith("ZeroDivisionError")
+    assert res["a"]["time_s"] > 0 and res["b"]["time_s"] > 0
+    timed = calls[2:]                                  # after one warm-up call of each
+    rounds = [timed[i:i + 2] for i in range(0, len(timed), 2)]
+    assert 5 <= len(rounds) <= 15 and len(timed) == 2 * len(rounds)
+    assert all(sorted(c[0] for c in r) == ["a", "b"] for r in rounds)
+    assert [r[0][0] for r in rounds[:4]] == ["a", "b", "a", "b"]      # the order rotates
+    assert [c for c in calls if c[0] == "b"][:4] == ["b0", "b1", "b0", "b1"]
+
+
+@pytest.mark.gpu
+def test_interleaved_rounds_time_cuda_batches():
+    import torch
+    x = torch.ones(1 << 20, device="cuda")
+    res = bench.time_interleaved({"fill": lambda: x.fill_(2.0), "add": lambda: x.add_(1.0)}, "cuda")
+    # a 4 MiB write takes microseconds, not the host's milliseconds
+    assert all(0 < r["time_s"] < 1e-3 for r in res.values()), res
+
+
 def test_cli_bench_writes_valid_json(tmp_path):
     path = tmp_path / "bench.json"
     rc = cli.main(["bench", "--device", "cpu", "--log2", "10", "--cases", "contiguous,permuted",

@@ -5,7 +5,7 @@ plain dict (the JSON document); `print_report`, `write_json` and `plot` present 
 the anchors are torch eager, torch.compile, CuPy and the naive materialized path, with the
 copy / read / write ceilings measured in the same run; on the CPU they are NumPy and torch.
 Every stridewise result is checked bit for bit before it is timed, so a wrong kernel never
-posts a number. On the CPU the implementations of a cell are timed in interleaved rounds.
+posts a number. The implementations of a cell are timed in interleaved rounds, on either device.
 """
 from __future__ import annotations
 
@@ -207,29 +207,78 @@ def time_cpu(fn, budget: float = 0.4, min_reps: int = 3, max_reps: int = 15) -> 
     return statistics.median(times)
 
 
-def time_cpu_interleaved(fns: dict, budget: float = 1.5, min_reps: int = 5, max_reps: int = 15) -> dict:
-    """Median seconds per callable, timed in rounds (one call of each per round).
+def _error(e: Exception) -> dict:
+    """An anchor's failure as a record: the exception's type and first line."""
+    return {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"}
 
-    Interleaving means a burst of other work on a shared machine hits every implementation
-    alike, instead of whichever happened to be running. Each callable is warmed up first; a
-    callable that raises is recorded as {"error": ...} and dropped from the rounds.
+
+def _batch_cpu(fn):
+    """Warm `fn` up; return a timer of one call, in seconds."""
+    fn()
+
+    def batch():
+        t = time.perf_counter()
+        fn()
+        return time.perf_counter() - t
+    return batch
+
+
+def _batch_cuda(fn, warmup: int = 3):
+    """Warm `fn` up; return a timer of one batch of calls lasting about a millisecond, in
+    seconds per call (CUDA events around the batch, synchronized after it)."""
+    import torch
+
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+
+    def run(inner):
+        start.record()
+        for _ in range(inner):
+            fn()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end) / 1e3 / inner
+    for _ in range(warmup):
+        fn()
+    inner = max(1, min(200, int(1e-3 / max(run(1), 1e-7))))
+    return lambda: run(inner)
+
+
+# Interleaved rounds per device: (seconds the rounds may take, fewest rounds, most rounds).
+_ROUNDS = {"cpu": (1.5, 5, 15), "cuda": (0.2, 15, 41)}
+
+
+def time_interleaved(fns: dict, device: str) -> dict:
+    """Median seconds per call of each callable, timed in interleaved rounds.
+
+    Parameters
+    ----------
+    fns : name -> a callable, or a list of callables to cycle (buffer sets rotated past a cache).
+    device : "cuda" (batches of about a millisecond between CUDA events) or "cpu" (one call).
+
+    Returns
+    -------
+    name -> {"time_s": median} or {"error": "..."}: a callable that raises is recorded, never
+    raised, and left out of the rounds.
+
+    Each round times every callable once, starting one further along the list each round, so
+    a drifting machine (another job's burst, a GPU's clocks) touches every implementation
+    alike instead of whichever ran then (bench/NOTES.md, item 10 and G40).
     """
-    res, live, first = {}, {}, 0.0
+    make = _batch_cuda if device == "cuda" else _batch_cpu
+    res, live = {}, {}
     for name, fn in fns.items():
         try:
-            t = time.perf_counter()
-            fn()
-            first += time.perf_counter() - t
-            live[name] = fn
+            live[name] = make(_cycle(fn) if isinstance(fn, (list, tuple)) else fn)
         except Exception as e:  # noqa: BLE001 - any anchor failure is recorded, not raised
-            res[name] = {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"}
-    reps = int(min(max_reps, max(min_reps, budget / max(first, 1e-9))))
-    times = {name: [] for name in live}
-    for _ in range(reps):
-        for name, fn in live.items():
-            t = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - t)
+            res[name] = _error(e)
+    names = list(live)
+    t = time.perf_counter()
+    times = {name: [live[name]()] for name in names}
+    budget, lo, hi = _ROUNDS["cuda" if device == "cuda" else "cpu"]
+    rounds = int(min(hi, max(lo, budget / max(time.perf_counter() - t, 1e-9))))
+    for r in range(1, rounds):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            times[name].append(live[name]())
     res.update({name: {"time_s": statistics.median(ts)} for name, ts in times.items()})
     return res
 
@@ -241,41 +290,8 @@ def time_cuda(fns, reps: int = 15, warmup: int = 3) -> float:
     Calls are batched so that one timed batch lasts about a millisecond: below that the
     figure is the per-call throughput including host overhead, which is what a user sees.
     """
-    import torch
-
-    fns = [fns] if callable(fns) else list(fns)
-    k = 0
-
-    def call():
-        nonlocal k
-        fns[k % len(fns)]()
-        k += 1
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    for _ in range(warmup):
-        call()
-    start.record()
-    call()
-    end.record()
-    end.synchronize()
-    est = start.elapsed_time(end) / 1e3
-    inner = max(1, min(200, int(1e-3 / max(est, 1e-7))))
-    times = []
-    for _ in range(reps):
-        start.record()
-        for _ in range(inner):
-            call()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) / 1e3 / inner)
-    return statistics.median(times)
-
-
-def _measure(fn, timer) -> dict:
-    """{"time_s": t} or {"error": "..."}; an anchor that fails never stops the bench."""
-    try:
-        return {"time_s": timer(fn)}
-    except Exception as e:  # noqa: BLE001 - any anchor failure is recorded, not raised
-        return {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"}
+    batch = _batch_cuda(_cycle(fns) if isinstance(fns, (list, tuple)) else fns, warmup)
+    return statistics.median(batch() for _ in range(reps))
 
 
 # ---------------------------------------------------------------- anchors per backend
@@ -389,12 +405,10 @@ def run_cell(case: str, dtype: str, device: str, log2: int, ceilings: dict) -> d
             "out_shape": list(out.shape), "bytes": nbytes, "impls": {}, "compile_s": {}}
     if device == "cuda":
         import torch
-        timer = lambda fn: time_cuda([fn])  # noqa: E731
         ref = torch.remainder(a, b)                      # torch on CUDA is the exact oracle
         anchors = _gpu_anchors(a, b, out, dtype, cell["compile_s"])
         sync = torch.cuda.synchronize
     else:
-        timer = time_cpu
         ref = np.remainder(a, b)                         # NumPy convention, exact
         anchors = _cpu_anchors(a, b, out)
         sync = lambda: None  # noqa: E731
@@ -416,11 +430,7 @@ def run_cell(case: str, dtype: str, device: str, log2: int, ceilings: dict) -> d
             cell["impls"][name] = {"error": str(fn)[:200]}
         else:
             fns[name] = fn
-    if device == "cuda":
-        for name, fn in fns.items():
-            cell["impls"][name] = _measure(fn, timer)
-    else:
-        cell["impls"].update(time_cpu_interleaved(fns))
+    cell["impls"].update(time_interleaved(fns, device))
     for r in cell["impls"].values():
         if "time_s" in r:
             r["gbps"] = nbytes / r["time_s"] / 1e9
@@ -570,7 +580,6 @@ def sweep(device: str, lo: int = 10, hi: int | None = None, step: int = 2) -> li
                     fns["torch.compile"] = [lambda s=s: f(s[0], s[1]) for s in sets]
                 except Exception as e:  # noqa: BLE001
                     row["impls"]["torch.compile"] = {"error": str(e)[:200]}
-                timer = time_cuda
             else:
                 fns["numpy"] = [lambda s=s: np.remainder(s[0], s[1], out=s[2]) for s in sets]
                 try:
@@ -579,18 +588,17 @@ def sweep(device: str, lo: int = 10, hi: int | None = None, step: int = 2) -> li
                     fns["torch"] = [lambda s=s: torch.remainder(s[0], s[1], out=s[2]) for s in tsets]
                 except ImportError:
                     pass
-                timer = lambda fs: time_cpu(_cycle(fs), budget=0.2)  # noqa: E731
-            for name, fs in fns.items():
-                r = _measure(fs, timer)
+            row["impls"].update(time_interleaved(fns, device))
+            for r in row["impls"].values():
                 if "time_s" in r:
                     r["gbps"] = nbytes / r["time_s"] / 1e9
-                row["impls"][name] = r
             rows.append(row)
             del sets, fns
     return rows
 
 
 def _cycle(fns):
+    """One callable that calls `fns` in turn."""
     it = [0]
 
     def call():

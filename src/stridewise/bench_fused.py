@@ -49,7 +49,7 @@ def run_fused(device: str = "cpu", dtypes=("float32", "float64")) -> list[dict]:
     compulsory bytes (a, b and c read once, out written once), and extra_bytes is the peak
     device memory beyond inputs and output (GPU only; None elsewhere).
     """
-    from .bench import _measure, time_cpu, time_cuda
+    from .bench import time_interleaved
 
     shapes = SHAPES["cuda" if device.startswith("cuda") else "cpu"]
     rows = []
@@ -70,7 +70,7 @@ def run_fused(device: str = "cpu", dtypes=("float32", "float64")) -> list[dict]:
                 impls["torch eager"] = lambda: _eager(torch)(ta, tb, tc)
             except ImportError:
                 pass
-            timer, check = time_cpu, _eager(np)(a, b, c)
+            check = _eager(np)(a, b, c)
             got = lambda: k(out, a, b, c)  # noqa: E731
         else:
             import torch
@@ -85,7 +85,6 @@ def run_fused(device: str = "cpu", dtypes=("float32", "float64")) -> list[dict]:
                 impls["torch.compile"] = lambda: compiled(a, b, c)
             except Exception as e:  # noqa: BLE001 - an anchor that cannot run is reported
                 rows.append({"dtype": dtype, "impl": "torch.compile", "error": str(e)[:200]})
-            timer = lambda fn: time_cuda([fn])  # noqa: E731
             check = eager(a, b, c)
             got = lambda: k(out, a, b, c)  # noqa: E731
         got()
@@ -94,6 +93,7 @@ def run_fused(device: str = "cpu", dtypes=("float32", "float64")) -> list[dict]:
         if not np.allclose(got_np, ref_np, rtol=RTOL[dtype], atol=0):
             rows.append({"dtype": dtype, "impl": "stridewise fused", "error": "result mismatch"})
             impls.pop("stridewise fused")
+        extras = {}
         for name, fn in impls.items():
             extra = None
             if device != "cpu":
@@ -109,7 +109,9 @@ def run_fused(device: str = "cpu", dtypes=("float32", "float64")) -> list[dict]:
                     extra = max(0, extra)
                 else:  # the eager result itself is the output, not a temporary
                     extra = max(0, extra - int(np.prod(shapes["out"])) * np.dtype(dtype).itemsize)
-            row = {"dtype": dtype, "impl": name, "extra_bytes": extra, **_measure(fn, timer)}
+            extras[name] = extra
+        for name, r in time_interleaved(impls, "cuda" if device != "cpu" else "cpu").items():
+            row = {"dtype": dtype, "impl": name, "extra_bytes": extras[name], **r}
             if "time_s" in row:
                 row["gbps"] = nbytes / row["time_s"] / 1e9
             rows.append(row)
