@@ -59,6 +59,18 @@ def test_a_tunings_mode_overrides_apply_to_that_mode_only():
     assert resolve(sw.Contiguous(), FLAT, caps, tuning).items_per_thread == 4
 
 
+def test_fields_a_backend_does_not_read_stay_unset():
+    """The host has no blocks and picks its own tiles: a resolved CPU algorithm holds what it
+    reads (and explain shows that), while explicit fields are still kept."""
+    from stridewise.capabilities import CPU
+    assert resolve(sw.Auto(), TILED, CPU, TUNING) == sw.Tiled(pack=4)
+    assert resolve(sw.Auto(), ROWS, CPU, TUNING) == sw.Rows(pack=4, share_rows=False)
+    assert resolve(sw.Tiled(block_size=64), TILED, CPU, TUNING) == sw.Tiled(block_size=64, pack=4)
+    assert repr(sw.Tiled(pack=4, tile=8)) == "Tiled(pack=4, tile=8)"
+    a, b = np.ones((32, 64), np.float32).T, np.ones((64, 32), np.float32)
+    assert "Tiled(pack=4)\n" in str(sw.explain(sw.remainder, a, b))
+
+
 def test_capability_decides_what_auto_may_pick():
     # the fake device has no tiled mode: Auto falls back to general, explicit Tiled is rejected
     assert resolve(sw.Auto(), TILED) == sw.General(block_size=128, pack=1, items_per_thread=4)

@@ -49,12 +49,13 @@ def _select(plan, tuning: ElementwiseTuning, caps: Capabilities) -> Algorithm:
     return ALGORITHMS[mode]()
 
 
-def _fill(alg: Algorithm, tuning: ElementwiseTuning, plan) -> Algorithm:
-    """Fill unset fields from the tuning (as alg's mode sees it); set fields are kept."""
+def _fill(alg: Algorithm, tuning: ElementwiseTuning, plan, caps: Capabilities) -> Algorithm:
+    """Fill unset fields that the backend reads from the tuning (as alg's mode sees it); set
+    fields are kept."""
     tuning = tuning.for_mode(alg.mode)
     updates = {}
     for f in dataclasses.fields(alg):
-        if getattr(alg, f.name) is not None:
+        if getattr(alg, f.name) is not None or not caps._reads(f.name):
             continue
         if f.name == "pack":
             widest = max(plan.itemsizes)
@@ -95,6 +96,6 @@ def _resolve_elementwise(alg, plan, tuning: ElementwiseTuning, caps: Capabilitie
     _check_domain(alg)
     if isinstance(alg, Auto):
         alg = _select(plan, tuning, caps)
-    alg = _fill(alg, tuning, plan)
+    alg = _fill(alg, tuning, plan, caps)
     _check(alg, plan, caps, dtypes)
     return alg

@@ -5,13 +5,14 @@ the value and the remedy; it is never silently replaced.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 __all__ = ["Algorithm", "Auto", "Contiguous", "Scalar", "Rows", "ShortRows", "Tiled", "General",
            "ALGORITHMS"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Algorithm:
     """Base of every elementwise algorithm. Unset fields (None) come from the tuning.
 
@@ -32,27 +33,32 @@ class Algorithm:
     def name(self) -> str:
         return type(self).__name__
 
+    def __repr__(self) -> str:   # the set fields only: a resolved CPU algorithm has no blocks
+        fields = (f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self)
+                  if getattr(self, f.name) is not None)
+        return f"{self.name}({', '.join(fields)})"
+
 
 @dataclass(frozen=True)
 class Auto:
     """Let stridewise pick the algorithm from the plan, the tuning and the capabilities."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Contiguous(Algorithm):
     """Every operand is one dense run: flat 16-byte packs with a head and tail peel."""
 
     mode = "contiguous"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Scalar(Algorithm):
     """As Contiguous, with device scalars read once and host scalars as parameters."""
 
     mode = "scalar"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Rows(Algorithm):
     """Unit-stride output rows; each operand's row offset is computed once per row.
 
@@ -68,14 +74,14 @@ class Rows(Algorithm):
     mode = "rows"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ShortRows(Algorithm):
     """Flat packs over a dense output; periodic operands gathered by index mod period."""
 
     mode = "short_rows"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Tiled(Algorithm):
     """Tiles keep transposed reads coalesced (on the GPU, P x P blocks transposed in registers).
 
@@ -94,7 +100,7 @@ class Tiled(Algorithm):
     mode = "tiled"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class General(Algorithm):
     """Any strides, at most 8 merged dims; offsets by precomputed division."""
 

@@ -18,6 +18,7 @@ class Capabilities:
     dtypes : dtype names the backend computes in.
     max_block_size : most threads per block (None: the backend has no blocks).
     max_pack_bytes : widest single vector access.
+    knobs : the algorithm fields the backend reads (None: all); _fill leaves the others unset.
     """
 
     backend: str
@@ -25,6 +26,7 @@ class Capabilities:
     max_block_size: int | None
     max_pack_bytes: int
     modes: tuple = ("contiguous", "scalar", "rows", "short_rows", "tiled", "general")
+    knobs: tuple | None = None
 
     def _supports_dtype(self, name: str) -> bool:
         return name in self.dtypes
@@ -32,11 +34,16 @@ class Capabilities:
     def _supports_mode(self, mode: str) -> bool:
         return mode in self.modes
 
-    def _supports_block_size(self, block: int) -> bool:
-        return self.max_block_size is None or block <= self.max_block_size
+    def _supports_block_size(self, block: int | None) -> bool:
+        return self.max_block_size is None or block is None or block <= self.max_block_size
+
+    def _reads(self, field: str) -> bool:
+        return self.knobs is None or field in self.knobs
 
 
-CPU = Capabilities("cpu", supported_names(), None, 16)
+# The host loops have no blocks and pick their own tiles (cpu/loops.h): only the pack, and
+# share_rows through the operand kinds (an outer product's divisor prepared once per batch).
+CPU = Capabilities("cpu", supported_names(), None, 16, knobs=("pack", "share_rows"))
 CUDA = Capabilities("cuda", supported_names(), 1024, 16)
 
 
