@@ -23,6 +23,7 @@ def _dtype(name):
 
 ROWS = plan((64, 1024), [((64, 1024), (1024, 1), 4, 0), ((64, 1024), (1024, 1), 4, 0), ((1024,), (1,), 4, 0)])
 FLAT = plan((4096,), [((4096,), (1,), 4, 0), ((4096,), (1,), 4, 0)])
+COLUMN = plan((64, 1024), [((64, 1024), (1024, 1), 4, 0), ((64, 1024), (1024, 1), 4, 0), ((64, 1), (1, 0), 4, 0)])
 TILED = plan((64, 64), [((64, 64), (64, 1), 4, 0), ((64, 64), (1, 64), 4, 0)])
 
 
@@ -152,12 +153,18 @@ def test_share_rows_marks_row_vectors_repeated_only_when_asked():
     assert ROWS.layout("rows", share_rows=True).kinds == ("dense", "dense", "repeated")
     dtypes = ("float64", "int64", "int32", "float16", "bfloat16", "float32")
     assert all(elementwise_tuning("cuda", None, d).share_rows for d in dtypes)
-    # Auto() shares only in outer products (where it measured faster)
+    # Auto() shares in outer products (where it measured faster), not beside a dense dividend
     sharing = dataclasses.replace(TUNING, share_rows=True)
     assert outer.outer() and not ROWS.outer()
     assert resolve(sw.Auto(), outer, tuning=sharing).share_rows is True
     assert resolve(sw.Auto(), ROWS, tuning=sharing).share_rows is False
     assert resolve(sw.Rows(share_rows=True), ROWS, tuning=TUNING).share_rows is True
+    # share_all_rows: also beside a dense dividend (ROWS: a row vector and a dense operand)
+    everywhere = dataclasses.replace(sharing, share_all_rows=True)
+    assert resolve(sw.Auto(), ROWS, tuning=everywhere).share_rows is True
+    assert resolve(sw.Auto(), COLUMN, tuning=everywhere).share_rows is False   # no row vector
+    assert resolve(sw.Auto(), ROWS, tuning=dataclasses.replace(TUNING, share_all_rows=True)).share_rows is False
+    assert [d for d in dtypes if elementwise_tuning("cuda", None, d).share_all_rows] == ["int64"]
 
 
 def test_share_rows_on_the_host_reads_repeated_rows_as_dense():

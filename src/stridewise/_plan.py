@@ -124,12 +124,15 @@ class Plan:
         """Operand k is one dense row, the same for every index of the next-to-last dim."""
         return k >= self.nout and self.ndim >= 2 and self.strides[k][-2:] == (0, 1)
 
+    def repeats_rows(self) -> bool:
+        """Some input is a row vector (what Rows(share_rows=True) reads once per column)."""
+        return any(self._row_vector(k) for k in range(self.nout, len(self.strides)))
+
     def outer(self) -> bool:
         """An outer product: some input is a row vector and every other input is constant
         along the rows, so the output is nearly all the memory traffic."""
-        inputs = range(self.nout, len(self.strides))
-        return any(self._row_vector(k) for k in inputs) and all(
-            self._row_vector(k) or self.strides[k][-1] == 0 for k in inputs)
+        return self.repeats_rows() and all(self._row_vector(k) or self.strides[k][-1] == 0
+                                           for k in range(self.nout, len(self.strides)))
 
     def _outputs_inner_unit(self) -> bool:
         return all(self.strides[k][-1] == 1 for k in range(self.nout))

@@ -21,7 +21,9 @@ class ElementwiseTuning:
     items_per_thread : packs in flight per thread per step.
     tile, tile_group : tile edge and tiles per group along j for `Tiled`.
     share_rows : `Rows` reads a repeated row operand once per column of rows; applied to
-        outer products only (`Plan.outer`), where it measured faster.
+        outer products (`Plan.outer`), where it measured faster.
+    share_all_rows : with share_rows, also where a dense operand is read beside the row
+        (a row broadcast, crossed 3-d).
     modes : (mode, field, value) overrides for one mode's algorithm (see `for_mode`).
     source : where these numbers come from (device, date, command), or why they are defaults.
     """
@@ -33,6 +35,7 @@ class ElementwiseTuning:
     tile: int = 32
     tile_group: int = 1
     share_rows: bool = False
+    share_all_rows: bool = False
     modes: tuple = ()
     source: str = "OneFlow elementwise.cuh defaults (block 256, 32 waves, 16-byte packs); not measured here"
 
@@ -74,7 +77,10 @@ def elementwise_tuning(backend: str, device: str | None = None, dtype: str | Non
 # is most of the element's (float64 +11%, int32 +18%, int64 +21%; with the divisor prepared
 # once per batch (G26), float16 +16% and bfloat16 +11% over not sharing, int32 another +14%;
 # float32 -3% until its work units shrank to 2 batches (G30: +2.6%)); with a dense dividend,
-# row or crossed, it measured slower, so Auto() shares in outer products only (G13, G26, G30).
+# row or crossed, it measured slower, so Auto() shares in outer products (G13, G26, G30), and
+# in int64 wherever a row repeats: crossed 3-d +4% (3749-3774 -> 3907-3933 GB/s), a row
+# broadcast flat (4069-4085 -> 4076-4090); int32 lost 2% there, the others moved under 0.5%
+# (session 16, G41).
 # The flat streams (contiguous, scalar) at 2 packs per thread: against 4, +0.5-2.5% in 34 of
 # 36 (case, dtype, run) cells of two tune_gpu runs at block 128 (session 11, G32; float16
 # scalars excepted, below), where they run at the copy roofline beside torch eager.
@@ -115,10 +121,10 @@ _CUDA_DTYPES = {
     "float32": dict(tile=8, tile_group=2, modes=(_TILED_256,)),
     "int32": dict(tile_group=2, modes=_SHORT_INT32),
     "float64": dict(tile=8, tile_group=2),
-    "int64": dict(tile=8),
+    "int64": dict(tile=8, share_all_rows=True),
 }
 for _dtype, _fields in _CUDA_DTYPES.items():   # a dtype's mode overrides follow the base's
     register_tuning("cuda", None, replace(
         _CUDA, **dict(_fields, modes=_CUDA.modes + _fields.get("modes", ())),
         source=_CUDA.source + "; per dtype: " + ", ".join(
-            f"{k}={v}" for k, v in _fields.items()) + " (G22, G23, G25, G36, G39)"), _dtype)
+            f"{k}={v}" for k, v in _fields.items()) + " (G22, G23, G25, G36, G39, G41)"), _dtype)
