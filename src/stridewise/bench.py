@@ -892,7 +892,7 @@ def markdown_report(doc: dict) -> str:
            f"- load average (1/5/15 min) at start: {m.get('loadavg_start')}, at end: {m.get('loadavg_end')}"
            f" ({m['cores']} cores)",
            f"- output per case: 2^{m['log2_elements']} elements; GB/s counts compulsory bytes "
-           "(each input's own elements once + the output once); times are medians after warm-up",
+           "(each input's own elements once + the output once); times are medians of interleaved rounds after warm-up",
            "- ceilings (GB/s): " + ", ".join(f"{k} {v:.0f}" for k, v in doc["ceilings"].items()),
            "", markdown_table(doc), ""]
     bad = [f"{c['case']}/{c['dtype']}" for c in doc["cells"] if not c.get("verified")]
