@@ -4,7 +4,9 @@
 
 Each tree runs in its own process (its own src/ on PYTHONPATH and its own kernel cache), so a
 round measures every tree once per cell; rounds alternate the trees to spread the machine's
-drift over all of them (bench/NOTES.md, "A/B method").
+drift over all of them (bench/NOTES.md, "A/B method"). With --anchor, each process also times
+torch eager on the same cell in interleaved rounds with stridewise (bench.time_interleaved),
+and the table shows stridewise's ratio to it in that process.
 """
 from __future__ import annotations
 
@@ -20,12 +22,19 @@ _CHILD = """
 import itertools, json, sys
 import stridewise as sw
 from stridewise import bench
-cases, dtypes, log2 = sys.argv[1].split(","), sys.argv[2].split(","), int(sys.argv[3])
+import torch
+cases, dtypes, log2, anchor = sys.argv[1].split(","), sys.argv[2].split(","), int(sys.argv[3]), sys.argv[4] == "1"
 out = {}
 for case, dtype in itertools.product(cases, dtypes):
     a, b, o = bench._make_case(case, dtype, log2, "torch", "cuda")
-    t = bench.time_cuda(lambda: sw.remainder(a, b, out=o))
-    out[case + "/" + dtype] = bench.compulsory_bytes(a, b, o) / t / 1e9
+    o2 = torch.empty_like(o)
+    fns = {"sw": lambda: sw.remainder(a, b, out=o)}
+    if anchor:
+        fns["torch"] = lambda: torch.remainder(a, b, out=o2)
+    t = bench.time_interleaved(fns, "cuda")
+    out[case + "/" + dtype] = bench.compulsory_bytes(a, b, o) / t["sw"]["time_s"] / 1e9
+    if anchor:
+        out[case + "/" + dtype + " /torch"] = t["torch"]["time_s"] / t["sw"]["time_s"]
 print(json.dumps(out))
 """
 
@@ -37,6 +46,7 @@ def main(argv=None):
     ap.add_argument("--dtypes", default="int64")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--log2", type=int, default=27)
+    ap.add_argument("--anchor", action="store_true", help="also torch eager, as a ratio per process")
     args = ap.parse_args(argv)
     trees = [Path(t).resolve() for t in args.trees.split(",")]
     results = {t: [] for t in trees}
@@ -45,15 +55,17 @@ def main(argv=None):
             for n, t in (list(enumerate(trees)) if r % 2 == 0 else list(enumerate(trees))[::-1]):
                 env = dict(os.environ, PYTHONPATH=str(t / "src"), STRIDEWISE_CACHE_DIR=f"{caches}/{n}")
                 done = subprocess.run([sys.executable, "-c", _CHILD, args.cases, args.dtypes,
-                                       str(args.log2)], env=env, capture_output=True, text=True)
+                                       str(args.log2), str(int(args.anchor))], env=env,
+                                      capture_output=True, text=True)
                 if done.returncode:
                     sys.exit(f"{t}: {done.stderr[-2000:]}")
                 results[t].append(json.loads(done.stdout.splitlines()[-1]))
                 print(f"round {r + 1}/{args.rounds}: {t.name} done", file=sys.stderr, flush=True)
-    width = 7 * args.rounds + 2
+    width = 8 * args.rounds + 2
     print("cell".ljust(22) + "".join(t.name[:width - 2].rjust(width) for t in trees))
     for c in results[trees[0]][0]:
-        print(c.ljust(22) + "".join(" / ".join(f"{res[c]:4.0f}" for res in results[t]).rjust(width)
+        fmt = "{:5.3f}" if c.endswith("/torch") else "{:4.0f}"
+        print(c.ljust(22) + "".join(" / ".join(fmt.format(res[c]) for res in results[t]).rjust(width)
                                     for t in trees))
 
 

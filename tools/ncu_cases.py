@@ -21,7 +21,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cases", default="permuted")
     ap.add_argument("--dtypes", default="bfloat16")
-    ap.add_argument("--impls", default="sw,compile")
+    ap.add_argument("--impls", default="sw,compile", help="sw, eager (torch), compile")
     ap.add_argument("--log2", type=int, default=27)
     args = ap.parse_args(argv)
     runs = []
@@ -30,6 +30,9 @@ def main(argv=None):
         a, b, out = bench._make_case(case, dtype, args.log2, "torch", "cuda")
         if impl == "sw":
             fn = lambda a=a, b=b, out=out: sw.remainder(a, b, out=out)
+        elif impl == "eager":
+            o2 = torch.empty_like(out)
+            fn = lambda a=a, b=b, o2=o2: torch.remainder(a, b, out=o2)
         else:
             f = torch.compile(lambda x, y: torch.remainder(x, y), dynamic=False)
             fn = lambda a=a, b=b, f=f: f(a, b)
