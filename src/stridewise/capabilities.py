@@ -34,8 +34,8 @@ class Capabilities:
     def _supports_mode(self, mode: str) -> bool:
         return mode in self.modes
 
-    def _supports_block_size(self, block: int | None) -> bool:
-        return self.max_block_size is None or block is None or block <= self.max_block_size
+    def _supports_block_size(self, block: int) -> bool:
+        return self.max_block_size is None or block <= self.max_block_size
 
     def _reads(self, field: str) -> bool:
         return self.knobs is None or field in self.knobs
