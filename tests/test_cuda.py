@@ -459,6 +459,38 @@ def test_cupy_arrays_numpy_convention():
     assert same_bits(host_got, numpy_remainder(x.T, y[:, None]))
 
 
+def test_cupy_arrays_take_the_warm_path(warm_path, monkeypatch):
+    """CuPy arrays have a fast key: once a layout ran, a call with out= and an allocating
+    call launch from the warm path (no operands built), on CuPy's current stream, with
+    NumPy's bits; a view at another alignment runs cold, with the same bits."""
+    cupy = pytest.importorskip("cupy")
+    from stridewise import _ops
+
+    rng = np.random.default_rng(3)
+    x = random_values(rng, "float32", (257, 301))
+    y = random_values(rng, "float32", (301,))
+    ca, cb = cupy.asarray(x), cupy.asarray(y)
+    out = cupy.empty_like(ca)
+    want = numpy_remainder(x, y)
+    sw.remainder(ca, cb, out=out)
+    sw.remainder(ca, cb)                               # cold: planned, compiled, remembered
+
+    def built(*args):
+        raise AssertionError("a warm call built its operands")
+    with monkeypatch.context() as m, cupy.cuda.Stream(non_blocking=True) as s:
+        m.setattr(_ops, "_operands", built)
+        for _ in range(2):
+            out.fill(np.nan)
+            assert sw.remainder(ca, cb, out=out) is out
+            got = sw.remainder(ca, cb)
+            assert isinstance(got, cupy.ndarray) and got.device.id == ca.device.id
+            got_host, out_host = cupy.asnumpy(got, stream=s), cupy.asnumpy(out, stream=s)
+            s.synchronize()
+            assert same_bits(out_host, want) and same_bits(got_host, want)
+    shifted = sw.remainder(ca[:, 1:], cb[1:])          # 4 bytes off the packs' alignment
+    assert same_bits(cupy.asnumpy(shifted), numpy_remainder(x[:, 1:], y[1:]))
+
+
 class _CAI:
     def __init__(self, t):
         self.t = t

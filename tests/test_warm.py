@@ -30,11 +30,22 @@ class _CAI:    # an array-like with no fast keyer: the full pipeline takes it
     __cuda_array_interface__ = {"shape": (4,), "typestr": "<f4", "data": (1 << 20, False), "version": 3}
 
 
+class _Cupy:    # what the CuPy keyer reads, under cupy.ndarray's module and name (no GPU)
+    def __init__(self, ptr, shape, strides, dtype="float32", device=0):
+        self.data = type("MemoryPointer", (), {"ptr": ptr})()
+        self.device = type("Device", (), {"id": device})()
+        self.shape, self.strides, self.dtype = shape, strides, np.dtype(dtype)
+
+
+_Cupy.__module__, _Cupy.__name__ = "cupy._core.core", "ndarray"
+
+
 def _pool():
     base = np.arange(64, dtype=np.float32)
     items = [base, base[::2], base.reshape(8, 8).T, base[1:17], base[2:], np.zeros(3, np.int64),
              np.ones((2, 3), np.float16), 2, 2.5, -1, True, 1j, np.float32(3), "x", None,
-             [1.0, 2.0], _CAI()]
+             [1.0, 2.0], _CAI(), _Cupy(1 << 20, (4, 8), (32, 4)), _Cupy((1 << 20) + 8, (8,), (4,)),
+             _Cupy(1 << 20, (4, 8), (32, 4), device=1), _Cupy(1 << 21, (4,), (8,), "int64")]
     ro = np.arange(8.0)
     ro.flags.writeable = False
     items.append(ro)

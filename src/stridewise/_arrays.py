@@ -242,12 +242,16 @@ def keyer(x):
     The warm call path keys its memo on these without building Views: the key holds
     everything the plan depends on (type, dtype, shape, strides, device, alignment). A key
     is a flat tuple whose first item fixes its length (_ops splices keys into one tuple):
-    a torch dtype (5 items), np.ndarray (6) or a Python number's type (1).
+    a torch dtype (5 items), np.ndarray or cupy.ndarray (6) or a Python number's type (1).
+    cupy.ndarray registers itself like torch.Tensor.
     """
     t = type(x)
     if t.__module__ == "torch" and t.__name__ == "Tensor":
         _KEYERS[t] = _torch_key
         return _torch_key
+    if t.__module__.split(".", 1)[0] == "cupy" and t.__name__ == "ndarray":
+        _KEYERS[t] = _cupy_key
+        return _cupy_key
     return None
 
 
@@ -268,6 +272,11 @@ def _numpy_key(x):
 def _torch_key(x):
     ptr = x.data_ptr()
     return (x.dtype, x.shape, x.stride(), x.get_device(), ptr % 16), ptr
+
+
+def _cupy_key(x):
+    ptr = x.data.ptr
+    return (type(x), x.dtype, x.shape, x.strides, x.device.id, ptr % 16), ptr
 
 
 _KEYERS = {float: _number_key, int: _number_key, np.ndarray: _numpy_key}

@@ -274,10 +274,10 @@ def _fast_key(op, args, out, convention, algorithm, inplace):
 
     The key is flat: (op, convention, algorithm, inplace, then out's key segment or None,
     then each argument's segment); a segment (_arrays keyers) starts with a marker that fixes
-    its length (a torch dtype: 5 items, np.ndarray: 6, a Python number's type: 1), so the
-    flat tuple reads back one way. pointers: the output's (when passed), then the arrays';
-    scalars: the Python numbers, or None. _fast_call builds it (the cold path remembers a
-    call under it).
+    its length (a torch dtype: 5 items, np.ndarray or cupy.ndarray: 6, a Python number's
+    type: 1), so the flat tuple reads back one way. pointers: the output's (when passed),
+    then the arrays'; scalars: the Python numbers, or None. _fast_call builds it (the cold
+    path remembers a call under it).
     """
     return _fast_call(op, args, out, convention, algorithm, inplace, None)
 
