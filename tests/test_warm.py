@@ -48,7 +48,9 @@ def _pool():
              _Cupy(1 << 20, (4, 8), (32, 4), device=1), _Cupy(1 << 21, (4,), (8,), "int64")]
     ro = np.arange(8.0)
     ro.flags.writeable = False
-    items.append(ro)
+    import ml_dtypes
+    items += [ro, np.array(2.5), np.zeros((0, 3)), base[::-3], np.broadcast_to(base[:4], (3, 4)),
+              base[:8].astype(ml_dtypes.bfloat16), np.ones((3, 4), np.float32, order="F")]
     try:
         import torch
     except ImportError:

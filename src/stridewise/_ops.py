@@ -362,7 +362,7 @@ def _fast_call(op, args, out, convention, algorithm, inplace, calls,
 
 
 if _WARM is not None:   # the same steps compiled (tests compare the two)
-    _WARM.configure(_arrays._KEYERS, _arrays._torch_key, _arrays.keyer)
+    _WARM.configure(_arrays._KEYERS, _arrays._torch_key, _arrays._numpy_key, _arrays.keyer)
     _warm_call = _WARM.fast_call
 else:
     _warm_call = _fast_call

@@ -280,8 +280,9 @@ static PyTypeObject LauncherType = {
 
 /* ----------------------------------------------------------------------------- fast_call */
 
-static PyObject *keyers, *torch_key, *find_keyer;   /* _arrays._KEYERS, _torch_key, keyer */
-static PyObject *s_data_ptr, *s_dtype, *s_shape, *s_stride, *s_get_device, *s_alloc,
+/* _arrays._KEYERS, _torch_key, _numpy_key, keyer */
+static PyObject *keyers, *torch_key, *numpy_key, *find_keyer;
+static PyObject *s_data_ptr, *s_dtype, *s_shape, *s_stride, *s_strides, *s_get_device, *s_alloc,
                 *s_extents, *s_out_mod, *s_params, *s_launch, *s_slot_value;
 
 enum { MAX_KEY = 512, MAX_ARGS = MAX_POINTERS - 1 };
@@ -387,6 +388,24 @@ key_with(Keying *k, PyObject *keyer, PyObject *x, int is_out)
             push(k, PyLong_FromUnsignedLong((unsigned long)(ptr % 16))))
             return -1;
         return 1;
+    }
+    if (keyer == numpy_key) {    /* inline, as _numpy_key: (ndarray, dtype, shape, strides,
+                                    writeable, p % 16); the buffer protocol gives the pointer
+                                    and writeability without __array_interface__'s dict */
+        Py_buffer view;
+        if (PyObject_GetBuffer(x, &view, PyBUF_STRIDES) == 0) {
+            uint64_t ptr = (uint64_t)(uintptr_t)view.buf;
+            int writeable = !view.readonly;
+            PyBuffer_Release(&view);
+            k->ptrs[k->nptr++] = ptr;
+            if (push(k, Py_NewRef((PyObject *)Py_TYPE(x))) || push(k, PyObject_GetAttr(x, s_dtype)) ||
+                push(k, PyObject_GetAttr(x, s_shape)) || push(k, PyObject_GetAttr(x, s_strides)) ||
+                push(k, PyBool_FromLong(writeable)) ||
+                push(k, PyLong_FromUnsignedLong((unsigned long)(ptr % 16))))
+                return -1;
+            return 1;
+        }
+        PyErr_Clear();           /* an array that exports no buffer: the Python keyer */
     }
     PyObject *r = PyObject_CallOneArg(keyer, x);
     if (r == NULL)
@@ -613,11 +632,12 @@ fast_call(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
 static PyObject *
 configure(PyObject *module, PyObject *args)
 {
-    PyObject *k, *t, *f;
-    if (!PyArg_ParseTuple(args, "O!OO", &PyDict_Type, &k, &t, &f))
+    PyObject *k, *t, *n, *f;
+    if (!PyArg_ParseTuple(args, "O!OOO", &PyDict_Type, &k, &t, &n, &f))
         return NULL;
     Py_XSETREF(keyers, Py_NewRef(k));
     Py_XSETREF(torch_key, Py_NewRef(t));
+    Py_XSETREF(numpy_key, Py_NewRef(n));
     Py_XSETREF(find_keyer, Py_NewRef(f));
     Py_RETURN_NONE;
 }
@@ -628,7 +648,8 @@ static PyMethodDef methods[] = {
      "_ops._fast_call, compiled: the result, or None when the call needs the full pipeline;\n"
      "with calls None, (key, pointers, scalars or None)."},
     {"configure", configure, METH_VARARGS,
-     "configure(keyers, torch_key, keyer)\n\n_arrays' keyer table, torch keyer and keyer lookup."},
+     "configure(keyers, torch_key, numpy_key, keyer)\n\n_arrays' keyer table, torch and NumPy "
+     "keyers and keyer lookup."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -640,10 +661,10 @@ static struct PyModuleDef module_def = {
 PyMODINIT_FUNC
 PyInit__warm(void)
 {
-    const char *names[] = {"data_ptr", "dtype", "shape", "stride", "get_device", "alloc",
-                           "extents", "out_mod", "params", "launch", "slot_value"};
-    PyObject **slots[] = {&s_data_ptr, &s_dtype, &s_shape, &s_stride, &s_get_device, &s_alloc,
-                          &s_extents, &s_out_mod, &s_params, &s_launch, &s_slot_value};
+    const char *names[] = {"data_ptr", "dtype", "shape", "stride", "strides", "get_device",
+                           "alloc", "extents", "out_mod", "params", "launch", "slot_value"};
+    PyObject **slots[] = {&s_data_ptr, &s_dtype, &s_shape, &s_stride, &s_strides, &s_get_device,
+                          &s_alloc, &s_extents, &s_out_mod, &s_params, &s_launch, &s_slot_value};
     for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++)
         if ((*slots[i] = PyUnicode_InternFromString(names[i])) == NULL)
             return NULL;
