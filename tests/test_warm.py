@@ -22,8 +22,9 @@ R = _ops.REMAINDER
 def test_compiled_warm_path_is_built():
     if os.environ.get("STRIDEWISE_PURE_PYTHON", "") not in ("", "0"):
         pytest.skip("STRIDEWISE_PURE_PYTHON=1 chooses the Python warm path")
-    assert warm is not None, ("stridewise._warm is not built: install with a C compiler "
-                              "(pip install -e .) or run python setup.py build_ext --inplace")
+    assert warm is not None, ("stridewise._warm is not built, or built from older sources: "
+                              "install with a C compiler (pip install -e .) or run "
+                              "python setup.py build_ext --inplace")
 
 
 class _CAI:    # an array-like with no fast keyer: the full pipeline takes it
@@ -235,6 +236,23 @@ def test_a_fresh_process_keys_torch_tensors_in_cpp(tmp_path):
             "sw.remainder(a, a + 1, out=o)\n"
             "assert not calls, f'{len(calls)} data_ptr calls on a warm call'\n"
             "assert torch.equal(o, torch.remainder(a, a + 1))\n")
+    env = dict(os.environ, STRIDEWISE_CACHE_DIR=str(tmp_path))
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+def test_a_warm_module_from_older_sources_is_not_used(tmp_path):
+    """A stridewise._warm without this source's ABI (an in-place build not rebuilt since) is
+    left out: the import works and calls take the Python warm path."""
+    code = ("import sys, types\n"
+            "sys.modules['stridewise._warm'] = types.ModuleType('stridewise._warm')\n"
+            "import numpy as np, stridewise as sw\n"
+            "from stridewise import _compiled, _explain, _ops\n"
+            "assert _compiled.warm is None and _ops._warm_call is _ops._fast_call\n"
+            "a = np.arange(1.0, 9.0)\n"
+            "for _ in range(2):\n"
+            "    assert (sw.remainder(a, 3.0) == np.remainder(a, 3.0)).all()\n"
+            "assert _explain._warm_path().startswith('Python')\n")
     env = dict(os.environ, STRIDEWISE_CACHE_DIR=str(tmp_path))
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr

@@ -15,12 +15,18 @@ __all__ = ["warm", "torch_ext"]
 
 _PURE = os.environ.get("STRIDEWISE_PURE_PYTHON", "") not in ("", "0")
 
+# stridewise._warm's interface version (its ABI constant): a module built from older sources
+# (an in-place or editable build not rebuilt since) is not used, and the Python path runs.
+_WARM_ABI = 2
+
 warm = None
 if not _PURE:
     try:
         from . import _warm as warm
     except ImportError:
         pass
+    if warm is not None and getattr(warm, "ABI", None) != _WARM_ABI:
+        warm = None
 
 
 @functools.cache

@@ -72,7 +72,8 @@ def _warm_path() -> str:
     from ._compiled import torch_ext, warm
 
     if warm is None:
-        return "Python (stridewise._warm not built, or STRIDEWISE_PURE_PYTHON=1)"
+        return ("Python (stridewise._warm not built, built from older sources, or "
+                "STRIDEWISE_PURE_PYTHON=1)")
     if "torch" in sys.modules:    # never import torch for this line
         if torch_ext() is not None:
             return "compiled (stridewise._warm; torch tensors through stridewise._torch)"

@@ -673,7 +673,9 @@ PyInit__warm(void)
     PyObject *m = PyModule_Create(&module_def);
     if (m == NULL)
         return NULL;
-    if (PyModule_AddObjectRef(m, "Launcher", (PyObject *)&LauncherType) < 0) {
+    /* the interface version _compiled expects: a module built from older sources is not used */
+    if (PyModule_AddIntConstant(m, "ABI", 2) < 0 ||
+        PyModule_AddObjectRef(m, "Launcher", (PyObject *)&LauncherType) < 0) {
         Py_DECREF(m);
         return NULL;
     }
