@@ -236,9 +236,7 @@ def test_a_fresh_process_keys_torch_tensors_in_cpp(tmp_path):
             "sw.remainder(a, a + 1, out=o)\n"
             "assert not calls, f'{len(calls)} data_ptr calls on a warm call'\n"
             "assert torch.equal(o, torch.remainder(a, a + 1))\n")
-    env = dict(os.environ, STRIDEWISE_CACHE_DIR=str(tmp_path))
-    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
+    _run_fresh(code, tmp_path)
 
 
 def test_a_warm_module_from_older_sources_is_not_used(tmp_path):
@@ -253,7 +251,12 @@ def test_a_warm_module_from_older_sources_is_not_used(tmp_path):
             "for _ in range(2):\n"
             "    assert (sw.remainder(a, 3.0) == np.remainder(a, 3.0)).all()\n"
             "assert _explain._warm_path().startswith('Python')\n")
-    env = dict(os.environ, STRIDEWISE_CACHE_DIR=str(tmp_path))
+    _run_fresh(code, tmp_path)
+
+
+def _run_fresh(code: str, cache_dir) -> None:
+    """Run `code` in a fresh Python process with its own kernel cache; it must succeed."""
+    env = dict(os.environ, STRIDEWISE_CACHE_DIR=str(cache_dir))
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
 
