@@ -93,6 +93,18 @@ def test_keys_match_the_python_reference(args, out, inplace, convention, as_list
         assert hash(got[0]) == hash(want[0])
 
 
+@needs_warm
+def test_data_pointer_is_the_array_interfaces():
+    """The NumPy allocator's pointer (the buffer protocol) is the array interface's, for
+    every NumPy array of the pool (views, read-only, 0-d, empty, bfloat16)."""
+    arrays = [x for x in POOL if type(x) is np.ndarray]
+    assert len(arrays) > 10
+    for x in arrays:
+        assert warm.data_pointer(x) == x.__array_interface__["data"][0]
+    with pytest.raises(TypeError):
+        warm.data_pointer(2.5)
+
+
 def _recording_fast(alloc, out_mod, extents, params, log):
     return _ops._Fast(None, lambda ptrs, values: log.append((list(ptrs), list(values))), alloc,
                       out_mod, tuple(extents), tuple(params))

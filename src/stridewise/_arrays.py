@@ -286,7 +286,10 @@ def allocator(lib: str, device: tuple, shape: tuple, dtype: DType):
     """A zero-argument callable returning (new uninitialised C-contiguous output, its pointer),
     from the owning library's allocator; bound once per signature for the warm path."""
     if lib == "numpy":
-        def numpy_alloc(empty=np.empty, shape=shape, dt=dtype.numpy, data=_numpy_data):
+        from ._compiled import warm    # its buffer-protocol pointer: 1 us less than the interface's
+
+        def numpy_alloc(empty=np.empty, shape=shape, dt=dtype.numpy,
+                        data=_numpy_data if warm is None else warm.data_pointer):
             a = empty(shape, dt)
             return a, data(a)
         return numpy_alloc

@@ -342,6 +342,31 @@ torch_key_fn(void)
     return fn;
 }
 
+/* A buffer exporter's data pointer and writeability (a NumPy array's, without the dict that
+   __array_interface__ builds; no format is asked for, so ml_dtypes' dtypes export too):
+   0, or -1 with a Python error. */
+static int
+buffer_pointer(PyObject *x, uint64_t *ptr, int *writeable)
+{
+    Py_buffer view;
+    if (PyObject_GetBuffer(x, &view, PyBUF_STRIDES) < 0)
+        return -1;
+    *ptr = (uint64_t)(uintptr_t)view.buf;
+    *writeable = !view.readonly;
+    PyBuffer_Release(&view);
+    return 0;
+}
+
+static PyObject *
+data_pointer(PyObject *module, PyObject *x)
+{
+    uint64_t ptr;
+    int writeable;
+    if (buffer_pointer(x, &ptr, &writeable) < 0)
+        return NULL;
+    return PyLong_FromUnsignedLongLong(ptr);
+}
+
 /* The keyer of x's type (a new reference), as _fast_call finds it: NULL with no error when
    x has none. */
 static PyObject *
@@ -390,13 +415,10 @@ key_with(Keying *k, PyObject *keyer, PyObject *x, int is_out)
         return 1;
     }
     if (keyer == numpy_key) {    /* inline, as _numpy_key: (ndarray, dtype, shape, strides,
-                                    writeable, p % 16); the buffer protocol gives the pointer
-                                    and writeability without __array_interface__'s dict */
-        Py_buffer view;
-        if (PyObject_GetBuffer(x, &view, PyBUF_STRIDES) == 0) {
-            uint64_t ptr = (uint64_t)(uintptr_t)view.buf;
-            int writeable = !view.readonly;
-            PyBuffer_Release(&view);
+                                    writeable, p % 16) */
+        uint64_t ptr;
+        int writeable;
+        if (buffer_pointer(x, &ptr, &writeable) == 0) {
             k->ptrs[k->nptr++] = ptr;
             if (push(k, Py_NewRef((PyObject *)Py_TYPE(x))) || push(k, PyObject_GetAttr(x, s_dtype)) ||
                 push(k, PyObject_GetAttr(x, s_shape)) || push(k, PyObject_GetAttr(x, s_strides)) ||
@@ -647,6 +669,9 @@ static PyMethodDef methods[] = {
      "fast_call(op, args, out, convention, algorithm, inplace, calls)\n\n"
      "_ops._fast_call, compiled: the result, or None when the call needs the full pipeline;\n"
      "with calls None, (key, pointers, scalars or None)."},
+    {"data_pointer", data_pointer, METH_O,
+     "data_pointer(array)\n\nThe data pointer of a buffer exporter (a NumPy array), through the "
+     "buffer protocol."},
     {"configure", configure, METH_VARARGS,
      "configure(keyers, torch_key, numpy_key, keyer)\n\n_arrays' keyer table, torch and NumPy "
      "keyers and keyer lookup."},
@@ -674,7 +699,7 @@ PyInit__warm(void)
     if (m == NULL)
         return NULL;
     /* the interface version _compiled expects: a module built from older sources is not used */
-    if (PyModule_AddIntConstant(m, "ABI", 2) < 0 ||
+    if (PyModule_AddIntConstant(m, "ABI", 3) < 0 ||
         PyModule_AddObjectRef(m, "Launcher", (PyObject *)&LauncherType) < 0) {
         Py_DECREF(m);
         return NULL;
