@@ -1,8 +1,8 @@
 /* stridewise._warm: the warm call path, compiled.
  *
  * fast_call does what _ops._fast_call does, step for step: key the arguments (torch tensors
- * inline, other types through their _arrays keyer), find the call's _Fast, check the
- * output's overlap with each input or allocate it, and launch. Launcher does what
+ * and NumPy arrays inline, other types through their _arrays keyer), find the call's _Fast,
+ * check the output's overlap with each input or allocate it, and launch. Launcher does what
  * backends.cuda.bind's run does: read the library's current device and stream, store the
  * pointers into the slot buffer and call cuLaunchKernelEx. The Python versions stay the
  * reference (and the path when this module is not built); tests compare the two.
