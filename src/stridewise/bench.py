@@ -268,7 +268,7 @@ def time_interleaved(fns: dict, device: str) -> dict:
     res, live = {}, {}
     for name, fn in fns.items():
         try:
-            live[name] = make(_cycle(fn) if isinstance(fn, (list, tuple)) else fn)
+            live[name] = make(_cycle(fn))
         except Exception as e:  # noqa: BLE001 - any anchor failure is recorded, not raised
             res[name] = _error(e)
     names = list(live)
@@ -290,7 +290,7 @@ def time_cuda(fns, reps: int = 15, warmup: int = 3) -> float:
     Calls are batched so that one timed batch lasts about a millisecond: below that the
     figure is the per-call throughput including host overhead, which is what a user sees.
     """
-    batch = _batch_cuda(_cycle(fns) if isinstance(fns, (list, tuple)) else fns, warmup)
+    batch = _batch_cuda(_cycle(fns), warmup)
     return statistics.median(batch() for _ in range(reps))
 
 
@@ -599,7 +599,9 @@ def sweep(device: str, lo: int = 10, hi: int | None = None, step: int = 2) -> li
 
 
 def _cycle(fns):
-    """One callable that calls `fns` in turn."""
+    """One callable that calls `fns` (a list of callables) in turn; a callable as it is."""
+    if callable(fns):
+        return fns
     it = [0]
 
     def call():
