@@ -47,6 +47,9 @@ def test_interleaved_rounds_take_each_callable_once_and_record_failures():
     assert all(sorted(c[0] for c in r) == ["a", "b"] for r in rounds)
     assert [r[0][0] for r in rounds[:4]] == ["a", "b", "a", "b"]      # the order rotates
     assert [c for c in calls if c[0] == "b"][:4] == ["b0", "b1", "b0", "b1"]
+    res = bench.time_interleaved({"bad": lambda: 1 / 0, "worse": lambda: [][0]}, "cpu")
+    assert {k: r["error"].split(":")[0] for k, r in res.items()} == {
+        "bad": "ZeroDivisionError", "worse": "IndexError"}               # none left to time
 
 
 @pytest.mark.gpu

@@ -153,6 +153,23 @@ def test_every_mode_in_a_one_block_grid(dtype, monkeypatch):
         _ops._CALLS.clear()
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_keep_loads_either_way(dtype):
+    """Every mode's layouts with the dense operands read under an L2 evict_last policy
+    (pack.h load_kept, Algorithm.keep_loads) and without agree with torch (a policy load on
+    a staged block or a period's table would fault: tests/test_nvrtc.py keeps them apart)."""
+    from stridewise import _ops
+    from stridewise.algorithms import ALGORITHMS
+
+    for name, (a, b, out, mode) in _layouts(dtype, np.random.default_rng(13)).items():
+        want = host(torch_oracle(a, b))
+        for keep in (False, True):
+            alg = ALGORITHMS[mode](keep_loads=keep)
+            prepared = _ops._call(_ops.REMAINDER, (a, b), out, algorithm=alg, dry=True)
+            assert prepared.spec.keep_loads is keep, name
+            assert same_bits(host(sw.remainder(a, b, out=out, algorithm=alg)), want), (name, keep)
+
+
 def test_every_algorithm_explicitly():
     """Explicit algorithms and geometry knobs run and agree (the pack and block fields)."""
     rng = np.random.default_rng(5)

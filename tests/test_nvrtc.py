@@ -1,7 +1,8 @@
 """Every generated CUDA kernel variant compiles with NVRTC (no GPU needed).
 
 Variants: every mode (and its operand kinds) x six dtypes x every legal pack x both index
-widths, compiled in threads (NVRTC releases the GIL) for sm_90.
+widths, and each (mode, dtype) with keep_loads, compiled in threads (NVRTC releases the GIL)
+for sm_90.
 """
 import dataclasses
 import os
@@ -68,7 +69,24 @@ def _variants():
                         compute=dt, functor=_ops.REMAINDER.functor_for(dt, "torch"),
                         pack=pack, index_bits=bits)
                     out.append((f"{name}/{dt.name}/p{pack}/i{bits}", spec))
+            # dense loads under an L2 policy (pack.h load_kept), at the widest pack
+            out.append((f"{name}/{dt.name}/keep", dataclasses.replace(out[-1][1], keep_loads=True)))
     return out
+
+
+def test_kept_loads_reach_dense_operands_only():
+    """keep_loads reads dense and repeated operands through load_kept, never a staged block
+    or a period's table (pointers into registers or shared memory, where a global load
+    faults), and changes nothing else in the source."""
+    for name, spec in _base_specs().items():
+        plain = _codegen.generate(spec, cuda.entry_point)
+        kept = _codegen.generate(dataclasses.replace(spec, keep_loads=True), cuda.entry_point)
+        dense = [k for k, kind in enumerate(spec.kinds) if kind in ("dense", "repeated") and k >= spec.nout]
+        want = plain
+        for k in dense:
+            want = want.replace(f"in.a{k} = sw::load_pack<", f"in.a{k} = sw::load_kept<")
+        assert kept == want, name
+        assert ("load_kept" in kept) == bool(dense), name
 
 
 def test_every_variant_compiles(monkeypatch, tmp_path):

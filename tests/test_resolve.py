@@ -32,15 +32,17 @@ def resolve(alg, p=ROWS, caps=FAKE, tuning=TUNING, dtypes=("float32",)):
 
 
 def test_auto_selects_the_plan_mode_and_fills_from_the_tuning():
-    assert resolve(sw.Auto()) == sw.Rows(block_size=128, pack=4, items_per_thread=4, share_rows=False)
-    assert resolve(sw.Auto(), FLAT) == sw.Contiguous(block_size=128, pack=4, items_per_thread=4)
+    assert resolve(sw.Auto()) == sw.Rows(block_size=128, pack=4, items_per_thread=4, keep_loads=False,
+                                         share_rows=False)
+    assert resolve(sw.Auto(), FLAT) == sw.Contiguous(block_size=128, pack=4, items_per_thread=4,
+                                                     keep_loads=False)
 
 
 def test_explicit_fields_win_field_by_field():
     assert resolve(sw.Rows(block_size=512)) == sw.Rows(block_size=512, pack=4, items_per_thread=4,
-                                                       share_rows=False)
+                                                       keep_loads=False, share_rows=False)
     assert resolve(sw.Rows(pack=2, share_rows=True)) == sw.Rows(block_size=128, pack=2, items_per_thread=4,
-                                                                share_rows=True)
+                                                                keep_loads=False, share_rows=True)
     assert resolve(sw.General(), ROWS).mode == "general"          # General runs anything
 
 
@@ -50,13 +52,14 @@ def test_a_tunings_mode_overrides_apply_to_that_mode_only():
     tuning = dataclasses.replace(TUNING, tile_group=4, modes=(("tiled", "block_size", 256),
                                                               ("scalar", "items_per_thread", 2)))
     assert resolve(sw.Auto(), TILED, caps, tuning) == sw.Tiled(block_size=256, pack=4, items_per_thread=4,
-                                                               tile=16, tile_group=4)
+                                                               keep_loads=False, tile=16, tile_group=4)
     assert resolve(sw.Tiled(block_size=64, tile_group=1), TILED, caps, tuning).block_size == 64
     assert resolve(sw.Auto(), TILED, caps, TUNING).block_size == 128
     assert resolve(sw.Auto(), ROWS, caps, tuning) == sw.Rows(block_size=128, pack=4, items_per_thread=4,
-                                                             share_rows=False)
+                                                             keep_loads=False, share_rows=False)
     scalar = plan((4096,), [((4096,), (1,), 4, 0), ((4096,), (1,), 4, 0), ((4096,), (0,), 4, 0)])
-    assert resolve(sw.Auto(), scalar, caps, tuning) == sw.Scalar(block_size=128, pack=4, items_per_thread=2)
+    assert resolve(sw.Auto(), scalar, caps, tuning) == sw.Scalar(block_size=128, pack=4, items_per_thread=2,
+                                                                 keep_loads=False)
     assert resolve(sw.Contiguous(), FLAT, caps, tuning).items_per_thread == 4
 
 
@@ -74,7 +77,8 @@ def test_fields_a_backend_does_not_read_stay_unset():
 
 def test_capability_decides_what_auto_may_pick():
     # the fake device has no tiled mode: Auto falls back to general, explicit Tiled is rejected
-    assert resolve(sw.Auto(), TILED) == sw.General(block_size=128, pack=1, items_per_thread=4)
+    assert resolve(sw.Auto(), TILED) == sw.General(block_size=128, pack=1, items_per_thread=4,
+                                                   keep_loads=False)
     with pytest.raises(ValueError, match=r"Tiled\(\) cannot run"):
         resolve(sw.Tiled(), TILED)
 
@@ -88,6 +92,7 @@ def test_capability_decides_what_auto_may_pick():
     (sw.Tiled(tile_group=3), "tile_group must be a power of two from 1 to 64"),
     (sw.Tiled(tile_group=128), "tile_group"),
     (sw.Rows(share_rows=1), "True or False"),
+    (sw.Contiguous(keep_loads="yes"), "keep_loads must be True or False"),
 ])
 def test_check_domain(alg, match):
     with pytest.raises(ValueError, match=match):
@@ -174,3 +179,19 @@ def test_share_rows_on_the_host_reads_repeated_rows_as_dense():
     kinds = sw.explain(sw.remainder, a, b, algorithm=sw.Rows(share_rows=True)).kinds
     assert kinds == ("dense", "bcast", "repeated")
     np.testing.assert_array_equal(got, np.remainder(a, b))
+
+
+def test_keep_loads_where_it_measured_faster():
+    """The CUDA tuning reads dense operands under an L2 evict_last policy in contiguous
+    kernels of every dtype, float16 scalars and float32 rows and short rows (bench/NOTES.md
+    G44); the host never reads the field, and an explicit value wins."""
+    from stridewise._plan import MODES
+    from stridewise.capabilities import CPU
+    dtypes = ("float64", "int64", "int32", "float16", "bfloat16", "float32")
+    on = {(m, d) for d in dtypes for m in MODES if elementwise_tuning("cuda", None, d).for_mode(m).keep_loads}
+    assert on == {("contiguous", d) for d in dtypes} | {("scalar", "float16"), ("rows", "float32"),
+                                                        ("short_rows", "float32")}
+    keeping = dataclasses.replace(TUNING, keep_loads=True)
+    assert resolve(sw.Auto(), FLAT, tuning=keeping).keep_loads is True
+    assert resolve(sw.Contiguous(keep_loads=False), FLAT, tuning=keeping).keep_loads is False
+    assert resolve(sw.Auto(), FLAT, CPU, keeping).keep_loads is None

@@ -35,6 +35,7 @@ class KernelSpec:
         means every input goes through the compute dtype (`T`, then `M`).
     out_types : reference form only: the C type of each output's local (OpMath of its dtype).
     reads : reference form only: per output, whether the functor reads it (it is loaded first).
+    keep_loads : dense and repeated operands' packs load through sw::load_kept (pack.h).
     compute : the dtype that names the computation (tuning, description; `T` in the Op).
     mode, kinds, pack, index_bits, ndim : from the plan and the resolved algorithm.
     """
@@ -55,6 +56,7 @@ class KernelSpec:
     arg_types: tuple = ()
     out_types: tuple = ()
     reads: tuple = ()
+    keep_loads: bool = False
 
     @property
     def entry(self) -> str:
@@ -102,14 +104,16 @@ def _uniform_fields(spec: KernelSpec) -> tuple[list[str], list[str]]:
     return fields, init
 
 
-def _load(k: int, dt: DType, kind: str, slot: int = 0) -> tuple[str, str, str]:
+def _load(k: int, dt: DType, kind: str, slot: int = 0, keep: bool = False) -> tuple[str, str, str]:
     """(field of In<P>, statement loading operand k into it, expression of element e);
-    `slot`: a periodic operand's place among the periodic ones (its table on the device)."""
+    `slot`: a periodic operand's place among the periodic ones (its table on the device);
+    `keep`: dense and repeated packs load through sw::load_kept."""
     c = dt.ctype
-    # staged: p[k] and off[k] point into the kernel's transposed tile (host) or block (device);
-    # repeated: read as dense, once per batch
+    # staged: p[k] and off[k] point into the kernel's transposed tile (host) or block (device),
+    # which an L2 policy must not reach; repeated: read as dense, once per batch
     if kind in ("dense", "staged", "repeated"):
-        return (f"sw::Pack<{c}, P> a{k};", f"in.a{k} = sw::load_pack<{c}, P>(p[{k}], off[{k}]);",
+        load = "load_kept" if keep and kind != "staged" else "load_pack"
+        return (f"sw::Pack<{c}, P> a{k};", f"in.a{k} = sw::{load}<{c}, P>(p[{k}], off[{k}]);",
                 f"in.a{k}.elem[e]")
     if kind == "bcast":
         return f"{c} a{k};", f"in.a{k} = sw::load_one<{c}>(p[{k}], off[{k}]);", f"in.a{k}"
@@ -225,7 +229,8 @@ def generate(spec: KernelSpec, entry_point) -> str:
     for k in range(len(spec.arrays)):
         if k < spec.nout and not (ref and reads[k]):
             continue
-        field, stmt, expr = _load(k, spec.arrays[k], spec.kinds[k], spec.kinds[:k].count("periodic"))
+        field, stmt, expr = _load(k, spec.arrays[k], spec.kinds[k], spec.kinds[:k].count("periodic"),
+                                  spec.keep_loads)
         if field:
             in_fields.append(field)
             loads.append(stmt)

@@ -222,7 +222,7 @@ def _build(op, operands, outs: list, info, algorithm) -> Prepared:
         params=typing.params, args=args, compute=typing.compute, mode=alg.mode,
         kinds=layout.kinds, pack=layout.pack, index_bits=p.index_bits, ndim=p.ndim,
         nout=len(outs), preamble=typing.preamble, arg_types=typing.arg_types,
-        out_types=typing.out_types, reads=typing.reads)
+        out_types=typing.out_types, reads=typing.reads, keep_loads=bool(alg.keep_loads))
     be = get_backend(backend)
     source = _codegen.generate(spec, be.entry_point)
     periods = layout.periods or (0,) * len(views)

@@ -32,9 +32,9 @@ def _check_domain(alg) -> None:
         value = getattr(alg, f.name)
         if value is None:
             continue
-        if f.name == "share_rows":
+        if f.name in ("share_rows", "keep_loads"):
             if not isinstance(value, bool):
-                raise ValueError(f"{alg.name}(share_rows={value!r}): share_rows must be True or "
+                raise ValueError(f"{alg.name}({f.name}={value!r}): {f.name} must be True or "
                                  f"False; pick one or leave it unset")
             continue
         lo, hi = limits[f.name]

@@ -21,11 +21,14 @@ class Algorithm:
     block_size : threads per block on the GPU (a power of two, at most 1024).
     pack : elements per vector access (a power of two); capped by the plan's alignment.
     items_per_thread : packs each thread keeps in flight per step.
+    keep_loads : on the GPU, read the dense operands' packs with an L2 evict_last policy
+        (bench/NOTES.md G44); no effect on operands read element by element.
     """
 
     block_size: int | None = None
     pack: int | None = None
     items_per_thread: int | None = None
+    keep_loads: bool | None = None
 
     mode = None  # the plan mode this algorithm runs
 

@@ -24,6 +24,7 @@ class ElementwiseTuning:
         outer products (`Plan.outer`), where it measured faster.
     share_all_rows : with share_rows, also where a dense operand is read beside the row
         (a row broadcast, crossed 3-d).
+    keep_loads : dense operands read with an L2 evict_last policy (`Algorithm.keep_loads`).
     modes : (mode, field, value) overrides for one mode's algorithm (see `for_mode`).
     source : where these numbers come from (device, date, command), or why they are defaults.
     """
@@ -36,6 +37,7 @@ class ElementwiseTuning:
     tile_group: int = 1
     share_rows: bool = False
     share_all_rows: bool = False
+    keep_loads: bool = False
     modes: tuple = ()
     source: str = "OneFlow elementwise.cuh defaults (block 256, 32 waves, 16-byte packs); not measured here"
 
@@ -89,13 +91,18 @@ def elementwise_tuning(backend: str, device: str | None = None, dtype: str | Non
 # row float32 3976 against 4139, contiguous float32 4202 against 4391; G35). Not in
 # short_rows, where a block builds its period tables once for all its steps: 1024 waves
 # lost 2-6% there in float64 and int64 at 2^27 (float32 flat), so it keeps 32 or fewer.
+# Dense loads with an L2 evict_last policy (keep_loads, G44; one H200, tools/auto_ab.py
+# --anchor, four calls on three machines): contiguous +1.0-1.3% in float32, float16, int32
+# and int64 (int32 4270-4275 -> 4318-4325 GB/s, 0.995x -> 1.007x torch eager); below, the
+# dtypes where it also paid in other modes. It lost elsewhere: python scalars in float32 8%,
+# int64 row and crossed 3-d 12%, int64 short rows 4%.
 _CUDA = ElementwiseTuning(
     block_size=128, items_per_thread=4, waves=1024, tile=32, share_rows=True,
     modes=(("contiguous", "items_per_thread", 2), ("scalar", "items_per_thread", 2),
-           ("short_rows", "waves", 32)),
+           ("short_rows", "waves", 32), ("contiguous", "keep_loads", True)),
     source="H200 2026-11-30, tools/tune_gpu.py: block 128 and 4 packs per thread "
            "(bench/NOTES.md G3), 2 in flat streams (G32), 1024 waves (G35), tile 32 "
-           "(G10, G15), share_rows (G13, G26, G30)")
+           "(G10, G15), share_rows (G13, G26, G30), keep_loads in contiguous (G44)")
 register_tuning("cuda", None, _CUDA)
 # Per dtype (one H200, tools/tune_gpu.py, bench/NOTES.md G22, G23, G25, G36, G39). Permuted
 # views, before G39: 16-bit tiles in groups of 4 along j at block 256 (+9%: 3650 -> 3990
@@ -112,13 +119,17 @@ register_tuning("cuda", None, _CUDA)
 # backends/cuda.py _TILE_ROWS): 16-bit at 128 rows and block 128, every thread a P x P
 # block's, in groups of 4 (+2-3% over the above); float32, float64 and int64 at 64 rows
 # (+1-2%); int32 stays at square tiles of 32.
+# Session 17 (G44): keep_loads also in float16 scalar kernels (python scalar and 0-d tensor
+# +4.4-4.6%: 3982 -> 4164 GB/s) and in float32 rows and short rows (row +4%, crossed 3-d
+# +3.5%, short rows +2-4%).
 _TILED_256, _SCALAR_4 = ("tiled", "block_size", 256), ("scalar", "items_per_thread", 4)
 _SHORT_8 = ("short_rows", "items_per_thread", 8)
 _SHORT_16BIT, _SHORT_INT32 = (_SHORT_8, ("short_rows", "waves", 4)), (_SHORT_8, ("short_rows", "waves", 8))
+_KEEP = {m: (m, "keep_loads", True) for m in ("scalar", "rows", "short_rows")}
 _CUDA_DTYPES = {
-    "float16": dict(tile=8, tile_group=4, modes=(*_SHORT_16BIT, _SCALAR_4)),
+    "float16": dict(tile=8, tile_group=4, modes=(*_SHORT_16BIT, _SCALAR_4, _KEEP["scalar"])),
     "bfloat16": dict(tile=8, tile_group=4, modes=_SHORT_16BIT),
-    "float32": dict(tile=8, tile_group=2, modes=(_TILED_256,)),
+    "float32": dict(tile=8, tile_group=2, modes=(_TILED_256, _KEEP["rows"], _KEEP["short_rows"])),
     "int32": dict(tile_group=2, modes=_SHORT_INT32),
     "float64": dict(tile=8, tile_group=2),
     "int64": dict(tile=8, share_all_rows=True),
@@ -127,4 +138,4 @@ for _dtype, _fields in _CUDA_DTYPES.items():   # a dtype's mode overrides follow
     register_tuning("cuda", None, replace(
         _CUDA, **dict(_fields, modes=_CUDA.modes + _fields.get("modes", ())),
         source=_CUDA.source + "; per dtype: " + ", ".join(
-            f"{k}={v}" for k, v in _fields.items()) + " (G22, G23, G25, G36, G39, G41)"), _dtype)
+            f"{k}={v}" for k, v in _fields.items()) + " (G22, G23, G25, G36, G39, G41, G44)"), _dtype)

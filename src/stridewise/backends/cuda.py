@@ -118,6 +118,14 @@ _TILE_ROWS = {("tiled", "float16"): 128, ("tiled", "bfloat16"): 128, ("tiled", "
               ("tiled", "float64"): 64, ("tiled", "int64"): 64}
 
 
+# Packs in flight compiled into the flat kernels (kernels.cuh flat_kernel L; kLoads where
+# absent), keyed as the caps: contiguous at its tuning's 2 packs per thread (G32) takes 32
+# registers in int32 where 4 took 56. H200, 2026-11-30 (bench/NOTES.md G43, tools/auto_ab.py
+# --anchor): against torch eager, int32 0.984-0.985 -> 0.990-0.993 and int64 0.986-0.990 ->
+# 0.996-0.997 in one call, both within 0.2% in another; scalar kernels measured no better.
+_FLAT_LOADS = {"contiguous": 2}
+
+
 def entry_point(spec) -> str:
     """The extern "C" kernel: one by-value struct holding the record and the launch facts.
 
@@ -134,11 +142,11 @@ def entry_point(spec) -> str:
 
 def _template_args(spec) -> str:
     """The kernel's mode-specific template arguments after Op: short_rows' fast division,
-    rows' batches, tiled's rows per tile."""
+    rows' batches, tiled's rows per tile, contiguous's packs in flight."""
     if _fast_div(spec) or _lookup(_BATCHED, spec, False):
         return ", true"
-    rows = _lookup(_TILE_ROWS, spec)
-    return f", {rows}" if rows else ""
+    n = _lookup(_TILE_ROWS, spec) or _lookup(_FLAT_LOADS, spec)
+    return f", {n}" if n else ""
 
 
 # -- compile ----------------------------------------------------------------------------

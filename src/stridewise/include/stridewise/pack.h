@@ -24,6 +24,27 @@ SW_HOST_DEVICE SW_INLINE Pack<T, P> load_pack(const char* base, Index off) {
 #endif
 }
 
+// load_pack for a dense operand in global memory, where the tuning asks for it
+// (Algorithm.keep_loads): a 16-byte pack is read with an L2 evict_last policy on sm_80 and
+// later. Streamed inputs are never read again, yet on the H200 this measured faster where two
+// dense streams meet (contiguous +1.1-1.3%) and slower elsewhere (bench/NOTES.md G44). Never
+// for a pointer into shared or local memory (the table of a period, a staged block).
+template <class T, int P, class Index>
+SW_HOST_DEVICE SW_INLINE Pack<T, P> load_kept(const char* base, Index off) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  if constexpr (sizeof(Pack<T, P>) == 16) {
+    const T* a = reinterpret_cast<const T*>(base) + off;
+    u64 policy;
+    uint4 w;
+    asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+    asm volatile("ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+                 : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w) : "l"(a), "l"(policy) : "memory");
+    return bit_cast<Pack<T, P>>(w);
+  }
+#endif
+  return load_pack<T, P>(base, off);
+}
+
 template <class T, int P, class Index>
 SW_HOST_DEVICE SW_INLINE void store_pack(char* base, Index off, const Pack<T, P>& v) {
 #if defined(__CUDA_ARCH__)

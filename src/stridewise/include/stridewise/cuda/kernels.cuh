@@ -69,28 +69,29 @@ SW_DEVICE SW_INLINE void flat_offsets(const Frame<Op>& f, const Slot* x, typenam
 
 // The packs a thread owns in one step: pack(t) for t in [0, count), skipping those at or past
 // `packs`; `offsets(q, j, off)` fills the operand offsets of pack q, the j-th of its batch, into
-// the arrays `p`. Loads of up to kLoads packs (a batch) are issued before any of them is stored.
-// kShare: a batch is one pack column, pack(t0), in `rows` <= kLoads rows (j), which share
+// the arrays `p`. Loads of up to L packs (a batch; kLoads unless the kernel compiles fewer, as
+// contiguous does, bench/NOTES.md G43) are issued before any of them is stored.
+// kShare: a batch is one pack column, pack(t0), in `rows` <= L rows (j), which share
 // their repeated operands (rows with R > 1), read once with the first, always in range.
 // kBatch: the batch's packs all go through the functor's fast path, then (if a lane needs it)
 // all again exactly, then to their stores, so one branch guards the batch and the packs'
 // arithmetic interleaves: for a long remainder (int64) that waits on its own latency; it
 // costs registers, which the memory-bound kernels pay in occupancy (bench/NOTES.md G38).
 // Without it each pack has its own branch (Op::apply's order).
-template <class Op, int P, bool kShare = false, bool kBatch = false, class C, class Pack, class Offsets>
+template <class Op, int P, bool kShare = false, bool kBatch = false, int L = kLoads, class C, class Pack, class Offsets>
 SW_DEVICE SW_INLINE void run_packs(const Frame<Op>& f, char* const* p, C count, C packs,
-                                   const Pack& pack, const Offsets& offsets, C rows = kLoads) {
+                                   const Pack& pack, const Offsets& offsets, C rows = L) {
   typedef typename Op::Index Index;
-  for (C t0 = 0; t0 < count; t0 += kLoads) {
+  for (C t0 = 0; t0 < count; t0 += L) {
     if (pack(t0) >= packs) break;           // a thread's packs ascend with t
     // Pack t0 is in range from here on; saying so (j == 0 ||) lets the compiler reuse what
     // the first pack computed from shared values in the others. A shared batch's packs are
     // told apart by j alone: its column computed per j cost 15 instructions per row (G27).
-    typename Op::template In<P> in[kLoads];
-    typename Op::template Out<P> out[kLoads];
-    Index off[kLoads][Op::kArrays];
-    bool live[kLoads];
-    SW_UNROLL for (int j = 0; j < kLoads; ++j) {
+    typename Op::template In<P> in[L];
+    typename Op::template Out<P> out[L];
+    Index off[L][Op::kArrays];
+    bool live[L];
+    SW_UNROLL for (int j = 0; j < L; ++j) {
       const C q = pack(kShare ? t0 : t0 + j);
       live[j] = j == 0 || (kShare ? (C)j < rows : t0 + j < count && q < packs);
       // the shared values are in[0]'s on every path; with kBatch a pack out of range
@@ -104,20 +105,20 @@ SW_DEVICE SW_INLINE void run_packs(const Frame<Op>& f, char* const* p, C count, 
     }
     if constexpr (kBatch) {
       FastFlag slow = 0;
-      SW_UNROLL for (int j = 0; j < kLoads; ++j) {
+      SW_UNROLL for (int j = 0; j < L; ++j) {
         if (Op::kPure || live[j]) {
           const FastFlag s = Op::template compute<P, kFast>(p, off[j], f.u, in[j], out[j]);
           if (live[j]) slow |= s;
         }
       }
-      if (slow) SW_UNROLL for (int j = 0; j < kLoads; ++j) {
+      if (slow) SW_UNROLL for (int j = 0; j < L; ++j) {
         if (live[j]) Op::template compute<P, kExact>(p, off[j], f.u, in[j], out[j]);
       }
-      SW_UNROLL for (int j = 0; j < kLoads; ++j) {
+      SW_UNROLL for (int j = 0; j < L; ++j) {
         if (live[j]) Op::template put<P>(p, off[j], out[j]);
       }
     } else {
-      SW_UNROLL for (int j = 0; j < kLoads; ++j) {
+      SW_UNROLL for (int j = 0; j < L; ++j) {
         if (!live[j]) continue;
         Op::template compute<P>(p, off[j], f.u, in[j], out[j]);
         Op::template put<P>(p, off[j], out[j]);
@@ -152,8 +153,9 @@ SW_DEVICE SW_INLINE void build_period_tables(const Frame<Op>& f) {
 // `aux` elements (the head peel) and the last < P elements (the tail) go one by one, one
 // element per thread; everything between goes as aligned P-element packs. A block step
 // covers blockDim * items consecutive packs, lane t taking t, t + blockDim, ..., so each
-// warp access is coalesced and a thread has `items` independent packs per step.
-template <class Op, bool kPeriodic, bool kFastDiv = false>
+// warp access is coalesced and a thread has `items` independent packs per step, L of them
+// in flight at a time.
+template <class Op, bool kPeriodic, bool kFastDiv = false, int L = kLoads>
 SW_DEVICE SW_INLINE void flat_kernel(const Slot* s, const Slot* x) {
   typedef typename Op::Index Index;
   typedef typename Counter<Index>::type C;
@@ -178,12 +180,13 @@ SW_DEVICE SW_INLINE void flat_kernel(const Slot* s, const Slot* x) {
   const C block = blockDim.x, items = g.items;
   const C step = (C)gridDim.x * block * items;
   for (C b = (C)blockIdx.x * block * items + threadIdx.x; b < packs; b += step) {
-    run_packs<Op, P>(f, f.p, items, packs, [&](C t) { return b + t * block; },
+    run_packs<Op, P, false, false, L>(f, f.p, items, packs, [&](C t) { return b + t * block; },
                      [&](C q, int, Index* o) { flat_offsets<Op, kPeriodic, kFastDiv>(f, x, (Index)(head + q * P), o); });
   }
 }
 
-template <class Op> SW_DEVICE void contiguous_kernel(const Slot* s, const Slot* x) { flat_kernel<Op, false>(s, x); }
+template <class Op, int L = kLoads>
+SW_DEVICE void contiguous_kernel(const Slot* s, const Slot* x) { flat_kernel<Op, false, false, L>(s, x); }
 template <class Op> SW_DEVICE void scalar_kernel(const Slot* s, const Slot* x) { flat_kernel<Op, false>(s, x); }
 template <class Op, bool kFastDiv = false>
 SW_DEVICE void short_rows_kernel(const Slot* s, const Slot* x) { flat_kernel<Op, true, kFastDiv>(s, x); }
