@@ -1,6 +1,6 @@
 """Registers, spills and memory instructions of generated CUDA kernels, without a GPU.
 
-    python tools/sass.py [mode ...] [--dtypes float32,float16] [--sass]
+    python tools/sass.py [mode ...] [--dtypes float32,float16] [--keep] [--sass]
 
 Builds each mode's float32 base spec (as tests/test_nvrtc.py does), swaps in each dtype,
 compiles with NVRTC for sm_90 and reads the cubin with cuobjdump (the CUDA toolkit's, or
@@ -49,6 +49,7 @@ def main(argv=None):
     ap.add_argument("--dtypes", default="float32,float16,float64")
     ap.add_argument("--bits", type=int, default=32)
     ap.add_argument("--pack-bytes", type=int, default=16, help="bytes per pack (at most 16)")
+    ap.add_argument("--keep", action="store_true", help="dense loads under the L2 policy (keep_loads)")
     ap.add_argument("--sass", action="store_true", help="print the SASS too")
     args = ap.parse_args(argv)
     tool = _cuobjdump()
@@ -62,7 +63,7 @@ def main(argv=None):
             spec = dataclasses.replace(
                 base, arrays=(dt,) * len(base.arrays), params=(dt,) * len(base.params),
                 compute=dt, functor=_ops.REMAINDER.functor_for(dt, "torch"), pack=pack,
-                index_bits=args.bits)
+                index_bits=args.bits, keep_loads=args.keep)
             cubin = cuda.compile(_codegen.generate(spec, cuda.entry_point), spec.entry, "sm_90")
             with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
                 f.write(cubin)
