@@ -26,9 +26,10 @@ SW_HOST_DEVICE SW_INLINE Pack<T, P> load_pack(const char* base, Index off) {
 
 // load_pack for a dense operand in global memory, where the tuning asks for it
 // (Algorithm.keep_loads): a 16-byte pack is read with an L2 evict_last policy on sm_80 and
-// later. Streamed inputs are never read again, yet on the H200 this measured faster where two
-// dense streams meet (contiguous +1.1-1.3%) and slower elsewhere (bench/NOTES.md G44). Never
-// for a pointer into shared or local memory (the table of a period, a staged block).
+// later. Streamed inputs are never read again, yet on the H200 this measured faster in some
+// kernels (contiguous +1-3%, float16 scalars and float32 rows +4-6%) and slower in others
+// (float32 scalars -8%, int64 rows -12%; bench/NOTES.md G44): the tuning picks. Never for a
+// pointer into shared or local memory (the table of a period, a staged block).
 template <class T, int P, class Index>
 SW_HOST_DEVICE SW_INLINE Pack<T, P> load_kept(const char* base, Index off) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
