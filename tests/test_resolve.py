@@ -195,3 +195,6 @@ def test_keep_loads_where_it_measured_faster():
     assert resolve(sw.Auto(), FLAT, tuning=keeping).keep_loads is True
     assert resolve(sw.Contiguous(keep_loads=False), FLAT, tuning=keeping).keep_loads is False
     assert resolve(sw.Auto(), FLAT, CPU, keeping).keep_loads is None
+    a, b = np.arange(-500, 500, dtype=np.float32) / 3, np.full(1000, -1.75, np.float32)
+    got = sw.remainder(a, b, algorithm=sw.Contiguous(keep_loads=True))   # the host reads plainly
+    assert np.array_equal(got, np.remainder(a, b))
