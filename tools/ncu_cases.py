@@ -9,6 +9,7 @@ profiled range, so the report holds exactly one kernel per line of the printed i
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import itertools
 
 import torch
@@ -21,18 +22,21 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cases", default="permuted")
     ap.add_argument("--dtypes", default="bfloat16")
-    ap.add_argument("--impls", default="sw,compile", help="sw, eager (torch), compile")
+    ap.add_argument("--impls", default="sw,compile",
+                    help="sw, kept / plain (sw with keep_loads on / off), eager (torch), compile")
     ap.add_argument("--log2", type=int, default=27)
     args = ap.parse_args(argv)
     runs = []
     for case, dtype, impl in itertools.product(args.cases.split(","), args.dtypes.split(","),
                                                args.impls.split(",")):
         a, b, out = bench._make_case(case, dtype, args.log2, "torch", "cuda")
-        if impl == "sw":
-            fn = lambda a=a, b=b, out=out: sw.remainder(a, b, out=out)
-        elif impl == "eager":
-            o2 = torch.empty_like(out)
-            fn = lambda a=a, b=b, o2=o2: torch.remainder(a, b, out=o2)
+        if impl in ("sw", "kept", "plain"):
+            alg = sw.explain(sw.remainder, a, b, out=out).algorithm
+            if impl != "sw":
+                alg = dataclasses.replace(alg, keep_loads=impl == "kept")
+            fn = lambda a=a, b=b, out=out, alg=alg: sw.remainder(a, b, out=out, algorithm=alg)
+        elif impl == "eager":   # into stridewise's output, as the bench's anchors (bench/NOTES.md G43)
+            fn = lambda a=a, b=b, out=out: torch.remainder(a, b, out=out)
         else:
             f = torch.compile(lambda x, y: torch.remainder(x, y), dynamic=False)
             fn = lambda a=a, b=b, f=f: f(a, b)
