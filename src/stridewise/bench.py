@@ -247,23 +247,25 @@ def _batch_cuda(fn, warmup: int = 3):
 _ROUNDS = {"cpu": (1.5, 5, 15), "cuda": (0.2, 15, 41)}
 
 
-def time_interleaved(fns: dict, device: str) -> dict:
+def time_interleaved(fns: dict, device: str, nbytes: int | None = None) -> dict:
     """Median seconds per call of each callable, timed in interleaved rounds.
 
     Parameters
     ----------
     fns : name -> a callable, or a list of callables to cycle (buffer sets rotated past a cache).
     device : "cuda" (batches of about a millisecond between CUDA events) or "cpu" (one call).
+    nbytes : bytes one call moves; when given, each timed record also holds its GB/s.
 
     Returns
     -------
-    name -> {"time_s": median} or {"error": "..."}: a callable that raises is recorded, never
-    raised, and left out of the rounds.
+    name -> {"time_s": median[, "gbps": ...]} or {"error": "..."}: a callable that raises is
+    recorded, never raised, and left out of the rounds.
 
     Each round times every callable once, starting one further along the list each round, so
     a drifting machine (another job's burst, a GPU's clocks) touches every implementation
     alike instead of whichever ran then (bench/NOTES.md, item 10 and G40).
     """
+    device = "cuda" if device == "cuda" else "cpu"
     make = _batch_cuda if device == "cuda" else _batch_cpu
     res, live = {}, {}
     for name, fn in fns.items():
@@ -276,12 +278,15 @@ def time_interleaved(fns: dict, device: str) -> dict:
         return res
     t = time.perf_counter()
     times = {name: [live[name]()] for name in names}
-    budget, lo, hi = _ROUNDS["cuda" if device == "cuda" else "cpu"]
+    budget, lo, hi = _ROUNDS[device]
     rounds = int(min(hi, max(lo, budget / max(time.perf_counter() - t, 1e-9))))
     for r in range(1, rounds):
         for name in names[r % len(names):] + names[:r % len(names)]:
             times[name].append(live[name]())
-    res.update({name: {"time_s": statistics.median(ts)} for name, ts in times.items()})
+    for name, ts in times.items():
+        res[name] = {"time_s": statistics.median(ts)}
+        if nbytes is not None:
+            res[name]["gbps"] = nbytes / res[name]["time_s"] / 1e9
     return res
 
 
@@ -436,10 +441,7 @@ def run_cell(case: str, dtype: str, device: str, log2: int, ceilings: dict) -> d
             cell["impls"][name] = {"error": str(fn)[:200]}
         else:
             fns[name] = fn
-    cell["impls"].update(time_interleaved(fns, device))
-    for r in cell["impls"].values():
-        if "time_s" in r:
-            r["gbps"] = nbytes / r["time_s"] / 1e9
+    cell["impls"].update(time_interleaved(fns, device, nbytes))
     cname, cgbps = _ceiling_for(case, a, b, out, nbytes, ceilings)
     cell["ceiling"], cell["ceiling_gbps"] = cname, cgbps
     sw_r = cell["impls"].get("stridewise", {})
@@ -595,10 +597,7 @@ def sweep(device: str, lo: int = 10, hi: int | None = None, step: int = 2) -> li
                     fns["torch"] = [lambda s=s: torch.remainder(s[0], s[1], out=s[2]) for s in tsets]
                 except ImportError:
                     pass
-            row["impls"].update(time_interleaved(fns, device))
-            for r in row["impls"].values():
-                if "time_s" in r:
-                    r["gbps"] = nbytes / r["time_s"] / 1e9
+            row["impls"].update(time_interleaved(fns, device, nbytes))
             rows.append(row)
             del sets, fns
     return rows

@@ -110,11 +110,8 @@ def run_fused(device: str = "cpu", dtypes=("float32", "float64")) -> list[dict]:
                 else:  # the eager result itself is the output, not a temporary
                     extra = max(0, extra - int(np.prod(shapes["out"])) * np.dtype(dtype).itemsize)
             extras[name] = extra
-        for name, r in time_interleaved(impls, "cuda" if device != "cpu" else "cpu").items():
-            row = {"dtype": dtype, "impl": name, "extra_bytes": extras[name], **r}
-            if "time_s" in row:
-                row["gbps"] = nbytes / row["time_s"] / 1e9
-            rows.append(row)
+        for name, r in time_interleaved(impls, "cuda" if device != "cpu" else "cpu", nbytes).items():
+            rows.append({"dtype": dtype, "impl": name, "extra_bytes": extras[name], **r})
     return rows
 
 

@@ -107,8 +107,8 @@ register_tuning("cuda", None, _CUDA)
 # Per dtype (one H200, tools/tune_gpu.py, bench/NOTES.md G22, G23, G25, G36, G39). Permuted
 # views, before G39: 16-bit tiles in groups of 4 along j at block 256 (+9%: 3650 -> 3990
 # GB/s; half of such a block's threads find no P x P block of a 16-bit tile, and the fewer
-# tiles in flight per SM measured faster than block 128's +4%), float64 in groups of 2 (+3%), float32 at block 256
-# (+3-4% in four A/B calls; int32 equal there, so it keeps 128). Float16 scalar kernels keep 4
+# tiles in flight per SM measured faster than block 128's +4%), float64 in groups of 2
+# (+3%), float32 at block 256 (+3-4% in four A/B calls; int32 equal there, so it keeps 128). Float16 scalar kernels keep 4
 # packs per thread (+1.5% over 2 in G32's runs: 3936 against 3874 GB/s), short rows at 8 in
 # 16-bit and int32 (+2-4%: float16 3581 -> 3738; int64 and the others flat), and there with
 # fewer blocks (4 waves in 16-bit, 8 in int32: +2.5-4.5%), each building its period tables once
@@ -125,11 +125,12 @@ register_tuning("cuda", None, _CUDA)
 _TILED_256, _SCALAR_4 = ("tiled", "block_size", 256), ("scalar", "items_per_thread", 4)
 _SHORT_8 = ("short_rows", "items_per_thread", 8)
 _SHORT_16BIT, _SHORT_INT32 = (_SHORT_8, ("short_rows", "waves", 4)), (_SHORT_8, ("short_rows", "waves", 8))
-_KEEP = {m: (m, "keep_loads", True) for m in ("scalar", "rows", "short_rows")}
+_KEEP_SCALAR, _KEEP_ROWS = ("scalar", "keep_loads", True), ("rows", "keep_loads", True)
+_KEEP_SHORT = ("short_rows", "keep_loads", True)
 _CUDA_DTYPES = {
-    "float16": dict(tile=8, tile_group=4, modes=(*_SHORT_16BIT, _SCALAR_4, _KEEP["scalar"])),
+    "float16": dict(tile=8, tile_group=4, modes=(*_SHORT_16BIT, _SCALAR_4, _KEEP_SCALAR)),
     "bfloat16": dict(tile=8, tile_group=4, modes=_SHORT_16BIT),
-    "float32": dict(tile=8, tile_group=2, modes=(_TILED_256, _KEEP["rows"], _KEEP["short_rows"])),
+    "float32": dict(tile=8, tile_group=2, modes=(_TILED_256, _KEEP_ROWS, _KEEP_SHORT)),
     "int32": dict(tile_group=2, modes=_SHORT_INT32),
     "float64": dict(tile=8, tile_group=2),
     "int64": dict(tile=8, share_all_rows=True),
