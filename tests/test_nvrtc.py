@@ -1,8 +1,8 @@
 """Every generated CUDA kernel variant compiles with NVRTC (no GPU needed).
 
 Variants: every mode (and its operand kinds) x six dtypes x every legal pack x both index
-widths, and each (mode, dtype) with keep_loads, compiled in threads (NVRTC releases the GIL)
-for sm_90.
+widths, each (mode, dtype) with keep_loads and tiled with staged tiles of three widths,
+compiled in threads (NVRTC releases the GIL) for sm_90.
 """
 import dataclasses
 import os
@@ -69,8 +69,12 @@ def _variants():
                         compute=dt, functor=_ops.REMAINDER.functor_for(dt, "torch"),
                         pack=pack, index_bits=bits)
                     out.append((f"{name}/{dt.name}/p{pack}/i{bits}", spec))
+            widest = out[-1][1]
             # dense loads under an L2 policy (pack.h load_kept), at the widest pack
-            out.append((f"{name}/{dt.name}/keep", dataclasses.replace(out[-1][1], keep_loads=True)))
+            out.append((f"{name}/{dt.name}/keep", dataclasses.replace(widest, keep_loads=True)))
+            if base.mode == "tiled":   # staged tiles (kernels.cuh Stage): narrow, fitting, too wide
+                out.extend((f"{name}/{dt.name}/stage{tile}", dataclasses.replace(widest, tile=tile))
+                           for tile in (8, 32, 64))
     return out
 
 

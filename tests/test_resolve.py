@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import stridewise as sw
+from oracle import numpy_remainder
 from stridewise import _resolve
 from stridewise._plan import plan
 from stridewise.capabilities import Capabilities
@@ -52,7 +53,8 @@ def test_a_tunings_mode_overrides_apply_to_that_mode_only():
     tuning = dataclasses.replace(TUNING, tile_group=4, modes=(("tiled", "block_size", 256),
                                                               ("scalar", "items_per_thread", 2)))
     assert resolve(sw.Auto(), TILED, caps, tuning) == sw.Tiled(block_size=256, pack=4, items_per_thread=4,
-                                                               keep_loads=False, tile=16, tile_group=4)
+                                                               keep_loads=False, tile=16, tile_group=4,
+                                                               stage=False)
     assert resolve(sw.Tiled(block_size=64, tile_group=1), TILED, caps, tuning).block_size == 64
     assert resolve(sw.Auto(), TILED, caps, TUNING).block_size == 128
     assert resolve(sw.Auto(), ROWS, caps, tuning) == sw.Rows(block_size=128, pack=4, items_per_thread=4,
@@ -93,6 +95,7 @@ def test_capability_decides_what_auto_may_pick():
     (sw.Tiled(tile_group=128), "tile_group"),
     (sw.Rows(share_rows=1), "True or False"),
     (sw.Contiguous(keep_loads="yes"), "keep_loads must be True or False"),
+    (sw.Tiled(stage=1), "stage must be True or False"),
 ])
 def test_check_domain(alg, match):
     with pytest.raises(ValueError, match=match):
@@ -198,3 +201,23 @@ def test_keep_loads_where_it_measured_faster():
     a, b = np.arange(-500, 500, dtype=np.float32) / 3, np.full(1000, -1.75, np.float32)
     got = sw.remainder(a, b, algorithm=sw.Contiguous(keep_loads=True))   # the host reads plainly
     assert np.array_equal(got, np.remainder(a, b))
+
+
+def test_stage_where_it_measured_faster():
+    """The CUDA tuning stages permuted views' tiles in shared memory in int32 only (bench/
+    NOTES.md G45); the host never reads the field, an explicit value wins, and the tile
+    width is compiled into the CUDA kernel only when it stages."""
+    from stridewise import _ops
+    from stridewise.capabilities import CPU
+    dtypes = ("float64", "int64", "int32", "float16", "bfloat16", "float32")
+    assert [d for d in dtypes if elementwise_tuning("cuda", None, d).for_mode("tiled").stage] == ["int32"]
+    caps = dataclasses.replace(FAKE, modes=FAKE.modes + ("tiled",))
+    staging = dataclasses.replace(TUNING, stage=True)
+    assert resolve(sw.Auto(), TILED, caps, staging).stage is True
+    assert resolve(sw.Tiled(stage=False), TILED, caps, staging).stage is False
+    assert resolve(sw.Auto(), TILED, CPU, staging).stage is None
+    a = np.arange(-2048, 2048, dtype=np.int32).reshape(64, 64).T
+    b = np.arange(1, 4097, dtype=np.int32).reshape(64, 64) % 13 - 6
+    prepared = _ops._call(_ops.REMAINDER, (a, b), None, algorithm=sw.Tiled(stage=True), dry=True)
+    assert prepared.algorithm.stage is True and prepared.spec.tile == 0   # the host reads plainly
+    assert np.array_equal(sw.remainder(a, b, algorithm=sw.Tiled(stage=True)), numpy_remainder(a, b))

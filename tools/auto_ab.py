@@ -5,8 +5,8 @@
 Each tree runs in its own process (its own src/ on PYTHONPATH and its own kernel cache), so a
 round measures every tree once per cell; rounds alternate the trees to spread the machine's
 drift over all of them (bench/NOTES.md, "A/B method"). With --anchor, each process also times
-torch eager on the same cell in interleaved rounds with stridewise (bench.time_interleaved),
-and the table shows stridewise's ratio to it in that process.
+torch eager (--anchor compile: torch.compile) on the same cell in interleaved rounds with
+stridewise (bench.time_interleaved), and the table shows stridewise's ratio to it there.
 """
 from __future__ import annotations
 
@@ -23,13 +23,16 @@ import itertools, json, sys
 import stridewise as sw
 from stridewise import bench
 import torch
-cases, dtypes, log2, anchor = sys.argv[1].split(","), sys.argv[2].split(","), int(sys.argv[3]), sys.argv[4] == "1"
+cases, dtypes, log2, anchor = sys.argv[1].split(","), sys.argv[2].split(","), int(sys.argv[3]), sys.argv[4]
 out = {}
 for case, dtype in itertools.product(cases, dtypes):
     a, b, o = bench._make_case(case, dtype, log2, "torch", "cuda")
     fns = {"sw": lambda: sw.remainder(a, b, out=o)}
-    if anchor:
+    if anchor == "eager":
         fns["torch"] = lambda: torch.remainder(a, b, out=o)
+    elif anchor == "compile":   # its own output, as torch.compile's users get it (bench.py)
+        compiled = torch.compile(lambda x, y: torch.remainder(x, y), dynamic=False)
+        fns["torch"] = lambda: compiled(a, b)
     t = bench.time_interleaved(fns, "cuda")
     out[case + "/" + dtype] = bench.compulsory_bytes(a, b, o) / t["sw"]["time_s"] / 1e9
     if anchor:
@@ -45,7 +48,8 @@ def main(argv=None):
     ap.add_argument("--dtypes", default="int64")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--log2", type=int, default=27)
-    ap.add_argument("--anchor", action="store_true", help="also torch eager, as a ratio per process")
+    ap.add_argument("--anchor", nargs="?", const="eager", choices=("eager", "compile"),
+                    help="also torch eager (or torch.compile), as a ratio per process")
     args = ap.parse_args(argv)
     trees = [Path(t).resolve() for t in args.trees.split(",")]
     results = {t: [] for t in trees}
@@ -54,7 +58,7 @@ def main(argv=None):
             for n, t in (list(enumerate(trees)) if r % 2 == 0 else list(enumerate(trees))[::-1]):
                 env = dict(os.environ, PYTHONPATH=str(t / "src"), STRIDEWISE_CACHE_DIR=f"{caches}/{n}")
                 done = subprocess.run([sys.executable, "-c", _CHILD, args.cases, args.dtypes,
-                                       str(args.log2), str(int(args.anchor))], env=env,
+                                       str(args.log2), args.anchor or ""], env=env,
                                       capture_output=True, text=True)
                 if done.returncode:
                     sys.exit(f"{t}: {done.stderr[-2000:]}")

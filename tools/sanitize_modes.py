@@ -35,6 +35,7 @@ def cases(dt):
         "short_rows/long-period": (rnd((33, 1030), dt), rnd((1030,), dt), None),   # gathers, no table
         "tiled": (rnd((45, 77), dt).T, rnd((77, 45), dt), None),
         "tiled/batched": (rnd((3, 33, 70), dt).transpose(1, 2), rnd((3, 70, 33), dt), None),
+        "tiled/staged": (rnd((3, 33, 70), dt).transpose(1, 2), rnd((3, 70, 33), dt), None),
         "general": (rnd((45, 77), dt), rnd((45, 1), dt),
                     torch.empty((77, 45, 2), dtype=getattr(torch, dt), device="cuda")[:, :, 1].T),
     }
@@ -45,9 +46,10 @@ def main() -> int:
     modes = set()
     for dt in DTYPES:
         for name, (a, b, out) in cases(dt).items():
-            mode = sw.explain(sw.remainder, a, b, out=out).mode
+            alg = sw.Tiled(stage=True) if name.endswith("/staged") else sw.Auto()   # shared memory
+            mode = sw.explain(sw.remainder, a, b, out=out, algorithm=alg).mode
             modes.add(mode)
-            got = sw.remainder(a, b, out=out)
+            got = sw.remainder(a, b, out=out, algorithm=alg)
             want = torch.remainder(a, b)
             if not want.dtype.is_floating_point:     # torch CUDA gives garbage for x % 0
                 bb = b if isinstance(b, torch.Tensor) else torch.tensor(b, device="cuda")

@@ -1,6 +1,6 @@
 """Registers, spills and memory instructions of generated CUDA kernels, without a GPU.
 
-    python tools/sass.py [mode ...] [--dtypes float32,float16] [--keep] [--sass]
+    python tools/sass.py [mode ...] [--dtypes float32,float16] [--keep] [--stage TILE] [--sass]
 
 Builds each mode's float32 base spec (as tests/test_nvrtc.py does), swaps in each dtype,
 compiles with NVRTC for sm_90 and reads the cubin with cuobjdump (the CUDA toolkit's, or
@@ -50,6 +50,8 @@ def main(argv=None):
     ap.add_argument("--bits", type=int, default=32)
     ap.add_argument("--pack-bytes", type=int, default=16, help="bytes per pack (at most 16)")
     ap.add_argument("--keep", action="store_true", help="dense loads under the L2 policy (keep_loads)")
+    ap.add_argument("--stage", type=int, default=0, metavar="TILE",
+                    help="tiled: staged tiles of TILE packs in shared memory (Tiled(stage=True))")
     ap.add_argument("--sass", action="store_true", help="print the SASS too")
     args = ap.parse_args(argv)
     tool = _cuobjdump()
@@ -63,7 +65,7 @@ def main(argv=None):
             spec = dataclasses.replace(
                 base, arrays=(dt,) * len(base.arrays), params=(dt,) * len(base.params),
                 compute=dt, functor=_ops.REMAINDER.functor_for(dt, "torch"), pack=pack,
-                index_bits=args.bits, keep_loads=args.keep)
+                index_bits=args.bits, keep_loads=args.keep, tile=args.stage if base.mode == "tiled" else 0)
             cubin = cuda.compile(_codegen.generate(spec, cuda.entry_point), spec.entry, "sm_90")
             with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
                 f.write(cubin)
@@ -72,9 +74,10 @@ def main(argv=None):
                 sass = subprocess.run([tool, "-sass", f.name], capture_output=True, text=True).stdout
             regs = re.search(r"REG:(\d+)", res).group(1)
             stack = re.search(r"STACK:(\d+)", res).group(1)
+            shared = re.search(r"SHARED:(\d+)", res).group(1)
             ops = collections.Counter(re.findall(r"\b((?:LDG|STG|LDL|STL|LDS|STS)[.\w]*)", sass))
             n = len(re.findall(r"/\*[0-9a-f]{4,}\*/", sass))
-            print(f"{name:20s} {dname:9s} regs {regs:>3s} stack {stack:>3s} instr {n:5d}  "
+            print(f"{name:20s} {dname:9s} regs {regs:>3s} stack {stack:>3s} shared {shared:>5s} instr {n:5d}  "
                   + " ".join(f"{k}:{v}" for k, v in sorted(ops.items())))
             if args.sass:
                 print(sass)

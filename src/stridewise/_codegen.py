@@ -36,6 +36,8 @@ class KernelSpec:
     out_types : reference form only: the C type of each output's local (OpMath of its dtype).
     reads : reference form only: per output, whether the functor reads it (it is loaded first).
     keep_loads : dense and repeated operands' packs load through sw::load_kept (pack.h).
+    tile : tiled with `Tiled(stage=True)`: the tile's width in packs, compiled in (it sizes
+        the shared memory the staged operands go through); 0 otherwise.
     compute : the dtype that names the computation (tuning, description; `T` in the Op).
     mode, kinds, pack, index_bits, ndim : from the plan and the resolved algorithm.
     """
@@ -57,6 +59,7 @@ class KernelSpec:
     out_types: tuple = ()
     reads: tuple = ()
     keep_loads: bool = False
+    tile: int = 0
 
     @property
     def entry(self) -> str:
@@ -82,7 +85,8 @@ def _describe(spec: KernelSpec) -> str:
         for src, i in spec.args if src != "out")
     return (f"// {spec.op}: {outs} = f({ins}), computed in {spec.compute.name}\n"
             f"// mode {spec.mode} | pack {spec.pack} | int{spec.index_bits} index | "
-            f"{spec.ndim} merged dims | operands: {', '.join(spec.kinds)}\n")
+            f"{spec.ndim} merged dims | operands: {', '.join(spec.kinds)}"
+            + (f" | staged in shared memory, tiles {spec.tile} packs wide" if spec.tile else "") + "\n")
 
 
 def _uniform_fields(spec: KernelSpec) -> tuple[list[str], list[str]]:

@@ -203,7 +203,7 @@ def _build(op, operands, outs: list, info, algorithm) -> Prepared:
     p = _plan.plan(shape, [(v.shape, v.strides, v.dtype.itemsize, v.ptr) for v in views],
                    nout=len(outs), nparams=len(typing.params))
     backend = device[0]
-    caps = capabilities(backend, device)
+    be, caps = get_backend(backend), capabilities(backend, device)
     tuning = elementwise_tuning(backend, None, typing.compute.name)
     alg = _resolve._resolve_elementwise(algorithm, p, tuning, caps, [v.dtype for v in views])
     layout = p.layout(alg.mode, alg.pack, getattr(alg, "share_rows", False))
@@ -222,8 +222,8 @@ def _build(op, operands, outs: list, info, algorithm) -> Prepared:
         params=typing.params, args=args, compute=typing.compute, mode=alg.mode,
         kinds=layout.kinds, pack=layout.pack, index_bits=p.index_bits, ndim=p.ndim,
         nout=len(outs), preamble=typing.preamble, arg_types=typing.arg_types,
-        out_types=typing.out_types, reads=typing.reads, keep_loads=bool(alg.keep_loads))
-    be = get_backend(backend)
+        out_types=typing.out_types, reads=typing.reads, keep_loads=bool(alg.keep_loads),
+        tile=be.tile_width(alg, layout.pack) if caps._reads("stage") and getattr(alg, "stage", None) else 0)
     source = _codegen.generate(spec, be.entry_point)
     periods = layout.periods or (0,) * len(views)
     static = (p.n, layout.aux, *p.shape, *(s for st in p.strides for s in st), *periods)

@@ -32,7 +32,7 @@ def _check_domain(alg) -> None:
         value = getattr(alg, f.name)
         if value is None:
             continue
-        if f.name in ("share_rows", "keep_loads"):
+        if f.name in ("share_rows", "keep_loads", "stage"):
             if not isinstance(value, bool):
                 raise ValueError(f"{alg.name}({f.name}={value!r}): {f.name} must be True or "
                                  f"False; pick one or leave it unset")

@@ -96,10 +96,14 @@ class Tiled(Algorithm):
     tile_group : on the GPU, consecutive tiles along the staged operand's unit stride that
         neighbouring blocks take (a power of two, 1 to 64), so they read one longer run of
         each of its columns.
+    stage : on the GPU, copy each transposed operand's tile into shared memory first
+        (cp.async), where its packs are 16 bytes and the block's tiles fit 48 KiB; the others
+        are transposed from global memory. The tile's width is then compiled in.
     """
 
     tile: int | None = None
     tile_group: int | None = None
+    stage: bool | None = None
     mode = "tiled"
 
 

@@ -25,6 +25,7 @@ class ElementwiseTuning:
     share_all_rows : with share_rows, also where a dense operand is read beside the row
         (a row broadcast, crossed 3-d).
     keep_loads : dense operands read with an L2 evict_last policy (`Algorithm.keep_loads`).
+    stage : `Tiled` copies its transposed operands' tiles into shared memory first.
     modes : (mode, field, value) overrides for one mode's algorithm (see `for_mode`).
     source : where these numbers come from (device, date, command), or why they are defaults.
     """
@@ -38,6 +39,7 @@ class ElementwiseTuning:
     share_rows: bool = False
     share_all_rows: bool = False
     keep_loads: bool = False
+    stage: bool = False
     modes: tuple = ()
     source: str = "OneFlow elementwise.cuh defaults (block 256, 32 waves, 16-byte packs); not measured here"
 
@@ -122,6 +124,9 @@ register_tuning("cuda", None, _CUDA)
 # Session 17 (G44): keep_loads also in float16 scalar kernels (python scalar and 0-d tensor
 # +4.4-4.6%: 3982 -> 4164 GB/s) and in float32 rows and short rows (row +4%, crossed 3-d
 # +3.5%, short rows +2-4%).
+# Session 18 (G45): int32 permuted views stage their transposed tiles in shared memory
+# (tools/auto_ab.py, one H200, two calls of three rounds: 3865-4060 -> 4063-4135 GB/s); the
+# other dtypes lost with it (float16 2-4%, int64 5%, float32 28%).
 _TILED_256, _SCALAR_4 = ("tiled", "block_size", 256), ("scalar", "items_per_thread", 4)
 _SHORT_8 = ("short_rows", "items_per_thread", 8)
 _SHORT_16BIT, _SHORT_INT32 = (_SHORT_8, ("short_rows", "waves", 4)), (_SHORT_8, ("short_rows", "waves", 8))
@@ -131,7 +136,7 @@ _CUDA_DTYPES = {
     "float16": dict(tile=8, tile_group=4, modes=(*_SHORT_16BIT, _SCALAR_4, _KEEP_SCALAR)),
     "bfloat16": dict(tile=8, tile_group=4, modes=_SHORT_16BIT),
     "float32": dict(tile=8, tile_group=2, modes=(_TILED_256, _KEEP_ROWS, _KEEP_SHORT)),
-    "int32": dict(tile_group=2, modes=_SHORT_INT32),
+    "int32": dict(tile_group=2, stage=True, modes=_SHORT_INT32),
     "float64": dict(tile=8, tile_group=2),
     "int64": dict(tile=8, share_all_rows=True),
 }

@@ -140,11 +140,19 @@ def entry_point(spec) -> str:
             f"  sw::cuda::{spec.mode}_kernel<Op{_template_args(spec)}>(a.s, a.s + {n});\n}}\n")
 
 
+def tile_width(alg, pack: int) -> int:
+    """tiled's tile width in packs: whole P x P blocks, at least 8 per warp row
+    (kernels.cuh kBlockCols), at most a block's threads."""
+    return max(min(alg.tile, alg.block_size), pack, 8)
+
+
 def _template_args(spec) -> str:
     """The kernel's mode-specific template arguments after Op: short_rows' fast division,
-    rows' batches, tiled's rows per tile, contiguous's packs in flight."""
+    rows' batches, tiled's rows per tile (and width, staged), contiguous's packs in flight."""
     if _fast_div(spec) or _lookup(_BATCHED, spec, False):
         return ", true"
+    if spec.tile:   # the staged tile's width is compiled in: it sizes the shared memory
+        return f", {_lookup(_TILE_ROWS, spec) or 0}, {spec.tile}"
     n = _lookup(_TILE_ROWS, spec) or _lookup(_FLAT_LOADS, spec)
     return f", {n}" if n else ""
 
@@ -505,7 +513,7 @@ def configure(spec, plan, alg, device, lib) -> Config:
                       *_magic(group, bits)])
         work = -(-total // groups)
     elif spec.mode == "tiled":   # tiles of `rows` rows by `group` packs, as tiled_kernel's
-        group = max(min(alg.tile or tuning.tile, block), pack, 8)   # whole blocks, 8 per warp row
+        group = tile_width(alg, pack)
         rows = _lookup(_TILE_ROWS, spec) or group
         jd, id_ = plan.layout("tiled").aux, plan.ndim - 1
         work = plan.n // (plan.shape[jd] * plan.shape[id_]) * \

@@ -284,6 +284,10 @@ SW_DEVICE void rows_kernel(const Slot* s, const Slot* x) {
 // tiles of 128 rows by 8 packs give each thread of a 128-thread block one P x P block, and
 // its 4 warps read 256 bytes of each of the tile's 64 staged columns together; float32,
 // float64 and int64 take 64 rows by 8 packs (backends/cuda.py _TILE_ROWS).
+// kCols (Algorithm `stage`): the tile is kCols packs wide, compiled in, and the block first
+// copies each staged operand's tile into shared memory (Stage below) with cp.async, whole
+// 128-byte runs of its columns and no register held across the loads' latency; the threads
+// then transpose their P x P blocks from there. int32 gained 2-5% (bench/NOTES.md G45).
 static const int kBlockCols = 8;  // a warp's blocks along i
 
 // P packs of P elements, column c at src + c * si, as the P packs of the block's rows;
@@ -300,14 +304,51 @@ SW_DEVICE SW_INLINE void transpose(uint4* rows, const E* src, Index si) {
   }
 }
 
-template <class Op, int kRows = 0>
+// 16 bytes from global to shared memory, held in no register (cp.async, sm_80 and later).
+SW_DEVICE SW_INLINE void copy_async16(void* dst, const void* src) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n"
+               ::"r"((u32)__cvta_generic_to_shared(dst)), "l"(src) : "memory");
+#else
+  *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+#endif
+}
+SW_DEVICE SW_INLINE void copy_async_wait() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
+
+// The shared-memory tiles of a block's staged operands (tiled with kCols): an operand is
+// staged if its packs are 16 bytes and its tile fits the 48 KiB a block may declare after
+// those before it; any other staged operand is transposed from global memory as before.
+// Column c of a tile (TJ elements along j, CH chunks of 16 bytes) starts at chunk c * CH and
+// holds its chunk h at h ^ (c / P mod 8): the 8 lanes of a quarter warp read chunk h of 8
+// blocks' columns (P apart), and the swizzle puts them in 8 different bank groups.
+template <class Op, int kCols, int TJ>
+struct Stage {
+  enum { P = Op::kPack, CH = TJ / P, kChunks = kCols * P * CH, kSwizzle = (CH < 8 ? CH : 8) - 1 };
+  SW_HOST_DEVICE static constexpr int slot(int k) {   // operand k's tile, or -1
+    int n = 0;
+    for (int i = 0; i < k; ++i) n += Op::staged(i) && Op::size(i) * P == 16;
+    return kCols && Op::staged(k) && Op::size(k) * P == 16 && (n + 1) * kChunks * 16 <= 48 * 1024 ? n : -1;
+  }
+  SW_HOST_DEVICE static constexpr int count() {
+    int n = 0;
+    for (int k = 0; k < Op::kArrays; ++k) n += slot(k) >= 0;
+    return n;
+  }
+  SW_DEVICE static SW_INLINE int at(int c, int h) { return c * CH + (h ^ (c / P & kSwizzle)); }
+};
+
+template <class Op, int kRows = 0, int kCols = 0>
 SW_DEVICE void tiled_kernel(const Slot* s, const Slot* x) {
   typedef typename Op::Index Index;
   typedef typename Counter<Index>::type C;
   enum { NA = Op::kArrays, D = Op::kDims, P = Op::kPack };
   const Frame<Op> f(s);
   const Geometry g = geometry(x);
-  const int T = g.group, TJ = kRows ? kRows : T, height = TJ / P, blocks = height * T;
+  const int T = kCols ? kCols : g.group, TJ = kRows ? kRows : T, height = TJ / P, blocks = height * T;
   const int jd = (int)f.aux(), id = D - 1;
   const C nj = (C)f.shape(jd), ni = (C)f.shape(id);
   const C tj = (nj + TJ - 1) / TJ, ti = (ni + T * P - 1) / (T * P);
@@ -317,6 +358,8 @@ SW_DEVICE void tiled_kernel(const Slot* s, const Slot* x) {
   SW_UNROLL for (int k = 0; k < NA; ++k) q[k] = Op::staged(k) ? reinterpret_cast<char*>(rows[k]) : f.p[k];
   Index step[NA], corner[NA];
   SW_UNROLL for (int k = 0; k < NA; ++k) step[k] = f.stride(k, jd);
+  typedef Stage<Op, kCols, kRows ? kRows : kCols> S;
+  __shared__ __align__(16) uint4 tiles_in[S::count() ? S::count() : 1][S::count() ? S::kChunks : 1];
   for (C w = blockIdx.x; w < work; w += gridDim.x) {
     C rest = w / tiles;
     const C local = w - rest * tiles, g0 = local / (ti * gj) * gj;   // the group's first j tile
@@ -332,6 +375,20 @@ SW_DEVICE void tiled_kernel(const Slot* s, const Slot* x) {
     }
     const int nrows = (int)(nj - j0 < (C)TJ ? nj - j0 : (C)TJ);
     const int ncols = (int)(ni - i0 < (C)(T * P) ? ni - i0 : (C)(T * P));
+    if constexpr (S::count() > 0) {
+      __syncthreads();                            // every thread is done with the last tile
+      SW_UNROLL for (int k = 0; k < NA; ++k) {
+        if (S::slot(k) < 0) continue;
+        const char* src = f.p[k] + (i64)corner[k] * Op::size(k);
+        for (int t = threadIdx.x; t < S::kChunks; t += blockDim.x) {
+          const int c = t / S::CH, h = t % S::CH;   // 8 consecutive lanes: 128 bytes of a column
+          if (c < ncols && h * P < nrows)
+            copy_async16(&tiles_in[S::slot(k)][S::at(c, h)], src + ((i64)c * f.stride(k, id) + h * P) * Op::size(k));
+        }
+      }
+      copy_async_wait();
+      __syncthreads();
+    }
     for (int b = threadIdx.x; b < blocks; b += blockDim.x) {
       const int r0 = b / kBlockCols % height * P;
       const int c0 = (b % kBlockCols + b / (kBlockCols * height) * kBlockCols) * P;
@@ -340,8 +397,12 @@ SW_DEVICE void tiled_kernel(const Slot* s, const Slot* x) {
       SW_UNROLL for (int k = 0; k < NA; ++k) {
         at[k] = corner[k] + (Index)r0 * step[k] + (Index)c0 * f.stride(k, id);
         if (!Op::staged(k)) continue;
-        SW_WITH_WORD(Op::size(k), E,
-                     transpose<P>(rows[k], reinterpret_cast<const E*>(f.p[k]) + at[k], f.stride(k, id)));
+        if (S::slot(k) >= 0)                      // the block's columns c0.. share one swizzle
+          SW_WITH_WORD(Op::size(k), E, transpose<P>(rows[k], reinterpret_cast<const E*>(
+                       &tiles_in[S::slot(k)][S::at(c0, r0 / P)]), (Index)S::CH * P));
+        else
+          SW_WITH_WORD(Op::size(k), E,
+                       transpose<P>(rows[k], reinterpret_cast<const E*>(f.p[k]) + at[k], f.stride(k, id)));
       }
       // unrolled batches of rows, so a row's place in `rows` is a constant (registers)
       SW_UNROLL for (int e0 = 0; e0 < P; e0 += kLoads) {
