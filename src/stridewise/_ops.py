@@ -207,6 +207,7 @@ def _build(op, operands, outs: list, info, algorithm) -> Prepared:
     tuning = elementwise_tuning(backend, None, typing.compute.name)
     alg = _resolve._resolve_elementwise(algorithm, p, tuning, caps, [v.dtype for v in views])
     layout = p.layout(alg.mode, alg.pack, getattr(alg, "share_rows", False))
+    staged = caps._reads("stage") and getattr(alg, "stage", None)   # the host never stages
     inputs, na, npar = [], len(outs), 0
     for o in operands:
         if isinstance(o, View):
@@ -223,7 +224,7 @@ def _build(op, operands, outs: list, info, algorithm) -> Prepared:
         kinds=layout.kinds, pack=layout.pack, index_bits=p.index_bits, ndim=p.ndim,
         nout=len(outs), preamble=typing.preamble, arg_types=typing.arg_types,
         out_types=typing.out_types, reads=typing.reads, keep_loads=bool(alg.keep_loads),
-        tile=be.tile_width(alg, layout.pack) if caps._reads("stage") and getattr(alg, "stage", None) else 0)
+        tile=be.tile_width(alg, layout.pack) if staged else 0)
     source = _codegen.generate(spec, be.entry_point)
     periods = layout.periods or (0,) * len(views)
     static = (p.n, layout.aux, *p.shape, *(s for st in p.strides for s in st), *periods)

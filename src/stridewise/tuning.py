@@ -107,16 +107,16 @@ _CUDA = ElementwiseTuning(
            "(G10, G15), share_rows (G13, G26, G30), keep_loads in contiguous (G44)")
 register_tuning("cuda", None, _CUDA)
 # Per dtype (one H200, tools/tune_gpu.py, bench/NOTES.md G22, G23, G25, G36, G39). Permuted
-# views, before G39: 16-bit tiles in groups of 4 along j at block 256 (+9%: 3650 -> 3990
-# GB/s; half of such a block's threads find no P x P block of a 16-bit tile, and the fewer
-# tiles in flight per SM measured faster than block 128's +4%), float64 in groups of 2
-# (+3%), float32 at block 256 (+3-4% in four A/B calls; int32 equal there, so it keeps 128). Float16 scalar kernels keep 4
-# packs per thread (+1.5% over 2 in G32's runs: 3936 against 3874 GB/s), short rows at 8 in
-# 16-bit and int32 (+2-4%: float16 3581 -> 3738; int64 and the others flat), and there with
-# fewer blocks (4 waves in 16-bit, 8 in int32: +2.5-4.5%), each building its period tables once
-# for more packs. int32 and float32 permuted views in groups of 2 too (session 12, G36, two
-# rounds: int32 3992-4004 -> 4051-4067 GB/s, float32 4093-4148 -> 4145-4172; groups of 4 in
-# between).
+# views, before G39: 16-bit tiles in groups of 4 along j at block 256 (+9%: 3650 -> 3990 GB/s;
+# half of such a block's threads find no P x P block of a 16-bit tile, and the fewer tiles in
+# flight per SM measured faster than block 128's +4%), float64 in groups of 2 (+3%), float32
+# at block 256 (+3-4% in four A/B calls; int32 equal there, so it keeps 128). Float16 scalar
+# kernels keep 4 packs per thread (+1.5% over 2 in G32's runs: 3936 against 3874 GB/s), short
+# rows at 8 in 16-bit and int32 (+2-4%: float16 3581 -> 3738; int64 and the others flat), and
+# there with fewer blocks (4 waves in 16-bit, 8 in int32: +2.5-4.5%), each building its period
+# tables once for more packs. int32 and float32 permuted views in groups of 2 too (session 12,
+# G36, two rounds: int32 3992-4004 -> 4051-4067 GB/s, float32 4093-4148 -> 4145-4172; groups
+# of 4 in between).
 # Session 14 (G39): permuted views in tiles 8 packs wide and taller than square (rows from
 # backends/cuda.py _TILE_ROWS): 16-bit at 128 rows and block 128, every thread a P x P
 # block's, in groups of 4 (+2-3% over the above); float32, float64 and int64 at 64 rows
@@ -144,4 +144,4 @@ for _dtype, _fields in _CUDA_DTYPES.items():   # a dtype's mode overrides follow
     register_tuning("cuda", None, replace(
         _CUDA, **dict(_fields, modes=_CUDA.modes + _fields.get("modes", ())),
         source=_CUDA.source + "; per dtype: " + ", ".join(
-            f"{k}={v}" for k, v in _fields.items()) + " (G22, G23, G25, G36, G39, G41, G44)"), _dtype)
+            f"{k}={v}" for k, v in _fields.items()) + " (G22, G23, G25, G36, G39, G41, G44, G45)"), _dtype)

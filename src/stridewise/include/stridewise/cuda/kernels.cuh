@@ -328,10 +328,11 @@ SW_DEVICE SW_INLINE void copy_async_wait() {
 template <class Op, int kCols, int TJ>
 struct Stage {
   enum { P = Op::kPack, CH = TJ / P, kChunks = kCols * P * CH, kSwizzle = (CH < 8 ? CH : 8) - 1 };
+  SW_HOST_DEVICE static constexpr bool wide(int k) { return Op::staged(k) && Op::size(k) * P == 16; }
   SW_HOST_DEVICE static constexpr int slot(int k) {   // operand k's tile, or -1
     int n = 0;
-    for (int i = 0; i < k; ++i) n += Op::staged(i) && Op::size(i) * P == 16;
-    return kCols && Op::staged(k) && Op::size(k) * P == 16 && (n + 1) * kChunks * 16 <= 48 * 1024 ? n : -1;
+    for (int i = 0; i < k; ++i) n += wide(i);
+    return kCols && wide(k) && (n + 1) * kChunks * 16 <= 48 * 1024 ? n : -1;
   }
   SW_HOST_DEVICE static constexpr int count() {
     int n = 0;
