@@ -186,6 +186,7 @@ class _Source:
 
 
 _COUNTER = itertools.count()
+_UNDECIDED = "{}: the loop size is undecided: every array argument is raw, so pass size="
 
 
 def _cupy_form(in_params, out_params, operation, name="kernel", reduce_dims=True, preamble="",
@@ -501,6 +502,9 @@ class ElementwiseKernel:
         """CuPy allocates raw outputs of shape (size,) when size= is given."""
         raw = [p.name for p in self._outputs if p.raw]
         if size is None:
+            if not any(not p.raw and not isinstance(x, _arrays.Scalar)
+                       and _arrays.library_name(x) is not None for p, x in zip(self._inputs, ins)):
+                raise ValueError(_UNDECIDED.format(self.name))
             raise ValueError(f"{self.name}: raw output {raw[0]} has no shape; pass the outputs, "
                              "or size= to allocate them 1-d")
         ops = [_arrays.as_operand(x, p.name) for p, x in zip(self._inputs, ins)]
@@ -539,8 +543,7 @@ class ElementwiseKernel:
             if self._pycuda is not None and raws:   # PyCUDA's loop: the first array's size
                 size = raws[0].size
             else:
-                raise ValueError(f"{self.name}: the loop size is undecided: every array argument "
-                                 "is raw, so pass size=")
+                raise ValueError(_UNDECIDED.format(self.name))
         if size is not None and (not isinstance(size, (int, np.integer)) or size < 0):
             raise ValueError(f"size={size!r}: the loop's length is an int >= 0")
         lib, device = _arrays.resolve_backend(views + raws, names + ["raw argument"] * len(raws))
