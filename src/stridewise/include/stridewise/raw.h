@@ -7,12 +7,35 @@
 // which the kernel reads once per thread. `_ind` is the loop: _ind.size() elements, and `i`,
 // the element's C-order flat index over the broadcast shape (or over size=).
 #pragma once
-#include "common.h"
+#include "types.h"
 #if !defined(__CUDACC_RTC__)
 #include <cstddef>   // ptrdiff_t (NVRTC has it built in)
 #endif
 
 namespace sw {
+
+// 16-bit floats are storage types (types.h): a raw element of one reads and writes as float,
+// the placeholder's C type; every other element is a plain reference.
+template <class T>
+struct Ref16 {
+  T* p;
+  SW_HOST_DEVICE SW_INLINE operator float() const { return convert<float>(*p); }
+  SW_HOST_DEVICE SW_INLINE const Ref16& operator=(float v) const { *p = convert<T>(v); return *this; }
+  SW_HOST_DEVICE SW_INLINE const Ref16& operator=(const Ref16& o) const { *p = *o.p; return *this; }
+  SW_HOST_DEVICE SW_INLINE const Ref16& operator+=(float v) const { return *this = float(*this) + v; }
+  SW_HOST_DEVICE SW_INLINE const Ref16& operator-=(float v) const { return *this = float(*this) - v; }
+  SW_HOST_DEVICE SW_INLINE const Ref16& operator*=(float v) const { return *this = float(*this) * v; }
+  SW_HOST_DEVICE SW_INLINE const Ref16& operator/=(float v) const { return *this = float(*this) / v; }
+};
+template <class T> struct RawRef { typedef T& type; static SW_HOST_DEVICE SW_INLINE type at(T* p) { return *p; } };
+template <> struct RawRef<half> {
+  typedef Ref16<half> type;
+  static SW_HOST_DEVICE SW_INLINE type at(half* p) { return type{p}; }
+};
+template <> struct RawRef<bfloat16> {
+  typedef Ref16<bfloat16> type;
+  static SW_HOST_DEVICE SW_INLINE type at(bfloat16* p) { return type{p}; }
+};
 
 template <class T, int N, bool C>
 struct Raw {
@@ -27,22 +50,23 @@ struct Raw {
   SW_HOST_DEVICE SW_INLINE const ptrdiff_t* shape() const { return extent; }
   SW_HOST_DEVICE SW_INLINE const ptrdiff_t* strides() const { return stride; }
   // Element at C-order flat index j of this array's shape.
-  SW_HOST_DEVICE SW_INLINE T& operator[](i64 j) const {
-    if (C) return data()[j];
+  typedef typename RawRef<T>::type Ref;
+  SW_HOST_DEVICE SW_INLINE Ref operator[](i64 j) const {
+    if (C) return RawRef<T>::at(data() + j);
     ptrdiff_t off = 0;
     for (int d = N - 1; d >= 0; --d) {
       const i64 q = j / extent[d];
       off += (j - q * extent[d]) * stride[d];
       j = q;
     }
-    return *reinterpret_cast<T*>(ptr + off);
+    return RawRef<T>::at(reinterpret_cast<T*>(ptr + off));
   }
   // Element at a multi-index (one entry per dim).
   template <class I>
-  SW_HOST_DEVICE SW_INLINE T& operator[](const I (&idx)[kDims]) const {
+  SW_HOST_DEVICE SW_INLINE Ref operator[](const I (&idx)[kDims]) const {
     ptrdiff_t off = 0;
     for (int d = 0; d < N; ++d) off += (ptrdiff_t)idx[d] * stride[d];
-    return *reinterpret_cast<T*>(ptr + off);
+    return RawRef<T>::at(reinterpret_cast<T*>(ptr + off));
   }
 };
 
