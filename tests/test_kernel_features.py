@@ -253,6 +253,9 @@ NVRTC_CASES = {
     "preamble-T-defines": (sw.ElementwiseKernel("T x", "T z", "z = twice(x) * ALPHA",
                                                 preamble="__device__ T twice(T v) { return v + v; }",
                                                 options=("-DALPHA=3",)), (np.ones(8),), {}),
+    "placeholders-named-like-kernel-internals": (
+        sw.ElementwiseKernel("P x, E y, L w", "P z", "z = x + (P)y + (P)w"),
+        (np.ones((256, 64), np.float32).T, np.ones((64, 256), np.int32), 2), {}),
     "pycuda-range": (sw.ElementwiseKernel("float *z", "z[i] = 7")._range_kernel(),
                      (np.ones(50, np.float32), 5, 2), {"size": 10}),
 }
