@@ -295,8 +295,8 @@ class ElementwiseKernel:
                 raise ValueError(
                     f"{field} uses {', '.join(sorted(words))}: stridewise runs {field} once per "
                     "element (there is no per-thread loop), so code that depends on threads or "
-                    "shared memory cannot run; write per-element code, or use a RawKernel-style "
-                    "CUDA kernel for block-level work")
+                    "shared memory cannot run; write it as per-element code (block-level "
+                    "cooperation needs a hand-written CUDA kernel)")
         self._loop_prep, self._after_loop = f["loop_prep"] or "", f["after_loop"] or ""
         self._defines, self._nvrtc = _usercall.compile_options(f["options"])
         self.no_return, self.return_tuple = bool(f["no_return"]), bool(f["return_tuple"])
