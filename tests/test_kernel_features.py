@@ -324,3 +324,36 @@ def test_raw_index_and_scalars_on_cuda(lib):
     z = k(dev(t), dev(x)[:, ::2], np.float64(0.5))
     got = z.get() if lib == "cupy" else z.cpu().numpy()
     np.testing.assert_array_equal(got, x[:, ::2] * 0.5 + t[np.arange(12).reshape(4, 3) % 5])
+
+
+# -- hypothesis: layouts ----------------------------------------------------------------------
+
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+
+@st.composite
+def _strided(draw, max_dims=3):
+    """A float64 view with a random shape, a random slice step per dim and maybe transposed."""
+    nd = draw(st.integers(1, max_dims))
+    shape = tuple(draw(st.integers(1, 6)) for _ in range(nd))
+    steps = tuple(draw(st.sampled_from([1, 1, 2, -1])) for _ in range(nd))
+    base = np.arange(np.prod([n * abs(s) for n, s in zip(shape, steps)]), dtype=np.float64)
+    v = base.reshape([n * abs(s) for n, s in zip(shape, steps)])[tuple(slice(None, None, s) for s in steps)]
+    return v.T if draw(st.booleans()) else v
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(x=_strided(), y=_strided(2))
+def test_index_and_raw_over_random_layouts(x, y):
+    """i is the C-order index over the broadcast shape and raw x[j] the element at flat index
+    j of x's own shape, whatever the strides (oracle: NumPy's C-order ravel)."""
+    try:
+        shape = np.broadcast_shapes(x.shape, y.shape)
+    except ValueError:
+        shape = x.shape
+        y = y.ravel()[:1].reshape(())
+    k = sw.ElementwiseKernel("T x, T y, raw T r", "T z", "z = x - y * i + r[i % r.size()]")
+    z = k(x, y, x)
+    idx = np.arange(int(np.prod(shape))).reshape(shape)
+    flat = x.ravel()
+    assert same_bits(z, x - y * idx.astype(np.float64) + flat[idx % flat.size])
