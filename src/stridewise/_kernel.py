@@ -218,8 +218,9 @@ def _form(args, kwargs) -> tuple[str, dict]:
     try:
         bound = _FORMS[form].bind(*args, **kwargs)
     except TypeError as e:
-        raise TypeError(f"ElementwiseKernel (the {'PyCUDA' if pycuda else 'CuPy'} form, "
-                        f"{form == 'cupy' and '(in_params, out_params, operation, name, ...)' or '(arguments, operation, name, ...)'}): {e}") from None
+        spelled = {"cupy": "CuPy form, ElementwiseKernel(in_params, out_params, operation, ...)",
+                   "pycuda": "PyCUDA form, ElementwiseKernel(arguments, operation, name, ...)"}
+        raise TypeError(f"{spelled[form]}: {e}") from None
     bound.apply_defaults()
     return form, dict(bound.arguments)
 
