@@ -357,3 +357,26 @@ def test_index_and_raw_over_random_layouts(x, y):
     idx = np.arange(int(np.prod(shape))).reshape(shape)
     flat = x.ravel()
     assert same_bits(z, x - y * idx.astype(np.float64) + flat[idx % flat.size])
+
+
+def test_plain_calls_stay_on_the_warm_path(monkeypatch, warm_path):
+    """Kernels without raw arrays or the index go straight to the warm path once warm, in
+    both forms and with positional outputs; calls that need more take the full path."""
+    from stridewise import _ops
+
+    cupy_form = sw.ElementwiseKernel("T x, T a", "T z", "z = x * a")
+    pycuda_form = sw.ElementwiseKernel("double *z, double *x, double a", "z[i] = x[i] * a")
+    x, z = np.arange(8.0), np.empty(8)
+    cupy_form(x, 2.0, z)
+    pycuda_form(z, x, 2.0)
+    cupy_form(x, 2.0)
+
+    def cold(*a, **k):
+        raise AssertionError("a warm call took the full path")
+
+    monkeypatch.setattr(_ops, "_operands", cold)
+    assert cupy_form(x, 3.0, z) is z and np.array_equal(z, 3 * x)
+    assert pycuda_form(z, x, 4.0) is z and np.array_equal(z, 4 * x)
+    assert np.array_equal(cupy_form(x, 5.0), 5 * x)
+    with pytest.raises(AssertionError, match="full path"):
+        cupy_form(x, np.float64(2.0))          # a NumPy scalar: a host parameter, cold

@@ -322,6 +322,9 @@ class ElementwiseKernel:
         self.operation, self.preamble, self.broadcasting = operation, preamble, f["broadcasting"]
         self._layout()
         self._indexed = _uses_index(self._body, self._loop_prep, self._after_loop) or bool(self._index_i)
+        # one output, no raw arrays, no index: a call may go straight to the warm path
+        self._plain = (not self._has_raw and not self._indexed and len(self._outputs) == 1
+                       and not self._outputs[0].raw and not self.no_return and not self.return_tuple)
         toks = _tokens(self._loop_prep + "\n" + self._body + "\n" + self._after_loop)
         self._reads = tuple(_top_level_writes(toks, p.name)[1] for p in self._ops_outs)
         self._source = _Source(f"ElementwiseKernel {self.name!r}", operation, preamble,
@@ -372,6 +375,7 @@ class ElementwiseKernel:
         self._functor = [(p, where[id(p)]) for p in params]
         self.nin, self.nout = len(self._ops_ins), len(self._ops_outs)
         self._has_raw = any(p.raw for p in self._ops_ins)
+        self._plain = False   # set by __init__ once the index is known
 
     # -- the op protocol _ops._call drives --------------------------------------------
     @property
@@ -558,6 +562,25 @@ class ElementwiseKernel:
                  range=None, slice=None):
         """Run the kernel; returns its output, a tuple of outputs when there are several (or
         return_tuple), or None (no_return)."""
+        if self._plain and size is None and stream is None and block_size is None \
+                and range is None and slice is None:
+            # the common call first: the warm path with the arguments as given (a NumPy or
+            # bool scalar, or anything new, falls through to the full path)
+            if self._pycuda is not None:
+                if len(args) == len(self._pycuda) and out is None:
+                    r = _ops._warm_call(self, [a for a, o in zip(args, self._pycuda) if not o],
+                                        [a for a, o in zip(args, self._pycuda) if o], None,
+                                        algorithm, False, self._calls)
+                    if r is not None:
+                        return r
+            else:
+                nin = len(self._inputs)
+                if len(args) == nin + 1 and out is None:
+                    args, out = args[:nin], args[nin:]
+                if len(args) == nin:
+                    r = _ops._warm_call(self, args, out, None, algorithm, False, self._calls)
+                    if r is not None:
+                        return r
         if range is not None or slice is not None:
             return self._range_kernel()._run(args, out, algorithm, None, stream, block_size,
                                              (range, slice))
@@ -602,7 +625,7 @@ class ElementwiseKernel:
             k.__dict__.update(self.__dict__)
             k._init_pycuda(self._fields["arguments"], self.operation, all_raw=True)
             k._layout()
-            k._indexed = True
+            k._indexed, k._plain = True, False
             k._reads = ()
             k._calls, k._memo, k._ranged = {}, {}, None
             self._ranged = k
