@@ -51,16 +51,6 @@ class Lib:
     def empty(self, shape, dtype):
         return self.asarray(np.zeros(shape, dtype))
 
-    def stream(self):
-        """A new stream of the library, and a function waiting for it."""
-        if self.name == "cupy":
-            import cupy
-            s = cupy.cuda.Stream(non_blocking=True)
-            return s, s.synchronize
-        import torch
-        s = torch.cuda.Stream()
-        return s, s.synchronize
-
 
 @pytest.fixture(params=["numpy", pytest.param("cupy", marks=pytest.mark.gpu),
                         pytest.param("torch", marks=pytest.mark.gpu)])
