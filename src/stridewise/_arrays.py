@@ -56,6 +56,8 @@ class Scalar:
 
     @property
     def pytype(self) -> type:
+        if isinstance(self.value, np.generic):   # a user kernel's NumPy scalar keeps its type
+            return type(self.value)
         return bool if isinstance(self.value, bool) else int if isinstance(self.value, int) else float
 
 
@@ -154,6 +156,8 @@ def as_operand(x, position: int):
     TypeError
         For anything that is neither an array of a supported library nor a real number.
     """
+    if isinstance(x, Scalar):            # wrapped by its op (user kernels: scalars, raw arrays)
+        return x
     lib = library_name(x)
     if lib == "numpy":
         if isinstance(x, np.ndarray):

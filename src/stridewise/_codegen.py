@@ -38,6 +38,9 @@ class KernelSpec:
     keep_loads : dense and repeated operands' packs load through sw::load_kept (pack.h).
     tile : tiled with `Tiled(stage=True)`: the tile's width in packs, compiled in (it sizes
         the shared memory the staged operands go through); 0 otherwise.
+    index : user kernels: the array operand that is the flat loop index (_usercall.index_view;
+        read as its offset, never loaded), placed right after the outputs; -1 for none.
+    options : NVRTC ProgramOptions fields a user kernel asks for, as (name, value) pairs.
     compute : the dtype that names the computation (tuning, description; `T` in the Op).
     mode, kinds, pack, index_bits, ndim : from the plan and the resolved algorithm.
     """
@@ -60,6 +63,8 @@ class KernelSpec:
     reads: tuple = ()
     keep_loads: bool = False
     tile: int = 0
+    index: int = -1
+    options: tuple = ()
 
     @property
     def entry(self) -> str:
@@ -68,7 +73,17 @@ class KernelSpec:
     @property
     def nslots(self) -> int:
         na, d = len(self.arrays), self.ndim
-        return na + 2 + d + na * d + na + len(self.params)
+        return na + 2 + d + na * d + na + sum(_slots(p) for p in self.params)
+
+    @property
+    def reference(self) -> bool:
+        """The functor takes its outputs by reference (user kernels, outputs or none)."""
+        return bool(self.out_types) or self.nout == 0
+
+
+def _slots(param) -> int:
+    """Argument slots a host parameter fills: one, or a raw array's record (_usercall.RawType)."""
+    return getattr(param, "slots", 1)
 
 
 def slot_format(spec: KernelSpec) -> str:
@@ -81,8 +96,8 @@ def slot_format(spec: KernelSpec) -> str:
 def _describe(spec: KernelSpec) -> str:
     outs = ", ".join(a.name for a in spec.arrays[: spec.nout])
     ins = ", ".join(
-        spec.arrays[i].name if src == "array" else f"scalar {spec.params[i].name}"
-        for src, i in spec.args if src != "out")
+        spec.arrays[i].name if src == "array" else "the index" if src == "index"
+        else f"scalar {spec.params[i].name}" for src, i in spec.args if src != "out")
     return (f"// {spec.op}: {outs} = f({ins}), computed in {spec.compute.name}\n"
             f"// mode {spec.mode} | pack {spec.pack} | int{spec.index_bits} index | "
             f"{spec.ndim} merged dims | operands: {', '.join(spec.kinds)}"
@@ -102,17 +117,26 @@ def _uniform_fields(spec: KernelSpec) -> tuple[list[str], list[str]]:
         elif kind == "periodic":
             fields.append(f"Index period{k};")
             init.append(f"u.period{k} = (Index)s[L::kPeriod + {k}].i;")
+    at = 0
     for j, dt in enumerate(spec.params):
         fields.append(f"{dt.ctype} p{j};")
-        init.append(f"u.p{j} = sw::slot_get<{dt.ctype}>(s[L::kParam + {j}]);")
+        init.append(f"u.p{j} = sw::slot_get<{dt.ctype}>(s[L::kParam + {at}]);")
+        at += _slots(dt)
+    if spec.index >= 0:
+        fields.append("sw::i64 n;")
+        init.append("u.n = s[L::kN].i;")
     return fields, init
 
 
-def _load(k: int, dt: DType, kind: str, slot: int = 0, keep: bool = False) -> tuple[str, str, str]:
+def _load(k: int, dt: DType, kind: str, slot: int = 0, keep: bool = False,
+          index: int = -1) -> tuple[str, str, str]:
     """(field of In<P>, statement loading operand k into it, expression of element e);
     `slot`: a periodic operand's place among the periodic ones (its table on the device);
     `keep`: dense and repeated packs load through sw::load_kept."""
     c = dt.ctype
+    if k == index:   # the flat index: the operand's offset (it reads like an output: dense or strided)
+        step = "e" if kind == "dense" else f"e * u.step{k}" if kind == "strided" else "0"
+        return "Index a{k};".format(k=k), f"in.a{k} = off[{k}];", f"(sw::i64)(in.a{k} + {step})"
     # staged: p[k] and off[k] point into the kernel's transposed tile (host) or block (device),
     # which an L2 policy must not reach; repeated: read as dense, once per batch
     if kind in ("dense", "staged", "repeated"):
@@ -187,7 +211,8 @@ def user_block(label: str, code: str) -> str:
     return f'#line 1 "{label}"\n{code}\n{RESUME}'
 
 
-def user_functor(params, operation: str, typedefs=()) -> str:
+def user_functor(params, operation: str, typedefs=(), prelude: str = "", loop_prep: str = "",
+                 after_loop: str = "") -> str:
     """A functor whose body is the user's operation, with named parameters.
 
     Parameters
@@ -195,12 +220,17 @@ def user_functor(params, operation: str, typedefs=()) -> str:
     params : (C type, name, is_output) per argument, in call order; inputs are const values,
         outputs references the kernel stores after the call.
     typedefs : (placeholder, C type) pairs visible to the operation (CuPy's `T`, `U`, ...).
+    prelude : generated statements before the user's code (the flat index `i`).
+    loop_prep, after_loop : user statements run before and after the operation, in its scope.
     """
     sig = ", ".join(f"{c}& {n}" if is_out else f"const {c} {n}" for c, n, is_out in params)
     types = "".join(f"  typedef {c} {letter};\n" for letter, c in typedefs)
+    body = "".join(user_block(label, code.rstrip() + ";") + "\n"
+                   for label, code in (("loop_prep", loop_prep), ("operation", operation),
+                                       ("after_loop", after_loop)) if code or label == "operation")
     return (f"struct UserOp {{\n{types}"
             f"  SW_HOST_DEVICE SW_INLINE void operator()({sig}) const {{\n"
-            f"{user_block('operation', operation.rstrip() + ';')}\n  }}\n}};\n")
+            f"{prelude}{body}  }}\n}};\n")
 
 
 def _pairs(spec: KernelSpec) -> bool:
@@ -217,7 +247,7 @@ def _prepared(spec: KernelSpec):
     product's divisor), which the Op prepares once per batch (functors.h Prepared); None
     where there is none."""
     inputs = [a for a in spec.args if a[0] != "out"]
-    if spec.out_types or not inputs or inputs[-1][0] != "array":
+    if spec.reference or not inputs or inputs[-1][0] != "array":
         return None
     k = inputs[-1][1]
     return k if spec.kinds[k] == "repeated" and inputs.count(inputs[-1]) == 1 else None
@@ -226,7 +256,7 @@ def _prepared(spec: KernelSpec):
 def generate(spec: KernelSpec, entry_point) -> str:
     """C++ source of `spec`; `entry_point(spec)` is the backend's extern "C" wrapper."""
     t, m = spec.compute.ctype, f"typename sw::OpMath<{spec.compute.ctype}>::type"
-    ref = bool(spec.out_types)
+    ref = spec.reference
     reads = spec.reads or (False,) * spec.nout
     fields, init = _uniform_fields(spec)
     in_fields, loads, reloads, exprs = [], [], [], {}
@@ -234,7 +264,7 @@ def generate(spec: KernelSpec, entry_point) -> str:
         if k < spec.nout and not (ref and reads[k]):
             continue
         field, stmt, expr = _load(k, spec.arrays[k], spec.kinds[k], spec.kinds[:k].count("periodic"),
-                                  spec.keep_loads)
+                                  spec.keep_loads, spec.index)
         if field:
             in_fields.append(field)
             loads.append(stmt)
@@ -255,6 +285,9 @@ def generate(spec: KernelSpec, entry_point) -> str:
     for src, i in spec.args:
         if src == "out":
             call_args.append(f"y{i}")
+            continue
+        if src == "index":
+            call_args.append(f"sw::Indexer{{{exprs[i]}, u.n}}")
             continue
         raw, ctype = ((exprs[i], spec.arrays[i].ctype) if src == "array"
                       else (f"u.p{i}", spec.params[i].ctype))

@@ -37,7 +37,9 @@ class Explanation:
     def from_prepared(cls, op: str, prepared) -> "Explanation":
         p, lay = prepared.plan, prepared.layout
         nbytes = 0
-        for st, isz in zip(p.strides, p.itemsizes):
+        for k, (st, isz) in enumerate(zip(p.strides, p.itemsizes)):
+            if k == prepared.spec.index:   # a user kernel's flat index: computed, never read
+                continue
             own = 1
             for n, s in zip(p.shape, st):
                 own *= n if s else 1

@@ -37,7 +37,8 @@ class Typing:
         compute dtype's (the built-in binary ops).
     out_types, reads : reference form (user kernels): each output's local C type, and whether
         the functor reads it.
-    order : functor argument order, ("in", i) or ("out", k); empty: the inputs in order.
+    order : functor argument order, ("in", i), ("out", k) or ("index", 0) (the flat loop index
+        operand of a user kernel's call); empty: the inputs in order.
     preamble : C++ placed before the Op (user code, the functor's definition).
     label : user kernels: the object whose .message(log) turns a compiler log into an error
         that quotes the user's own lines.
@@ -53,6 +54,7 @@ class Typing:
     order: tuple = ()
     preamble: str = ""
     label: object = None
+    options: tuple = ()      # user kernels: NVRTC ProgramOptions fields, (name, value) pairs
 
 
 @dataclass(frozen=True, eq=False)   # identity hashing: ops key the warm-call memo
@@ -169,12 +171,14 @@ def _sig(o):
     return o.pytype
 
 
-def _prepare(op, operands, out_views, convention, inplace):
+def _prepare(op, operands, out_views, convention, inplace, index=None):
     """Check and promote once per signature: (lib, device, typing, shape, convention)."""
     names, out_names = op.names
     given = [(v, nm) for v, nm in zip(out_views, out_names) if v is not None]
     views = [o for o in operands if isinstance(o, View)]
     vnames = [nm for o, nm in zip(operands, names) if isinstance(o, View)]
+    if index is not None:   # a user kernel's loop: its extent joins the broadcast
+        views, vnames = views + [index], vnames + ["the loop (size=)"]
     lib, device = _arrays.resolve_backend(views + [v for v, _ in given],
                                           vnames + [nm for _, nm in given])
     conv = convention or ("torch" if lib == "torch" else "numpy")
@@ -197,18 +201,21 @@ def _prepare(op, operands, out_views, convention, inplace):
     return lib, device, typing, shape, conv
 
 
-def _build(op, operands, outs: list, info, algorithm) -> Prepared:
+def _build(op, operands, outs: list, info, algorithm, index=None) -> Prepared:
     lib, device, typing, shape, convention = info
-    views = outs + [o for o in operands if isinstance(o, View)]
+    # A user kernel's flat index goes right after the outputs, and the plan counts it as one:
+    # an output is never staged, gathered or uniform, so its offset is always the index.
+    lead = outs + ([] if index is None else [index])
+    views = lead + [o for o in operands if isinstance(o, View)]
     p = _plan.plan(shape, [(v.shape, v.strides, v.dtype.itemsize, v.ptr) for v in views],
-                   nout=len(outs), nparams=len(typing.params))
+                   nout=len(lead), nparams=len(typing.params))
     backend = device[0]
     be, caps = get_backend(backend), capabilities(backend, device)
     tuning = elementwise_tuning(backend, None, typing.compute.name)
     alg = _resolve._resolve_elementwise(algorithm, p, tuning, caps, [v.dtype for v in views])
     layout = p.layout(alg.mode, alg.pack, getattr(alg, "share_rows", False))
     staged = caps._reads("stage") and getattr(alg, "stage", None)   # the host never stages
-    inputs, na, npar = [], len(outs), 0
+    inputs, na, npar = [], len(lead), 0
     for o in operands:
         if isinstance(o, View):
             inputs.append(("array", na))
@@ -217,14 +224,16 @@ def _build(op, operands, outs: list, info, algorithm) -> Prepared:
             inputs.append(("param", npar))
             npar += 1
     order = typing.order or tuple(("in", i) for i in range(len(operands)))
-    args = tuple(inputs[i] if src == "in" else ("out", i) for src, i in order)
+    args = tuple(inputs[i] if src == "in" else ("index", len(outs)) if src == "index" else ("out", i)
+                 for src, i in order)
     spec = _codegen.KernelSpec(
         op=op.name, functor=typing.functor, arrays=tuple(v.dtype for v in views),
         params=typing.params, args=args, compute=typing.compute, mode=alg.mode,
         kinds=layout.kinds, pack=layout.pack, index_bits=p.index_bits, ndim=p.ndim,
         nout=len(outs), preamble=typing.preamble, arg_types=typing.arg_types,
         out_types=typing.out_types, reads=typing.reads, keep_loads=bool(alg.keep_loads),
-        tile=be.tile_width(alg, layout.pack) if staged else 0)
+        tile=be.tile_width(alg, layout.pack) if staged else 0,
+        index=-1 if index is None else len(outs), options=typing.options)
     source = _codegen.generate(spec, be.entry_point)
     periods = layout.periods or (0,) * len(views)
     static = (p.n, layout.aux, *p.shape, *(s for st in p.strides for s in st), *periods)
@@ -240,7 +249,8 @@ def _kernel(prepared: Prepared):
     if kernel is None:
         be = get_backend(prepared.backend)
         try:
-            artifact = be.compile(prepared.source, prepared.spec.entry, prepared.device)
+            extra = {"options": prepared.spec.options} if prepared.spec.options else {}
+            artifact = be.compile(prepared.source, prepared.spec.entry, prepared.device, **extra)
         except getattr(be, "CompileError", ()) as e:
             if prepared.label is None:
                 raise
@@ -389,13 +399,19 @@ def _remember(calls, key, prepared, out_views, in_views, allocated, info):
 
 
 def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dry=False,
-          calls=_CALLS, memo=_MEMO):
-    """Run `op` on `args`. `out`: None (allocate), one array, or one per output."""
-    if not dry:
+          calls=_CALLS, memo=_MEMO, index=None, stream=None):
+    """Run `op` on `args`. `out`: None (allocate), one array, or one per output.
+
+    User kernels' calls may add `index` (_usercall.index_view: the flat loop index operand,
+    whose shape joins the broadcast) and `stream` (a CUDA stream handle to launch on in place
+    of the owning library's current one); such calls take the full path.
+    """
+    if not dry and index is None and stream is None:
         result = _warm_call(op, args, out, convention, algorithm, inplace, calls)
         if result is not None:
             return result
-    fast = None if dry or op.nout != 1 else _fast_key(op, args, out, convention, algorithm, inplace)
+    fast = None if dry or op.nout != 1 or index is not None or stream is not None \
+        else _fast_key(op, args, out, convention, algorithm, inplace)
     allocated = out is None and not inplace
     algorithm = Auto() if algorithm is None else algorithm
     operands = _operands(op, args)
@@ -416,12 +432,12 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
     # Everything but the pointers is fixed by this signature: promotion, shape checks and
     # the plan run once per signature, the overlap check (pointers) on every call with out.
     sig = (op.name, convention, algorithm, tuple(v and _sig(v) for v in out_views),
-           tuple(_sig(o) for o in operands))
+           tuple(_sig(o) for o in operands), index and index.shape)
     info = calls.get(sig)
     if info is None:
         if convention is not None and convention not in CONVENTIONS:
             raise ValueError(f"convention must be 'torch' or 'numpy', got {convention!r}")
-        info = calls[sig] = _prepare(op, operands, out_views, convention, inplace)
+        info = calls[sig] = _prepare(op, operands, out_views, convention, inplace, index)
     lib, device, typing, shape, _ = info
     if outs is None:
         outs = [_arrays.allocator(lib, device, shape, dt)()[0] for dt in typing.outs]
@@ -429,12 +445,12 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
     else:
         _check_outs(op, operands, out_views, shape, typing.outs)
     result = outs[0] if op.nout == 1 else tuple(outs)
-    if out_views[0].size == 0 and not dry:
+    if _arrays._prod(shape) == 0 and not dry:
         return result
     key = (sig, tuple(v.ptr % 16 for v in out_views))
     prepared = memo.get(key)
     if prepared is None:
-        prepared = _build(op, operands, list(out_views), info, algorithm)
+        prepared = _build(op, operands, list(out_views), info, algorithm, index)
         if dry:
             return prepared
         prepared.kernel = _kernel(prepared)
@@ -444,9 +460,12 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
     in_views = [o for o in operands if isinstance(o, View)]
     values = [dt.slot_value(o.value) for dt, o in
               zip(prepared.spec.params, (o for o in operands if isinstance(o, Scalar)))]
-    slots = prepared.record.pack(*(v.ptr for v in out_views), *(v.ptr for v in in_views),
-                                 *prepared.static, *values)
-    get_backend(prepared.backend).launch(prepared.kernel, prepared.config, slots)
+    slots = prepared.record.pack(*(v.ptr for v in out_views), *([] if index is None else [0]),
+                                 *(v.ptr for v in in_views), *prepared.static, *values)
+    config = prepared.config
+    if stream is not None and config is not None:   # the host has no streams: done on return
+        config = config.replace(stream=lambda: stream)
+    get_backend(prepared.backend).launch(prepared.kernel, config, slots)
     if fast is not None:
         _remember(calls, fast[0], prepared, list(out_views), in_views, allocated, info)
     return result

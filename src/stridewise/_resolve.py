@@ -21,9 +21,7 @@ def _is_pow2(x: int) -> bool:
 
 def _check_domain(alg) -> None:
     """Reject out-of-domain values among the fields the caller set."""
-    if isinstance(alg, Auto):
-        return
-    if not isinstance(alg, Algorithm):
+    if not isinstance(alg, (Algorithm, Auto)):
         raise TypeError(f"algorithm must be Auto() or one of {', '.join(c.__name__ for c in ALGORITHMS.values())}; "
                         f"got {alg!r}")
     limits = {"block_size": (32, 1024), "pack": (1, 16), "items_per_thread": (1, 16), "tile": (8, 64),
@@ -32,21 +30,23 @@ def _check_domain(alg) -> None:
         value = getattr(alg, f.name)
         if value is None:
             continue
+        name = "Auto" if isinstance(alg, Auto) else alg.name
         if f.name in ("share_rows", "keep_loads", "stage"):
             if not isinstance(value, bool):
-                raise ValueError(f"{alg.name}({f.name}={value!r}): {f.name} must be True or "
+                raise ValueError(f"{name}({f.name}={value!r}): {f.name} must be True or "
                                  f"False; pick one or leave it unset")
             continue
         lo, hi = limits[f.name]
         if not _is_pow2(value) or not lo <= value <= hi:
-            raise ValueError(f"{alg.name}({f.name}={value!r}): {f.name} must be a power of two "
+            raise ValueError(f"{name}({f.name}={value!r}): {f.name} must be a power of two "
                              f"from {lo} to {hi}; pick one or leave it unset")
 
 
-def _select(plan, tuning: ElementwiseTuning, caps: Capabilities) -> Algorithm:
-    """For Auto(): the algorithm of the plan's mode, its fields left unset."""
+def _select(plan, tuning: ElementwiseTuning, caps: Capabilities, auto: Auto = None) -> Algorithm:
+    """For Auto(): the algorithm of the plan's mode, its fields left unset but those Auto
+    sets (block_size)."""
     mode = plan.mode if caps._supports_mode(plan.mode) else "general"
-    return ALGORITHMS[mode]()
+    return ALGORITHMS[mode](block_size=getattr(auto, "block_size", None))
 
 
 def _fill(alg: Algorithm, tuning: ElementwiseTuning, plan, caps: Capabilities) -> Algorithm:
@@ -96,7 +96,7 @@ def _resolve_elementwise(alg, plan, tuning: ElementwiseTuning, caps: Capabilitie
     """The complete algorithm to run: check, select, fill, check."""
     _check_domain(alg)
     if isinstance(alg, Auto):
-        alg = _select(plan, tuning, caps)
+        alg = _select(plan, tuning, caps, alg)
     alg = _fill(alg, tuning, plan, caps)
     _check(alg, plan, caps, dtypes)
     return alg

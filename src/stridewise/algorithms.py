@@ -44,7 +44,15 @@ class Algorithm:
 
 @dataclass(frozen=True)
 class Auto:
-    """Let stridewise pick the algorithm from the plan, the tuning and the capabilities."""
+    """Let stridewise pick the algorithm from the plan, the tuning and the capabilities.
+
+    Parameters
+    ----------
+    block_size : threads per block on the GPU for whichever algorithm is picked (CuPy's
+        block_size=); None: the tuning's.
+    """
+
+    block_size: int | None = None
 
 
 @dataclass(frozen=True, repr=False)

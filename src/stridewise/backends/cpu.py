@@ -62,8 +62,11 @@ def host_cpu() -> str:
         return platform.machine() + platform.processor()
 
 
-def compile(source: str, name: str, device) -> Path:
-    """Build `source` into a shared library (or find it in the cache) and return its path."""
+def compile(source: str, name: str, device, options=()) -> Path:
+    """Build `source` into a shared library (or find it in the cache) and return its path.
+
+    `options`: NVRTC's fields from a user kernel, which g++ has no use for (its -D macros
+    reach g++ through the source)."""
     cxx, version = compiler()
     key = _cache.cache_key(source, FLAGS, "cpu", version, host_cpu())
     hit = _cache.read("cpu", key, ".so")

@@ -224,12 +224,16 @@ def _arch(device) -> str:
     return f"sm_{_attribute(dev, _CC_MAJOR)}{_attribute(dev, _CC_MINOR)}"
 
 
-def _options(arch: str):
-    return _core().ProgramOptions(arch=arch, include_path=[str(_cache.INCLUDE_DIR)], **OPTIONS)
+def _options(arch: str, extra=()):
+    """ProgramOptions for `arch`; `extra`: a user kernel's (field, value) pairs, its
+    include paths after stridewise's own."""
+    fields = {**OPTIONS, **dict(extra)}
+    paths = [str(_cache.INCLUDE_DIR), *fields.pop("include_path", ())]
+    return _core().ProgramOptions(arch=arch, include_path=paths, **fields)
 
 
-def _key(source: str, arch: str, nvrtc: str) -> str:
-    return _cache.cache_key(source, sorted(OPTIONS.items()), arch, nvrtc)
+def _key(source: str, arch: str, nvrtc: str, extra=()) -> str:
+    return _cache.cache_key(source, sorted({**OPTIONS, **dict(extra)}.items()), arch, nvrtc)
 
 
 def _cached(key: str) -> bytes | None:
@@ -242,15 +246,16 @@ def _cached(key: str) -> bytes | None:
     return None
 
 
-def compile(source: str, name: str, device) -> bytes:
+def compile(source: str, name: str, device, options=()) -> bytes:
     """Compile `source` to a cubin for `device` (or find it in the disk cache).
 
     `device` is ("cuda", index) or an explicit "sm_XY"; NVRTC itself needs no GPU. A disk
     cache hit needs neither cuda.core nor NVRTC: only stats and libcuda for the arch.
+    `options`: extra ProgramOptions fields, (name, value) pairs (a user kernel's flags).
     """
     arch = _arch(device)
     identity = nvrtc_identity()
-    key = _key(source, arch, identity)
+    key = _key(source, arch, identity, options)
     data = _cached(key)
     if data is not None:
         return data
@@ -258,12 +263,12 @@ def compile(source: str, name: str, device) -> bytes:
     loaded = _fingerprint(_nvrtc_loaded())
     if loaded not in identity.split(";"):
         # Another NVRTC was already in the process (loaded by someone else): key by it.
-        key = _key(source, arch, loaded)
+        key = _key(source, arch, loaded, options)
         data = _cached(key)
         if data is not None:
             return data
     try:
-        oc = core.Program(source, "c++", options=_options(arch)).compile("cubin")
+        oc = core.Program(source, "c++", options=_options(arch, options)).compile("cubin")
     except Exception as e:  # NVRTCError is public only from cuda.core 1.3
         raise CompileError(f"NVRTC failed on {name} for {arch}:\n{e}") from None
     data = bytes(oc.code)

@@ -5,6 +5,7 @@
 // for both.
 #pragma once
 #include "ops.h"
+#include "raw.h"
 
 #if !defined(__CUDACC__) && !defined(__CUDACC_RTC__)
 #ifndef __device__

@@ -1,0 +1,435 @@
+"""CuPy's and PyCUDA's ElementwiseKernel tests and examples, re-expressed against
+sw.ElementwiseKernel: their inputs and expected results, our own test code. Each test names
+the upstream file::test it comes from.
+
+Every test runs with NumPy arrays on the CPU, and (marked gpu, run on the device) with CuPy
+arrays and with CUDA torch tensors. Cases over dtypes stridewise does not have yet (8/16-bit
+and unsigned integers, complex) are xfail(strict=False) while the dtype is absent from
+stridewise._dtypes, so they pass as soon as it lands. Left out, as agreed: texture objects,
+structured and vector dtypes (float3), CuPy's private kernel caches, PyCUDA's complex header.
+"""
+import numpy as np
+import pytest
+
+import stridewise as sw
+from stridewise._dtypes import ALL_DTYPES
+
+CUPY_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+               "float16", "float32", "float64", "complex64", "complex128")   # for_all_dtypes
+
+
+def dtypes(names):
+    """Parameters over `names`; those stridewise lacks are xfail until the dtype lands."""
+    return [n if n in ALL_DTYPES else pytest.param(
+        n, marks=pytest.mark.xfail(reason=f"stridewise has no {n} yet", strict=False))
+        for n in names]
+
+
+class Lib:
+    """One array library on its device: NumPy (CPU), CuPy or torch (CUDA)."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def asarray(self, a):
+        a = np.asarray(a)
+        if self.name == "cupy":
+            import cupy
+            return cupy.asarray(a)
+        if self.name == "torch":
+            import torch
+            return torch.from_numpy(np.ascontiguousarray(a)).cuda()
+        return a
+
+    def get(self, x):
+        if self.name == "cupy":
+            return x.get()
+        if self.name == "torch":
+            return x.cpu().numpy()
+        return np.asarray(x)
+
+    def empty(self, shape, dtype):
+        return self.asarray(np.zeros(shape, dtype))
+
+
+@pytest.fixture(params=["numpy", pytest.param("cupy", marks=pytest.mark.gpu),
+                        pytest.param("torch", marks=pytest.mark.gpu)])
+def xp(request):
+    if request.param != "numpy":
+        pytest.importorskip(request.param)
+    return Lib(request.param)
+
+
+def add_kernel():
+    return sw.ElementwiseKernel("T x, T y", "T z", "z = x + y")
+
+
+# -- CuPy tests/cupy_tests/core_tests/test_userkernel.py -------------------------------------
+
+def test_manual_indexing(xp):
+    """test_userkernel.py::TestUserkernel::test_manual_indexing: raw arrays indexed by i,
+    with a raw output allocated by size=, equal the elementwise kernel."""
+    rng = np.random.default_rng(0)
+    a, b = (rng.uniform(-1, 1, 100).astype(np.float32) for _ in range(2))
+    k1 = sw.ElementwiseKernel("T x, T y", "T z", "\n    z = x + y;\n", "uesr_kernel_1")
+    k2 = sw.ElementwiseKernel("raw T x, raw T y", "raw T z", "\n    z[i] = x[i] + y[i];\n",
+                              "uesr_kernel_2")
+    out1 = k1(xp.asarray(a), xp.asarray(b))
+    out2 = k2(xp.asarray(a), xp.asarray(b), size=100)
+    np.testing.assert_array_equal(xp.get(out2), xp.get(out1))
+    np.testing.assert_array_equal(xp.get(out2), a + b)
+
+
+@pytest.mark.parametrize("typ", [int, float, bool])
+def test_python_scalar(xp, typ):
+    """test_userkernel.py::TestUserkernel::test_python_scalar: a Python scalar takes the
+    array's type (bool included)."""
+    dtype = np.dtype(typ)
+    x = (np.arange(20).reshape(4, 5) % 3).astype(dtype)
+    z = add_kernel()(xp.asarray(x), typ(2))
+    got = xp.get(z)
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got, x + dtype.type(2))
+
+
+@pytest.mark.parametrize("dtype", dtypes(CUPY_DTYPES))
+def test_numpy_scalar(xp, dtype):
+    """test_userkernel.py::TestUserkernel::test_numpy_scalar: a NumPy scalar of the array's
+    dtype is a scalar, whatever library the array comes from."""
+    x = (np.arange(20).reshape(4, 5) % 3).astype(dtype)
+    z = add_kernel()(xp.asarray(x), np.dtype(dtype).type(2))
+    got = xp.get(z)
+    assert got.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(got, x + np.dtype(dtype).type(2))
+
+
+@pytest.mark.parametrize("value", [-1, 2**32, 2**63 - 1, -(2**63)])
+@pytest.mark.parametrize("dtype", dtypes(CUPY_DTYPES))
+def test_scalar(xp, value, dtype):
+    """test_userkernel.py::TestUserkernelScalar::test_scalar: NumPy scalars at the edges of
+    each dtype (cast there by NumPy), added to a (2, 3, 4) array, as NumPy adds them."""
+    x = (np.arange(24).reshape(2, 3, 4) % 5).astype(dtype)
+    with np.errstate(all="ignore"):
+        y = np.array(value).astype(dtype)[()]
+        want = x + y
+    got = xp.get(add_kernel()(xp.asarray(x), y))
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+def _size_kernel(input_raw, output_raw):
+    ins = ", ".join(f"{'raw ' if r else ''}float32 x{i}" for i, r in enumerate(input_raw))
+    outs = ", ".join(f"{'raw ' if r else ''}float32 y{i}" for i, r in enumerate(output_raw))
+    return sw.ElementwiseKernel(ins, outs, "", "kernel")
+
+
+SIZE_NOT_ALLOWED = "size= can be given only when every array argument is raw"
+SIZE_REQUIRED = "the loop size is undecided"
+
+
+def _arrs(xp):
+    return xp.asarray(np.array([1, 2], np.float32)), xp.asarray(np.array([3, 4], np.float32))
+
+
+def test_size_all_raws(xp):
+    """test_userkernel.py::TestElementwiseKernelSize::test_all_raws"""
+    a1, a2 = _arrs(xp)
+    for k in (_size_kernel((True, True), (False,)), _size_kernel((True, True), (True,))):
+        k(a1, a2, size=2)
+        with pytest.raises(ValueError, match=SIZE_REQUIRED):
+            k(a1, a2)
+
+
+def test_size_all_nonraws(xp):
+    """test_userkernel.py::TestElementwiseKernelSize::test_all_nonraws"""
+    a1, a2 = _arrs(xp)
+    for k in (_size_kernel((False, False), (False,)), _size_kernel((False, False), (True,))):
+        with pytest.raises(ValueError, match=SIZE_NOT_ALLOWED):
+            k(a1, a2, size=2)
+
+
+def test_size_some_nonraws(xp):
+    """test_userkernel.py::TestElementwiseKernelSize::test_some_nonraws"""
+    a1, a2 = _arrs(xp)
+    for ins in ((True, False), (False, True)):
+        for outs in ((False,), (True,)):
+            with pytest.raises(ValueError, match=SIZE_NOT_ALLOWED):
+                _size_kernel(ins, outs)(a1, a2, size=2)
+
+
+def test_size_scalars_and_nonraws(xp):
+    """test_userkernel.py::TestElementwiseKernelSize::test_scalars_and_nonraws"""
+    a1, _ = _arrs(xp)
+    for outs in ((False,), (True,)):
+        k = _size_kernel((False, False), outs)
+        for args in ((a1, 7), (7, a1)):
+            with pytest.raises(ValueError, match=SIZE_NOT_ALLOWED):
+                k(*args, size=2)
+
+
+def test_size_scalars_and_raws_and_nonraws(xp):
+    """test_userkernel.py::TestElementwiseKernelSize::test_scalars_and_raws_and_nonraws"""
+    a1, a2 = _arrs(xp)
+    for outs in ((False,), (True,)):
+        with pytest.raises(ValueError, match=SIZE_NOT_ALLOWED):
+            _size_kernel((False, False, True), outs)(a1, 7, a2, size=2)
+
+
+def test_size_scalars_and_raws(xp):
+    """test_userkernel.py::TestElementwiseKernelSize::test_scalars_and_raws"""
+    a1, _ = _arrs(xp)
+    for ins, args in (((True, False), (a1, 7)), ((False, True), (7, a1))):
+        for outs in ((False,), (True,)):
+            k = _size_kernel(ins, outs)
+            k(*args, size=2)
+            with pytest.raises(ValueError, match=SIZE_REQUIRED):
+                k(*args)
+
+
+def test_size_determined_by_output(xp):
+    """test_userkernel.py::TestElementwiseKernelSize::test_size_determined_by_output"""
+    a1, a2 = _arrs(xp)
+    k = _size_kernel((True,), (False,))           # raw input, the output sizes the loop
+    k(a1, a2)
+    with pytest.raises(ValueError, match=SIZE_NOT_ALLOWED):
+        k(a1, a2, size=2)
+    k = _size_kernel((False,), (False,))          # scalar input
+    k(a1, a2)
+    with pytest.raises(ValueError, match=SIZE_NOT_ALLOWED):
+        k(7, a2, size=2)
+    k = _size_kernel((), (False,))                # no input
+    k(a1)
+    with pytest.raises(ValueError, match=SIZE_NOT_ALLOWED):
+        k(a1, size=2)
+
+
+def test_size_no_input_and_raw_output(xp):
+    """test_userkernel.py::TestElementwiseKernelSize::test_no_input_and_raw_output"""
+    a1, _ = _arrs(xp)
+    k = _size_kernel((), (True,))
+    k(a1, size=2)
+    with pytest.raises(ValueError, match=SIZE_REQUIRED):
+        k(a1)
+
+
+def test_invalid_block_size(xp):
+    """test_userkernel.py::TestUserkernelManualBlockSize::test_invalid_block_size"""
+    x = xp.asarray(np.arange(1, 25, dtype=np.float32).reshape(2, 3, 4))
+    with pytest.raises(ValueError, match=r"block_size=0\): block_size must be a power of two"):
+        add_kernel()(x, 1, block_size=0)
+
+
+def test_block_size(xp):
+    """test_userkernel.py::TestUserkernelManualBlockSize::test_block_size. block_size is the
+    algorithm's field, whose domain is powers of two from 32 to 1024: CuPy's block_size=1 is
+    refused with that range named, and 64 runs and is the resolved algorithm's."""
+    a = np.arange(1, 25, dtype=np.float32).reshape(2, 3, 4)
+    k = add_kernel()
+    np.testing.assert_array_equal(xp.get(k(xp.asarray(a), 1, block_size=64)), a + 1)
+    assert sw.explain(k, xp.asarray(a), 1, block_size=64).algorithm.block_size == 64
+    with pytest.raises(ValueError, match="from 32 to 1024"):
+        k(xp.asarray(a), 1, block_size=1)
+
+
+# -- CuPy tests/cupy_tests/core_tests/test_carray.py -----------------------------------------
+
+def test_carray_size(xp):
+    """test_carray.py::TestCArray::test_size"""
+    x = xp.asarray(np.arange(3, dtype=np.int32))
+    y = sw.ElementwiseKernel("raw int32 x", "int32 y", "y = x.size()", "test_carray_size")(x, size=1)
+    assert int(xp.get(y)[0]) == 3
+
+
+def test_carray_shape(xp):
+    """test_carray.py::TestCArray::test_shape"""
+    x = xp.asarray(np.arange(6, dtype=np.int32).reshape(2, 3))
+    y = sw.ElementwiseKernel("raw int32 x", "int32 y", "y = x.shape()[i]", "test_carray_shape")(x, size=2)
+    np.testing.assert_array_equal(xp.get(y), (2, 3))
+
+
+def test_carray_strides(xp):
+    """test_carray.py::TestCArray::test_strides (bytes, as CuPy's CArray)"""
+    x = xp.asarray(np.arange(6, dtype=np.int32).reshape(2, 3))
+    y = sw.ElementwiseKernel("raw int32 x", "int32 y", "y = x.strides()[i]",
+                             "test_carray_strides")(x, size=2)
+    np.testing.assert_array_equal(xp.get(y), (12, 4))
+
+
+def test_carray_getitem_int(xp):
+    """test_carray.py::TestCArray::test_getitem_int"""
+    a = np.arange(24, dtype=np.int32).reshape(2, 3, 4)
+    y = sw.ElementwiseKernel("raw T x", "int32 y", "y = x[i]", "test_carray_getitem_int")(
+        xp.asarray(a), xp.empty(a.shape, np.int32))
+    np.testing.assert_array_equal(xp.get(y), a)
+
+
+def test_carray_getitem_idx(xp):
+    """test_carray.py::TestCArray::test_getitem_idx"""
+    a = np.arange(24, dtype=np.int32).reshape(2, 3, 4)
+    y = sw.ElementwiseKernel("raw T x", "int32 y",
+                             "ptrdiff_t idx[] = {i / 12, i / 4 % 3, i % 4}; y = x[idx]",
+                             "test_carray_getitem_idx")(xp.asarray(a), xp.empty(a.shape, np.int32))
+    np.testing.assert_array_equal(xp.get(y), a)
+
+
+def test_carray_getitem_int_strided(xp):
+    """test_carray.py::TestCArray::test_getitem_int over a transposed x: x[i] is the element
+    at flat index i of x's own (logical) shape, whatever its strides, as CuPy's CArray."""
+    a = np.arange(24, dtype=np.int32).reshape(4, 6)
+    x = xp.asarray(a).T
+    y = sw.ElementwiseKernel("raw T x", "int32 y", "y = x[i]")(x, xp.empty((6, 4), np.int32))
+    np.testing.assert_array_equal(xp.get(y), a.T)
+
+
+# -- CuPy tests/cupy_tests/core_tests/test_elementwise.py ------------------------------------
+
+def test_invalid_shape(xp):
+    """test_elementwise.py::TestElementwiseInvalidShape::test_invalid_shape"""
+    f = sw.ElementwiseKernel("T x", "T y", "y += x")
+    x = xp.asarray(np.arange(12).reshape(3, 4))
+    y = xp.asarray(np.arange(4))
+    with pytest.raises(ValueError, match="out has shape"):
+        f(x, y)
+
+
+@pytest.mark.xfail(reason="kernel name validation lands with the cache/reliability work",
+                   strict=False)
+def test_invalid_kernel_name():
+    """test_elementwise.py::TestElementwiseInvalidArgument::test_invalid_kernel_name"""
+    with pytest.raises(ValueError, match="name"):
+        sw.ElementwiseKernel("T x", "", "", "1")
+
+
+# -- CuPy tests/cupy_tests/core_tests/test_ndarray_cuda_array_interface.py -------------------
+
+class _Interface:
+    """An object that only has __cuda_array_interface__ (version 2 or 3), over a CuPy array."""
+
+    def __init__(self, a, ver):
+        cai = dict(a.__cuda_array_interface__)
+        cai["version"] = ver
+        if ver == 3:
+            cai["stream"] = 1
+        self.__cuda_array_interface__ = cai
+        self.base = a
+
+
+def _cai_case(xp, dtype, trans, ver, stream):
+    a = np.array([[1, 2, 3], [4, 5, 6]], dtype)
+    if trans:
+        a = a.T
+    want = a + np.dtype(dtype).type(3)
+    f = sw.ElementwiseKernel("T x, T y", "T z", "z = x + y")
+    if xp.name != "cupy":
+        return xp.get(f(xp.asarray(a) if not trans else xp.asarray(a.T).T, np.dtype(dtype).type(3))), want
+    import cupy
+    s = cupy.cuda.Stream.null if stream == "null" else cupy.cuda.Stream()
+    with s:
+        x = cupy.asarray(a.T).T if trans else cupy.asarray(a)
+        out = cupy.empty(a.shape, dtype)
+        f(_Interface(x, ver), np.dtype(dtype).type(3), _Interface(out, ver), stream=s)
+        s.synchronize()
+    return out.get(), want
+
+
+@pytest.mark.parametrize("ver", [2, 3])
+@pytest.mark.parametrize("stream", ["null", "new"])
+@pytest.mark.parametrize("trans", [False, True], ids=["add_scalar", "add_scalar_with_strides"])
+@pytest.mark.parametrize("dtype", dtypes(CUPY_DTYPES))
+def test_cuda_array_interface_add_scalar(xp, dtype, trans, stream, ver):
+    """test_ndarray_cuda_array_interface.py::TestElementwiseKernel::test_add_scalar and
+    ::test_add_scalar_with_strides: a bare __cuda_array_interface__ producer (v2, v3) with a
+    NumPy scalar, on the null and a new stream. (Its output is passed: stridewise cannot
+    allocate one for a bare producer.)"""
+    if xp.name == "torch":
+        pytest.skip("the interface objects wrap CuPy arrays")
+    got, want = _cai_case(xp, dtype, trans, ver, stream)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert got.dtype == want.dtype
+
+
+# -- PyCUDA test/test_gpuarray.py -------------------------------------------------------------
+
+def test_elwise_kernel(xp):
+    """test_gpuarray.py::TestGPUArray::test_elwise_kernel"""
+    rng = np.random.default_rng(1)
+    a, b = (rng.random(50).astype(np.float32) for _ in range(2))
+    lin_comb = sw.ElementwiseKernel("float a, float *x, float b, float *y, float *z",
+                                    "z[i] = a*x[i] + b*y[i]", "linear_combination")
+    c = xp.empty(a.shape, np.float32)
+    lin_comb(5, xp.asarray(a), 6, xp.asarray(b), c)
+    want = np.float32(5) * a + np.float32(6) * b
+    np.testing.assert_array_equal(xp.get(c), want)
+
+
+@pytest.mark.parametrize("slc", [slice(5, 20000), slice(5, 20000, 17), slice(3000, 5, -1),
+                                 slice(1000, -1)])
+def test_ranged_elwise_kernel(xp, slc):
+    """test_gpuarray.py::TestGPUArray::test_ranged_elwise_kernel"""
+    set_to_seven = sw.ElementwiseKernel("float *z", "z[i] = 7", "set_to_seven")
+    a = xp.asarray(np.zeros(50000, np.float32))
+    want = np.zeros(50000, np.float32)
+    want[slc] = 7
+    set_to_seven(a, slice=slc)
+    np.testing.assert_array_equal(xp.get(a), want)
+
+
+def test_ranged_elwise_kernel_range(xp):
+    """test_gpuarray.py::TestGPUArray::test_ranged_elwise_kernel with range= (PyCUDA's other
+    spelling: i runs over range(start, stop, step) itself)."""
+    k = sw.ElementwiseKernel("float *z", "z[i] = i", "set_to_i")
+    a = xp.asarray(np.zeros(100, np.float32))
+    k(a, range=slice(90, 10, -7))
+    want = np.zeros(100, np.float32)
+    want[90:10:-7] = np.arange(90, 10, -7)
+    np.testing.assert_array_equal(xp.get(a), want)
+
+
+@pytest.mark.parametrize("dtype", dtypes(["uint8"]))
+def test_big_array_elementwise(xp, dtype):
+    """test_gpuarray.py::test_big_array_elementwise: i as a value, wrapped to a byte (2**32
+    elements on the GPU; 2**16 + 11 on the CPU, where the pattern is the same)."""
+    n = 2**32 if xp.name != "numpy" else 2**16 + 11
+    eltwise = sw.ElementwiseKernel("unsigned char* d_arr",
+                                   "d_arr[i] = (unsigned char) (i & 0b11111111)", "mod_linspace")
+    d = xp.empty(n, dtype)
+    eltwise(d)
+    got = xp.get(d)
+    assert np.array_equal(got[:1024], np.arange(1024) % 256) and got[-1] == (n - 1) % 256
+    assert np.array_equal(got.reshape(-1)[: n // 256 * 256].reshape(-1, 256),
+                          np.broadcast_to(np.arange(256, dtype=np.uint8), (n // 256, 256)))
+
+
+# -- PyCUDA examples/ --------------------------------------------------------------------------
+
+def test_demo_elementwise(xp):
+    """examples/demo_elementwise.py: lin_comb with a __device__ helper in the preamble."""
+    rng = np.random.default_rng(2)
+    a, b = (rng.standard_normal(50).astype(np.float32) for _ in range(2))
+    lin_comb = sw.ElementwiseKernel(
+        "float a, float *x, float b, float *y, float *z", "z[i] = my_f(a*x[i], b*y[i])",
+        "linear_combination",
+        preamble="__device__ float my_f(float x, float y)\n{\n  return sin(x*y);\n}\n")
+    c = xp.empty(a.shape, np.float32)
+    lin_comb(5, xp.asarray(a), 6, xp.asarray(b), c)
+    # float32 products, then sin of a float (the float overload): within 2 ulp of the truth
+    want = np.sin(((np.float32(5) * a) * (np.float32(6) * b)).astype(np.float64))
+    np.testing.assert_allclose(xp.get(c), want, rtol=3e-7, atol=3e-7)
+
+
+def test_simple_speed_test(xp):
+    """examples/from-wiki/simple_speed_test.py: a loop inside the operation, with an int
+    parameter, and the same loop run from Python."""
+    n_iter = 100
+    looped = sw.ElementwiseKernel("float *a, int n_iter",
+                                  "for(int n = 0; n < n_iter; n++) { a[i] = sin(a[i]);}", "gpusin")
+    once = sw.ElementwiseKernel("float *a", "a[i] = sin(a[i]);", "gpusin")
+    a1, a2 = xp.asarray(np.ones(8192, np.float32)), xp.asarray(np.ones(8192, np.float32))
+    looped(a1, int(n_iter))
+    for _ in range(n_iter):
+        once(a2)
+    want = np.float64(1.0)
+    for _ in range(n_iter):
+        want = np.sin(want)
+    np.testing.assert_array_equal(xp.get(a1), xp.get(a2))
+    np.testing.assert_allclose(xp.get(a1), np.full(8192, want), rtol=1e-5)
