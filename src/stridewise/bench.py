@@ -1,4 +1,4 @@
-"""Bench: stridewise against what users would otherwise run, case by case (BASELINE.md).
+"""Bench: stridewise against what users would otherwise run, case by case (docs/baselines.md).
 
 `run(...)` measures the case matrix (broadcast modes x dtypes) for `remainder` and returns a
 plain dict (the JSON document); `print_report`, `write_json` and `plot` present it. On a GPU
@@ -46,7 +46,7 @@ CASES = {
 # The Python-scalar divisor, per kind; negative, so the sign adjustment is exercised.
 _PY_SCALAR = {"f": -2.75, "i": -7}
 
-GPU_LOG2 = 27        # BASELINE.md: every output 2^27 elements
+GPU_LOG2 = 27        # docs/baselines.md: every output 2^27 elements
 CPU_LOG2 = 22
 QUICK_LOG2 = {"cuda": 24, "cpu": 18}
 QUICK_CASES = ("contiguous", "row", "outer", "short_rows", "permuted")

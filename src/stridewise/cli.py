@@ -145,7 +145,7 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="stridewise", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
 
-    b = sub.add_parser("bench", help="remainder over the BASELINE.md case matrix against the anchors")
+    b = sub.add_parser("bench", help="remainder over the case matrix of docs/baselines.md against the anchors")
     b.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     b.add_argument("--quick", action="store_true", help="a few cases and dtypes at a small size")
     b.add_argument("--cases", type=_csv, help="comma-separated subset of the cases")
