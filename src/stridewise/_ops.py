@@ -288,7 +288,7 @@ def _fast_call(op, args, out, convention, algorithm, inplace, calls,
     """The warm path, or None when this call must go through the full pipeline.
 
     With calls None, only _fast_key's answer. Torch tensors are keyed inline, as _torch_key
-    would: a keyer call per tensor was a quarter of the keying time (bench/NOTES.md H1).
+    would: a keyer call per tensor was a quarter of the keying time.
     """
     scalars = None
     if out is None:

@@ -22,7 +22,7 @@ class Algorithm:
     pack : elements per vector access (a power of two); capped by the plan's alignment.
     items_per_thread : packs each thread keeps in flight per step.
     keep_loads : on the GPU, read the dense operands' packs with an L2 evict_last policy
-        (bench/NOTES.md G44); no effect on operands read element by element.
+        (output lines are evicted first); no effect on operands read element by element.
     """
 
     block_size: int | None = None

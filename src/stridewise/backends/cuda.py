@@ -61,7 +61,7 @@ def _extra_slots(spec) -> int:
 def _fast_div(spec) -> bool:
     """Whether short_rows takes i mod period as a multiply-high (kernels.cuh flat_offsets).
 
-    H200, 2026-11-30 (bench/NOTES.md G20): where the kernel is instruction-bound, 16-bit
+    H200, 2026-11-30 (tools/tune_gpu.py): where the kernel is instruction-bound, 16-bit
     (eight elements per pack) and int64 (its remainder), it gained 5-13%; the others run at
     96-99% of copy with the `%` and measured 2-5% slower with it.
     """
@@ -70,20 +70,14 @@ def _fast_div(spec) -> bool:
 
 # Register caps per mode (__maxnreg__): more resident warps hide the remainder's latency
 # better than the spared registers would. H200, 2026-11-30, caps {none, 64, 72, 80} at block
-# 128 over six dtypes (bench/NOTES.md G11): tiled at 80 gained 5-10% in four dtypes (float16
-# +1%, float64 -2%), short_rows at 72 gained 2-10% in four (int32 -1%, int64 -2.5%); rows moved
-# both ways (row float64 +4%, column int32 -7%), so it stays uncapped. The register-block
-# tiled kernel (G15) re-checked: 80 beat none in five dtypes. A (mode, dtype) entry overrides
-# its mode's: short_rows re-swept after G20 (caps 56-80, two runs each): int32 and int64 at 56
-# +3-4% and +9% over 72, bfloat16 at 80 +5%; float16, float32 and float64 flat from 72 to 80.
-# Session 12 (G36): int64 and float16 had come to spill 16 bytes in the loop at 56 and 72;
-# int64 at 64 ran 2.5-5.5% faster than 56, float16 at 80 1-2% faster than 72 (no spills).
-# A (mode, dtype, "repeated") entry holds for rows kernels that share a repeated row (outer
-# products): int64 at 56 (a ninth resident block; one spilled word per unit) ran 1-3.4%
-# faster than uncapped (58), where the dense rows kernels would spill 48 bytes (G37); batched
-# (_BATCHED below) it needs 64: 56 spilled 24 bytes and lost 10-13%, 72 lost 1-3% (G38).
-# 16-bit tiles of 128 rows (_TILE_ROWS below) take 96: bfloat16 spilled 32 bytes at 80, and
-# float16 at 104 lost 3% (G39).
+# 128 over six dtypes (tools/tune_gpu.py --caps): tiled at 80 gained 5-10% in four dtypes,
+# short_rows at 72 gained 2-10% in four; rows moved both ways (row float64 +4%, column int32
+# -7%), so it stays uncapped. A (mode, dtype) entry overrides its mode's: short_rows int32 at
+# 56 (+3-4% over 72), int64 at 64 (56 spilled 16 bytes in the loop; 64 ran 2.5-5.5% faster),
+# float16 and bfloat16 at 80 (+1-5%). A (mode, dtype, "repeated") entry holds for rows kernels
+# that share a repeated row (outer products): int64 batched (_BATCHED below) at 64 (56 spilled
+# 24 bytes and lost 10-13%, 72 lost 1-3%). 16-bit tiles of 128 rows (_TILE_ROWS below) take
+# 96: bfloat16 spilled 32 bytes at 80, and float16 at 104 lost 3%.
 _MAX_REGISTERS = {"tiled": 80, "short_rows": 72, ("short_rows", "int32"): 56,
                   ("short_rows", "int64"): 64, ("short_rows", "float16"): 80,
                   ("short_rows", "bfloat16"): 80, ("rows", "int64", "repeated"): 64,
@@ -104,14 +98,14 @@ def _max_registers(spec) -> int | None:
 
 
 # rows kernels whose batches go through the fast path together (kernels.cuh run_packs
-# kBatch), keyed as the caps. H200, 2026-11-30 (bench/NOTES.md G38): outer products in int64
+# kBatch), keyed as the caps. H200, 2026-11-30 (tools/auto_ab.py): outer products in int64
 # gained 2-5% (with the cap of 64 above); batched everywhere, uncapped, the other kernels lost
 # up to 45%, their interleaved packs' registers costing occupancy.
 _BATCHED = {("rows", "int64", "repeated"): True}
 
 # Rows per tile of the tiled kernels (kernels.cuh tiled_kernel kRows; square tiles where
 # absent), keyed as the caps; the tuning makes these tiles 8 packs wide. H200, 2026-11-30
-# (bench/NOTES.md G39, tools/auto_ab.py rounds against square tiles of 32): 16-bit at 128 rows
+# (tools/auto_ab.py rounds against square tiles of 32): 16-bit at 128 rows
 # (block 128, with the cap of 96 above) +2-3%; float32, float64 and int64 at 64 rows +1-2%.
 # int32 measured slower at 64 and 128 (tools/tune_gpu.py --tile-rows) and stays square.
 _TILE_ROWS = {("tiled", "float16"): 128, ("tiled", "bfloat16"): 128, ("tiled", "float32"): 64,
@@ -119,9 +113,8 @@ _TILE_ROWS = {("tiled", "float16"): 128, ("tiled", "bfloat16"): 128, ("tiled", "
 
 
 # Packs in flight compiled into the flat kernels (kernels.cuh flat_kernel L; kLoads where
-# absent), keyed as the caps: contiguous at its tuning's 2 packs per thread (G32) takes 32
-# registers in int32 where 4 took 56. H200, 2026-11-30 (bench/NOTES.md G43, tools/auto_ab.py
-# --anchor): against torch eager, int32 0.984-0.985 -> 0.990-0.993 and int64 0.986-0.990 ->
+# absent), keyed as the caps: contiguous at its tuning's 2 packs per thread takes 32
+# registers in int32 where 4 took 56. H200, 2026-11-30 (tools/auto_ab.py --anchor): against torch eager, int32 0.984-0.985 -> 0.990-0.993 and int64 0.986-0.990 ->
 # 0.996-0.997 in one call, both within 0.2% in another; scalar kernels measured no better.
 _FLAT_LOADS = {"contiguous": 2}
 
@@ -462,9 +455,9 @@ def _native_getter(lib: str):
 # rows_kernel's work units. A unit is often a block's whole work (the grid has a block per
 # unit up to the tuning's waves), so its size trades the unit's own setup against a short
 # last wave and blocks in flight on a compact stretch of the output. Since a unit's setup is
-# a few multiply-highs (G31), small units win: H200, 2026-11-30 (bench/NOTES.md G30, G31,
+# a few multiply-highs, small units win: H200, 2026-11-30 (tools/tune_gpu.py --units,
 # 2^27 outputs), 4 packs per thread against 8 gained 1-3% in row, column and crossed 3-d
-# (int64 column equal). Outer products that do not share their divisor row keep 16 (G21).
+# (int64 column equal). Outer products that do not share their divisor row keep 16 (-5% at 8).
 _ROW_UNIT_PACKS, _ROW_UNIT_PACKS_OUTER = 4, 16
 # Where kLoads rows share a repeated row, a unit is a number of batches (one pack column in
 # those rows) per thread: 2 against the 4-8 that suited the old setup gained 3-7% in float16,
