@@ -10,9 +10,11 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass
+from typing import Sequence
 
 from . import _codegen, _ops
 from ._dtypes import ALL_DTYPES as DTYPES
+from ._typing import AlgorithmLike, Array, Operand
 
 __all__ = ["ElementwiseKernel", "C_NAMES"]
 
@@ -225,8 +227,9 @@ class ElementwiseKernel:
 
     broadcast_outputs = True
 
-    def __init__(self, in_params, out_params, operation=None, name="kernel", preamble="", *,
-                 broadcasting=True, **options):
+    def __init__(self, in_params: str, out_params: str | None, operation: str | None = None,
+                 name: str = "kernel", preamble: str = "", *, broadcasting: bool = True,
+                 **options: object) -> None:
         refused = [k for k in ("loop_prep", "after_loop") if options.get(k)]
         if refused:
             raise ValueError(f"{', '.join(refused)} is not supported: stridewise kernels have no "
@@ -351,7 +354,8 @@ class ElementwiseKernel:
             out = [out]
         return args, out
 
-    def __call__(self, *args, out=None, algorithm=None):
+    def __call__(self, *args: Operand, out: Array | Sequence[Array] | None = None,
+                 algorithm: AlgorithmLike | None = None) -> Array | tuple[Array, ...]:
         """Run the kernel; returns the output, or a tuple of outputs when there are several."""
         ins, outs = self._split(args, out)
         return _ops._call(self, ins, outs, None, algorithm, calls=self._calls, memo=self._memo)

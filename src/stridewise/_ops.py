@@ -17,6 +17,8 @@ from .algorithms import Auto
 from .backends import get_backend
 from .capabilities import capabilities
 from .tuning import elementwise_tuning
+from ._explain import Explanation
+from ._typing import AlgorithmLike, Array, Convention, Operand
 
 __all__ = ["ElementwiseOp", "Typing", "remainder", "remainder_", "explain", "Prepared"]
 
@@ -471,7 +473,9 @@ def _check_outs(op, operands, out_views, shape, dtypes):
                 raise ValueError(f"outputs {nm} and {out_names[k]} overlap; pass separate arrays")
 
 
-def remainder(x1, x2, /, *, out=None, convention=None, algorithm=None):
+def remainder(x1: Operand, x2: Operand, /, *, out: Array | None = None,
+              convention: Convention | None = None,
+              algorithm: AlgorithmLike | None = None) -> Array:
     """Elementwise remainder with the sign of the divisor, broadcast without copies.
 
     Parameters
@@ -490,7 +494,8 @@ def remainder(x1, x2, /, *, out=None, convention=None, algorithm=None):
     return _call(REMAINDER, (x1, x2), out, convention, algorithm) if r is None else r
 
 
-def remainder_(x1, x2, /, *, convention=None, algorithm=None):
+def remainder_(x1: Array, x2: Operand, /, *, convention: Convention | None = None,
+               algorithm: AlgorithmLike | None = None) -> Array:
     """In-place remainder: x1 = remainder(x1, x2); x2 must broadcast to x1's shape."""
     r = _warm_call(REMAINDER, (x1, x2), None, convention, algorithm, True, _CALLS)
     return _call(REMAINDER, (x1, x2), None, convention, algorithm, inplace=True) if r is None else r
@@ -499,7 +504,7 @@ def remainder_(x1, x2, /, *, convention=None, algorithm=None):
 _OPS = {"remainder": (REMAINDER, False), "remainder_": (REMAINDER, True)}
 
 
-def explain(op, *args, **kw):
+def explain(op: object, *args: Operand, **kw: object) -> Explanation:
     """Plan and resolve a call without running it.
 
     `op` is a built-in op (the function or its name) or an ElementwiseKernel.
@@ -508,8 +513,6 @@ def explain(op, *args, **kw):
     -------
     Explanation with .mode, .shape, .strides, .algorithm, .source and more; it prints readably.
     """
-    from ._explain import Explanation
-
     if hasattr(op, "_explain"):
         return Explanation.from_prepared(op.name, op._explain(args, kw))
     name = getattr(op, "__name__", op)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
-import shutil
 from pathlib import Path
 
 from .. import _cache
@@ -39,6 +38,7 @@ def compiler() -> tuple[str, str]:
     one stat, so a warm process never runs the compiler, not even for its version.
     """
     name = os.environ.get("CXX", "g++")
+    import shutil   # (with bz2, lzma) not at `import stridewise`: only the CPU backend needs it
     path = shutil.which(name)
     if path is None:
         raise RuntimeError(
