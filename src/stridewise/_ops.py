@@ -16,7 +16,7 @@ from ._dtypes import ALL_DTYPES as DTYPES, DType
 from .algorithms import Auto
 from .backends import get_backend
 from .capabilities import capabilities
-from .tuning import elementwise_tuning
+from .tuning import elementwise_tuning, field_origins, tuning_device
 from ._explain import Explanation
 from ._typing import AlgorithmLike, Array, Convention, Operand
 
@@ -151,6 +151,7 @@ class Prepared:
     kernel: object = None
     config: object = None
     label: object = None   # user kernels: how compile errors name them
+    origins: tuple = ()    # (field, value, "caller" / "tuning for ..." / "default ...")
 
 
 _CALLS: dict = {}      # call signature -> (lib, device, typing, shape, convention), and
@@ -206,7 +207,8 @@ def _build(op, operands, outs: list, info, algorithm) -> Prepared:
                    nout=len(outs), nparams=len(typing.params))
     backend = device[0]
     be, caps = get_backend(backend), capabilities(backend, device)
-    tuning = elementwise_tuning(backend, None, typing.compute.name)
+    key = be.device_key(device)
+    tuning = elementwise_tuning(backend, key, typing.compute.name)
     alg = _resolve._resolve_elementwise(algorithm, p, tuning, caps, [v.dtype for v in views])
     layout = p.layout(alg.mode, alg.pack, getattr(alg, "share_rows", False))
     staged = caps._reads("stage") and getattr(alg, "stage", None)   # the host never stages
@@ -227,12 +229,14 @@ def _build(op, operands, outs: list, info, algorithm) -> Prepared:
         nout=len(outs), preamble=typing.preamble, arg_types=typing.arg_types,
         out_types=typing.out_types, reads=typing.reads, keep_loads=bool(alg.keep_loads),
         tile=be.tile_width(alg, layout.pack) if staged else 0)
-    source = _codegen.generate(spec, be.entry_point)
+    source = _codegen.generate(spec, lambda s: be.entry_point(s, tuning.kernels))
     periods = layout.periods or (0,) * len(views)
     static = (p.n, layout.aux, *p.shape, *(s for st in p.strides for s in st), *periods)
     prepared = Prepared(backend, lib, device, p, layout, alg, spec, source, static,
                         struct.Struct(_codegen.slot_format(spec)), label=typing.label)
     prepared.config = be.configure(spec, p, alg, device, lib)
+    prepared.origins = field_origins(algorithm, alg, tuning.for_mode(alg.mode),
+                                     tuning_device(backend, key, typing.compute.name))
     return prepared
 
 

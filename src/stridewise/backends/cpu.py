@@ -25,7 +25,12 @@ class CompileError(RuntimeError):
     """The C++ compiler rejected a generated or user-written kernel."""
 
 
-def entry_point(spec) -> str:
+def device_key(device) -> None:
+    """The CPU has one tuning (its kernels size themselves): no device key."""
+    return None
+
+
+def entry_point(spec, kernels=None) -> str:
     return (f'#include <stridewise/cpu/loops.h>\n'
             f'extern "C" void {spec.entry}(const sw::Slot* s) {{ sw::cpu::{spec.mode}_loop<Op>(s); }}\n')
 

@@ -283,7 +283,7 @@ SW_DEVICE void rows_kernel(const Slot* s, const Slot* x) {
 // each staged column. Tall, narrow tiles measured fastest (+1-3%): 16-bit
 // tiles of 128 rows by 8 packs give each thread of a 128-thread block one P x P block, and
 // its 4 warps read 256 bytes of each of the tile's 64 staged columns together; float32,
-// float64 and int64 take 64 rows by 8 packs (backends/cuda.py _TILE_ROWS).
+// float64 and int64 take 64 rows by 8 packs (tuning.py KernelTables.tile_rows).
 // kCols (Algorithm `stage`): the tile is kCols packs wide, compiled in, and the block first
 // copies each staged operand's tile into shared memory (Stage below) with cp.async, whole
 // 128-byte runs of its columns and no register held across the loads' latency; the threads
