@@ -99,6 +99,18 @@ def _explain(args) -> int:
     return 0
 
 
+# ---------------------------------------------------------------- tune
+
+def _tune(args) -> int:
+    from . import _tune
+
+    command = "stridewise tune" + (" --quick" if args.quick else "")
+    doc = _tune.run(args.device, quick=args.quick, dtypes=args.dtypes, path=args.out,
+                    progress=not args.no_progress, command=command)
+    print(_tune.summary(doc))
+    return 0
+
+
 # ---------------------------------------------------------------- info
 
 def info() -> dict:
@@ -203,6 +215,15 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("--source", action=argparse.BooleanOptionalAction, default=True,
                    help="print the generated source")
     e.set_defaults(func=_explain)
+
+    t = sub.add_parser("tune", help="measure this GPU's launch fields and write its tuning file")
+    t.add_argument("--device", default="cuda", help="cuda or cuda:N")
+    t.add_argument("--quick", action="store_true", help="three dtypes at 2^26 outputs (about a minute)")
+    t.add_argument("--dtypes", type=_csv, help="comma-separated subset of the dtypes")
+    t.add_argument("--out", metavar="PATH", help="write the tuning here instead of the tuning "
+                   "directory (a file elsewhere is not loaded by later runs)")
+    t.add_argument("--no-progress", action="store_true")
+    t.set_defaults(func=_tune)
 
     i = sub.add_parser("info", help="backends, devices, compiler and cache directory")
     i.set_defaults(func=_info)
