@@ -218,7 +218,7 @@ def parser() -> argparse.ArgumentParser:
 
     t = sub.add_parser("tune", help="measure this GPU's launch fields and write its tuning file")
     t.add_argument("--device", default="cuda", help="cuda or cuda:N")
-    t.add_argument("--quick", action="store_true", help="three dtypes at 2^26 outputs (about a minute)")
+    t.add_argument("--quick", action="store_true", help="three dtypes at 2^26 outputs: 12 cells instead of 24")
     t.add_argument("--dtypes", type=_csv, help="comma-separated subset of the dtypes")
     t.add_argument("--out", metavar="PATH", help="write the tuning here instead of the tuning "
                    "directory (a file elsewhere is not loaded by later runs)")
