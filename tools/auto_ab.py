@@ -4,7 +4,7 @@
 
 Each tree runs in its own process (its own src/ on PYTHONPATH and its own kernel cache), so a
 round measures every tree once per cell; rounds alternate the trees to spread the machine's
-drift over all of them (bench/NOTES.md, "A/B method"). With --anchor, each process also times
+drift over all of them (docs/decisions.md, Method). With --anchor, each process also times
 torch eager (--anchor compile: torch.compile) on the same cell in interleaved rounds with
 stridewise (bench.time_interleaved), and the table shows stridewise's ratio to it there.
 """

@@ -16,6 +16,8 @@ class Explanation:
     shape, strides : merged extents and per-operand strides (elements, outputs first).
     kinds, pack, index_bits : how each operand is read, elements per access, index width.
     algorithm : the fully resolved algorithm.
+    origins : (field, value, origin) per algorithm field: "caller", "tuning for <device>" or
+        "default", with the measurement that chose the value.
     bytes : compulsory bytes (each operand's own elements once).
     source : the generated C++.
     """
@@ -32,6 +34,7 @@ class Explanation:
     dtypes: tuple
     bytes: int
     source: str
+    origins: tuple = ()
 
     @classmethod
     def from_prepared(cls, op: str, prepared) -> "Explanation":
@@ -46,7 +49,7 @@ class Explanation:
             nbytes += own * isz
         return cls(op, prepared.backend, lay.mode, p.shape, p.strides, lay.kinds, lay.pack,
                    p.index_bits, prepared.algorithm, tuple(d.name for d in prepared.spec.arrays),
-                   nbytes, prepared.source)
+                   nbytes, prepared.source, getattr(prepared, "origins", ()))
 
     def __str__(self) -> str:
         rows = [
@@ -57,6 +60,7 @@ class Explanation:
             ("operands", "  ".join(f"{k}:{d}/{kind}" for k, d, kind in zip(self._names(), self.dtypes, self.kinds))),
             ("access", f"pack {self.pack}, int{self.index_bits} index"),
             ("algorithm", repr(self.algorithm)),
+            *((f"  {name}", f"{value!r}  {origin}") for name, value, origin in self.origins),
             ("bytes", f"{self.bytes:,} compulsory"),
             ("warm calls", _warm_path()),
         ]

@@ -14,11 +14,13 @@ import inspect
 import itertools
 import re
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
 from . import _arrays, _codegen, _ops, _plan, _usercall
 from ._dtypes import ALL_DTYPES as DTYPES, dtype_of
+from ._typing import AlgorithmLike, Array, Operand
 from .algorithms import Algorithm, Auto
 
 __all__ = ["ElementwiseKernel", "C_NAMES"]
@@ -285,7 +287,7 @@ class ElementwiseKernel:
 
     broadcast_outputs = True
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: object, **kwargs: object) -> None:
         form, f = _form(args, kwargs)
         name, operation = f["name"], f["operation"]
         if form == "pycuda" and f["operation"] is None:
@@ -558,8 +560,10 @@ class ElementwiseKernel:
             [v.shape for v in views], names)
         return _usercall.index_view(shape, lib, device)
 
-    def __call__(self, *args, out=None, algorithm=None, size=None, stream=None, block_size=None,
-                 range=None, slice=None):
+    def __call__(self, *args: Operand, out: Array | Sequence[Array] | None = None,
+                 algorithm: AlgorithmLike | None = None, size: int | None = None,
+                 stream: object = None, block_size: int | None = None, range: object = None,
+                 slice: object = None) -> Array | tuple[Array, ...] | None:
         """Run the kernel; returns its output, a tuple of outputs when there are several (or
         return_tuple), or None (no_return)."""
         if self._plain and size is None and stream is None and block_size is None \

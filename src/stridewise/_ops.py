@@ -16,7 +16,9 @@ from ._dtypes import ALL_DTYPES as DTYPES, DType
 from .algorithms import Auto
 from .backends import get_backend
 from .capabilities import capabilities
-from .tuning import elementwise_tuning
+from .tuning import elementwise_tuning, field_origins, tuning_device
+from ._explain import Explanation
+from ._typing import AlgorithmLike, Array, Convention, Operand
 
 __all__ = ["ElementwiseOp", "Typing", "remainder", "remainder_", "explain", "Prepared"]
 
@@ -151,6 +153,7 @@ class Prepared:
     kernel: object = None
     config: object = None
     label: object = None   # user kernels: how compile errors name them
+    origins: tuple = ()    # (field, value, "caller" / "tuning for ..." / "default ...")
 
 
 _CALLS: dict = {}      # call signature -> (lib, device, typing, shape, convention), and
@@ -211,7 +214,8 @@ def _build(op, operands, outs: list, info, algorithm, index=None) -> Prepared:
                    nout=len(lead), nparams=len(typing.params))
     backend = device[0]
     be, caps = get_backend(backend), capabilities(backend, device)
-    tuning = elementwise_tuning(backend, None, typing.compute.name)
+    key = be.device_key(device)
+    tuning = elementwise_tuning(backend, key, typing.compute.name)
     alg = _resolve._resolve_elementwise(algorithm, p, tuning, caps, [v.dtype for v in views])
     layout = p.layout(alg.mode, alg.pack, getattr(alg, "share_rows", False))
     staged = caps._reads("stage") and getattr(alg, "stage", None)   # the host never stages
@@ -234,12 +238,14 @@ def _build(op, operands, outs: list, info, algorithm, index=None) -> Prepared:
         out_types=typing.out_types, reads=typing.reads, keep_loads=bool(alg.keep_loads),
         tile=be.tile_width(alg, layout.pack) if staged else 0,
         index=-1 if index is None else len(outs), options=typing.options)
-    source = _codegen.generate(spec, be.entry_point)
+    source = _codegen.generate(spec, lambda s: be.entry_point(s, tuning.kernels))
     periods = layout.periods or (0,) * len(views)
     static = (p.n, layout.aux, *p.shape, *(s for st in p.strides for s in st), *periods)
     prepared = Prepared(backend, lib, device, p, layout, alg, spec, source, static,
                         struct.Struct(_codegen.slot_format(spec)), label=typing.label)
     prepared.config = be.configure(spec, p, alg, device, lib)
+    prepared.origins = field_origins(algorithm, alg, tuning.for_mode(alg.mode),
+                                     tuning_device(backend, key, typing.compute.name))
     return prepared
 
 
@@ -298,7 +304,7 @@ def _fast_call(op, args, out, convention, algorithm, inplace, calls,
     """The warm path, or None when this call must go through the full pipeline.
 
     With calls None, only _fast_key's answer. Torch tensors are keyed inline, as _torch_key
-    would: a keyer call per tensor was a quarter of the keying time (bench/NOTES.md H1).
+    would: a keyer call per tensor was a quarter of the keying time.
     """
     scalars = None
     if out is None:
@@ -490,7 +496,9 @@ def _check_outs(op, operands, out_views, shape, dtypes):
                 raise ValueError(f"outputs {nm} and {out_names[k]} overlap; pass separate arrays")
 
 
-def remainder(x1, x2, /, *, out=None, convention=None, algorithm=None):
+def remainder(x1: Operand, x2: Operand, /, *, out: Array | None = None,
+              convention: Convention | None = None,
+              algorithm: AlgorithmLike | None = None) -> Array:
     """Elementwise remainder with the sign of the divisor, broadcast without copies.
 
     Parameters
@@ -509,7 +517,8 @@ def remainder(x1, x2, /, *, out=None, convention=None, algorithm=None):
     return _call(REMAINDER, (x1, x2), out, convention, algorithm) if r is None else r
 
 
-def remainder_(x1, x2, /, *, convention=None, algorithm=None):
+def remainder_(x1: Array, x2: Operand, /, *, convention: Convention | None = None,
+               algorithm: AlgorithmLike | None = None) -> Array:
     """In-place remainder: x1 = remainder(x1, x2); x2 must broadcast to x1's shape."""
     r = _warm_call(REMAINDER, (x1, x2), None, convention, algorithm, True, _CALLS)
     return _call(REMAINDER, (x1, x2), None, convention, algorithm, inplace=True) if r is None else r
@@ -518,7 +527,7 @@ def remainder_(x1, x2, /, *, convention=None, algorithm=None):
 _OPS = {"remainder": (REMAINDER, False), "remainder_": (REMAINDER, True)}
 
 
-def explain(op, *args, **kw):
+def explain(op: object, *args: Operand, **kw: object) -> Explanation:
     """Plan and resolve a call without running it.
 
     `op` is a built-in op (the function or its name) or an ElementwiseKernel.
@@ -527,8 +536,6 @@ def explain(op, *args, **kw):
     -------
     Explanation with .mode, .shape, .strides, .algorithm, .source and more; it prints readably.
     """
-    from ._explain import Explanation
-
     if hasattr(op, "_explain"):
         return Explanation.from_prepared(op.name, op._explain(args, kw))
     name = getattr(op, "__name__", op)

@@ -11,7 +11,7 @@
  * device's current stream in one call, for _warm.c's Launcher.
  *
  * Why C++: the accessors, torch's Python argument parsing and getters were over a fifth of a
- * warm call on the H200's host; torch's own call does all of them in C++ (bench/NOTES.md H4).
+ * warm call on the H200's host; torch's own call does all of them in C++.
  * Optional, like _warm: setup.py builds it when torch is importable at build time, and it
  * loads only under the torch it was built against (SW_TORCH_VERSION), whose C++ ABI it uses.
  */

@@ -8,7 +8,7 @@
  * reference (and the path when this module is not built); tests compare the two.
  *
  * Why C: a warm call spent more time in Python than in the driver call it wraps; compiled,
- * a warm out= call costs what torch's does (bench/NOTES.md H1, H2). The CUDA headers are not
+ * a warm out= call costs what torch's does. The CUDA headers are not
  * needed: the driver entry point comes in as an address, and CUlaunchConfig is declared
  * below.
  */
@@ -330,7 +330,7 @@ torch_key_fn(void)
     if (fn == NULL) {
         /* imported first: PyCapsule_Import reads "_torch" as the package's attribute, so a
            process whose first call came before anything imported stridewise._torch keyed
-           every tensor through the accessors (bench/NOTES.md H5) */
+           every tensor through the (slower) accessors */
         PyObject *module = PyImport_ImportModule("stridewise._torch");
         fn = module ? (TorchKey)PyCapsule_Import("stridewise._torch.key", 0) : NULL;
         Py_XDECREF(module);

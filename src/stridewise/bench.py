@@ -1,4 +1,4 @@
-"""Bench: stridewise against what users would otherwise run, case by case (BASELINE.md).
+"""Bench: stridewise against what users would otherwise run, case by case (docs/baselines.md).
 
 `run(...)` measures the case matrix (broadcast modes x dtypes) for `remainder` and returns a
 plain dict (the JSON document); `print_report`, `write_json` and `plot` present it. On a GPU
@@ -46,7 +46,7 @@ CASES = {
 # The Python-scalar divisor, per kind; negative, so the sign adjustment is exercised.
 _PY_SCALAR = {"f": -2.75, "i": -7}
 
-GPU_LOG2 = 27        # BASELINE.md: every output 2^27 elements
+GPU_LOG2 = 27        # docs/baselines.md: every output 2^27 elements
 CPU_LOG2 = 22
 QUICK_LOG2 = {"cuda": 24, "cpu": 18}
 QUICK_CASES = ("contiguous", "row", "outer", "short_rows", "permuted")
@@ -263,7 +263,7 @@ def time_interleaved(fns: dict, device: str, nbytes: int | None = None) -> dict:
 
     Each round times every callable once, starting one further along the list each round, so
     a drifting machine (another job's burst, a GPU's clocks) touches every implementation
-    alike instead of whichever ran then (bench/NOTES.md, item 10 and G40).
+    alike instead of whichever ran then.
     """
     device = "cuda" if device == "cuda" else "cpu"
     make = _batch_cuda if device == "cuda" else _batch_cpu
@@ -322,7 +322,7 @@ def _gpu_anchors(a, b, out, dtype: str, compile_times: dict):
     """name -> callable (or an Exception recorded as the anchor's failure) for one CUDA case.
 
     Every anchor that takes an output writes `out`, the tensor stridewise writes: which of two
-    buffers a kernel wrote moved torch and stridewise alike by up to 1.4% (bench/NOTES.md G43).
+    buffers a kernel wrote moved torch and stridewise alike by up to 1.4%.
     """
     import torch
 

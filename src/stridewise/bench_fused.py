@@ -12,7 +12,7 @@ import numpy as np
 __all__ = ["EXPRESSION", "SHAPES", "run_fused", "format_rows"]
 
 EXPRESSION = "sin(a*b) + sqrt(c) + cos(a) / log(cos(b) + 2)"
-# BASELINE.md's shapes on the GPU (2^28 output elements); a 2^22-element version for the CPU.
+# The baselines' shapes (docs/baselines.md) on the GPU (2^28 output elements); a 2^22-element version for the CPU.
 SHAPES = {
     "cuda": {"a": (64, 1, 32, 16, 256), "b": (8, 64, 4, 32, 16, 1), "c": (32, 16, 256),
              "out": (8, 64, 4, 32, 16, 256)},

@@ -33,7 +33,7 @@ template <int P, class F, class S> struct Apply2Pack : Apply2<F, S> {
 // one divisor for many dividends (rows with a repeated operand: the outer product) prepares
 // it once with its load and hands the same D to every pack of the batch. Explicit, because
 // the compiler does not share inline asm (rcp.approx) across the packs' slow-path branches
-// (bench/NOTES.md G26).
+// (outer products +13-17% in 16-bit and int32).
 template <class F, class = void> struct HasPrepare { enum { value = 0 }; };
 template <class F> struct HasPrepare<F, decltype((void)&F::prepare, void())> { enum { value = 1 }; };
 template <class F, class = void> struct HasFast { enum { value = HasPrepare<F>::value }; };
@@ -49,7 +49,7 @@ template <class F, class M> struct Prepared { typedef decltype(prepare<F>(M())) 
 // The flag `fast` sets, and the loop that runs `fast` over a pack. The device unrolls it.
 // The host makes it an `omp simd` loop and the flag an int: GCC 12 vectorizes neither a
 // reduction in straight-line (fully unrolled) code nor one over bool, so with the device's
-// form the host's fast path stayed scalar (bench/NOTES.md).
+// form the host's fast path stayed scalar.
 #if defined(__CUDA_ARCH__)
 typedef bool FastFlag;
 #define SW_FAST_LOOP(P) SW_UNROLL
@@ -76,10 +76,10 @@ SW_HOST_DEVICE SW_INLINE auto call_fast(FastFlag& slow, A... a) { return F::fast
 // rounding to float, d = 1 - x * r0 is below 1.25 * 2^-22 in magnitude. A Newton step
 // r0 + r0 * round(d) leaves x * r1 - 1 = -d^2 plus roundings: within 2^-43.36 + 2^-53. A
 // division is a Newton sequence too, but with a correctly rounded quotient and a branch to a
-// slow path per element, which kept a pack's elements from overlapping (bench/NOTES.md G12).
+// slow path per element, which kept a pack's elements from overlapping.
 // __fdividef, unlike inline asm, is an intrinsic the compiler shares between packs with the
 // same x even across the packs' slow-path branches (how the rows kernel shared a repeated
-// operand's reciprocal before divisors were prepared: G13, G26).
+// operand's reciprocal before divisors were prepared).
 SW_HOST_DEVICE SW_INLINE double rcp_newton(double x) {
   const float xf = (float)x;
   float rf;
@@ -109,7 +109,7 @@ SW_DEVICE SW_INLINE float rcp_approx(float x) {
 // 2^-21, never below A / B and, for A / B < 2^20, less than 0.75 above it, so q = n or n + 1
 // without an IEEE division; B in [2^-100, 2^100] keeps 1 / B a normal float. (__fdividef
 // would let the compiler share the reciprocal between packs, but costs a range check per
-// element, and float rows measured no gain from sharing: bench/NOTES.md G13.)
+// element, and float rows measured no gain from sharing.)
 // double: the same with rcp_newton(B) scaled up by 2^-42: with its error below 2^-43.3
 // and two roundings of 2^-53, A * up lies in [A / B, A / B (1 + 2^-41.5)], so for
 // A / B < 2^40 it is less than 0.36 above A / B and q = n or n + 1 (for a subnormal product
@@ -158,8 +158,8 @@ SW_DEVICE SW_INLINE double sw_fmod(double a, double b) {
   return slow ? fmod_slow(a, b) : r;
 }
 #else
-// Host fmod without glibc's bit loop (about 23 ns per call, 6-13x slower than this; see
-// bench/NOTES.md). With A = |a|, B = |b| and n = trunc(A / B) < 2^k, the rounded quotient
+// Host fmod without glibc's bit loop (about 23 ns per call, 6-13x slower than this).
+// With A = |a|, B = |b| and n = trunc(A / B) < 2^k, the rounded quotient
 // q = trunc(A / B) is n or n + 1 (rounding is monotone and n is representable), and
 // A - q * B is exactly representable (a multiple of the smaller ulp, below 2B in magnitude),
 // so one exact product-difference and one add of B give fmod exactly. Zero, inf, NaN and
@@ -247,7 +247,7 @@ SW_INLINE float fmod_short(float a, float b) {
   // The host has no guaranteed FMA; the double product of a 22-bit q and an 11-bit B is exact.
   float r = (float)((double)A - (double)q * (double)B);
   // Selects, not branches: the off-by-one is data-dependent, and a mispredicted branch per
-  // element costs more on the CPU than the whole fast path (bench/NOTES.md).
+  // element costs more on the CPU than the whole fast path.
   r = r < 0.0f ? r + B : (r >= B ? r - B : r);
   return copysignf(r, a);
 }
@@ -260,7 +260,7 @@ template <> struct Bits<double> { typedef u64 type; };
 #if defined(__CUDA_ARCH__)
 // The float remainder as a - q * b with q = floor(a / b) or one more, from the signed
 // quotient: about five fewer instructions per element than fmod_fast then the sign fix, and
-// instructions are what bound float rows and outer products (bench/NOTES.md G16).
+// instructions are what bound float rows and outer products.
 // w = a * rcp.approx(b) is within 2^-22.4 of a / b (relative); w + |w| 2^-21 is then at least
 // a / b and, for |a / b| < 2^20 + 1, less than 0.8 above it, so q = its floor is
 // n = floor(a / b) or n + 1 (a subnormal w only occurs for |a / b| < 1, where q in {-1, 0, 1}
@@ -272,7 +272,7 @@ template <> struct Bits<double> { typedef u64 type; };
 // |q| >= 2^20 and |b| > 2^100 set `slow`. The last is checked with q per element, or, for a
 // prepared divisor, folded into its reciprocal (NaN there, so q fails its check): free where
 // the divisor is shared, while folding it per element cost permuted float16 8% and checking
-// it per shared element cost outer products 13% (bench/NOTES.md G26). The argument is checked
+// it per shared element cost outer products 13%. The argument is checked
 // as float arithmetic in tests/test_remainder_cpu.py, and every float16 and bfloat16 pair
 // in tests/test_cuda.py, with the divisors dense and prepared.
 // kBf16: bfloat16 operands (8 significant bits). A nonzero distance from a / b to an integer
@@ -280,7 +280,7 @@ template <> struct Bits<double> { typedef u64 type; };
 // biased w, computed with the product rounded down (so a tiny negative a / b stays below 0
 // instead of underflowing to zero), is at least a / b and less than |a / b| 2^-20.2 above
 // it: for |q| < 2^12, q is floor(a / b) itself and r needs no fix-up, 3 instructions fewer
-// per element (bench/NOTES.md G29). Larger quotients take the functor's exact path.
+// per element. Larger quotients take the functor's exact path.
 template <Convention C, bool kPrepared, bool kBf16 = false>
 SW_DEVICE SW_INLINE float remainder_fast(float a, float b, float rcp, FastFlag& slow) {
   const float w = kBf16 ? __fmul_rd(a, rcp) : a * rcp;
@@ -342,7 +342,7 @@ struct RemainderFunctor {
     return m;
 #else
     // The same on the host, as bit masks: the signs of random data make branches
-    // unpredictable, and GCC turns float compares back into branches (bench/NOTES.md).
+    // unpredictable, and GCC turns float compares back into branches.
     // Sign bits stand in for < 0; they differ only for NaN m or b, where m + b is NaN too.
     typedef typename Bits<M>::type U;
     const U sign = U(1) << (sizeof(U) * 8 - 1);
@@ -365,7 +365,7 @@ struct ShortRemainderFunctor : RemainderFunctor<float, C> {
   }
   // `prepare` and `fast` are float's, whose fast path is exact for every float, so for 16-bit
   // operands too; on the host it vectorizes with types.h's branch-free half_to_float and
-  // 64-byte packs (bench/NOTES.md 14). On the device `fast` picks remainder_fast's form for
+  // 64-byte packs (float16 3.9 -> 1.4 ns an element). On the device `fast` picks remainder_fast's form for
   // the operands' width: bfloat16's needs no fix-up (kBf16).
 #if defined(__CUDA_ARCH__)
   SW_DEVICE SW_INLINE static float fast(float a, float b, FastFlag& slow) {
@@ -394,8 +394,8 @@ template <int P, class F, class S> struct Fast2Pack : Fast2<F, S> {
 };
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-// The float16 remainder two lanes per instruction, for a prepared divisor pair (bench/NOTES.md
-// G27). With x = a / b and n = floor(x): rcp = sign(b) * 1/|b| rounded toward zero to half,
+// The float16 remainder two lanes per instruction, for a prepared divisor pair
+// (outer float16 +25%). With x = a / b and n = floor(x): rcp = sign(b) * 1/|b| rounded toward zero to half,
 // from rcp.approx scaled down by 1 - 2^-22 (at most 1/|b|, within 2^-21 below), and NaN
 // where it is not in (0, 65504) (b zero, inf, NaN or below 2^-16). So w = a * rcp lies between
 // 0 and x, within |x| (2^-10 + 2^-21) + |a| 2^-24 of it (the last term: a subnormal rcp).
@@ -409,7 +409,7 @@ template <int P, class F, class S> struct Fast2Pack : Fast2<F, S> {
 // takes a's sign (torch) or b's (NumPy). |q| > 500 and NaN or inf operands reach `slow`
 // through the largest |q| (max.NaN keeps a NaN). bfloat16 has no such form: with 8 bits
 // the bound is |q| <= 56, and the bench's quotients (up to 200) sent so many of its outer
-// product's packs to the slow path that it ran 28-37% slower than float (G27). Every float16
+// product's packs to the slow path that it ran 28-37% slower than float. Every float16
 // pair runs through it in tests/test_cuda.py (test_every_16bit_pair, row_divisors).
 template <Convention C> struct Fast2<RemainderFunctor<half, C>, half> {
   enum { value = 1 };
@@ -482,7 +482,7 @@ SW_DEVICE SW_INLINE u32 u32_mod(u32 U, u32 V, u32 m) {
 }
 
 // int_remainder without its branch, which kept a pack's divisions from overlapping
-// (bench/NOTES.md G12): magnitudes in 32 unsigned bits (|INT_MIN| fits), a zero divisor
+// (a branch per element serializes them): magnitudes in 32 unsigned bits (|INT_MIN| fits), a zero divisor
 // divides by 1, and both b = 0 and b = -1 then leave r = 0 and the result 0. The unsigned
 // remainder is straight-line code. The floor modulus of magnitudes is |b| - r where the
 // signs differ and r != 0, else r, and takes b's sign: selects, one negation. The divisor's
@@ -554,7 +554,7 @@ SW_HOST_DEVICE SW_INLINE i64 floor_i64(double x) {
 // 2^-23.5 / |b| + 2^-43.3 (inv's error on |x| <= 2^19.8 / |b| + 1, and y's rounding) of
 // x + 1 / (2|b|), so for |b| < 2^42 it is above x and below n + 1: floor(y) = n exactly, and
 // r - n b is the floor remainder, with b's sign, without a fix-up (the form with magnitudes and
-// fix-ups ran 67 instructions per element in outer products: bench/NOTES.md G28). The GPU
+// fix-ups ran 67 instructions per element in outer products). The GPU
 // uses it as RemainderFunctor<i64>::fast, with inv, |inv| / 2 and the range check prepared
 // (Divisor<i64>); tests/test_remainder_cpu.py checks the argument as Python arithmetic (with
 // rcp_newton's float reciprocal 2 ulp either way) and the host build against NumPy.
@@ -584,7 +584,7 @@ SW_HOST_DEVICE SW_INLINE i64 int64_remainder_fast(i64 a, const Divisor<i64>& d, 
 // [0, V); then a's sign and the floor convention.
 // Conditional expressions and `&&` were if-converted by GCC 12 only in some layouts; where the
 // operands come from a periodic or strided load they stayed branches ("control flow in loop"),
-// the loop stayed scalar and lost 4-6x to idiv (bench/NOTES.md 13 and 15). So: |x| is
+// the loop stayed scalar and lost 4-6x to idiv. So: |x| is
 // (x ^ s) - s with s = x >> 63; r < 0 gets V added, then r - V >= 0 gets V subtracted; a's
 // sign is applied the same way; b is added where m != 0 and m, b differ in sign. A lane that
 // sets `slow` divides by 1 instead, so no lane converts an out-of-range double or overflows
