@@ -215,6 +215,8 @@ class ElementwiseKernel:
     name : kernel name (entry points, error messages).
     preamble : C++ before the functor (helper functions; `__device__` is accepted on the CPU).
     broadcasting : arguments broadcast, NumPy style (default). False requires equal shapes.
+    backward : gradients for torch autograd, as `defvjp` takes them. Without one, a call
+        whose torch input requires grad raises (it never drops the gradient silently).
     **options : CuPy's and PyCUDA's tuning keywords (reduce_dims, options, keep, ...) are
         accepted and ignored; loop_prep and after_loop are refused (there is no per-thread loop).
 
@@ -226,7 +228,7 @@ class ElementwiseKernel:
     broadcast_outputs = True
 
     def __init__(self, in_params, out_params, operation=None, name="kernel", preamble="", *,
-                 broadcasting=True, **options):
+                 broadcasting=True, backward=None, **options):
         refused = [k for k in ("loop_prep", "after_loop") if options.get(k)]
         if refused:
             raise ValueError(f"{', '.join(refused)} is not supported: stridewise kernels have no "
@@ -264,6 +266,17 @@ class ElementwiseKernel:
         self._source = _Source(f"ElementwiseKernel {self.name!r}", operation, preamble)
         self._calls, self._memo = {}, {}
         self._id = next(_COUNTER)
+        self._backward = backward
+
+    def defvjp(self, backward):
+        """Give the kernel a backward for torch autograd (also usable as a decorator).
+
+        `backward(inputs, outputs, grads)` gets the call's inputs (tensors or numbers) and
+        outputs, and the gradient of each output, as tuples in declaration order; it returns
+        one gradient per input, or None for none. It may use torch or stridewise ops.
+        """
+        self._backward = backward
+        return backward
 
     def _init_pycuda(self, arguments: str, operation: str) -> None:
         decls = _parse_pycuda(arguments)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from . import _arrays, _codegen, _plan, _resolve
+from . import _arrays, _codegen, _plan, _resolve, _torch_ops
 from ._arrays import Scalar, View
 from ._compiled import warm as _WARM
 from ._dtypes import ALL_DTYPES as DTYPES, DType
@@ -301,6 +301,8 @@ def _fast_call(op, args, out, convention, algorithm, inplace, calls,
             out = out[0]
         keyer = keyers.get(type(out))
         if keyer is torch_key:
+            if out.requires_grad or out.is_meta:    # the dispatcher's (_torch_ops.routed)
+                return None
             p = out.data_ptr()
             key = [op, convention, algorithm, inplace,
                    out.dtype, out.shape, out.stride(), out.get_device(), p % 16]
@@ -316,6 +318,8 @@ def _fast_call(op, args, out, convention, algorithm, inplace, calls,
     for x in args:
         keyer = keyers.get(type(x))
         if keyer is torch_key:
+            if x.requires_grad or x.is_meta:
+                return None
             p = x.data_ptr()
             key += x.dtype, x.shape, x.stride(), x.get_device(), p % 16
             ptrs.append(p)
@@ -338,12 +342,14 @@ def _fast_call(op, args, out, convention, algorithm, inplace, calls,
     if fast is None:
         return None
     alloc = fast.alloc
+    written = False
     if alloc is None:
         if inplace:
             result = args[0]
             ptrs.insert(0, ptrs[0])
         else:
             result = out
+        written = keyers.get(type(result)) is torch_key
         o, i = ptrs[0], 1
         for below, above, same in fast.extents:   # indexing: half the time of zip(ptrs, ...)
             d = ptrs[i] - o
@@ -359,6 +365,8 @@ def _fast_call(op, args, out, convention, algorithm, inplace, calls,
         fast.launch(ptrs, ())
     else:
         fast.launch(ptrs, [dt.slot_value(v) for dt, v in zip(fast.params, scalars)])
+    if written:          # an in-place write counts, as torch's own do
+        _torch_ops.bump(result)
     return result
 
 
@@ -395,6 +403,8 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
         result = _warm_call(op, args, out, convention, algorithm, inplace, calls)
         if result is not None:
             return result
+        if _torch_ops.routed(args, out):   # autograd, fake or meta tensors, dispatch modes
+            return _torch_ops.call(op, args, out, convention, algorithm, inplace)
     fast = None if dry or op.nout != 1 else _fast_key(op, args, out, convention, algorithm, inplace)
     allocated = out is None and not inplace
     algorithm = Auto() if algorithm is None else algorithm
@@ -447,6 +457,9 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
     slots = prepared.record.pack(*(v.ptr for v in out_views), *(v.ptr for v in in_views),
                                  *prepared.static, *values)
     get_backend(prepared.backend).launch(prepared.kernel, prepared.config, slots)
+    if lib == "torch" and out is not None:   # an in-place write counts, as torch's own do
+        for o in outs:
+            _torch_ops.bump(o)
     if fast is not None:
         _remember(calls, fast[0], prepared, list(out_views), in_views, allocated, info)
     return result
@@ -497,6 +510,12 @@ def remainder_(x1, x2, /, *, convention=None, algorithm=None):
 
 
 _OPS = {"remainder": (REMAINDER, False), "remainder_": (REMAINDER, True)}
+
+# Dynamo traces these in place of the eager entry points: a compiled graph holds the op's
+# torch.library custom op (_torch_ops).
+_call._torchdynamo_inline = _torch_ops.traced_call
+remainder._torchdynamo_inline = _torch_ops.traced(REMAINDER)
+remainder_._torchdynamo_inline = _torch_ops.traced(REMAINDER, inplace=True)
 
 
 def explain(op, *args, **kw):

@@ -283,7 +283,8 @@ static PyTypeObject LauncherType = {
 /* _arrays._KEYERS, _torch_key, _numpy_key, keyer */
 static PyObject *keyers, *torch_key, *numpy_key, *find_keyer;
 static PyObject *s_data_ptr, *s_dtype, *s_shape, *s_stride, *s_strides, *s_get_device, *s_alloc,
-                *s_extents, *s_out_mod, *s_params, *s_launch, *s_slot_value;
+                *s_extents, *s_out_mod, *s_params, *s_launch, *s_slot_value, *s_requires_grad,
+                *s_is_meta;
 
 enum { MAX_KEY = 512, MAX_ARGS = MAX_POINTERS - 1 };
 
@@ -321,6 +322,35 @@ static int
 no_torch_key(PyObject *x, PyObject **items, uint64_t *ptr)
 {
     return 0;
+}
+
+/* Count an in-place write into torch tensor x (stridewise._torch's sw_torch_bump, or
+   _torch_ops.bump): 0, or -1 with a Python error. */
+typedef int (*TorchBump)(PyObject *);
+
+static int
+torch_bump(PyObject *x)
+{
+    static TorchBump fn = NULL;
+    static PyObject *py = NULL;
+    if (fn == NULL && py == NULL) {
+        PyObject *module = PyImport_ImportModule("stridewise._torch");
+        fn = module ? (TorchBump)PyCapsule_Import("stridewise._torch.bump", 0) : NULL;
+        Py_XDECREF(module);
+        if (fn == NULL) {
+            PyErr_Clear();
+            module = PyImport_ImportModule("stridewise._torch_ops");
+            py = module ? PyObject_GetAttrString(module, "bump") : NULL;
+            Py_XDECREF(module);
+            if (py == NULL)
+                return -1;
+        }
+    }
+    if (fn != NULL)
+        return fn(x);
+    PyObject *r = PyObject_CallOneArg(py, x);
+    Py_XDECREF(r);
+    return r == NULL ? -1 : 0;
 }
 
 static TorchKey
@@ -393,11 +423,20 @@ key_with(Keying *k, PyObject *keyer, PyObject *x, int is_out)
     if (keyer == torch_key) {    /* inline, as _fast_call: (dtype, shape, stride(), device, p % 16) */
         PyObject *items[5];
         int got = torch_key_fn()(x, items, &k->ptrs[k->nptr]);
+        if (got == 2)            /* it needs the dispatcher: _torch_ops.routed */
+            return 0;
         if (got) {               /* stridewise._torch's, in C++ */
             k->nptr++;
             for (int i = 0; i < 5; i++)
                 k->key[k->nkey++] = items[i];
             return 1;
+        }
+        for (int i = 0; i < 2; i++) {     /* as _fast_call: the dispatcher's (_torch_ops.routed) */
+            PyObject *flag = PyObject_GetAttr(x, i ? s_is_meta : s_requires_grad);
+            int set = flag ? PyObject_IsTrue(flag) : -1;
+            Py_XDECREF(flag);
+            if (set)
+                return set < 0 ? -1 : 0;
         }
         PyObject *p = PyObject_CallMethodNoArgs(x, s_data_ptr);
         if (p == NULL)
@@ -648,6 +687,12 @@ fast_call(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
     Py_INCREF(fast);
     result = run_fast(&k, fast, args, out, inplace);
     Py_DECREF(fast);
+    if (result != NULL && result != Py_None && (inplace || out != Py_None)) {
+        /* an in-place write counts, as torch's own do */
+        PyObject *keyer = PyDict_GetItemWithError(keyers, (PyObject *)Py_TYPE(result));
+        if ((keyer == NULL && PyErr_Occurred()) || (keyer == torch_key && torch_bump(result) < 0))
+            Py_CLEAR(result);
+    }
     return result;
 }
 
@@ -687,9 +732,11 @@ PyMODINIT_FUNC
 PyInit__warm(void)
 {
     const char *names[] = {"data_ptr", "dtype", "shape", "stride", "strides", "get_device",
-                           "alloc", "extents", "out_mod", "params", "launch", "slot_value"};
+                           "alloc", "extents", "out_mod", "params", "launch", "slot_value",
+                           "requires_grad", "is_meta"};
     PyObject **slots[] = {&s_data_ptr, &s_dtype, &s_shape, &s_stride, &s_strides, &s_get_device,
-                          &s_alloc, &s_extents, &s_out_mod, &s_params, &s_launch, &s_slot_value};
+                          &s_alloc, &s_extents, &s_out_mod, &s_params, &s_launch, &s_slot_value,
+                          &s_requires_grad, &s_is_meta};
     for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++)
         if ((*slots[i] = PyUnicode_InternFromString(names[i])) == NULL)
             return NULL;
@@ -699,7 +746,7 @@ PyInit__warm(void)
     if (m == NULL)
         return NULL;
     /* the interface version _compiled expects: a module built from older sources is not used */
-    if (PyModule_AddIntConstant(m, "ABI", 3) < 0 ||
+    if (PyModule_AddIntConstant(m, "ABI", 4) < 0 ||
         PyModule_AddObjectRef(m, "Launcher", (PyObject *)&LauncherType) < 0) {
         Py_DECREF(m);
         return NULL;
