@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["FORMULAS", "NOT_DIFFERENTIABLE"]
+__all__ = ["FORMULAS", "SAVES"]
 
 
 def _pow(g, ins, out):
@@ -69,6 +69,9 @@ FORMULAS = {
 FORMULAS.update({f"cast_{dt}": (lambda g, ins, out: (g,))
                  for dt in ("float16", "bfloat16", "float32", "float64")})
 
-# torch defines no derivative for these (floor_divide: "derivative for aten::floor_divide is
-# not implemented"); an integer or bool cast has no differentiable output at all.
-NOT_DIFFERENTIABLE = {"floor_divide"}
+# What each formula reads: "i" the inputs, "o" the output (the rest are not saved). An op
+# without a formula (floor_divide: torch defines none either; an integer or bool cast has no
+# differentiable output) raises "derivative ... is not implemented" at backward, as torch does.
+SAVES = {"multiply": "i", "divide": "i", "remainder": "i", "fmod": "i", "maximum": "i",
+         "minimum": "i", "pow": "io", "where": "i", "relu": "o", "abs": "i", "exp": "o",
+         "log": "i", "sqrt": "o", "sin": "i", "cos": "i", "fma": "i"}

@@ -103,29 +103,32 @@ def _fake_view(t):
 def _define(op, name: str, mask: str) -> None:
     import torch
 
-    from ._grads import FORMULAS
+    from ._grads import FORMULAS, SAVES
 
     global _LIB
     if _LIB is None:
         _LIB = torch.library.Library(NAMESPACE, "FRAGMENT")
     kernel, n, nout = _is_kernel(op), len(mask), op.nout
     params = [f"{'Tensor' if m == 'T' else 'Scalar'} x{i}" for i, m in enumerate(mask)]
-    params.append("Tensor[] outs" if kernel else "str? convention=None")
+    # user kernels: the given outs (their shape and dtype can decide the result's, and a
+    # kernel that reads them starts from them); built-ins: the convention
+    nx = nout if kernel else 1
+    params += [f"Tensor? o{k}=None" for k in range(nout)] if kernel else ["str? convention=None"]
     params.append("str? algorithm=None")
     ret = "Tensor" if nout == 1 else "(" + ", ".join(["Tensor"] * nout) + ")"
     qualname = f"{NAMESPACE}::{name}.{mask}"
     _LIB.define(f"{name}.{mask}({', '.join(params)}) -> {ret}")
 
     def impl(*a):
-        a += (None,) * (n + 2 - len(a))     # defaults the dispatcher left out
-        args, extra, algorithm = a[:n], a[n], _ALGORITHMS.get(a[n + 1]) if a[n + 1] else None
+        a += (None,) * (n + nx + 1 - len(a))     # defaults the dispatcher left out
+        args, extra, algorithm = a[:n], a[n:n + nx], _ALGORITHMS.get(a[n + nx]) if a[n + nx] else None
         # The inputs may require grad (autograd sits above this kernel): no_grad keeps the
         # eager path from routing back here, and lets the warm path take the call.
         with torch.no_grad():
             if not kernel:
-                return _ops._call(op, args, None, extra, algorithm)
+                return _ops._call(op, args, None, extra[0], algorithm)
             outs = None
-            if extra:    # fresh outputs in place of the given ones; read ones start as them
+            if extra[0] is not None:    # fresh outputs for the given; read ones start as them
                 outs = [torch.empty_strided(o.shape, out_strides(tuple(o.shape), args), dtype=o.dtype,
                                             device=o.device) for o in extra]
                 for o, init, reads in zip(outs, extra, op._reads):
@@ -134,27 +137,34 @@ def _define(op, name: str, mask: str) -> None:
             return _ops._call(op, args, outs, None, algorithm, calls=op._calls, memo=op._memo)
 
     def fake(*a):
-        a += (None,) * (n + 2 - len(a))
-        args, extra = a[:n], a[n]
+        a += (None,) * (n + nx + 1 - len(a))
+        args, extra = a[:n], a[n:n + nx]
         operands = [_fake_view(x) if isinstance(x, torch.Tensor) else _arrays.Scalar(x) for x in args]
-        out_views = [_fake_view(o) for o in extra] if kernel and extra else [None] * nout
+        out_views = [o if o is None else _fake_view(o) for o in extra] if kernel else [None]
         _, _, typing, shape, _ = _ops._prepare(op, operands, out_views,
-                                               None if kernel else extra, False)
+                                               None if kernel else extra[0], False)
         device = next(x.device for x in args if isinstance(x, torch.Tensor))
         strides = out_strides(shape, [o for o in operands if isinstance(o, _arrays.View)])
         outs = tuple(torch.empty_strided(shape, strides, dtype=getattr(torch, dt.name), device=device)
                      for dt in typing.outs)
         return outs[0] if nout == 1 else outs
 
+    # Save only what the formula reads, as torch does: a later in-place write into anything
+    # saved fails backward ("modified by an inplace operation").
+    saves = "io" if kernel else SAVES.get(op.name, "")
+
     def setup_context(ctx, inputs, output):
         ctx.numbers = [None if m == "T" else x for m, x in zip(mask, inputs)]
+        ctx.metas = [(x.shape, x.dtype) if m == "T" else None for m, x in zip(mask, inputs)]
         outs = output if isinstance(output, tuple) else (output,)
-        ctx.save_for_backward(*(x for x in inputs[:n] if isinstance(x, torch.Tensor)), *outs)
+        ctx.save_for_backward(*(x for x in inputs[:n] if "i" in saves and isinstance(x, torch.Tensor)),
+                              *(outs if "o" in saves else ()))
 
     def backward(ctx, *grads):
         saved = iter(ctx.saved_tensors)
-        ins = tuple(next(saved) if m == "T" else x for m, x in zip(mask, ctx.numbers))
-        outs = tuple(saved)
+        ins = tuple((next(saved) if "i" in saves else None) if m == "T" else x
+                    for m, x in zip(mask, ctx.numbers))
+        outs = tuple(saved) or (None,)
         if kernel:
             got = op._backward(ins, outs, grads)
             if not isinstance(got, (tuple, list)) or len(got) != n:
@@ -165,9 +175,9 @@ def _define(op, name: str, mask: str) -> None:
             if formula is None:
                 raise RuntimeError(f"derivative for {qualname} is not implemented")
             got = formula(grads[0], ins, outs[0])
-        result = [None if m == "S" or g is None or not ctx.needs_input_grad[i] else _reduce(g, x)
-                  for i, (m, g, x) in enumerate(zip(mask, got, ins))]
-        return (*result, None, None)
+        result = [None if m == "S" or g is None or not ctx.needs_input_grad[i] else _reduce(g, *meta)
+                  for i, (m, g, meta) in enumerate(zip(mask, got, ctx.metas))]
+        return (*result, *[None] * (nx + 1))
 
     for key in ("CPU", "CUDA"):
         _LIB.impl(f"{name}.{mask}", impl, key)
@@ -175,14 +185,11 @@ def _define(op, name: str, mask: str) -> None:
     torch.library.register_autograd(qualname, backward, setup_context=setup_context, lib=_LIB)
 
 
-def _reduce(g, x):
-    """A gradient summed over the dims x was broadcast along, in x's dtype."""
-    import torch
-
-    g = torch.as_tensor(g, device=x.device)
-    if g.shape != x.shape:
-        g = g.sum_to_size(x.shape)
-    return g if g.dtype == x.dtype else g.to(x.dtype)
+def _reduce(g, shape, dtype):
+    """A gradient summed over the dims its input was broadcast along, in its dtype."""
+    if g.shape != shape:
+        g = g.sum_to_size(shape)
+    return g if g.dtype == dtype else g.to(dtype)
 
 
 def traced_call(op, args, out=None, convention=None, algorithm=None, inplace=False, dry=False,
@@ -240,9 +247,11 @@ def call(op, args, out=None, convention=None, algorithm=None, inplace=False):
             "no backward. Give it one: ElementwiseKernel(..., backward=fn) or k.defvjp(fn), where "
             "fn(inputs, outputs, grads) returns one gradient (or None) per input; or pass "
             "x.detach(), or call it under torch.no_grad()")
+    if inplace and grad and args[0].requires_grad:   # autograd may save x1, which copy_ overwrites
+        args = (args[0].clone(), *args[1:])
     fn = getattr(getattr(getattr(torch.ops, NAMESPACE), _ensure(op, mask)), mask)
-    extra = targets if kernel else convention
-    result = fn(*args, extra, _algorithm_key(algorithm))
+    extra = (targets or [None] * op.nout) if kernel else [convention]
+    result = fn(*args, *extra, _algorithm_key(algorithm))
     if not targets:
         return result
     for t, r in zip(targets, result if isinstance(result, tuple) else (result,)):
