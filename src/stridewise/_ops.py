@@ -9,7 +9,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from . import _arrays, _codegen, _plan, _resolve, _torch_ops
+from . import _arrays, _codegen, _foreign, _plan, _resolve, _torch_ops
 from ._arrays import Scalar, View
 from ._compiled import warm as _WARM
 from ._dtypes import ALL_DTYPES as DTYPES, DType
@@ -460,6 +460,8 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
     if lib == "torch" and out is not None:   # an in-place write counts, as torch's own do
         for o in outs:
             _torch_ops.bump(o)
+    elif lib == "cuda" and allocated:        # a JAX input's output is a JAX array
+        result = _foreign.finish(result, _foreign.producer_of(in_views[0].obj))
     if fast is not None:
         _remember(calls, fast[0], prepared, list(out_views), in_views, allocated, info)
     return result
