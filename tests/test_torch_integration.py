@@ -409,3 +409,32 @@ def test_cuda_compile_inductor_trains():
     loss.backward()
     ref.backward()
     torch.testing.assert_close((loss, w1.grad), (ref, w2.grad), rtol=1e-5, atol=1e-5)
+
+
+def test_train_bench_variants_agree_with_torch(monkeypatch):
+    """The training-step bench checks every variant's loss and gradients against eager torch
+    before timing; here the eager variants, on a tiny model."""
+    from stridewise import bench, bench_train
+
+    monkeypatch.setitem(bench_train.SIZES, "cpu", (64, 8, 16))
+    monkeypatch.setattr(bench, "time_interleaved",
+                        lambda fns, dev: {k: {"time_s": (f(), 1.0)[1]} for k, f in fns.items()})
+    rows = bench_train.run_train("cpu", compile_=False)
+    assert [r["impl"] for r in rows] == ["torch eager", "stridewise eager"]
+    assert all("error" not in r for r in rows)
+
+
+def test_saved_inputs_only_where_the_derivative_reads_them():
+    """add reads neither input in backward: overwriting one afterwards is fine, as in torch;
+    multiply reads them: overwriting one fails backward, as in torch."""
+    for ours, theirs, fails in ((sw.add, torch.add, False), (sw.multiply, torch.mul, True)):
+        for fn in (ours, theirs):
+            x, w = _leaf(torch.rand(3)), torch.rand(3)
+            y = fn(x, w)
+            w.add_(1)
+            if fails:
+                with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+                    y.sum().backward()
+            else:
+                y.sum().backward()
+                assert torch.equal(x.grad, torch.ones(3))
