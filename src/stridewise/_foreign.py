@@ -142,11 +142,15 @@ class Array:
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         if stream is not None and stream not in (-1, 1):   # the consumer's stream waits
             from cuda.bindings import driver
+            from cuda.core import Device
 
-            _, event = driver.cuEventCreate(driver.CUevent_flags.CU_EVENT_DISABLE_TIMING)
-            driver.cuEventRecord(event, driver.CUstream(0))
-            driver.cuStreamWaitEvent(driver.CUstream(stream), event, 0)
-            driver.cuEventDestroy(event)
+            Device(self.index).set_current()
+            err, event = driver.cuEventCreate(driver.CUevent_flags.CU_EVENT_DISABLE_TIMING)
+            for err in (err, driver.cuEventRecord(event, driver.CUstream(0))[0],
+                        driver.cuStreamWaitEvent(driver.CUstream(stream), event, 0)[0],
+                        driver.cuEventDestroy(event)[0]):
+                if int(err):
+                    raise RuntimeError(f"could not order stream {stream} after the kernel: {err}")
         return dlpack_capsule(self.ptr, ("cuda", self.index), self.shape, self.strides,
                               self.dtype, self)
 
@@ -159,8 +163,10 @@ def allocator(device: tuple, shape: tuple, dtype):
     def alloc():
         from cuda.core import Device
 
+        dev = Device(device[1])
+        dev.set_current()
         nbytes = max(int(np.prod(shape, dtype=np.int64)) * dtype.itemsize, 1)
-        buf = Device(device[1]).allocate(nbytes)
+        buf = dev.allocate(nbytes)
         ptr = int(buf.handle)
         return Array(buf, ptr, device[1], shape, dtype.numpy), ptr
     return alloc
@@ -172,7 +178,9 @@ def finish(result, first):
     if not isinstance(result, Array) or not is_jax(first):
         return result
     import jax.dlpack
-    from cuda.bindings import driver
+    from cuda.core import Device
 
-    driver.cuStreamSynchronize(driver.CUstream(0))
+    dev = Device(result.index)
+    dev.set_current()
+    dev.sync()
     return jax.dlpack.from_dlpack(result)
