@@ -294,6 +294,21 @@ def test_fake_errors_are_the_eager_ones():
             sw.remainder(a, b)
 
 
+def test_warm_calls_leave_grad_and_modes_to_the_dispatcher(warm_path):
+    """A signature already warm on plain tensors: the same call with an input that requires
+    grad, on meta tensors, or under make_fx's dispatch mode, goes through the custom op."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    a, b = torch.rand(4, 6) + 1, torch.rand(6) + 1
+    for _ in range(3):
+        assert not sw.remainder(a, b).requires_grad
+    assert sw.remainder(a.requires_grad_(), b).grad_fn is not None
+    a.requires_grad_(False)
+    assert sw.remainder(a.to("meta"), b.to("meta")).device.type == "meta"
+    gm = make_fx(lambda x, y: sw.remainder(x, y))(a, b)
+    assert "stridewise.remainder.TT" in {str(n.target) for n in gm.graph.nodes}
+
+
 def test_make_fx_records_the_custom_op():
     from torch.fx.experimental.proxy_tensor import make_fx
 

@@ -284,7 +284,7 @@ def _fast_key(op, args, out, convention, algorithm, inplace):
 
 
 def _fast_call(op, args, out, convention, algorithm, inplace, calls,
-               keyers=_arrays._KEYERS, torch_key=_arrays._torch_key):
+               keyers=_arrays._KEYERS, torch_key=_arrays._torch_key, declines=_torch_ops.declines):
     """The warm path, or None when this call must go through the full pipeline.
 
     With calls None, only _fast_key's answer. Torch tensors are keyed inline, as _torch_key
@@ -301,7 +301,7 @@ def _fast_call(op, args, out, convention, algorithm, inplace, calls,
             out = out[0]
         keyer = keyers.get(type(out))
         if keyer is torch_key:
-            if out.requires_grad or out.is_meta:    # the dispatcher's (_torch_ops.routed)
+            if declines(out):       # the dispatcher's: _torch_ops.routed takes the call
                 return None
             p = out.data_ptr()
             key = [op, convention, algorithm, inplace,
@@ -318,7 +318,7 @@ def _fast_call(op, args, out, convention, algorithm, inplace, calls,
     for x in args:
         keyer = keyers.get(type(x))
         if keyer is torch_key:
-            if x.requires_grad or x.is_meta:
+            if declines(x):
                 return None
             p = x.data_ptr()
             key += x.dtype, x.shape, x.stride(), x.get_device(), p % 16

@@ -21,7 +21,7 @@ import sys
 from . import _arrays, _ops
 from ._dtypes import dtype_of
 
-__all__ = ["NAMESPACE", "routed", "call", "bump", "out_strides"]
+__all__ = ["NAMESPACE", "routed", "declines", "call", "bump", "out_strides"]
 
 NAMESPACE = "stridewise"
 _LIB = None              # the torch.library.Library every overload lives in
@@ -45,6 +45,15 @@ def routed(args, out) -> bool:
         if type(t) not in (torch.Tensor, torch.nn.Parameter) or t.is_meta or grad and t.requires_grad:
             return True
     return torch._C._len_torch_dispatch_stack() > 0
+
+
+def declines(t) -> bool:
+    """Whether the warm path must leave plain tensor t to `routed`: it requires grad with grad
+    mode on, is not on the CPU or a CUDA device, or a dispatch mode is active (what
+    stridewise._torch's sw_torch_key checks in C++)."""
+    torch = sys.modules["torch"]
+    return (t.requires_grad and torch.is_grad_enabled() or t.device.type not in ("cpu", "cuda")
+            or torch._C._len_torch_dispatch_stack() > 0)
 
 
 def bump(t) -> None:

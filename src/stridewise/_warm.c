@@ -283,8 +283,7 @@ static PyTypeObject LauncherType = {
 /* _arrays._KEYERS, _torch_key, _numpy_key, keyer */
 static PyObject *keyers, *torch_key, *numpy_key, *find_keyer;
 static PyObject *s_data_ptr, *s_dtype, *s_shape, *s_stride, *s_strides, *s_get_device, *s_alloc,
-                *s_extents, *s_out_mod, *s_params, *s_launch, *s_slot_value, *s_requires_grad,
-                *s_is_meta;
+                *s_extents, *s_out_mod, *s_params, *s_launch, *s_slot_value;
 
 enum { MAX_KEY = 512, MAX_ARGS = MAX_POINTERS - 1 };
 
@@ -431,13 +430,19 @@ key_with(Keying *k, PyObject *keyer, PyObject *x, int is_out)
                 k->key[k->nkey++] = items[i];
             return 1;
         }
-        for (int i = 0; i < 2; i++) {     /* as _fast_call: the dispatcher's (_torch_ops.routed) */
-            PyObject *flag = PyObject_GetAttr(x, i ? s_is_meta : s_requires_grad);
-            int set = flag ? PyObject_IsTrue(flag) : -1;
-            Py_XDECREF(flag);
-            if (set)
-                return set < 0 ? -1 : 0;
+        static PyObject *declines = NULL;    /* as _fast_call: _torch_ops.declines */
+        if (declines == NULL) {
+            PyObject *module = PyImport_ImportModule("stridewise._torch_ops");
+            declines = module ? PyObject_GetAttrString(module, "declines") : NULL;
+            Py_XDECREF(module);
+            if (declines == NULL)
+                return -1;
         }
+        PyObject *flag = PyObject_CallOneArg(declines, x);
+        int set = flag ? PyObject_IsTrue(flag) : -1;
+        Py_XDECREF(flag);
+        if (set)                 /* the dispatcher's: _torch_ops.routed takes the call */
+            return set < 0 ? -1 : 0;
         PyObject *p = PyObject_CallMethodNoArgs(x, s_data_ptr);
         if (p == NULL)
             return -1;
@@ -732,11 +737,9 @@ PyMODINIT_FUNC
 PyInit__warm(void)
 {
     const char *names[] = {"data_ptr", "dtype", "shape", "stride", "strides", "get_device",
-                           "alloc", "extents", "out_mod", "params", "launch", "slot_value",
-                           "requires_grad", "is_meta"};
+                           "alloc", "extents", "out_mod", "params", "launch", "slot_value"};
     PyObject **slots[] = {&s_data_ptr, &s_dtype, &s_shape, &s_stride, &s_strides, &s_get_device,
-                          &s_alloc, &s_extents, &s_out_mod, &s_params, &s_launch, &s_slot_value,
-                          &s_requires_grad, &s_is_meta};
+                          &s_alloc, &s_extents, &s_out_mod, &s_params, &s_launch, &s_slot_value};
     for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++)
         if ((*slots[i] = PyUnicode_InternFromString(names[i])) == NULL)
             return NULL;
