@@ -174,6 +174,34 @@ def test_kernel_backward_gradcheck():
         torch.testing.assert_close((out, *grads), (ref, *ref_grads), rtol=1e-14, atol=1e-14)
 
 
+def test_two_output_kernel_with_outs_given_under_autograd_and_fake():
+    """Two outputs, outs given (their dtype binds T, their shape broadcasts the inputs): the
+    gradient reaches the inputs through both outputs, and the fake result is the eager one."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    def backward(i, o, g):
+        return g[0] * i[1] + g[1], g[0] * i[0] - g[1]
+
+    x, y, _ = _inputs(7)
+    grad_k = sw.ElementwiseKernel("T x, T y", "T z, T w", "z = x * y; w = x - y",
+                                  name="mulsub", backward=backward)
+    assert torch.autograd.gradcheck(lambda a, b: grad_k(a, b), (_leaf(x), _leaf(y)))
+    k = sw.ElementwiseKernel("float64 x, float64 y", "T z, T w", "z = x * y; w = x - y",
+                             name="mulsub_out")
+    z, w = torch.empty(4, 3, dtype=F64), torch.empty(4, 3, dtype=F64)
+    with torch.no_grad():
+        k(x, y, z, w)
+    assert torch.equal(z, x * y) and torch.equal(w, x - y)
+    row, zf, wf = y[None, :], z.float(), w.float()
+    with FakeTensorMode() as mode:
+        fakes = [mode.from_tensor(t) for t in (x, row, zf, wf)]
+        k(*fakes)                 # defines the overload; the outs come back through copy_
+        op = getattr(torch.ops.stridewise, _torch_ops._name(k)).TT
+        fz, fw = op(*fakes, None)
+    for f in (fz, fw):
+        assert (f.dtype, f.shape, f.stride()) == (zf.dtype, zf.shape, zf.stride())
+
+
 def test_kernel_backward_of_the_wrong_arity_is_named():
     k = _sqmul(backward=lambda inputs, outputs, grads: (grads[0],))
     x = _leaf(torch.rand(3, dtype=F64))
