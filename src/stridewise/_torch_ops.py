@@ -65,8 +65,8 @@ def bump(t) -> None:
 
 
 def out_strides(shape: tuple, inputs: list) -> tuple:
-    """Strides of an allocated output, for the fake implementations: the rule the eager
-    allocation follows (_arrays.allocator), so traced graphs and eager calls agree."""
+    """Strides of an allocated output of `shape` given the input Views: the rule the eager
+    allocation follows (_arrays.allocator), so fakes, traced graphs and eager calls agree."""
     return _arrays._dense_strides(shape)
 
 
@@ -138,8 +138,9 @@ def _define(op, name: str, mask: str) -> None:
                 return _ops._call(op, args, None, extra[0], algorithm)
             outs = None
             if extra[0] is not None:    # fresh outputs for the given; read ones start as them
-                outs = [torch.empty_strided(o.shape, out_strides(tuple(o.shape), args), dtype=o.dtype,
-                                            device=o.device) for o in extra]
+                views = [_fake_view(x) for x in args if isinstance(x, torch.Tensor)]
+                outs = [torch.empty_strided(o.shape, out_strides(tuple(o.shape), views),
+                                            dtype=o.dtype, device=o.device) for o in extra]
                 for o, init, reads in zip(outs, extra, op._reads):
                     if reads:
                         o.copy_(init)
