@@ -279,6 +279,8 @@ class ElementwiseKernel:
     CuPy, torch, cuda.core or PyCUDA stream, or a raw handle; the host runs a call to the end
     before returning), block_size= (the algorithm's block_size field), algorithm=, out=, and
     in the PyCUDA form range= / slice= (i runs over that range; every array is then raw).
+    backward : gradients for torch autograd, as `defvjp` takes them. Without one, a call
+        whose torch input requires grad raises (it never drops the gradient silently).
 
     Inputs and outputs broadcast together; the output shape is the broadcast of every
     argument, and an out of another shape is an error. 16-bit floats compute in float32
@@ -288,6 +290,7 @@ class ElementwiseKernel:
     broadcast_outputs = True
 
     def __init__(self, *args: object, **kwargs: object) -> None:
+        backward = kwargs.pop("backward", None)
         form, f = _form(args, kwargs)
         name, operation = f["name"], f["operation"]
         if form == "pycuda" and f["operation"] is None:
@@ -334,6 +337,17 @@ class ElementwiseKernel:
         self._calls, self._memo = {}, {}
         self._ranged = None
         self._id = next(_COUNTER)
+        self._backward = backward
+
+    def defvjp(self, backward):
+        """Give the kernel a backward for torch autograd (also usable as a decorator).
+
+        `backward(inputs, outputs, grads)` gets the call's inputs (tensors or numbers) and
+        outputs, and the gradient of each output, as tuples in declaration order; it returns
+        one gradient per input, or None for none. It may use torch or stridewise ops.
+        """
+        self._backward = backward
+        return backward
 
     def _init_pycuda(self, arguments: str, operation: str, all_raw: bool = False) -> None:
         decls = _parse_pycuda(arguments)
@@ -572,9 +586,9 @@ class ElementwiseKernel:
             # bool scalar, or anything new, falls through to the full path)
             if self._pycuda is not None:
                 if len(args) == len(self._pycuda) and out is None:
-                    r = _ops._warm_call(self, [a for a, o in zip(args, self._pycuda) if not o],
-                                        [a for a, o in zip(args, self._pycuda) if o], None,
-                                        algorithm, False, self._calls)
+                    r = _ops._warm_user(self, [a for a, o in zip(args, self._pycuda) if not o],
+                                        [a for a, o in zip(args, self._pycuda) if o],
+                                        algorithm, self._calls)
                     if r is not None:
                         return r
             else:
@@ -582,7 +596,7 @@ class ElementwiseKernel:
                 if len(args) == nin + 1 and out is None:
                     args, out = args[:nin], args[nin:]
                 if len(args) == nin:
-                    r = _ops._warm_call(self, args, out, None, algorithm, False, self._calls)
+                    r = _ops._warm_user(self, args, out, algorithm, self._calls)
                     if r is not None:
                         return r
         if range is not None or slice is not None:

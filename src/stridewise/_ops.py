@@ -9,7 +9,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from . import _arrays, _codegen, _plan, _resolve
+from . import _arrays, _codegen, _foreign, _plan, _resolve, _torch_ops
 from ._arrays import Scalar, View
 from ._compiled import warm as _WARM
 from ._dtypes import ALL_DTYPES as DTYPES, DType
@@ -300,7 +300,7 @@ def _fast_key(op, args, out, convention, algorithm, inplace):
 
 
 def _fast_call(op, args, out, convention, algorithm, inplace, calls,
-               keyers=_arrays._KEYERS, torch_key=_arrays._torch_key):
+               keyers=_arrays._KEYERS, torch_key=_arrays._torch_key, declines=_torch_ops.declines):
     """The warm path, or None when this call must go through the full pipeline.
 
     With calls None, only _fast_key's answer. Torch tensors are keyed inline, as _torch_key
@@ -317,6 +317,8 @@ def _fast_call(op, args, out, convention, algorithm, inplace, calls,
             out = out[0]
         keyer = keyers.get(type(out))
         if keyer is torch_key:
+            if declines(out):       # the dispatcher's: _torch_ops.routed takes the call
+                return None
             p = out.data_ptr()
             key = [op, convention, algorithm, inplace,
                    out.dtype, out.shape, out.stride(), out.get_device(), p % 16]
@@ -332,6 +334,8 @@ def _fast_call(op, args, out, convention, algorithm, inplace, calls,
     for x in args:
         keyer = keyers.get(type(x))
         if keyer is torch_key:
+            if declines(x):
+                return None
             p = x.data_ptr()
             key += x.dtype, x.shape, x.stride(), x.get_device(), p % 16
             ptrs.append(p)
@@ -354,12 +358,14 @@ def _fast_call(op, args, out, convention, algorithm, inplace, calls,
     if fast is None:
         return None
     alloc = fast.alloc
+    written = False
     if alloc is None:
         if inplace:
             result = args[0]
             ptrs.insert(0, ptrs[0])
         else:
             result = out
+        written = keyers.get(type(result)) is torch_key
         o, i = ptrs[0], 1
         for below, above, same in fast.extents:   # indexing: half the time of zip(ptrs, ...)
             d = ptrs[i] - o
@@ -375,6 +381,8 @@ def _fast_call(op, args, out, convention, algorithm, inplace, calls,
         fast.launch(ptrs, ())
     else:
         fast.launch(ptrs, [dt.slot_value(v) for dt, v in zip(fast.params, scalars)])
+    if written:          # an in-place write counts, as torch's own do
+        _torch_ops.bump(result)
     return result
 
 
@@ -416,6 +424,8 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
         result = _warm_call(op, args, out, convention, algorithm, inplace, calls)
         if result is not None:
             return result
+        if _torch_ops.routed(args, out):   # autograd, fake or meta tensors, dispatch modes
+            return _torch_ops.call(op, args, out, convention, algorithm, inplace)
     fast = None if dry or op.nout != 1 or index is not None or stream is not None \
         else _fast_key(op, args, out, convention, algorithm, inplace)
     allocated = out is None and not inplace
@@ -472,6 +482,11 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
     if stream is not None and config is not None:   # the host has no streams: done on return
         config = config.replace(stream=lambda: stream)
     get_backend(prepared.backend).launch(prepared.kernel, config, slots)
+    if lib == "torch" and out is not None:   # an in-place write counts, as torch's own do
+        for o in outs:
+            _torch_ops.bump(o)
+    elif lib == "cuda" and allocated and in_views:   # a JAX input's output is a JAX array
+        result = _foreign.finish(result, _foreign.producer_of(in_views[0].obj))
     if fast is not None:
         _remember(calls, fast[0], prepared, list(out_views), in_views, allocated, info)
     return result
@@ -525,6 +540,18 @@ def remainder_(x1: Array, x2: Operand, /, *, convention: Convention | None = Non
 
 
 _OPS = {"remainder": (REMAINDER, False), "remainder_": (REMAINDER, True)}
+
+def _warm_user(kernel, args, out, algorithm, calls):
+    """A user kernel's warm call, or None where the call takes the full path (_call)."""
+    return _warm_call(kernel, args, out, None, algorithm, False, calls)
+
+
+# Dynamo traces these in place of the eager entry points: a compiled graph holds the op's
+# torch.library custom op (_torch_ops).
+_call._torchdynamo_inline = _torch_ops.traced_call
+_warm_user._torchdynamo_inline = lambda *args: None     # traced calls go through _call
+remainder._torchdynamo_inline = _torch_ops.traced(REMAINDER)
+remainder_._torchdynamo_inline = _torch_ops.traced(REMAINDER, inplace=True)
 
 
 def explain(op: object, *args: Operand, **kw: object) -> Explanation:
