@@ -303,22 +303,40 @@ def _int64_operands():
     return A, B
 
 
+def _int64_large_divisor_operands():
+    """Divisors of 2^42 and up to 2^63, both signs, against dividends over the whole range,
+    at the int64 edges, and at and one either side of a multiple of the divisor."""
+    rng = np.random.default_rng(11)
+    lo, hi = np.iinfo(np.int64).min, np.iinfo(np.int64).max
+    n = 20000
+    bits = rng.integers(42, 64, n)
+    B = np.array([int(rng.integers(1 << (int(k) - 1), (1 << int(k)) - 1)) | (1 << (int(k) - 1))
+                  for k in bits], dtype=object)
+    B = np.array([x if x < 1 << 63 else hi for x in B], dtype=object) * rng.choice([-1, 1], n)
+    B = np.concatenate([B, [lo, hi, 1 << 42, -(1 << 42), (1 << 61) + 1, -(1 << 62) - 1, lo + 1]])
+    m = len(B)
+    edges = np.array([lo, lo + 1, hi, hi - 1, 0, 1, -1], dtype=object)
+    k = np.array([int(rng.integers(-(2**63) // abs(int(x)), 2**63 // abs(int(x)))) for x in B], dtype=object)
+    near = [max(lo, min(hi, int(q) * int(x) + int(d))) for q, x, d in zip(k, B, rng.integers(-1, 2, m))]
+    A = np.concatenate([rng.integers(lo, hi, m, dtype=np.int64, endpoint=True).astype(object),
+                        np.array(near, dtype=object), rng.choice(edges, m)])
+    return A.astype(np.int64), np.tile(B, 3).astype(np.int64)
+
+
 def test_int64_remainder_fast_path_matches_integer_division():
     """The GPU's int64 remainder fast path (functors.h int64_remainder_fast), built for the host
-    through a user kernel: equal to NumPy's floor remainder wherever it does not ask for the
-    slow path, and asking for it exactly when |b| is 0 or at least 2^42."""
+    through a user kernel: equal to NumPy's floor remainder for divisors of every size (zero,
+    below 2^42 and 2^42 to 2^63), never asking for the slow path."""
     k = sw.ElementwiseKernel("int64 a, int64 b", "int64 y, bool s",
                              "sw::FastFlag slow = 0;"
                              "y = sw::int64_remainder_fast(a, sw::Divisor<sw::i64>::make(b), slow);"
                              "s = slow != 0;",
                              name="int64_remainder_fast")
-    A, B = _int64_operands()
-    y, slow = k(A, B)
-    mag = np.abs(B.astype(object))
-    want_slow = np.array([m == 0 or m >= 1 << 42 for m in mag])
-    np.testing.assert_array_equal(slow, want_slow)
-    fast = ~want_slow
-    np.testing.assert_array_equal(y[fast], np.remainder(A[fast], B[fast]))
+    for A, B in (_int64_operands(), _int64_large_divisor_operands()):
+        y, slow = k(A, B)
+        assert not slow.any()
+        with np.errstate(divide="ignore"):
+            np.testing.assert_array_equal(y, np.remainder(A, B))
 
 
 def _fast_path_boundary_operands(name, rng):
