@@ -527,25 +527,37 @@ def test_float64_device_fmod_argument(ulps):
 
 
 def _remainder_fast_model(a, b, ulps, convention):
-    """functors.h remainder_fast (float) step by step in NumPy, with rcp.approx(b) modelled as
-    the correctly rounded float reciprocal moved `ulps` ulp (the hardware is within 1); each
-    fma is exact in float64 here (at most 46 significant bits) and rounded once to float32.
-    Returns the result and the mask of elements the fast path keeps (slow not set)."""
+    """functors.h remainder_fast (float, two steps) step by step in NumPy, with rcp.approx(b)
+    modelled as the correctly rounded float reciprocal moved `ulps` ulp (the hardware is
+    within 1); each fma is exact in float64 here (at most 46 significant bits where the path
+    keeps the lane) and rounded once to float32. Returns the result and the mask of elements
+    the fast path keeps (slow not set)."""
     f32, f64 = np.float32, np.float64
+    big = np.finfo(f32).max
+    B = np.abs(b)
     rcp = f32(1) / b
+    finite = (rcp != 0) & np.isfinite(rcp)
     for _ in range(abs(ulps)):
-        rcp = np.nextafter(rcp, np.copysign(f32(np.inf), rcp) if ulps > 0 else f32(0))
-    rcp = np.where(np.abs(b) < np.finfo(f32).tiny, np.copysign(f32(np.inf), b), rcp)   # ftz
-    rcp = np.where(np.abs(b) <= 2**100, rcp, f32(np.nan))                  # Divisor<float>
-    w = a * rcp
+        rcp = np.where(finite, np.nextafter(rcp, np.copysign(f32(np.inf), rcp) if ulps > 0 else f32(0)), rcp)
+    rcp = np.where((B < np.finfo(f32).tiny) & (B > 0), np.copysign(f32(np.inf), b), rcp)   # ftz
+    # Divisor<float>
+    rcp1 = np.abs(rcp) * f32(2.0**-20 * (1 + 2.0**-21))
+    Bs = np.minimum(B * f32(2**20), big)
+    bc = np.copysign(np.minimum(B, big), b)
+    wide = ((B < np.finfo(f32).tiny) & (B > 0)) | ((B > 2**100) & (B < np.inf))
+    A = np.abs(a)
+    q1 = np.floor(A * rcp1)
+    r1 = (A.astype(f64) - q1.astype(f64) * Bs).astype(f32)
+    keep = ~(wide | ((q1 >= 2**20) & (r1 == r1)))
+    a2 = (r1.view(np.uint32) ^ (a.view(np.uint32) & np.uint32(0x80000000))).view(f32)
+    w = a2 * rcp
     q = np.floor((np.abs(w).astype(f64) * 2.0**-21 + w).astype(f32))
-    keep = np.abs(q) < 2**20
-    r = (a.astype(f64) - q.astype(f64) * b).astype(f32)
+    r = (a2.astype(f64) - q.astype(f64) * bc).astype(f32)
     r = np.where((np.signbit(r) != np.signbit(b)) & (r != 0), r + b, r)
     if convention == "numpy":
         return np.copysign(r, b), keep
     # __fadd_rd(r, copysign(0, a)): a nonzero r as it is; a sum of zeros rounded down is -0
-    # when either is (so the oracle's a-signed zero holds only if r is never -0 against a +a)
+    # when either is
     minus = np.signbit(r) | np.signbit(a)
     return np.where(r == 0, np.where(minus, f32(-0.0), f32(0.0)), r), keep
 
@@ -554,25 +566,109 @@ def _remainder_fast_model(a, b, ulps, convention):
 @pytest.mark.parametrize("ulps", [-1, 0, 1])
 def test_float_device_remainder_argument(ulps, convention):
     """The device's float remainder fast path (functors.h remainder_fast) checked as float32
-    arithmetic against fmod and the sign fix: quotients of every size up to the 2^20 limit
-    and past it, exact multiples and one ulp either side, both signs, divisors across
-    [2^-126, 2^100], tiny and zero dividends, with the reciprocal anywhere within its ulp."""
+    arithmetic against fmod and the sign fix: quotients of every size up to the 2^40 limit
+    and past it, exact multiples and one ulp either side, both signs, divisors across the
+    whole float range (subnormal and above 2^100 included), tiny and zero dividends, and inf,
+    NaN and zero operands mixed in, with the reciprocal anywhere within its ulp. The fast path
+    must keep every lane with |a / b| < 2^40 and b in [2^-126, 2^100], and every special."""
     rng = np.random.default_rng(10)
-    n = 1 << 18
-    b = (rng.uniform(1, 2, n) * 2.0 ** rng.integers(-126, 101, n)).astype(np.float32)
-    k = np.floor(2.0 ** rng.uniform(0, 21, n))
-    kb = (k * b.astype(np.float64)).astype(np.float32)
-    a = np.stack([kb, np.nextafter(kb, np.float32(0)), np.nextafter(kb, np.float32(np.inf)),
-                  (rng.uniform(0, 2**21, n) * b).astype(np.float32),
-                  (rng.uniform(0, 1, n) * b).astype(np.float32), b * np.float32(1 - 2**-24),
-                  (b * 2.0 ** -rng.integers(1, 60, n)).astype(np.float32), np.zeros(n, np.float32)])
+    n = 1 << 17
+    b = (rng.uniform(1, 2, n) * 2.0 ** rng.integers(-149, 128, n)).astype(np.float32)
+    k = np.floor(2.0 ** rng.uniform(0, 42, n))
+    with np.errstate(over="ignore"):   # products past the float range: inf, specials too
+        kb = (k * b.astype(np.float64)).astype(np.float32)
+        a = np.stack([kb, np.nextafter(kb, np.float32(0)), np.nextafter(kb, np.float32(np.inf)),
+                      (rng.uniform(0, 2**21, n) * b).astype(np.float32),
+                      (rng.uniform(0, 2**41, n) * b).astype(np.float32),
+                      (rng.uniform(0, 1, n) * b).astype(np.float32), b * np.float32(1 - 2**-24),
+                      (b * 2.0 ** -rng.integers(1, 60, n)).astype(np.float32), np.zeros(n, np.float32)])
     a = a * rng.choice(np.float32([-1, 1]), a.shape)
-    b = np.broadcast_to(b * rng.choice(np.float32([-1, 1]), n), a.shape)
+    b = np.broadcast_to(b * rng.choice(np.float32([-1, 1]), n), a.shape).copy()
+    specials = np.float32([np.inf, -np.inf, np.nan, 0.0, -0.0])
+    sa, sb = rng.random(a.shape) < 0.03, rng.random(a.shape) < 0.03
+    a[sa] = rng.choice(specials, sa.sum())
+    b[sb] = rng.choice(specials, sb.sum())
     with np.errstate(all="ignore"):
         got, keep = _remainder_fast_model(a, b, ulps, convention)
+        quotient = np.abs(a.astype(np.float64) / b)
     want = ORACLES[convention](a[keep], b[keep])
-    assert keep.mean() > 0.8 and not keep[np.abs(b) > 2**100].any()
+    B = np.abs(b)
+    in_range = (B >= np.finfo(np.float32).tiny) & (B <= 2**100)
+    must = ((quotient < 2**40) | ~np.isfinite(a)) & in_range | ~np.isfinite(b) | (b == 0)
+    assert keep[must].all(), (a[must & ~keep][:5], b[must & ~keep][:5])
     assert same_bits(got[keep], want), mismatches(got[keep], want, a[keep], b[keep])
+
+
+def _fmod_wide_model(a, b, ulps):
+    """functors.h fmod_wide as Python float (double) arithmetic, with rcp_newton's float
+    reciprocal `ulps` ulp from the correctly rounded one."""
+    import math
+    A, B = abs(float(a)), abs(float(b))
+    if not A < math.inf or not B > 0:
+        return math.nan
+    if not B < math.inf:
+        return float(a)
+    m, e = math.frexp(B)
+    m, e = m * 2, e - 1                                  # B = m 2^e, m in [1, 2)
+    inv = _rcp_newton_model(m, ulps)
+    up = _fma(inv, 2.0**-40, inv)
+    x = A * 2.0**-e
+    while True:
+        s = math.frexp(x)[1] - 1 - 31 if x else -1
+        if s <= 0:
+            break
+        ms, u = m * 2.0**s, up * 2.0**-s
+        r = _fma(-math.trunc(x * u), ms, x)
+        x = r + ms if r < 0 else r
+    r = _fma(-math.trunc(x * up), m, x)
+    return math.copysign(float(np.float32((r + m if r < 0 else r) * 2.0**e)), float(a))
+
+
+@pytest.mark.parametrize("ulps", [-2, 0, 2])
+def test_float_device_fmod_wide_argument(ulps):
+    """functors.h fmod_wide (the float lanes remainder_fast leaves) checked as arithmetic
+    against np.fmod: quotients up to float's 2^277, subnormal and huge divisors, dividends at
+    exact multiples and one ulp either side, near the float maximum, and specials."""
+    rng = np.random.default_rng(12)
+    n = 4000
+    f32 = np.float32
+    b = (rng.uniform(1, 2, n) * 2.0 ** rng.integers(-149, 128, n)).astype(f32)
+    a = (rng.uniform(1, 2, n) * 2.0 ** rng.integers(-149, 128, n)).astype(f32)
+    k = np.floor(2.0 ** rng.uniform(0, 60, n))
+    with np.errstate(all="ignore"):
+        kb = (k * b.astype(np.float64)).astype(f32)
+    kb = np.where(np.isfinite(kb) & (kb > 0), kb, a)
+    a = np.concatenate([a, kb, np.nextafter(kb, f32(0)), np.nextafter(kb, f32(np.inf)),
+                        np.full(n, np.finfo(f32).max), f32([np.inf, np.nan, 0.0, -0.0, 5.0, -5.0])])
+    b = np.concatenate([b, b, b, b, b, f32([2.0, 2.0, 1e-45, -3.0, np.inf, 0.0])])
+    a = a * rng.choice(f32([-1, 1]), a.size)
+    b = b * rng.choice(f32([-1, 1]), b.size)
+    got = np.array([_fmod_wide_model(x, y, ulps) for x, y in zip(a, b)], dtype=f32)
+    with np.errstate(all="ignore"):
+        want = np.fmod(a, b)
+    assert same_bits(got, want), mismatches(got, want, a, b)
+
+
+@pytest.mark.parametrize("ulps", [-2, 0, 2])
+def test_int64_device_large_divisor_argument(ulps):
+    """int64_remainder_fast's form for |b| >= 2^42 checked as arithmetic with Python integers
+    and exactly rounded doubles, with rcp_newton's float reciprocal anywhere within its 2 ulp:
+    the one quotient estimate is n or n + 1 and one conditional add of |b| gives U mod |b|."""
+    import math
+    rng = np.random.default_rng(13)
+    for _ in range(6000):
+        bits = int(rng.integers(43, 65))
+        V = min(int(rng.integers(1 << (bits - 2), 1 << (bits - 1))) * 2 + int(rng.integers(2)), 2**63)
+        U = [2**63, 2**63 - 1, int(rng.integers(0, 2**63)),
+             min(2**63, max(0, int(rng.integers(0, 2**63 // V + 1)) * V + int(rng.integers(-1, 2))))][
+            int(rng.integers(4))]
+        r = _rcp_newton_model(float(V), ulps)
+        up = _fma(r, 2.0**-40, r)
+        q0 = math.trunc(float(U) * up)
+        t = (U - q0 * V) % 2**64
+        assert t < V or t >= 2**64 - V, (U, V, ulps)   # in [-V, V): the sign bit tells
+        t = (t + (V if t >= 2**63 else 0)) % 2**64
+        assert t == U % V, (U, V, ulps)
 
 
 @pytest.mark.parametrize("ulps", [-2, 0, 2])
