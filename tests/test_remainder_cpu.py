@@ -526,7 +526,7 @@ def test_float64_device_fmod_argument(ulps):
         assert (r + B if r < 0 else r) == math.fmod(A, B), (A, B, ulps)
 
 
-def _remainder_fast_model(a, b, ulps, convention):
+def _remainder_fast_model(a, b, ulps, convention, step0=False):
     """functors.h remainder_fast (float, two steps) step by step in NumPy, with rcp.approx(b)
     modelled as the correctly rounded float reciprocal moved `ulps` ulp (the hardware is
     within 1); each fma is exact in float64 here (at most 46 significant bits where the path
@@ -546,9 +546,18 @@ def _remainder_fast_model(a, b, ulps, convention):
     bc = np.copysign(np.minimum(B, big), b)
     wide = ((B < np.finfo(f32).tiny) & (B > 0)) | ((B > 2**100) & (B < np.inf))
     A = np.abs(a)
+    if step0:
+        rcp0 = np.abs(rcp) * f32(2.0**-40 * (1 + 2.0**-21))
+        Bs0 = np.minimum(B * f32(2**40), big)
+        q0 = np.floor(A * rcp0)
+        r0 = (A.astype(f64) - q0.astype(f64) * Bs0).astype(f32)
+        wide0 = ((B < np.finfo(f32).tiny) & (B > 0)) | ((B > 2**86) & (B < np.inf))
+        keep = ~(wide0 | ((q0 >= 2**20) & (r0 == r0)))
+        A = np.where(r0 < 0, r0 + Bs0, r0)
     q1 = np.floor(A * rcp1)
     r1 = (A.astype(f64) - q1.astype(f64) * Bs).astype(f32)
-    keep = ~(wide | ((q1 >= 2**20) & (r1 == r1)))
+    if not step0:
+        keep = ~(wide | ((q1 >= 2**20) & (r1 == r1)))
     a2 = (r1.view(np.uint32) ^ (a.view(np.uint32) & np.uint32(0x80000000))).view(f32)
     w = a2 * rcp
     q = np.floor((np.abs(w).astype(f64) * 2.0**-21 + w).astype(f32))
@@ -562,24 +571,27 @@ def _remainder_fast_model(a, b, ulps, convention):
     return np.where(r == 0, np.where(minus, f32(-0.0), f32(0.0)), r), keep
 
 
+@pytest.mark.parametrize("step0", [False, True])
 @pytest.mark.parametrize("convention", ["torch", "numpy"])
 @pytest.mark.parametrize("ulps", [-1, 0, 1])
-def test_float_device_remainder_argument(ulps, convention):
+def test_float_device_remainder_argument(ulps, convention, step0):
     """The device's float remainder fast path (functors.h remainder_fast) checked as float32
     arithmetic against fmod and the sign fix: quotients of every size up to the 2^40 limit
     and past it, exact multiples and one ulp either side, both signs, divisors across the
     whole float range (subnormal and above 2^100 included), tiny and zero dividends, and inf,
     NaN and zero operands mixed in, with the reciprocal anywhere within its ulp. The fast path
-    must keep every lane with |a / b| < 2^40 and b in [2^-126, 2^100], and every special."""
+    must keep every lane with |a / b| < 2^40 and b in [2^-126, 2^100] (step 0: 2^60 and
+    2^86), and every special."""
     rng = np.random.default_rng(10)
     n = 1 << 17
     b = (rng.uniform(1, 2, n) * 2.0 ** rng.integers(-149, 128, n)).astype(np.float32)
-    k = np.floor(2.0 ** rng.uniform(0, 42, n))
+    k = np.floor(2.0 ** rng.uniform(0, 62, n))
     with np.errstate(over="ignore"):   # products past the float range: inf, specials too
         kb = (k * b.astype(np.float64)).astype(np.float32)
         a = np.stack([kb, np.nextafter(kb, np.float32(0)), np.nextafter(kb, np.float32(np.inf)),
                       (rng.uniform(0, 2**21, n) * b).astype(np.float32),
                       (rng.uniform(0, 2**41, n) * b).astype(np.float32),
+                      (rng.uniform(0, 2**61, n) * b).astype(np.float32),
                       (rng.uniform(0, 1, n) * b).astype(np.float32), b * np.float32(1 - 2**-24),
                       (b * 2.0 ** -rng.integers(1, 60, n)).astype(np.float32), np.zeros(n, np.float32)])
     a = a * rng.choice(np.float32([-1, 1]), a.shape)
@@ -589,12 +601,13 @@ def test_float_device_remainder_argument(ulps, convention):
     a[sa] = rng.choice(specials, sa.sum())
     b[sb] = rng.choice(specials, sb.sum())
     with np.errstate(all="ignore"):
-        got, keep = _remainder_fast_model(a, b, ulps, convention)
+        got, keep = _remainder_fast_model(a, b, ulps, convention, step0)
         quotient = np.abs(a.astype(np.float64) / b)
     want = ORACLES[convention](a[keep], b[keep])
     B = np.abs(b)
-    in_range = (B >= np.finfo(np.float32).tiny) & (B <= 2**100)
-    must = ((quotient < 2**40) | ~np.isfinite(a)) & in_range | ~np.isfinite(b) | (b == 0)
+    in_range = (B >= np.finfo(np.float32).tiny) & (B <= (2**86 if step0 else 2**100))
+    must = ((quotient < (2**60 if step0 else 2**40)) | ~np.isfinite(a)) & in_range
+    must |= ~np.isfinite(b) | (b == 0)
     assert keep[must].all(), (a[must & ~keep][:5], b[must & ~keep][:5])
     assert same_bits(got[keep], want), mismatches(got[keep], want, a[keep], b[keep])
 
@@ -614,7 +627,7 @@ def _fmod_wide_model(a, b, ulps):
     up = _fma(inv, 2.0**-40, inv)
     x = A * 2.0**-e
     while True:
-        s = math.frexp(x)[1] - 1 - 31 if x else -1
+        s = math.frexp(x)[1] - 1 - 38 if x else -1
         if s <= 0:
             break
         ms, u = m * 2.0**s, up * 2.0**-s

@@ -16,7 +16,8 @@ import numpy as np
 VALUES = {
     "narrow": ("fi", "a in +-100, b in +-[0.5, 10) (floats) or +-[1, 1000) (integers)"),
     "wide": ("f", "a ~ N(0, 3e4) (clipped to half the dtype's max), b ~ N(0, 0.05)"),
-    "huge_quotients": ("f", "|a| = 2^[5, 30], |b| = 2^[-30, -5] within the dtype's normal range"),
+    "huge_quotients": ("f", "|a| = 2^[5, 30], |b| = 2^[-30, -5] within the dtype's range "
+                            "(float16: 2^[5, 14] / 2^[-24, -5])"),
     "tiny_divisors": ("f", "a ~ N(0, 100), b ~ N(0, 1e-3)"),
     "subnormal_divisors": ("f", "a ~ N(0, 100), b subnormal, both signs"),
     "near_max": ("f", "|a| in [max/2, max], b in +-[0.5, 10)"),
@@ -144,13 +145,13 @@ def _floats(values, role, dtype, d, shape):
             return d.normal(0.05, shape)
         return d.normal(3e4, shape).clip(-big / 2, big / 2)
     if values == "huge_quotients":
-        emax, emin = int(math.log2(big)) - 1, int(math.log2(tiny))
+        emax, emin = int(math.log2(big)) - 1, int(math.log2(sub))
         e = d.uniform(5, min(30, emax), shape) if role == "a" else -d.uniform(5, min(30, -emin), shape)
         return 2.0 ** e * _sign(d, shape)
     if values == "tiny_divisors":
         return d.normal(100, shape) if role == "a" else d.normal(1e-3, shape)
     if values == "subnormal_divisors":
-        return d.normal(100, shape) if role == "a" else d.uniform(sub, tiny, shape) * _sign(d, shape)
+        return d.normal(100, shape) if role == "a" else d.uniform(sub, 0.99 * tiny, shape) * _sign(d, shape)
     if values == "near_max":
         return d.uniform(big / 2, big, shape) * _sign(d, shape) if role == "a" else narrow_b()
     raise ValueError(f"{values!r} is not a float distribution")

@@ -214,8 +214,8 @@ SW_HOST_DEVICE SW_INLINE float sw_inf() {
 
 #if defined(__CUDA_ARCH__)
 // The device's float remainder, whose cost does not depend on the operands' values within
-// |a / b| < 2^40: every float16 pair, and every float32 or bfloat16 pair short of extreme
-// quotients or divisors. Two steps of the form below, with no branch and no call:
+// |a / b| < 2^40 (every float16 pair) or, with step 0 (float32, bfloat16), 2^60: every pair
+// short of extreme quotients or divisors. Steps of the form below, with no branch or call:
 // Step form (from the signed quotient; bench/NOTES.md G16): w = x * rcp.approx(y) is within
 // 2^-22.4 of x / y (relative); w + |w| 2^-21 is then at least x / y and, for
 // |x / y| < 2^20 + 1, less than 0.8 above it, so q = its floor is n = floor(x / y) or n + 1
@@ -244,22 +244,36 @@ SW_HOST_DEVICE SW_INLINE float sw_inf() {
 // argument as float arithmetic, with the reciprocal 1 ulp either way, and tests/test_cuda.py
 // every float16 and bfloat16 pair, with the divisors dense and prepared.
 template <> struct Divisor<float> {
-  float b, rcp, rcp1, Bs, bc;   // b, ~1/b, step 1's reciprocal and divisor, b clamped finite
-  bool wide;                    // |b| subnormal or in (2^100, inf): fmod_wide's
+  float b, rcp, rcp1, Bs, rcp0, Bs0, bc;   // ~1/b; steps 1 and 0; b clamped finite
+  bool wide, wide0;   // |b| subnormal or in (2^100, inf) (2^86 with step 0): fmod_wide's
   SW_DEVICE SW_INLINE static Divisor make(float b) {
-    const float B = fabsf(b), rcp = rcp_approx(b);
+    const float B = fabsf(b), rcp = rcp_approx(b), big = 0x1.fffffep127f;
     const u32 e = __float_as_uint(B);
-    return {b, rcp, fabsf(rcp) * (0x1p-20f * (1.0f + 0x1p-21f)), fminf(B * 0x1p20f, 0x1.fffffep127f),
-            copysignf(fminf(B, 0x1.fffffep127f), b),
-            (e - 0x00800000u > 0x71000000u) & (e - 1u < 0x7f7fffffu)};
+    return {b, rcp, fabsf(rcp) * (0x1p-20f * (1.0f + 0x1p-21f)), fminf(B * 0x1p20f, big),
+            fabsf(rcp) * (0x1p-40f * (1.0f + 0x1p-21f)), fminf(B * 0x1p40f, big),
+            copysignf(fminf(B, big), b),
+            (e - 0x00800000u > 0x71000000u) & (e - 1u < 0x7f7fffffu),
+            (e - 0x00800000u > 0x6a000000u) & (e - 1u < 0x7f7fffffu)};
   }
 };
-template <Convention C>
+// kStep0: one more step first, modulo Bs0 = |b| 2^40, the same argument with 2^40 for 2^20
+// (rcp0 stays normal for |b| <= 2^86, which `wide0` checks): quotients below 2^60 then stay
+// on the fast path, for 4 instructions more per element. Its r0 in [-Bs0, Bs0) gets Bs0 added
+// where negative (exact: for A < Bs0 it gives A back, else a multiple of ulp(Bs0) below Bs0),
+// and step 1 sees A < Bs0, so its quotient needs no check. float32 and bfloat16 take it;
+// float16 (quotients below 2^40) does not.
+template <Convention C, bool kStep0>
 SW_DEVICE SW_INLINE float remainder_fast(float a, const Divisor<float>& d, FastFlag& slow) {
-  const float A = fabsf(a);
+  float A = fabsf(a);
+  if constexpr (kStep0) {
+    const float q0 = floorf(A * d.rcp0);
+    const float r0 = fmaf(-q0, d.Bs0, A);
+    slow |= d.wide0 | ((q0 >= 0x1p20f) & (r0 == r0));
+    A = r0 < 0.0f ? r0 + d.Bs0 : r0;
+  }
   const float q1 = floorf(A * d.rcp1);
   const float r1 = fmaf(-q1, d.Bs, A);
-  slow |= d.wide | ((q1 >= 0x1p20f) & (r1 == r1));
+  if constexpr (!kStep0) slow |= d.wide | ((q1 >= 0x1p20f) & (r1 == r1));
   const float a2 = __uint_as_float(__float_as_uint(r1) ^ (__float_as_uint(a) & 0x80000000u));
   const float w = a2 * d.rcp;
   const float q = floorf(fmaf(fabsf(w), 0x1p-21f, w));
@@ -271,19 +285,19 @@ SW_DEVICE SW_INLINE float remainder_fast(float a, const Divisor<float>& d, FastF
   // a sum of zeros rounded down is -0 when either is; adding a zero leaves a nonzero r as it is.
   return __fadd_rd(r, copysignf(0.0f, a));
 }
-template <Convention C>
+template <Convention C, bool kStep0>
 SW_DEVICE SW_INLINE float remainder_fast(float a, float b, FastFlag& slow) {
-  return remainder_fast<C>(a, Divisor<float>::make(b), slow);
+  return remainder_fast<C, kStep0>(a, Divisor<float>::make(b), slow);
 }
 // fmod of any two floats, exactly, in double: for the lanes remainder_fast leaves. With
 // B = m 2^e (m in [1, 2), exact: a float's significand), x = A 2^-e and y = m: fmod(A, B) =
-// fmod(x, m) 2^e, every scaling exact in double. While x >= 2^32 (x = X 2^(s + 31), X in
+// fmod(x, m) 2^e, every scaling exact in double. While x >= 2^39 (x = X 2^(s + 38), X in
 // [1, 2)), x is reduced modulo ms = m 2^s: u = up 2^-s with up = rcp_newton(m) (1 + 2^-40)
-// (within 2^-43.3, so x * u is at least x / ms and below it by less than 2^32 2^-39.8), so
-// q = trunc(x * u) is n or n + 1 and r = x - q ms is exact: x and ms are multiples of 2^(s-23)
-// (24-bit significands; what reductions leave stays a multiple of the larger grid) and
-// |r| <= ms < 2^(s+1), 25 bits; r < 0 gets ms added. Each pass lowers x's exponent by at
-// least 31 (at most 9 passes for float's 2^277 range); the last step is the same with m.
+// (within 2^-43.3, so x * u is at least x / ms and above it by less than 2^39 2^-39.86 < 0.56),
+// so q = trunc(x * u) is n or n + 1 and r = x - q ms is exact: x and ms are multiples of
+// 2^(s-23) (24-bit significands; what reductions leave stays a multiple of the larger grid)
+// and |r| <= ms < 2^(s+1), 25 bits; r < 0 gets ms added. Each pass lowers x's exponent by at
+// least 38 (at most 8 passes for float's 2^277 range); the last step is the same with m.
 // The result is a multiple of B's grid below B, so converting it to float is exact.
 // A call, as the slow paths before it: its registers do not count against the fast path's.
 static __noinline__ SW_DEVICE float fmod_wide(float a, float b) {
@@ -296,7 +310,7 @@ static __noinline__ SW_DEVICE float fmod_wide(float a, float b) {
   const double inv = rcp_newton(m), up = fma(inv, 0x1p-40, inv);
   double x = A * __longlong_as_double((long long)((u64)(1023 - e) << 52));
   for (;;) {
-    const i32 s = (i32)((u64)__double_as_longlong(x) >> 52) - 1023 - 31;
+    const i32 s = (i32)((u64)__double_as_longlong(x) >> 52) - 1023 - 38;
     if (s <= 0) break;
     const double ms = __longlong_as_double(__double_as_longlong(m) + ((long long)s << 52));
     const double u = __longlong_as_double(__double_as_longlong(up) - ((long long)s << 52));
@@ -310,7 +324,7 @@ static __noinline__ SW_DEVICE float fmod_wide(float a, float b) {
 SW_DEVICE SW_INLINE float sw_fmod(float a, float b) {
   // remainder_fast of magnitudes is fmod's magnitude (a +0 for a zero), a's sign copied in
   FastFlag slow = false;
-  const float r = remainder_fast<kTorch>(fabsf(a), fabsf(b), slow);
+  const float r = remainder_fast<kTorch, true>(fabsf(a), fabsf(b), slow);
   return slow ? fmod_wide(a, b) : copysignf(r, a);
 }
 #endif
@@ -349,7 +363,7 @@ struct RemainderFunctor {
 #if defined(__CUDA_ARCH__)
     if constexpr (sizeof(M) == 4) {   // the fast path, and fmod_wide for the lanes it leaves
       FastFlag slow = false;
-      const M r = remainder_fast<C>(a, b, slow);
+      const M r = remainder_fast<C, true>(a, b, slow);
       return slow ? adjust(fmod_wide(a, b), b) : r;
     }
 #endif
@@ -359,11 +373,11 @@ struct RemainderFunctor {
 #if defined(__CUDA_ARCH__)
   SW_DEVICE SW_INLINE static Divisor<M> prepare(M b) { return Divisor<M>::make(b); }
   SW_DEVICE SW_INLINE static M fast(M a, M b, FastFlag& slow) {
-    if constexpr (sizeof(M) == 4) return remainder_fast<C>(a, b, slow);
+    if constexpr (sizeof(M) == 4) return remainder_fast<C, true>(a, b, slow);
     else return fast(a, prepare(b), slow);
   }
   SW_DEVICE SW_INLINE static M fast(M a, const Divisor<M>& d, FastFlag& slow) {
-    if constexpr (sizeof(M) == 4) return remainder_fast<C>(a, d, slow);
+    if constexpr (sizeof(M) == 4) return remainder_fast<C, true>(a, d, slow);
     else return adjust(fmod_fast(a, d, slow), d.b);
   }
 #else
@@ -400,9 +414,22 @@ struct RemainderFunctor {
 template <bool kBf16, Convention C>   // operands of float16, or (kBf16) bfloat16
 struct ShortRemainderFunctor : RemainderFunctor<float, C> {
   // `prepare` and `fast` are float's, whose fast path is exact for every float, so for 16-bit
-  // operands too, and on the device covers every float16 pair; on the host it vectorizes with
-  // types.h's branch-free half_to_float and 64-byte packs (bench/NOTES.md 14).
-#if !defined(__CUDA_ARCH__)
+  // operands too; on the host it vectorizes with types.h's branch-free half_to_float and
+  // 64-byte packs (bench/NOTES.md 14). On the device float16 skips step 0 (its quotients are
+  // below 2^40, so its fast path covers every pair); bfloat16 keeps it.
+#if defined(__CUDA_ARCH__)
+  SW_DEVICE SW_INLINE float operator()(float a, float b) const {
+    FastFlag slow = false;
+    const float r = remainder_fast<C, kBf16>(a, b, slow);
+    return slow ? RemainderFunctor<float, C>::adjust(fmod_wide(a, b), b) : r;
+  }
+  SW_DEVICE SW_INLINE static float fast(float a, float b, FastFlag& slow) {
+    return remainder_fast<C, kBf16>(a, b, slow);
+  }
+  SW_DEVICE SW_INLINE static float fast(float a, const Divisor<float>& d, FastFlag& slow) {
+    return remainder_fast<C, kBf16>(a, d, slow);
+  }
+#else
   SW_INLINE float operator()(float a, float b) const {
     return RemainderFunctor<float, C>::adjust(fmod_short(a, b), b);
   }
