@@ -662,6 +662,32 @@ def test_float_device_fmod_wide_argument(ulps):
     assert same_bits(got, want), mismatches(got, want, a, b)
 
 
+def test_fmod_wide_exact_host_build_matches_numpy():
+    """fmod_wide_exact (the device's wide lanes, the host's slow lanes) built for the host
+    through a user kernel: equal to np.fmod over the whole float range, subnormals, the
+    extremes and specials, dividends at multiples of the divisor and one ulp either side."""
+    k = sw.ElementwiseKernel("float32 a, float32 b", "float32 y", "y = sw::fmod_wide_exact(a, b);",
+                             name="fmod_wide_exact")
+    rng = np.random.default_rng(14)
+    n = 1 << 16
+    f32 = np.float32
+    b = (rng.uniform(1, 2, n) * 2.0 ** rng.integers(-149, 128, n)).astype(f32)
+    with np.errstate(over="ignore"):
+        kb = (np.floor(2.0 ** rng.uniform(0, 90, n)) * b.astype(np.float64)).astype(f32)
+    a = np.concatenate([(rng.uniform(1, 2, n) * 2.0 ** rng.integers(-149, 128, n)).astype(f32),
+                        kb, np.nextafter(kb, f32(0)), np.nextafter(kb, f32(np.inf))])
+    b = np.tile(b, 4)
+    specials = f32([np.inf, -np.inf, np.nan, 0.0, -0.0, np.finfo(f32).max, 1e-45])
+    a[rng.random(a.size) < 0.02] = rng.choice(specials)
+    b[rng.random(b.size) < 0.02] = rng.choice(specials)
+    a *= rng.choice(f32([-1, 1]), a.size)
+    b *= rng.choice(f32([-1, 1]), b.size)
+    with np.errstate(all="ignore"):
+        want = np.fmod(a, b)
+    got = k(a, b)
+    assert same_bits(got, want), mismatches(got, want, a, b)
+
+
 @pytest.mark.parametrize("ulps", [-2, 0, 2])
 def test_int64_device_large_divisor_argument(ulps):
     """int64_remainder_fast's form for |b| >= 2^42 checked as arithmetic with Python integers

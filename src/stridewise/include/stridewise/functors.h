@@ -92,6 +92,41 @@ SW_HOST_DEVICE SW_INLINE double rcp_newton(double x) {
   return fma(r, fma(-x, r, 1.0), r);
 }
 
+// fmod of any two floats, exactly, in double, at a cost bound by the exponent gap (the
+// device's remainder_fast leaves it the lanes it cannot take; the host's slow lanes take it
+// in place of libm's fmodf, whose bit loop ran up to 2 us per element). With
+// B = m 2^e (m in [1, 2), exact: a float's significand), x = A 2^-e and y = m: fmod(A, B) =
+// fmod(x, m) 2^e, every scaling exact in double. While x >= 2^39 (x = X 2^(s + 38), X in
+// [1, 2)), x is reduced modulo ms = m 2^s: u = up 2^-s with up = rcp_newton(m) (1 + 2^-40)
+// (within 2^-43.3, so x * u is at least x / ms and above it by less than 2^39 2^-39.86 < 0.56),
+// so q = trunc(x * u) is n or n + 1 and r = x - q ms is exact: x and ms are multiples of
+// 2^(s-23) (24-bit significands; what reductions leave stays a multiple of the larger grid)
+// and |r| <= ms < 2^(s+1), 25 bits; r < 0 gets ms added. Each pass lowers x's exponent by at
+// least 38 (at most 8 passes for float's 2^277 range); the last step is the same with m.
+// The result is a multiple of B's grid below B, so converting it to float is exact.
+// tests/test_remainder_cpu.py checks the argument as arithmetic, the host build against NumPy.
+SW_HOST_DEVICE SW_INLINE float fmod_wide_exact(float a, float b) {
+  const double A = fabs((double)a), B = fabs((double)b), top = 0x1.fffffffffffffp1023;
+  if (!(A <= top) || !(B > 0.0)) return bit_cast<float>(0x7fffffffu);   // inf or NaN a, 0 or NaN b
+  if (!(B <= top)) return a;                                           // b = +-inf
+  const u64 bits = bit_cast<u64>(B);
+  const i32 e = (i32)(bits >> 52) - 1023;
+  const double m = bit_cast<double>((bits & 0x000fffffffffffffull) | (1023ull << 52));
+  const double inv = rcp_newton(m), up = fma(inv, 0x1p-40, inv);
+  double x = A * bit_cast<double>((u64)(1023 - e) << 52);
+  for (;;) {
+    const i32 s = (i32)(bit_cast<u64>(x) >> 52) - 1023 - 38;
+    if (s <= 0) break;
+    const double ms = bit_cast<double>(bit_cast<u64>(m) + ((u64)s << 52));
+    const double u = bit_cast<double>(bit_cast<u64>(up) - ((u64)s << 52));
+    const double r = fma(-trunc(x * u), ms, x);
+    x = r < 0.0 ? r + ms : r;
+  }
+  const double r = fma(-trunc(x * up), m, x);
+  const double y = (r < 0.0 ? r + m : r) * bit_cast<double>((u64)(1023 + e) << 52);
+  return copysignf((float)y, a);
+}
+
 // Divisors prepared for the remainder fast paths (HasPrepare): b and what depends on it alone.
 template <class M> struct Divisor;
 
@@ -145,10 +180,10 @@ SW_DEVICE SW_INLINE double sw_fmod(double a, double b) {
 // q = trunc(A / B) is n or n + 1 (rounding is monotone and n is representable), and
 // A - q * B is exactly representable (a multiple of the smaller ulp, below 2B in magnitude),
 // so one exact product-difference and one add of B give fmod exactly. Zero, inf, NaN and
-// huge quotients take libm's fmod.
+// huge quotients take fmod_slow: fmod_wide_exact for float, libm's fmod for double.
 // The slow paths are opaque, cold calls: with -fno-math-errno libm's fmod counts as pure, and
 // this keeps GCC from ever speculating it into the common path.
-__attribute__((noipa, cold)) inline float fmod_slow(float a, float b) { return fmodf(a, b); }
+__attribute__((noipa, cold)) inline float fmod_slow(float a, float b) { return fmod_wide_exact(a, b); }
 __attribute__((noipa, cold)) inline double fmod_slow(double a, double b) { return fmod(a, b); }
 SW_INLINE float sw_fmod(float a, float b) {
   // Doubles hold a 29-bit q times a 24-bit B exactly, so no FMA is needed.
@@ -289,38 +324,9 @@ template <Convention C, bool kStep0>
 SW_DEVICE SW_INLINE float remainder_fast(float a, float b, FastFlag& slow) {
   return remainder_fast<C, kStep0>(a, Divisor<float>::make(b), slow);
 }
-// fmod of any two floats, exactly, in double: for the lanes remainder_fast leaves. With
-// B = m 2^e (m in [1, 2), exact: a float's significand), x = A 2^-e and y = m: fmod(A, B) =
-// fmod(x, m) 2^e, every scaling exact in double. While x >= 2^39 (x = X 2^(s + 38), X in
-// [1, 2)), x is reduced modulo ms = m 2^s: u = up 2^-s with up = rcp_newton(m) (1 + 2^-40)
-// (within 2^-43.3, so x * u is at least x / ms and above it by less than 2^39 2^-39.86 < 0.56),
-// so q = trunc(x * u) is n or n + 1 and r = x - q ms is exact: x and ms are multiples of
-// 2^(s-23) (24-bit significands; what reductions leave stays a multiple of the larger grid)
-// and |r| <= ms < 2^(s+1), 25 bits; r < 0 gets ms added. Each pass lowers x's exponent by at
-// least 38 (at most 8 passes for float's 2^277 range); the last step is the same with m.
-// The result is a multiple of B's grid below B, so converting it to float is exact.
-// A call, as the slow paths before it: its registers do not count against the fast path's.
-static __noinline__ SW_DEVICE float fmod_wide(float a, float b) {
-  const double A = fabs((double)a), B = fabs((double)b);
-  if (!(A < (double)sw_inf()) || !(B > 0.0)) return __int_as_float(0x7fffffff);
-  if (!(B < (double)sw_inf())) return a;
-  const u64 bits = (u64)__double_as_longlong(B);
-  const i32 e = (i32)(bits >> 52) - 1023;
-  const double m = __longlong_as_double((long long)((bits & 0x000fffffffffffffull) | (1023ull << 52)));
-  const double inv = rcp_newton(m), up = fma(inv, 0x1p-40, inv);
-  double x = A * __longlong_as_double((long long)((u64)(1023 - e) << 52));
-  for (;;) {
-    const i32 s = (i32)((u64)__double_as_longlong(x) >> 52) - 1023 - 38;
-    if (s <= 0) break;
-    const double ms = __longlong_as_double(__double_as_longlong(m) + ((long long)s << 52));
-    const double u = __longlong_as_double(__double_as_longlong(up) - ((long long)s << 52));
-    const double r = fma(-trunc(x * u), ms, x);
-    x = r < 0.0 ? r + ms : r;
-  }
-  const double r = fma(-trunc(x * up), m, x);
-  const double y = (r < 0.0 ? r + m : r) * __longlong_as_double((long long)((u64)(1023 + e) << 52));
-  return copysignf((float)y, a);
-}
+// The lanes remainder_fast leaves: fmod_wide_exact (above) as a call, whose registers do not
+// count against the fast path's, as the slow paths before it.
+static __noinline__ SW_DEVICE float fmod_wide(float a, float b) { return fmod_wide_exact(a, b); }
 SW_DEVICE SW_INLINE float sw_fmod(float a, float b) {
   // remainder_fast of magnitudes is fmod's magnitude (a +0 for a zero), a's sign copied in
   FastFlag slow = false;
@@ -333,7 +339,7 @@ SW_DEVICE SW_INLINE float sw_fmod(float a, float b) {
 // device's sw_fmod is exact for every float and cheap, so it serves there. On the host: with
 // A = |a|, B = |b| and A / B < 2^22, q = trunc(A / B) is off by at most one, and
 // r = A - q * B is exact because r and r +- B fit in 24 bits; one compare-and-add fixes the
-// off-by-one. Everything else (inf, NaN, zero divisor, huge quotients) takes fmodf. Tested
+// off-by-one. Everything else (inf, NaN, zero divisor, huge quotients) takes fmod_slow. Tested
 // over all 2^32 pairs per dtype on the GPU (tests/test_cuda.py) and every dividend against
 // 256 divisors on the host (tests/test_remainder_cpu.py).
 #if defined(__CUDA_ARCH__)
@@ -341,7 +347,7 @@ SW_DEVICE SW_INLINE float fmod_short(float a, float b) { return sw_fmod(a, b); }
 #else
 SW_INLINE float fmod_short(float a, float b) {
   const float A = fabsf(a), B = fabsf(b);
-  if (!(A < B * 4194304.0f) || !(B < sw_inf())) return fmodf(a, b);
+  if (!(A < B * 4194304.0f) || !(B < sw_inf())) return fmod_slow(a, b);
   const float q = truncf(A / B);
   // The host has no guaranteed FMA; the double product of a 22-bit q and an 11-bit B is exact.
   float r = (float)((double)A - (double)q * (double)B);
