@@ -623,11 +623,12 @@ def _fmod_wide_model(a, b, ulps):
         return float(a)
     m, e = math.frexp(B)
     m, e = m * 2, e - 1                                  # B = m 2^e, m in [1, 2)
-    inv = _rcp_newton_model(m, ulps)
-    up = _fma(inv, 2.0**-40, inv)
+    inv0 = _rcp_newton_model(m, ulps)
+    inv = _fma(inv0, _fma(-m, inv0, 1.0), inv0)
+    up = _fma(inv, 2.0**-50, inv)
     x = A * 2.0**-e
     while True:
-        s = math.frexp(x)[1] - 1 - 38 if x else -1
+        s = math.frexp(x)[1] - 1 - 47 if x else -1
         if s <= 0:
             break
         ms, u = m * 2.0**s, up * 2.0**-s

@@ -96,13 +96,15 @@ SW_HOST_DEVICE SW_INLINE double rcp_newton(double x) {
 // device's remainder_fast leaves it the lanes it cannot take; the host's slow lanes take it
 // in place of libm's fmodf, whose bit loop ran up to 2 us per element). With
 // B = m 2^e (m in [1, 2), exact: a float's significand), x = A 2^-e and y = m: fmod(A, B) =
-// fmod(x, m) 2^e, every scaling exact in double. While x >= 2^39 (x = X 2^(s + 38), X in
-// [1, 2)), x is reduced modulo ms = m 2^s: u = up 2^-s with up = rcp_newton(m) (1 + 2^-40)
-// (within 2^-43.3, so x * u is at least x / ms and above it by less than 2^39 2^-39.86 < 0.56),
-// so q = trunc(x * u) is n or n + 1 and r = x - q ms is exact: x and ms are multiples of
-// 2^(s-23) (24-bit significands; what reductions leave stays a multiple of the larger grid)
-// and |r| <= ms < 2^(s+1), 25 bits; r < 0 gets ms added. Each pass lowers x's exponent by at
-// least 38 (at most 8 passes for float's 2^277 range); the last step is the same with m.
+// fmod(x, m) 2^e, every scaling exact in double. inv is rcp_newton(m) (within 2^-43.3) after a
+// second Newton step: within 2^-86 + 2^-53 of 1 / m. While x >= 2^48 (x = X 2^(s + 47), X in
+// [1, 2)), x is reduced modulo ms = m 2^s: u = up 2^-s with up = inv (1 + 2^-50) (rounded),
+// so x * u is at least x / ms (the bias beats inv's error and three roundings, 2^-50.6) and
+// above it by less than 2^48 2^-49.4 < 0.38: q = trunc(x * u) is n or n + 1, and r = x - q ms
+// is exact (the fma forms q ms exactly): x and ms are multiples of 2^(s-23) (24-bit
+// significands; what reductions leave stays a multiple of the larger grid) and
+// |r| <= ms < 2^(s+1), 25 bits; r < 0 gets ms added. Each pass lowers x's exponent by at
+// least 47 (at most 6 passes for float's 2^277 range); the last step is the same with m.
 // The result is a multiple of B's grid below B, so converting it to float is exact.
 // tests/test_remainder_cpu.py checks the argument as arithmetic, the host build against NumPy.
 SW_HOST_DEVICE SW_INLINE float fmod_wide_exact(float a, float b) {
@@ -112,10 +114,11 @@ SW_HOST_DEVICE SW_INLINE float fmod_wide_exact(float a, float b) {
   const u64 bits = bit_cast<u64>(B);
   const i32 e = (i32)(bits >> 52) - 1023;
   const double m = bit_cast<double>((bits & 0x000fffffffffffffull) | (1023ull << 52));
-  const double inv = rcp_newton(m), up = fma(inv, 0x1p-40, inv);
+  const double inv0 = rcp_newton(m), inv = fma(inv0, fma(-m, inv0, 1.0), inv0);
+  const double up = fma(inv, 0x1p-50, inv);
   double x = A * bit_cast<double>((u64)(1023 - e) << 52);
   for (;;) {
-    const i32 s = (i32)(bit_cast<u64>(x) >> 52) - 1023 - 38;
+    const i32 s = (i32)(bit_cast<u64>(x) >> 52) - 1023 - 47;
     if (s <= 0) break;
     const double ms = bit_cast<double>(bit_cast<u64>(m) + ((u64)s << 52));
     const double u = bit_cast<double>(bit_cast<u64>(up) - ((u64)s << 52));
@@ -367,11 +370,9 @@ struct RemainderFunctor {
   typedef typename OpMath<T>::type M;
   SW_HOST_DEVICE SW_INLINE M operator()(M a, M b) const {
 #if defined(__CUDA_ARCH__)
-    if constexpr (sizeof(M) == 4) {   // the fast path, and fmod_wide for the lanes it leaves
-      FastFlag slow = false;
-      const M r = remainder_fast<C, true>(a, b, slow);
-      return slow ? adjust(fmod_wide(a, b), b) : r;
-    }
+    // A pack that the fast path leaves (float32: quotients of 2^60 and more, extreme
+    // divisors) is redone in fmod_wide for every lane, which is exact for all.
+    if constexpr (sizeof(M) == 4) return adjust(fmod_wide(a, b), b);
 #endif
     M m = sw_fmod(a, b);
     return adjust(m, b);
@@ -425,8 +426,11 @@ struct ShortRemainderFunctor : RemainderFunctor<float, C> {
   // below 2^40, so its fast path covers every pair); bfloat16 keeps it.
 #if defined(__CUDA_ARCH__)
   SW_DEVICE SW_INLINE float operator()(float a, float b) const {
+    // float16's packs are redone only by its two-lane form (Fast2), for quotients past 500:
+    // the fast path serves them; bfloat16's by the fast path, as float32's.
+    if constexpr (kBf16) return RemainderFunctor<float, C>::adjust(fmod_wide(a, b), b);
     FastFlag slow = false;
-    const float r = remainder_fast<C, kBf16>(a, b, slow);
+    const float r = remainder_fast<C, false>(a, b, slow);
     return slow ? RemainderFunctor<float, C>::adjust(fmod_wide(a, b), b) : r;
   }
   SW_DEVICE SW_INLINE static float fast(float a, float b, FastFlag& slow) {
