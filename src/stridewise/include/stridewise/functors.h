@@ -94,7 +94,7 @@ SW_HOST_DEVICE SW_INLINE double rcp_newton(double x) {
 
 // fmod of any two floats, exactly, in double, at a cost bound by the exponent gap (the
 // device's remainder_fast leaves it the lanes it cannot take; the host's slow lanes take it
-// in place of libm's fmodf, whose bit loop ran up to 2 us per element). With
+// in place of libm's fmodf, whose loop costs a step per bit of the quotient). With
 // B = m 2^e (m in [1, 2), exact: a float's significand), x = A 2^-e and y = m: fmod(A, B) =
 // fmod(x, m) 2^e, every scaling exact in double. inv is rcp_newton(m) (within 2^-43.3) after a
 // second Newton step: within 2^-86 + 2^-53 of 1 / m. While x >= 2^48 (x = X 2^(s + 47), X in
