@@ -36,7 +36,7 @@ def _bench(args) -> int:
 
     doc = bench.run(device=args.device, cases=args.cases, dtypes=args.dtypes, quick=args.quick,
                     log2=args.log2, extras=not args.no_extras, do_sweep=args.sweep,
-                    sweep_max=args.sweep_max, progress=not args.no_progress)
+                    sweep_max=args.sweep_max, progress=not args.no_progress, values=args.values)
     bench.print_report(doc)
     if args.json:
         bench.write_json(doc, args.json)
@@ -196,6 +196,8 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--cases", type=_csv, help="comma-separated subset of the cases")
     b.add_argument("--dtypes", type=_csv, help="comma-separated subset of the dtypes")
     b.add_argument("--log2", type=int, help="output elements per case, as a power of two")
+    b.add_argument("--values", type=_csv, help="comma-separated value distributions (default all: "
+                   "narrow on every case, the others on contiguous and outer); see bench_values")
     b.add_argument("--sweep", action="store_true", help="also the float32 size sweep from 2^10")
     b.add_argument("--sweep-max", type=int, help="largest sweep size as a power of two")
     b.add_argument("--no-extras", action="store_true", help="skip host overhead and first-call timing")
