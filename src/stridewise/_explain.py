@@ -17,6 +17,7 @@ class Explanation:
     kinds, pack, index_bits : how each operand is read, elements per access, index width.
     algorithm : the fully resolved algorithm.
     bytes : compulsory bytes (each operand's own elements once).
+    out_layout : the output's strides and the library rule that chose them (or out=).
     source : the generated C++.
     """
 
@@ -32,6 +33,7 @@ class Explanation:
     dtypes: tuple
     bytes: int
     source: str
+    out_layout: str = ""
 
     @classmethod
     def from_prepared(cls, op: str, prepared) -> "Explanation":
@@ -44,7 +46,7 @@ class Explanation:
             nbytes += own * isz
         return cls(op, prepared.backend, lay.mode, p.shape, p.strides, lay.kinds, lay.pack,
                    p.index_bits, prepared.algorithm, tuple(d.name for d in prepared.spec.arrays),
-                   nbytes, prepared.source)
+                   nbytes, prepared.source, prepared.out_layout)
 
     def __str__(self) -> str:
         rows = [
@@ -53,6 +55,7 @@ class Explanation:
             ("merged shape", str(self.shape)),
             ("strides", "  ".join(f"{k}:{s}" for k, s in zip(self._names(), self.strides))),
             ("operands", "  ".join(f"{k}:{d}/{kind}" for k, d, kind in zip(self._names(), self.dtypes, self.kinds))),
+            ("output layout", self.out_layout),
             ("access", f"pack {self.pack}, int{self.index_bits} index"),
             ("algorithm", repr(self.algorithm)),
             ("bytes", f"{self.bytes:,} compulsory"),

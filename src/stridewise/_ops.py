@@ -9,7 +9,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from . import _arrays, _codegen, _plan, _resolve
+from . import _arrays, _codegen, _layout, _plan, _resolve
 from ._arrays import Scalar, View
 from ._compiled import warm as _WARM
 from ._dtypes import ALL_DTYPES as DTYPES, DType
@@ -149,6 +149,7 @@ class Prepared:
     kernel: object = None
     config: object = None
     label: object = None   # user kernels: how compile errors name them
+    out_layout: str = ""   # the output's strides and the rule that chose them (explain)
 
 
 _CALLS: dict = {}      # call signature -> (lib, device, typing, shape, convention), and
@@ -382,7 +383,7 @@ def _remember(calls, key, prepared, out_views, in_views, allocated, info):
         below, above = (olo - hi, ohi - lo) if lo < hi and olo < ohi else (0, 0)
         extents.append((below, above, v.dtype is out0.dtype
                         and _arrays._broadcast_strides(v, shape) == out0.strides))
-    alloc = _arrays.allocator(lib, device, shape, typing.outs[0]) if allocated else None
+    alloc = _arrays.allocator(lib, device, shape, typing.outs[0], out0.strides) if allocated else None
     p = prepared   # bind: a launcher that keeps everything but pointers and values
     run = get_backend(p.backend).bind(p.kernel, p.config, p.record, p.static)
     calls[key] = _Fast(prepared, run, alloc, out0.ptr % 16, tuple(extents), typing.params)
@@ -423,8 +424,13 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
             raise ValueError(f"convention must be 'torch' or 'numpy', got {convention!r}")
         info = calls[sig] = _prepare(op, operands, out_views, convention, inplace)
     lib, device, typing, shape, _ = info
+    layout_note = "given by the caller (out=)"
     if outs is None:
-        outs = [_arrays.allocator(lib, device, shape, dt)()[0] for dt in typing.outs]
+        ins = tuple((o.shape, o.strides, o.dtype.name) if isinstance(o, View) else ((), (), "")
+                    for o in operands)
+        strides = _layout.output_strides(lib, shape, ins, typing.outs[0].name, device[0])
+        layout_note = _layout.layout_reason(lib, shape, ins, strides)
+        outs = [_arrays.allocator(lib, device, shape, dt, strides)()[0] for dt in typing.outs]
         out_views = [_arrays.as_operand(o, -1) for o in outs]
     else:
         _check_outs(op, operands, out_views, shape, typing.outs)
@@ -435,6 +441,7 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
     prepared = memo.get(key)
     if prepared is None:
         prepared = _build(op, operands, list(out_views), info, algorithm)
+        prepared.out_layout = layout_note
         if dry:
             return prepared
         prepared.kernel = _kernel(prepared)
