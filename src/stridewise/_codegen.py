@@ -119,6 +119,9 @@ def _load(k: int, dt: DType, kind: str, slot: int = 0, keep: bool = False) -> tu
         load = "load_kept" if keep and kind != "staged" else "load_pack"
         return (f"sw::Pack<{c}, P> a{k};", f"in.a{k} = sw::{load}<{c}, P>(p[{k}], off[{k}]);",
                 f"in.a{k}.elem[e]")
+    if kind == "shifted":    # dense, its packs not aligned where the output's are (pack.h)
+        return (f"sw::Pack<{c}, P> a{k};", f"in.a{k} = sw::load_shifted<{c}, P>(p[{k}], off[{k}]);",
+                f"in.a{k}.elem[e]")
     if kind == "bcast":
         return f"{c} a{k};", f"in.a{k} = sw::load_one<{c}>(p[{k}], off[{k}]);", f"in.a{k}"
     if kind == "uniform":
