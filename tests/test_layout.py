@@ -42,11 +42,11 @@ def make_numpy(shape, how, dtype):
     return np.broadcast_to(a, shape) if any(bcast) else a
 
 
-def make_torch(shape, how, dtype):
+def make_torch(shape, how, dtype, device="cpu"):
     perm, steps, _, bcast = how
     own = [1 if b else n for n, b in zip(shape, bcast)]
     big = [own[d] * steps[d] for d in perm]
-    t = (torch.arange(int(np.prod(big))).reshape(big) % 7 + 1).to(dtype)
+    t = (torch.arange(int(np.prod(big)), device=device).reshape(big) % 7 + 1).to(dtype)
     t = t.permute(*np.argsort(perm).tolist())[tuple(slice(None, None, s) for s in steps)]
     return t.expand(*shape) if any(bcast) else t
 
