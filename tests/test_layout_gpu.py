@@ -84,11 +84,8 @@ def test_every_mode_every_offset_cuda(dtype):
             e = sw.explain(sw.remainder, *args, algorithm=alg)
             if full:
                 assert e.pack == pack, (off, alg, e.kinds)
-            got = sw.remainder(*args, algorithm=alg)
-            want = torch.remainder(*args)
-            if not dtype.is_floating_point:
-                want = torch.where(args[1].expand_as(want) == 0, torch.zeros_like(want), want)
-            _same(got, want)
+            # divisors are never 0: torch's own result is the oracle, strides included
+            _same(sw.remainder(*args, algorithm=alg), torch.remainder(*args))
     # in place on a misaligned view: output and input misaligned alike
     x = flat.clone()[1:1 + 4096]
     want = torch.remainder(x, fdiv[:4096])
