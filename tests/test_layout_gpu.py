@@ -103,3 +103,22 @@ def test_misaligned_gpu_shapes_of_the_issue():
         a = _values((8191, 16381), dtype, 12)
         d = _values((16381,), dtype, 13, divisor=True)
         _same(sw.remainder(a, d), torch.remainder(a, d))
+
+
+@pytest.mark.parametrize("convention", ["torch", "numpy"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", "int32", "int64"])
+def test_broadcast_divisor_is_prepared_exactly(dtype, convention):
+    """A divisor broadcast along the rows (a column; a 3-d outer product's, with the dividend
+    a shared row) is prepared once per pack, float16 two lanes per instruction: every pair of
+    special values, bit for bit, in rows and in rows sharing its dividend row."""
+    from oracle import special_values
+    from test_cuda import check, tt
+
+    v = special_values(dtype)
+    n = v.size
+    rows = np.ascontiguousarray(np.broadcast_to(v[None, :], (n, n)))
+    assert check(tt(rows), tt(v[:, None].copy()), convention) == "rows"
+    shared = np.ascontiguousarray(np.broadcast_to(v, (4, 1, n)))
+    assert check(tt(shared), tt(v.reshape(1, n, 1).copy()), convention) == "rows"
+    src = sw.explain(sw.remainder, tt(shared), tt(v.reshape(1, n, 1).copy())).source
+    assert "sw::prepare<F>" in src

@@ -216,14 +216,15 @@ def _pairs(spec: KernelSpec) -> bool:
 
 
 def _prepared(spec: KernelSpec):
-    """The repeated operand that is the last input of a return-form functor (an outer
-    product's divisor), which the Op prepares once per batch (functors.h Prepared); None
+    """The repeated or broadcast operand that is the last input of a return-form functor (an
+    outer product's divisor, a column divisor), which the Op prepares once per batch
+    (repeated) or per pack (bcast: one value along the pack) (functors.h Prepared); None
     where there is none."""
     inputs = [a for a in spec.args if a[0] != "out"]
     if spec.out_types or not inputs or inputs[-1][0] != "array":
         return None
     k = inputs[-1][1]
-    return k if spec.kinds[k] == "repeated" and inputs.count(inputs[-1]) == 1 else None
+    return k if spec.kinds[k] in ("repeated", "bcast") and inputs.count(inputs[-1]) == 1 else None
 
 
 def generate(spec: KernelSpec, entry_point) -> str:
@@ -276,14 +277,18 @@ def generate(spec: KernelSpec, entry_point) -> str:
         # prepared with its load, once per batch; the pack's fast path takes it as it is
         # (a kernel keeps only the form its branch reads: functors.h Fast2 or Prepared)
         k = prepared
+        preps = [f"SW_UNROLL for (int e = 0; e < P; ++e) in.d{k}[e] = sw::prepare<F>({call_args[-1]});"]
         in_fields.append(f"typename sw::Prepared<F, {arg_types[-1]}>::type d{k}[P];")
-        loads.append(f"SW_UNROLL for (int e = 0; e < P; ++e) "
-                     f"in.d{k}[e] = sw::prepare<F>({call_args[-1]});")
         fast_args[-1] = f"in.d{k}[e]"
         if pairs:
+            lo, hi = ((f"in.a{k}", f"in.a{k}") if spec.kinds[k] == "bcast"
+                      else (f"in.a{k}.elem[e]", f"in.a{k}.elem[e + 1]"))
             in_fields.append(f"typename sw::Fast2<F, T>::D d2_{k}[(P + 1) / 2];")
-            loads.append(f"SW_UNROLL for (int e = 0; e + 1 < P; e += 2) in.d2_{k}[e / 2] = "
-                         f"sw::Fast2<F, T>::prepare(sw::pair(in.a{k}.elem[e], in.a{k}.elem[e + 1]));")
+            preps.append(f"SW_UNROLL for (int e = 0; e + 1 < P; e += 2) in.d2_{k}[e / 2] = "
+                         f"sw::Fast2<F, T>::prepare(sw::pair({lo}, {hi}));")
+        loads += preps
+        if spec.kinds[k] == "bcast":    # a row's own divisor: each row of a batch prepares it
+            reloads += preps
     if ref:
         step = [f"{ot} y{k} = {_convert(exprs[k], spec.arrays[k].ctype, (spec.arrays[k].ctype, ot)) if reads[k] else ot + '()'};"
                 for k, ot in enumerate(spec.out_types)]
