@@ -225,7 +225,8 @@ def _build(op, operands, outs: list, info, algorithm) -> Prepared:
         kinds=layout.kinds, pack=layout.pack, index_bits=p.index_bits, ndim=p.ndim,
         nout=len(outs), preamble=typing.preamble, arg_types=typing.arg_types,
         out_types=typing.out_types, reads=typing.reads, keep_loads=bool(alg.keep_loads),
-        tile=be.tile_width(alg, layout.pack) if staged else 0)
+        tile=be.tile_width(alg, layout.pack) if staged else 0,
+        row_heads=alg.mode == "rows" and bool(layout.aux))
     source = _codegen.generate(spec, be.entry_point)
     periods = layout.periods or (0,) * len(views)
     static = (p.n, layout.aux, *p.shape, *(s for st in p.strides for s in st), *periods)

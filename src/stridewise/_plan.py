@@ -213,6 +213,7 @@ class Plan:
             cap = 1
         elif mode == "rows":
             cap = self._row_pack(kinds, dense, cap)
+            aux = int(cap > 1 and not self._rows_aligned(cap))    # rows need their heads peeled
         elif mode == "tiled":
             # Packs run along the last dim (along dim jd for a staged operand); a tile holds
             # whole packs, so both of its extents divide too.
@@ -248,6 +249,11 @@ class Plan:
             if k >= self.nout and cap > 1 and not self._agrees(k, cap, dims):
                 kinds[k] = "shifted"
         return cap
+
+    def _rows_aligned(self, cap: int) -> bool:
+        """Every row of output 0 starts on a pack of `cap`."""
+        return (self.ptrs[0] // self.itemsizes[0]) % cap == 0 and all(
+            s % cap == 0 for d, s in enumerate(self.strides[0][:-1]) if self.shape[d] > 1)
 
     def _row_pack(self, kinds, dense, cap) -> int:
         """rows: each row is peeled to output 0's alignment (kernels.cuh rows_kernel), so a

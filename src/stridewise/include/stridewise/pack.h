@@ -48,10 +48,12 @@ SW_HOST_DEVICE SW_INLINE Pack<T, P> load_kept(const char* base, Index off) {
 
 // load_pack for a "shifted" operand: dense, but its packs are not aligned where the output's
 // are (a misaligned slice, rows of odd length; the plan aligns the output's packs). On the
-// device it reads the two aligned P-element words the pack straddles and shifts them
-// together: lanes take consecutive packs, so a word one lane reads second is its neighbour's
-// first (an L1 hit), and DRAM moves what aligned packs would. The second word is the first
-// again when the pack is aligned, so no read reaches past the pack's own bytes.
+// device, 1- and 2-byte elements read the two aligned P-element words the pack straddles and
+// shift them together: lanes take consecutive packs, so a word one lane reads second is its
+// neighbour's first (an L1 hit), and DRAM moves what aligned packs would. The second word is
+// the first again when the pack is aligned, so no read reaches past the pack's own bytes.
+// Wider elements load one by one: the two words held 6-8 more registers, which put float32
+// rows over 64 (no 1024-thread blocks).
 template <int B> struct Word;
 template <> struct Word<2> { typedef u16 type; };
 template <> struct Word<4> { typedef u32 type; };
@@ -61,7 +63,12 @@ template <class T, int P, class Index>
 SW_HOST_DEVICE SW_INLINE Pack<T, P> load_shifted(const char* base, Index off) {
 #if defined(__CUDA_ARCH__)
   enum { B = sizeof(T) * P };
-  if constexpr (P > 1) {
+  if constexpr (P > 1 && sizeof(T) >= 4) {
+    // 4- and 8-byte elements: one aligned load each, as many registers as the pack
+    Pack<T, P> v;
+    SW_UNROLL for (int e = 0; e < P; ++e) v.elem[e] = reinterpret_cast<const T*>(base)[off + e];
+    return v;
+  } else if constexpr (P > 1) {
     const char* a = reinterpret_cast<const char*>(reinterpret_cast<const T*>(base) + off);
     const u32 mis = (u32)(reinterpret_cast<u64>(a) & (B - 1));
     const char* lo = a - mis;
@@ -138,8 +145,8 @@ SW_HOST_DEVICE SW_INLINE T load_one(const char* base, Index off) {
 
 // Slot layout of an entry point with NA array operands (outputs first) and D merged dims:
 //   ptr[NA] | n | aux | shape[D] | stride[NA][D] | period[NA] | params...
-// `aux` is the head peel before the first aligned pack (contiguous, scalar, short_rows) or the
-// tile dim (tiled);
+// `aux` is the head peel before the first aligned pack (contiguous, scalar, short_rows), the
+// tile dim (tiled), or 1 where rows start off a pack and each peels its own head (rows);
 // `period` is the gather period of a periodic operand (short_rows).
 template <int NA, int D>
 struct Layout {

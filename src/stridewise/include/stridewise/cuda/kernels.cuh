@@ -261,7 +261,7 @@ SW_DEVICE void rows_kernel(const Slot* s, const Slot* x) {
     const C h0 = (set - slab * per_slab) * R;
     const C nr = height - h0 < (C)R ? height - h0 : (C)R;
     row_offsets<Op, R>(f, slab, h0, base);
-    const C head = row_head<Op>(f, base[0], len);
+    const C head = Op::kRowHeads ? row_head<Op>(f, base[0], len) : 0;
     const C packs = (len - head) / P, ends = len - packs * P;   // head and tail elements
     const C first = c * span * chunk + lane;
     run_packs<Op, P, (R > 1), kBatch>(f, f.p, span * g.items * R, packs,
