@@ -162,7 +162,11 @@ def test_broadcast_modes_and_out(case):
     x = {"rows": rng.standard_normal((64, 300)), "tiled": rng.standard_normal((300, 64)).T,
          "short_rows": rng.standard_normal((999, 6))}[case]
     y = rng.standard_normal(x.shape[-1])
-    assert sw.explain(sw.maximum, x, y).mode == case
+    # into a C-ordered out: an allocated one follows x (order='K'), so x.T needs no tiles
+    assert sw.explain(sw.maximum, x, y, out=np.empty(x.shape)).mode == case
+    if case == "tiled":
+        assert sw.explain(sw.maximum, x, y).mode == "rows"
+        assert sw.maximum(x, y).strides == np.maximum(x, y).strides == (8, 512)
     out = np.empty((x.shape[1], x.shape[0])).T
     assert sw.maximum(x, y, out=out) is out
     assert same_bits(out, np.maximum(x, y))
@@ -362,7 +366,9 @@ def _periodic_where_operands(dtype, period):
 
 
 def _check_periodic_mode(e, dtype, period):
-    short = period == 6 or NP[dtype].itemsize < 8   # else rows of 100 or 1030 8-byte elements
+    # rows keep full packs at any row length (each row peels its head), so short_rows takes
+    # only rows shorter than a warp's packs (_plan.SHORT_ROW_BYTES)
+    short = period * NP[dtype].itemsize < 512
     assert e.mode == ("short_rows" if short else "rows"), e
     assert not short or e.kinds.count("periodic") == 2, e
 

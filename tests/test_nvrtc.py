@@ -43,6 +43,11 @@ def _base_specs():
         "rows/repeated": ((a, np.ones(256, f)), algorithms.Rows(share_rows=True)),
         "rows/outer": ((np.ones((64, 1), f), np.ones((1, 256), f)), algorithms.Rows(share_rows=True)),
         "rows/strided+bcast": ((np.ones((64, 512), f)[:, ::2], np.ones((64, 1), f)), algorithms.Rows()),
+        "contiguous/shifted": ((np.ones(1025, f)[1:], np.ones(1024, f)), None),
+        "rows/shifted": ((np.ones((64, 257), f)[:, 1:], a), algorithms.Rows()),
+        "rows/repeated+shifted": ((np.ones((64, 257), f)[:, 1:], np.ones(257, f)[1:]),
+                                  algorithms.Rows(share_rows=True)),
+        "rows/heads+shifted": ((np.ones((64, 255), f), np.ones(255, f)), algorithms.Rows()),
         "short_rows": ((np.ones((100, 6), f), np.ones((1, 6), f)), None),
         "tiled": ((np.ones((256, 64), f).T, a), None),
         "general": ((np.ones((64, 512), f)[:, ::2], a.T.copy().T), algorithms.General()),
@@ -51,6 +56,8 @@ def _base_specs():
     for name, (args, alg) in cases.items():
         prepared = _ops._call(_ops.REMAINDER, args, algorithm=alg, dry=True)
         assert prepared.spec.mode == name.split("/")[0], (name, prepared.spec.mode)
+        assert ("shifted" in name) == ("shifted" in prepared.spec.kinds), (name, prepared.spec.kinds)
+        assert ("heads" in name) == prepared.spec.row_heads, name
         specs[name] = prepared.spec
     return specs
 

@@ -58,12 +58,13 @@ def test_index_width_and_pack():
     # a pointer 4 bytes past 16-byte alignment on both sides: the head peel keeps pack 4
     lay = plan((100,), [((100,), (1,), 4, 4), ((100,), (1,), 4, 68)]).layout("contiguous")
     assert (lay.pack, lay.aux) == (4, 3)
-    # different misalignment: the pack shrinks until both agree
+    # different misalignment: the output's head aligns it, the input loads shifted
     lay = plan((100,), [((100,), (1,), 4, 4), ((100,), (1,), 4, 8)]).layout("contiguous")
-    assert lay.pack == 1
-    # rows: a row stride that is not a multiple of the pack caps it
+    assert (lay.pack, lay.aux, lay.kinds) == (4, 3, ("dense", "shifted"))
+    # rows: a row stride off the pack keeps it; the row vector is misaligned row by row
     p = plan((10, 6), [((10, 6), (6, 1), 4, 0), ((6,), (1,), 4, 0)])
-    assert p.layout("rows").pack == 2 and p.layout("short_rows").pack == 4
+    assert p.layout("rows").pack == 4 and p.layout("short_rows").pack == 4
+    assert p.layout("rows", share_rows=True).kinds == ("dense", "shifted")
     # mixed sizes: 16 bytes over the widest dtype
     p = plan((64,), [((64,), (1,), 8, 0), ((64,), (1,), 4, 0)])
     assert p.layout("contiguous").pack == 2

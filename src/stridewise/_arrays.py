@@ -295,10 +295,24 @@ def _cupy_key(x):
 _KEYERS = {float: _number_key, int: _number_key, np.ndarray: _numpy_key}
 
 
-def allocator(lib: str, device: tuple, shape: tuple, dtype: DType):
-    """A zero-argument callable returning (new uninitialised C-contiguous output, its pointer),
-    from the owning library's allocator; bound once per signature for the warm path."""
+def allocator(lib: str, device: tuple, shape: tuple, dtype: DType, strides: tuple | None = None):
+    """A zero-argument callable returning (new uninitialised output, its pointer), from the
+    owning library's allocator, with `strides` (elements; None: C-contiguous, as _layout
+    chooses them); bound once per signature for the warm path."""
+    if strides is None:
+        strides = _dense_strides(shape)
     if lib == "numpy":
+        if strides != _dense_strides(shape):
+            # a dense buffer seen through the strides (_layout gives a permuted dense layout)
+            size = 1 + sum((n - 1) * s for n, s in zip(shape, strides)) if _prod(shape) else 0
+            byte_strides = tuple(s * dtype.itemsize for s in strides)
+
+            def numpy_strided(empty=np.empty, nd=np.ndarray, shape=shape, dt=dtype.numpy,
+                              size=size, st=byte_strides, data=_numpy_data):
+                a = nd(shape, dt, empty(size, dt), 0, st)
+                return a, data(a)
+            return numpy_strided
+
         def numpy_alloc(empty=np.empty, shape=shape, dt=dtype.numpy, data=_numpy_data):
             a = empty(shape, dt)
             return a, data(a)
@@ -312,9 +326,9 @@ def allocator(lib: str, device: tuple, shape: tuple, dtype: DType):
                                device=torch.device(_device_str(device)))
         ext = torch_ext()
         if ext is not None:         # the same call in C++: no argument parsing
-            return ext.Allocator(template, shape, _dense_strides(shape))
+            return ext.Allocator(template, shape, strides)
 
-        def torch_alloc(new=template.new_empty_strided, shape=shape, strides=_dense_strides(shape)):
+        def torch_alloc(new=template.new_empty_strided, shape=shape, strides=strides):
             t = new(shape, strides)
             return t, t.data_ptr()
         return torch_alloc

@@ -19,6 +19,7 @@ class Explanation:
     origins : (field, value, origin) per algorithm field: "caller", "tuning for <device>" or
         "default", with the measurement that chose the value.
     bytes : compulsory bytes (each operand's own elements once).
+    out_layout : the output's strides and the library rule that chose them (or out=).
     source : the generated C++.
     """
 
@@ -35,6 +36,7 @@ class Explanation:
     bytes: int
     source: str
     origins: tuple = ()
+    out_layout: str = ""
 
     @classmethod
     def from_prepared(cls, op: str, prepared) -> "Explanation":
@@ -49,7 +51,8 @@ class Explanation:
             nbytes += own * isz
         return cls(op, prepared.backend, lay.mode, p.shape, p.strides, lay.kinds, lay.pack,
                    p.index_bits, prepared.algorithm, tuple(d.name for d in prepared.spec.arrays),
-                   nbytes, prepared.source, getattr(prepared, "origins", ()))
+                   nbytes, prepared.source, getattr(prepared, "origins", ()),
+                   prepared.out_layout)
 
     def __str__(self) -> str:
         rows = [
@@ -58,6 +61,7 @@ class Explanation:
             ("merged shape", str(self.shape)),
             ("strides", "  ".join(f"{k}:{s}" for k, s in zip(self._names(), self.strides))),
             ("operands", "  ".join(f"{k}:{d}/{kind}" for k, d, kind in zip(self._names(), self.dtypes, self.kinds))),
+            ("output layout", self.out_layout),
             ("access", f"pack {self.pack}, int{self.index_bits} index"),
             ("algorithm", repr(self.algorithm)),
             *((f"  {name}", f"{value!r}  {origin}") for name, value, origin in self.origins),

@@ -9,7 +9,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from . import _arrays, _codegen, _foreign, _plan, _resolve, _torch_ops
+from . import _arrays, _codegen, _foreign, _layout, _plan, _resolve, _torch_ops
 from ._arrays import Scalar, View
 from ._compiled import warm as _WARM
 from ._dtypes import ALL_DTYPES as DTYPES, DType
@@ -154,6 +154,7 @@ class Prepared:
     config: object = None
     label: object = None   # user kernels: how compile errors name them
     origins: tuple = ()    # (field, value, "caller" / "tuning for ..." / "default ...")
+    out_layout: str = ""   # the output's strides and the rule that chose them (explain)
 
 
 _CALLS: dict = {}      # call signature -> (lib, device, typing, shape, convention), and
@@ -204,6 +205,14 @@ def _prepare(op, operands, out_views, convention, inplace, index=None):
     return lib, device, typing, shape, conv
 
 
+def _new_strides(lib: str, shape: tuple, operands, out_dtype: str, backend: str):
+    """(strides, input layouts) of a new output of `shape`, by `lib`'s rule (_layout): the
+    one place eager allocation and torch's fake implementations take them from."""
+    ins = tuple((o.shape, o.strides, o.dtype.name) if isinstance(o, View) else ((), (), "")
+                for o in operands)
+    return _layout.output_strides(lib, shape, ins, out_dtype, backend), ins
+
+
 def _build(op, operands, outs: list, info, algorithm, index=None) -> Prepared:
     lib, device, typing, shape, convention = info
     # A user kernel's flat index goes right after the outputs, and the plan counts it as one:
@@ -237,7 +246,8 @@ def _build(op, operands, outs: list, info, algorithm, index=None) -> Prepared:
         nout=len(outs), preamble=typing.preamble, arg_types=typing.arg_types,
         out_types=typing.out_types, reads=typing.reads, keep_loads=bool(alg.keep_loads),
         tile=be.tile_width(alg, layout.pack) if staged else 0,
-        index=-1 if index is None else len(outs), options=typing.options)
+        index=-1 if index is None else len(outs), options=typing.options,
+        row_heads=alg.mode == "rows" and bool(layout.aux))
     source = _codegen.generate(spec, lambda s: be.entry_point(s, tuning.kernels))
     periods = layout.periods or (0,) * len(views)
     static = (p.n, layout.aux, *p.shape, *(s for st in p.strides for s in st), *periods)
@@ -406,7 +416,7 @@ def _remember(calls, key, prepared, out_views, in_views, allocated, info):
         below, above = (olo - hi, ohi - lo) if lo < hi and olo < ohi else (0, 0)
         extents.append((below, above, v.dtype is out0.dtype
                         and _arrays._broadcast_strides(v, shape) == out0.strides))
-    alloc = _arrays.allocator(lib, device, shape, typing.outs[0]) if allocated else None
+    alloc = _arrays.allocator(lib, device, shape, typing.outs[0], out0.strides) if allocated else None
     p = prepared   # bind: a launcher that keeps everything but pointers and values
     run = get_backend(p.backend).bind(p.kernel, p.config, p.record, p.static)
     calls[key] = _Fast(prepared, run, alloc, out0.ptr % 16, tuple(extents), typing.params)
@@ -455,9 +465,14 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
             raise ValueError(f"convention must be 'torch' or 'numpy', got {convention!r}")
         info = calls[sig] = _prepare(op, operands, out_views, convention, inplace, index)
     lib, device, typing, shape, _ = info
-    if outs is None:
-        outs = [_arrays.allocator(lib, device, shape, dt)()[0] for dt in typing.outs]
+    layout_note = "given by the caller (out=)"
+    if outs is None and typing.outs:
+        strides, ins = _new_strides(lib, shape, operands, typing.outs[0].name, device[0])
+        layout_note = _layout.layout_reason(lib, shape, ins, strides)
+        outs = [_arrays.allocator(lib, device, shape, dt, strides)()[0] for dt in typing.outs]
         out_views = [_arrays.as_operand(o, -1) for o in outs]
+    elif outs is None:                       # a user kernel without outputs
+        outs = out_views = []
     else:
         _check_outs(op, operands, out_views, shape, typing.outs)
     result = outs[0] if op.nout == 1 else tuple(outs)
@@ -467,6 +482,7 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
     prepared = memo.get(key)
     if prepared is None:
         prepared = _build(op, operands, list(out_views), info, algorithm, index)
+        prepared.out_layout = layout_note
         if dry:
             return prepared
         prepared.kernel = _kernel(prepared)

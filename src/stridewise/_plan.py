@@ -47,7 +47,9 @@ class Layout:
     share_rows reads once per column of rows), "bcast" (stride 0 along the walk), "strided"
     (any stride, element by element), "periodic" (flat index mod period), "staged" (unit
     stride along the tile dim only; read as a dense pack from the tile or block the kernel
-    first transposes, `tiled`) and "uniform" (one element, read once).
+    first transposes, `tiled`), "shifted" (dense, but its packs are not aligned where the
+    output's are: read as two aligned words shifted together, pack.h load_shifted) and
+    "uniform" (one element, read once).
     """
 
     mode: str
@@ -209,7 +211,10 @@ class Plan:
         aux = jd if mode == "tiled" else 0
         if mode == "general":
             cap = 1
-        elif mode in ("rows", "tiled"):
+        elif mode == "rows":
+            cap = self._row_pack(kinds, dense, cap)
+            aux = int(cap > 1 and not self._rows_aligned(cap))    # rows need their heads peeled
+        elif mode == "tiled":
             # Packs run along the last dim (along dim jd for a staged operand); a tile holds
             # whole packs, so both of its extents divide too.
             def aligned(k):
@@ -218,22 +223,47 @@ class Plan:
                     s % cap == 0 for d, s in enumerate(self.strides[k]) if d != along)
 
             while cap > 1 and not (all(aligned(k) for k in dense) and (
-                    mode == "rows" or self.shape[-1] % cap == self.shape[jd] % cap == 0)):
+                    self.shape[-1] % cap == self.shape[jd] % cap == 0)):
                 cap //= 2
         else:  # flat modes: peel a head so every dense operand's packs are aligned at once
-            cap, aux = self._flat_pack(dense, cap)
+            cap, aux = self._flat_pack(dense, cap, kinds)
         return Layout(mode, tuple(kinds), cap, aux, tuple(periods) if mode == "short_rows" else ())
 
-    def _flat_pack(self, dense, cap) -> tuple[int, int]:
+    def _agrees(self, k: int, cap: int, dims) -> bool:
+        """Operand k's packs of `cap` are aligned exactly where output 0's are, at every index
+        of `dims` (its element misalignment mod cap is the output's, row by row)."""
+        e0, ek = self.ptrs[0] // self.itemsizes[0], self.ptrs[k] // self.itemsizes[k]
+        return (ek - e0) % cap == 0 and all((self.strides[k][d] - self.strides[0][d]) % cap == 0
+                                            for d in dims if self.shape[d] > 1)
+
+    def _align_to_output(self, kinds, dense, cap, dims) -> int:
+        """The widest pack (at most cap) at which every output is misaligned as output 0 is,
+        so the kernel's head peel (per run or per row) aligns them all; an input misaligned
+        otherwise becomes "shifted" and keeps full packs."""
         if any(self.ptrs[k] % self.itemsizes[k] for k in dense):
-            return 1, 0
-        while cap > 1:
-            mis = {(self.ptrs[k] // self.itemsizes[k]) % cap for k in dense}
-            if len(mis) <= 1:
-                head = (-mis.pop()) % cap if mis else 0
-                return cap, min(head, self.n)
+            return 1
+        outs = [k for k in dense if k < self.nout]
+        while cap > 1 and not all(self._agrees(k, cap, dims) for k in outs):
             cap //= 2
-        return 1, 0
+        for k in dense:
+            if k >= self.nout and cap > 1 and not self._agrees(k, cap, dims):
+                kinds[k] = "shifted"
+        return cap
+
+    def _rows_aligned(self, cap: int) -> bool:
+        """Every row of output 0 starts on a pack of `cap`."""
+        return (self.ptrs[0] // self.itemsizes[0]) % cap == 0 and all(
+            s % cap == 0 for d, s in enumerate(self.strides[0][:-1]) if self.shape[d] > 1)
+
+    def _row_pack(self, kinds, dense, cap) -> int:
+        """rows: each row is peeled to output 0's alignment (kernels.cuh rows_kernel), so a
+        row stride or pointer off the pack costs nothing but the peel."""
+        return self._align_to_output(kinds, dense, cap, range(self.ndim - 1))
+
+    def _flat_pack(self, dense, cap, kinds) -> tuple[int, int]:
+        cap = self._align_to_output(kinds, dense, cap, ())
+        head = (-(self.ptrs[0] // self.itemsizes[0])) % cap if cap > 1 else 0
+        return cap, min(head, self.n)
 
     def max_pack(self, mode: str) -> int:
         return self.layout(mode).pack

@@ -64,10 +64,12 @@ def bump(t) -> None:
     torch.autograd.graph.increment_version(t)
 
 
-def out_strides(shape: tuple, inputs: list) -> tuple:
-    """Strides of an allocated output of `shape` given the input Views: the rule the eager
-    allocation follows (_arrays.allocator), so fakes, traced graphs and eager calls agree."""
-    return _arrays._dense_strides(shape)
+def out_strides(shape: tuple, operands: list, out_dtype, device) -> tuple:
+    """Strides of an allocated output of `shape`, dtype `out_dtype` (a torch dtype), on
+    `device` (a torch.device): the eager allocation's rule (torch's TensorIterator order), so
+    fakes, traced graphs and eager calls agree."""
+    backend = "cuda" if device.type == "cuda" else "cpu"
+    return _ops._new_strides("torch", tuple(shape), operands, dtype_of(out_dtype).name, backend)[0]
 
 
 def _is_kernel(op) -> bool:
@@ -139,7 +141,7 @@ def _define(op, name: str, mask: str) -> None:
             outs = None
             if extra[0] is not None:    # fresh outputs for the given; read ones start as them
                 views = [_fake_view(x) for x in args if isinstance(x, torch.Tensor)]
-                outs = [torch.empty_strided(o.shape, out_strides(tuple(o.shape), views),
+                outs = [torch.empty_strided(o.shape, out_strides(o.shape, views, o.dtype, o.device),
                                             dtype=o.dtype, device=o.device) for o in extra]
                 for o, init, reads in zip(outs, extra, op._reads):
                     if reads:
@@ -154,7 +156,7 @@ def _define(op, name: str, mask: str) -> None:
         _, _, typing, shape, _ = _ops._prepare(op, operands, out_views,
                                                None if kernel else extra[0], False)
         device = next(x.device for x in args if isinstance(x, torch.Tensor))
-        strides = out_strides(shape, [o for o in operands if isinstance(o, _arrays.View)])
+        strides = out_strides(shape, operands, getattr(torch, typing.outs[0].name), device)
         outs = tuple(torch.empty_strided(shape, strides, dtype=getattr(torch, dt.name), device=device)
                      for dt in typing.outs)
         return outs[0] if nout == 1 else outs

@@ -34,9 +34,16 @@ def _bench(args) -> int:
         _require("matplotlib", "bench", "stridewise bench --plot")
     from . import bench
 
-    doc = bench.run(device=args.device, cases=args.cases, dtypes=args.dtypes, quick=args.quick,
-                    log2=args.log2, extras=not args.no_extras, do_sweep=args.sweep,
-                    sweep_max=args.sweep_max, progress=not args.no_progress, values=args.values)
+    if args.layouts:
+        from . import bench_layouts
+
+        doc = bench_layouts.run(device=args.device, cases=args.cases, dtypes=args.dtypes,
+                                log2=args.log2, progress=not args.no_progress)
+    else:
+        doc = bench.run(device=args.device, cases=args.cases, dtypes=args.dtypes, quick=args.quick,
+                        log2=args.log2, extras=not args.no_extras, do_sweep=args.sweep,
+                        sweep_max=args.sweep_max, progress=not args.no_progress,
+                        values=args.values)
     bench.print_report(doc)
     if args.json:
         bench.write_json(doc, args.json)
@@ -193,6 +200,8 @@ def parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bench", help="remainder over the case matrix of docs/baselines.md against the anchors")
     b.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     b.add_argument("--quick", action="store_true", help="a few cases and dtypes at a small size")
+    b.add_argument("--layouts", action="store_true",
+                   help="the second matrix: layouts users bring (bench_layouts.LAYOUTS), allocating calls")
     b.add_argument("--cases", type=_csv, help="comma-separated subset of the cases")
     b.add_argument("--dtypes", type=_csv, help="comma-separated subset of the dtypes")
     b.add_argument("--log2", type=int, help="output elements per case, as a power of two")

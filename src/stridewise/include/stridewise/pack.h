@@ -46,6 +46,58 @@ SW_HOST_DEVICE SW_INLINE Pack<T, P> load_kept(const char* base, Index off) {
   return load_pack<T, P>(base, off);
 }
 
+// load_pack for a "shifted" operand: dense, but its packs are not aligned where the output's
+// are (a misaligned slice, rows of odd length; the plan aligns the output's packs). On the
+// device, 1- and 2-byte elements read the two aligned P-element words the pack straddles and
+// shift them together: lanes take consecutive packs, so a word one lane reads second is its
+// neighbour's first (an L1 hit), and DRAM moves what aligned packs would. The second word is
+// the first again when the pack is aligned, so no read reaches past the pack's own bytes.
+// Wider elements load one by one: the two words held 6-8 more registers, which put float32
+// rows over 64 (no 1024-thread blocks).
+template <int B> struct Word;
+template <> struct Word<2> { typedef u16 type; };
+template <> struct Word<4> { typedef u32 type; };
+template <> struct Word<8> { typedef u64 type; };
+
+template <class T, int P, class Index>
+SW_HOST_DEVICE SW_INLINE Pack<T, P> load_shifted(const char* base, Index off) {
+#if defined(__CUDA_ARCH__)
+  enum { B = sizeof(T) * P };
+  if constexpr (P > 1 && sizeof(T) >= 4) {
+    // 4- and 8-byte elements: one aligned load each, as many registers as the pack
+    Pack<T, P> v;
+    SW_UNROLL for (int e = 0; e < P; ++e) v.elem[e] = reinterpret_cast<const T*>(base)[off + e];
+    return v;
+  } else if constexpr (P > 1) {
+    const char* a = reinterpret_cast<const char*>(reinterpret_cast<const T*>(base) + off);
+    const u32 mis = (u32)(reinterpret_cast<u64>(a) & (B - 1));
+    const char* lo = a - mis;
+    const char* hi = mis ? lo + B : lo;
+    if constexpr (B == 16) {
+      const uint4 w0 = *reinterpret_cast<const uint4*>(lo), w1 = *reinterpret_cast<const uint4*>(hi);
+      const u32 w[8] = {w0.x, w0.y, w0.z, w0.w, w1.x, w1.y, w1.z, w1.w};
+      const u32 q = mis >> 2, sh = (mis & 3) * 8;
+      u32 s[5];
+      SW_UNROLL for (int i = 0; i < 5; ++i)
+        s[i] = q == 0 ? w[i] : q == 1 ? w[i + 1] : q == 2 ? w[i + 2] : w[i + 3];
+      uint4 r;
+      r.x = __funnelshift_r(s[0], s[1], sh);
+      r.y = __funnelshift_r(s[1], s[2], sh);
+      r.z = __funnelshift_r(s[2], s[3], sh);
+      r.w = __funnelshift_r(s[3], s[4], sh);
+      return bit_cast<Pack<T, P>>(r);
+    } else {
+      typedef typename Word<B>::type W;
+      const W w0 = *reinterpret_cast<const W*>(lo), w1 = *reinterpret_cast<const W*>(hi);
+      const u32 sh = mis * 8;     // below 8 * B
+      const W r = sh ? (W)((w0 >> sh) | (w1 << (8 * B - sh))) : w0;
+      return bit_cast<Pack<T, P>>(r);
+    }
+  }
+#endif
+  return load_pack<T, P>(base, off);
+}
+
 template <class T, int P, class Index>
 SW_HOST_DEVICE SW_INLINE void store_pack(char* base, Index off, const Pack<T, P>& v) {
 #if defined(__CUDA_ARCH__)
@@ -93,8 +145,8 @@ SW_HOST_DEVICE SW_INLINE T load_one(const char* base, Index off) {
 
 // Slot layout of an entry point with NA array operands (outputs first) and D merged dims:
 //   ptr[NA] | n | aux | shape[D] | stride[NA][D] | period[NA] | params...
-// `aux` is the head peel before the first aligned pack (contiguous, scalar, short_rows) or the
-// tile dim (tiled);
+// `aux` is the head peel before the first aligned pack (contiguous, scalar, short_rows), the
+// tile dim (tiled), or 1 where rows start off a pack and each peels its own head (rows);
 // `period` is the gather period of a periodic operand (short_rows).
 template <int NA, int D>
 struct Layout {

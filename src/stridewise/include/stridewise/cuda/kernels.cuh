@@ -206,6 +206,20 @@ SW_DEVICE SW_INLINE void row_offsets(const Frame<Op>& f, C slab, C h0, typename 
   }
 }
 
+// Elements of a row before output 0's first aligned pack, the row's first element at offset
+// off0: the plan misaligns every output and every "dense" input alike (the others load
+// "shifted"), so after this peel all of them move in aligned packs, whatever the row's
+// start (a misaligned slice, odd row lengths). The offset may be negative: the u64 sum wraps
+// by a multiple of P.
+template <class Op, class C>
+SW_DEVICE SW_INLINE C row_head(const Frame<Op>& f, typename Op::Index off0, C len) {
+  enum { P = Op::kPack };
+  if (P == 1) return 0;
+  const C mis = (C)((reinterpret_cast<u64>(f.p[0]) / Op::size(0) + (u64)off0) % P);
+  const C h = (C)((P - mis) % P);
+  return h < len ? h : len;
+}
+
 // rows: the output's innermost dim is unit-stride. A block holds `groups` groups of `group`
 // threads; a chunk is group * items packs of one row, and a work unit is `span` consecutive
 // chunks of R rows, so long rows spread over many blocks, short rows do not leave a whole
@@ -216,8 +230,9 @@ SW_DEVICE SW_INLINE void row_offsets(const Frame<Op>& f, C slab, C h0, typename 
 // one slab of dim D - 2, and a thread's batch is one pack column in those R rows: the repeated
 // operand's pack has one offset for the whole batch, so it is loaded once and whatever the
 // functor derives from it alone (a divisor's reciprocal) is computed once per R packs
-// (outer products: +11-21%). The unit's last chunk also writes the < P tail elements of each row,
-// one per lane.
+// (outer products: +11-21%; the plan shares a row only where the R rows peel alike). A row's
+// packs start after its head (row_head); the unit's last chunk also writes the head and the
+// < P tail elements of each row, one per lane.
 // configure() in backends/cuda.py sizes the units and passes them from x[1]: span, units per
 // row set, units in all, groups per block, then the magic and shift (fast_div) of units, of
 // row sets per slab and of group, so that a unit (often a block's only one) divides by
@@ -232,7 +247,6 @@ SW_DEVICE void rows_kernel(const Slot* s, const Slot* x) {
   const C len = (C)f.shape(D - 1);
   const C height = R > 1 ? (C)f.shape(D >= 2 ? D - 2 : 0) : 1;   // a unit's rows share one slab
   const C per_slab = (height + R - 1) / R;
-  const C packs = len / P, rem = len - packs * P;
   const C group = g.group, chunk = group * g.items;
   const C span = (C)x[1].i, units = (C)x[2].i, work = (C)x[3].i, groups = (C)x[4].i;
   const C gi = (C)fast_div((Index)threadIdx.x, x[9], x[10]), lane = threadIdx.x - gi * group;
@@ -247,19 +261,23 @@ SW_DEVICE void rows_kernel(const Slot* s, const Slot* x) {
     const C h0 = (set - slab * per_slab) * R;
     const C nr = height - h0 < (C)R ? height - h0 : (C)R;
     row_offsets<Op, R>(f, slab, h0, base);
+    const C head = Op::kRowHeads ? row_head<Op>(f, base[0], len) : 0;
+    const C packs = (len - head) / P, ends = len - packs * P;   // head and tail elements
     const C first = c * span * chunk + lane;
     run_packs<Op, P, (R > 1), kBatch>(f, f.p, span * g.items * R, packs,
                      [&](C t) { return first + t / R * group; },
                      [&](C q, int j, Index* o) {
                        SW_UNROLL for (int k = 0; k < NA; ++k)
-                         o[k] = base[k] + (Index)(q * P) * step[k] + (Index)j * down[k];
+                         o[k] = base[k] + (Index)(head + q * P) * step[k] + (Index)j * down[k];
                      }, nr);
-    if (c == units - 1 && lane < rem) {
-      const Index xi = (Index)(packs * P + lane);
-      for (C j = 0; j < nr; ++j) {
-        Index off[NA];
-        SW_UNROLL for (int k = 0; k < NA; ++k) off[k] = base[k] + xi * step[k] + (Index)j * down[k];
-        Op::template apply<1>(f.p, off, f.u);
+    if (c == units - 1) {
+      for (C e = lane; e < ends; e += group) {
+        const Index xi = (Index)(e < head ? e : e + packs * P);
+        for (C j = 0; j < nr; ++j) {
+          Index off[NA];
+          SW_UNROLL for (int k = 0; k < NA; ++k) off[k] = base[k] + xi * step[k] + (Index)j * down[k];
+          Op::template apply<1>(f.p, off, f.u);
+        }
       }
     }
   }

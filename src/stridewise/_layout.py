@@ -1,0 +1,249 @@
+"""Output layout: the strides a new output gets, by the rule of the library that owns the inputs.
+
+A torch user's channels_last activations must come back channels_last, and a NumPy user's
+F-ordered arrays F-ordered, or the next op pays for a silent layout change (and so does this
+one, which then writes across the inputs' order). Each library's rule is reproduced here as
+that library states it:
+
+- torch: TensorIterator (aten/src/ATen/TensorIterator.cpp). Its fast setup first: operands of
+  one shape (no broadcast, no wrapped scalar) that are all contiguous give a contiguous
+  output, all channels_last a channels_last one, all non-overlapping and dense with equal
+  strides those strides. Otherwise `reorder_dimensions` insertion-sorts the dims by stride,
+  operand by operand (a broadcast dim abstains; equal strides put the smaller extent inner),
+  and the output is dense in that order (contiguous where the order is C's). On the CPU an
+  input of another dtype than the result is first cast by `.to()`, which keeps a dense
+  input's strides and gives any other input dense strides in its own order.
+- NumPy: the ufunc's iterator with order='K' (numpy/_core/src/multiarray/nditer_constr.c,
+  `npyiter_find_best_axis_ordering`): a stable insertion sort on absolute strides, where C
+  order wins a conflict between operands; the output is dense in that order, with positive
+  strides.
+- CuPy: its ufuncs and elementwise kernels allocate C-contiguous outputs (`_kernel.pyx`,
+  `_get_out_args_from_optionals` calls `_ndarray_init(subtype, out_shape, dtype)`).
+
+Pure functions of shapes and strides: the torch.library fake implementations call
+`output_strides` too, so a traced program sees the strides the eager call returns.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Sequence
+
+__all__ = ["output_strides", "layout_reason", "contiguous_strides"]
+
+Operand = tuple  # (shape, strides in elements, dtype name); a Python scalar is ((), (), name)
+
+
+def contiguous_strides(shape: Sequence[int]) -> tuple:
+    """C-contiguous strides in elements (an extent of 0 counts as 1, as torch and CuPy do)."""
+    strides, acc = [], 1
+    for n in reversed(shape):
+        strides.append(acc)
+        acc *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def _dense_in_order(shape, perm) -> tuple:
+    """Dense strides with perm[0] the innermost dim (no max with 1, as both libraries write it)."""
+    strides, acc = [0] * len(shape), 1
+    for d in perm:
+        strides[d] = acc
+        acc *= shape[d]
+    return tuple(strides)
+
+
+@functools.lru_cache(maxsize=4096)
+def output_strides(lib: str, shape: tuple, inputs: tuple, out_dtype: str | None = None,
+                   device: str = "cpu") -> tuple:
+    """Strides in elements of a new output of broadcast `shape`, by `lib`'s own rule.
+
+    Parameters
+    ----------
+    lib : "torch", "numpy", or "cupy" (anything else: C-contiguous).
+    shape : the output's (broadcast) shape.
+    inputs : per input, (shape, strides in elements, dtype name), in call order; a Python
+        scalar is ((), (), its dtype name), as torch wraps it into a 0-d tensor.
+    out_dtype : the result dtype's name (torch on the CPU casts other inputs to it first).
+    device : "cpu" or "cuda".
+    """
+    shape = tuple(shape)
+    if lib == "torch":
+        return _torch_strides(shape, inputs, out_dtype, device)
+    if lib == "numpy":
+        return _numpy_strides(shape, inputs)
+    return contiguous_strides(shape)
+
+
+def layout_reason(lib: str, shape: tuple, inputs: tuple, strides: tuple) -> str:
+    """One line for `explain`: which rule chose `strides`."""
+    if lib == "torch":
+        rule = "torch's TensorIterator order"
+    elif lib == "numpy":
+        rule = "NumPy's order='K'"
+    elif lib == "cupy":
+        rule = "CuPy's rule (its ufuncs allocate C-contiguous)"
+    else:
+        rule = "C-contiguous (the library has no allocator of its own here)"
+    kind = "C-contiguous" if strides == contiguous_strides(shape) else "inputs' order"
+    return f"{strides} ({kind}), {rule}"
+
+
+# -- torch ---------------------------------------------------------------------------------
+def _torch_contiguous(shape, strides) -> bool:
+    """TensorImpl's is_contiguous: dims of extent 1 never matter; an empty tensor is."""
+    if 0 in shape:
+        return True
+    expected = 1
+    for n, s in zip(reversed(shape), reversed(strides)):
+        if n != 1:
+            if s != expected:
+                return False
+            expected *= n
+    return True
+
+
+def _torch_channels_last(shape, strides) -> bool:
+    """suggest_memory_format() == ChannelsLast: is_channels_last_strides_2d on a 4-d tensor."""
+    if len(shape) != 4 or strides[1] == 0:
+        return False
+    low = 0
+    for d in (1, 3, 2, 0):
+        if shape[d] == 0 or strides[d] < low:
+            return False
+        if d == 0 and low == strides[1]:     # N111 and friends stay NCHW
+            return False
+        low = strides[d] * (shape[d] if shape[d] > 1 else 1)
+    return True
+
+
+def _channels_last_strides(shape) -> tuple:
+    n, c, h, w = shape
+    return (h * w * c, 1, w * c, c)
+
+
+def _torch_dense(shape, strides) -> bool:
+    """is_non_overlapping_and_dense: the dims longer than 1, by stride, tile memory exactly."""
+    if len(shape) == 1:
+        return shape[0] < 2 or strides[0] == 1
+    require = 1
+    for n, s in sorted(((n, s) for n, s in zip(shape, strides) if n >= 2), key=lambda x: x[1]):
+        if s != require:
+            return False
+        require *= n
+    return True
+
+
+def _torch_dense_strides(shape, strides) -> tuple:
+    """infer_dense_strides: what `.to()` gives a tensor that is not already dense."""
+    nd = len(shape)
+    if nd == 0:
+        return ()
+    if nd == 1:
+        return (1,)
+    perm = list(range(nd - 1, -1, -1))
+
+    def swap(d0, d1):
+        s0, s1 = strides[d0], strides[d1]
+        if s0 == 0 or s1 == 0:
+            return 0
+        if s0 != s1:
+            return -1 if s0 < s1 else 1
+        return 1 if shape[d0] > shape[d1] else 0
+
+    _torch_sort(perm, swap)
+    out, acc = [0] * nd, 1
+    for d in perm:
+        out[d] = acc
+        if shape[d] > 1:
+            acc *= shape[d]
+    return tuple(out)
+
+
+def _torch_sort(perm, should_swap) -> None:
+    """reorder_dimensions' insertion sort: an ambiguous pair (0) is stepped over, and a swap
+    exchanges the two places, leaving what was stepped over where it was."""
+    for i in range(1, len(perm)):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+
+
+def _torch_strides(shape, inputs, out_dtype, device) -> tuple:
+    ops = []
+    for s, st, dt in inputs:
+        s, st = tuple(s), tuple(st)
+        if device == "cpu" and out_dtype is not None and dt != out_dtype and s:
+            st = st if _torch_dense(s, st) else _torch_dense_strides(s, st)
+        ops.append((s, st))
+    nd = len(shape)
+    if nd == 0:
+        return ()
+    # fast setup: every operand of the output's shape (a wrapped scalar breaks it, unless all are)
+    if all(s == shape for s, _ in ops):
+        if all(_torch_contiguous(s, st) for s, st in ops):
+            return contiguous_strides(shape)
+        if all(_torch_channels_last(s, st) for s, st in ops):
+            return _channels_last_strides(shape)
+        if all(_torch_dense(s, st) for s, st in ops) and len({st for _, st in ops}) == 1:
+            return ops[-1][1]
+    # compute_strides: right-aligned, a broadcast dim (extent 1 of a longer one) has stride 0
+    full = []
+    for s, st in ops:
+        pad = nd - len(s)
+        full.append((0,) * pad + tuple(0 if n == 1 and shape[pad + i] != 1 else x
+                                       for i, (n, x) in enumerate(zip(s, st))))
+    perm = list(range(nd - 1, -1, -1))             # perm[0]: the fastest dim
+
+    def swap(d0, d1):
+        for st in full:
+            s0, s1 = st[d0], st[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return -1 if s0 < s1 else 1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    if nd > 1:
+        _torch_sort(perm, swap)
+    if perm == list(range(nd - 1, -1, -1)):
+        return contiguous_strides(shape)
+    return _dense_in_order(shape, perm)
+
+
+# -- NumPy ---------------------------------------------------------------------------------
+def _numpy_strides(shape, inputs) -> tuple:
+    nd = len(shape)
+    full = []
+    for s, st, _ in inputs:
+        pad = nd - len(s)
+        # the iterator gives every extent-1 dim of an operand stride 0 (nditer_constr.c)
+        full.append((0,) * pad + tuple(0 if n == 1 else x for n, x in zip(s, st)))
+    perm = list(range(nd - 1, -1, -1))             # perm[0]: the innermost dim
+    for i0 in range(1, nd):
+        ipos, d0 = i0, perm[i0]
+        for i1 in range(i0 - 1, -1, -1):
+            d1 = perm[i1]
+            ambiguous, swap = True, False
+            for st in full:
+                s0, s1 = st[d0], st[d1]
+                if s0 and s1:
+                    if abs(s1) <= abs(s0):
+                        swap = False               # C order wins a conflict
+                    elif ambiguous:
+                        swap = True
+                    ambiguous = False
+            if not ambiguous:
+                if swap:
+                    ipos = i1
+                else:
+                    break
+        if ipos != i0:
+            perm[ipos + 1:i0 + 1] = perm[ipos:i0]
+            perm[ipos] = d0
+    return _dense_in_order(shape, perm)

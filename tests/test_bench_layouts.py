@@ -1,0 +1,34 @@
+"""The layouts matrix (stridewise bench --layouts): every cell builds the layout it names,
+and stridewise matches the owning library's own op in values and strides before timing."""
+import numpy as np
+import pytest
+
+from stridewise import bench_layouts
+
+
+@pytest.mark.parametrize("case", list(bench_layouts.LAYOUTS))
+def test_cpu_cells_verify_values_and_strides(case, monkeypatch):
+    monkeypatch.setitem(bench_layouts.bench._ROUNDS, "cpu", (0.01, 1, 1))
+    cell = bench_layouts.run_cell(case, "float32", "cpu", 12, {})
+    assert cell["verified"] and cell["strides_match"], cell
+    assert cell["strides"] == cell["ref_strides"]
+    assert "time_s" in cell["impls"]["stridewise"] and "time_s" in cell["impls"]["numpy"]
+
+
+def test_cells_build_the_layouts_they_name():
+    new = bench_layouts._new("numpy", "float32", "cpu", 0)
+    R, C = 64, 128
+    layouts = {k: v[1](new, R, C) for k, v in bench_layouts.LAYOUTS.items()}
+    a, _ = layouts["bias_channels_last"]
+    assert a.strides[1] == 4 and a.shape[1] == 64                    # C innermost
+    a, b = layouts["misaligned"]
+    assert a.ctypes.data % 16 and b.ctypes.data % 16                   # 4 bytes off
+    assert layouts["odd_rows"][0].shape[1] % 2 == 1
+    assert layouts["negative_steps"][0].strides[1] < 0
+    assert layouts["inner_step3"][0].strides[1] == 12
+    assert layouts["both_transposed"][0].flags.f_contiguous
+    assert [x.dtype for x in layouts["f16_with_f32"]] == [np.float16, np.float32]
+    assert bench_layouts._lib_for("numpy-views", "cuda") == "cupy"
+    assert bench_layouts._lib_for("cpu", "cuda") is None
+    # a step-3 float32 read moves 12 of every 12 bytes it spans: the sector model charges it
+    assert bench_layouts._moved_bytes(layouts["inner_step3"][0]) == R * C * 12

@@ -1,0 +1,159 @@
+"""Output layout: stridewise allocates its output as the owning library's own op would, and its
+strides (not only its values) equal that op's, over hypothesis-generated layouts: permutations,
+channels_last, broadcasts, extent-1 dims, negative steps (NumPy), slices with steps."""
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import stridewise as sw
+from stridewise import _layout
+
+torch = pytest.importorskip("torch")
+
+SETTINGS = settings(max_examples=80, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+@st.composite
+def base_shapes(draw, max_dims=4):
+    nd = draw(st.integers(1, max_dims))
+    return tuple(draw(st.lists(st.sampled_from([1, 1, 2, 3, 4, 5]), min_size=nd, max_size=nd)))
+
+
+@st.composite
+def layout_of(draw, shape, negative: bool):
+    """A view of `shape` made the ways user code makes views: a permuted dense buffer, then
+    per dim a step (and with `negative`, a reversal), or a broadcast of an extent-1 dim."""
+    nd = len(shape)
+    perm = draw(st.permutations(range(nd)))
+    steps = [draw(st.sampled_from([1, 1, 1, 2])) for _ in range(nd)]
+    flips = [negative and draw(st.booleans()) for _ in range(nd)]
+    bcast = [n > 1 and draw(st.integers(0, 5)) == 0 for n in shape]
+    return perm, steps, flips, bcast
+
+
+def make_numpy(shape, how, dtype):
+    perm, steps, flips, bcast = how
+    own = [1 if b else n for n, b in zip(shape, bcast)]
+    big = [own[d] * steps[d] for d in perm]
+    a = np.arange(int(np.prod(big)) or 1)[: int(np.prod(big))].reshape(big).astype(dtype) % 7 + 1
+    a = a.transpose(np.argsort(perm))
+    a = a[tuple(slice(None, None, -s if f else s) for s, f in zip(steps, flips))]
+    return np.broadcast_to(a, shape) if any(bcast) else a
+
+
+def make_torch(shape, how, dtype, device="cpu"):
+    perm, steps, _, bcast = how
+    own = [1 if b else n for n, b in zip(shape, bcast)]
+    big = [own[d] * steps[d] for d in perm]
+    t = (torch.arange(int(np.prod(big)), device=device).reshape(big) % 7 + 1).to(dtype)
+    t = t.permute(*np.argsort(perm).tolist())[tuple(slice(None, None, s) for s in steps)]
+    return t.expand(*shape) if any(bcast) else t
+
+
+def _rank_shape(shape, k):
+    """The right-aligned trailing k dims of `shape`, some dropped to 1 (a broadcast operand)."""
+    return shape[len(shape) - k:]
+
+
+@st.composite
+def operand_pair(draw, negative):
+    shape = draw(base_shapes())
+    k2 = draw(st.integers(1, len(shape)))
+    s2 = tuple(1 if draw(st.integers(0, 3)) == 0 else n for n in _rank_shape(shape, k2))
+    return shape, draw(layout_of(shape, negative)), s2, draw(layout_of(s2, negative))
+
+
+def _check_torch(a, b, out_dtype=None):
+    want = torch.remainder(a, b)
+    got = sw.remainder(a, b)
+    assert got.stride() == want.stride(), (a.shape, a.stride(), b.shape, b.stride())
+    assert got.dtype == want.dtype
+    assert torch.equal(got, want)
+
+
+@SETTINGS
+@given(operand_pair(negative=False), st.sampled_from(["float32", "int64"]))
+def test_torch_strides_match_tensoriterator(case, dtype):
+    """Allocated outputs take the strides torch.remainder gives, with its values."""
+    shape, how, s2, how2 = case
+    dt = getattr(torch, dtype)
+    _check_torch(make_torch(shape, how, dt), make_torch(s2, how2, dt))
+
+
+@SETTINGS
+@given(operand_pair(negative=False))
+def test_torch_strides_mixed_dtypes_cpu(case):
+    """float16 with float32: on the CPU torch casts the float16 input with .to() first, which
+    makes a non-dense one dense; the output's strides follow."""
+    shape, how, s2, how2 = case
+    _check_torch(make_torch(shape, how, torch.float16), make_torch(s2, how2, torch.float32))
+
+
+@SETTINGS
+@given(base_shapes(), st.data())
+def test_torch_strides_with_python_scalar(shape, data):
+    """A Python scalar is a wrapped 0-d tensor to torch: it turns the fast setup off."""
+    t = make_torch(shape, data.draw(layout_of(shape, False)), torch.float32)
+    want = torch.remainder(t, 3.0)
+    got = sw.remainder(t, 3.0)
+    assert got.stride() == want.stride() and torch.equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int32])
+def test_torch_channels_last_and_transposed(dtype):
+    x = (torch.arange(2 * 8 * 5 * 6) % 11 + 1).to(dtype).reshape(2, 8, 5, 6)
+    x = x.contiguous(memory_format=torch.channels_last)
+    bias = (torch.arange(8) % 5 + 1).to(dtype).reshape(1, 8, 1, 1)
+    for a, b in [(x, bias), (x, x), (bias, x), (x, 2)]:
+        got = sw.remainder(a, b)
+        assert got.is_contiguous(memory_format=torch.channels_last)
+        assert got.stride() == torch.remainder(a, b).stride()
+    m = (torch.arange(48) % 9 + 1).to(dtype).reshape(6, 8)
+    got = sw.remainder(m.t(), m.t() + 1)
+    assert got.stride() == (1, 8) == torch.remainder(m.t(), m.t() + 1).stride()
+
+
+@SETTINGS
+@given(operand_pair(negative=True), st.sampled_from(["float64", "int64", "float16"]))
+def test_numpy_strides_match_order_k(case, dtype):
+    """NumPy arrays: the output's strides equal np.remainder's (order='K'), negative steps
+    included (the output has positive strides)."""
+    shape, how, s2, how2 = case
+    a, b = make_numpy(shape, how, dtype), make_numpy(s2, how2, dtype)
+    want = np.remainder(a, b)
+    got = sw.remainder(a, b)
+    assert got.strides == want.strides, (a.shape, a.strides, b.shape, b.strides)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want, strict=True)
+
+
+def test_numpy_fortran_order():
+    a = np.asfortranarray(np.arange(1, 61, dtype=np.float32).reshape(6, 10))
+    got = sw.remainder(a, np.asfortranarray(a % 7 + 1))
+    assert got.flags.f_contiguous and got.strides == np.remainder(a, a % 7 + 1).strides
+    got = sw.remainder(a, 3.0)
+    assert got.flags.f_contiguous
+
+
+def test_rule_is_pure_and_documented():
+    """The pure rule (what torch.library fake implementations call) matches for 0-d and
+    empty outputs, and CuPy's rule is C order."""
+    assert _layout.output_strides("torch", (), ((( ), (), "float32"),), "float32") == ()
+    assert _layout.output_strides("cupy", (3, 4), (((3, 4), (1, 3), "float32"),)) == (4, 1)
+    # an empty output has no element whose place the strides fix (NumPy gives it strides of
+    # its own making): shape and dtype only
+    for shape in [(0, 3), (3, 0, 2), (2, 0)]:
+        a = np.zeros(shape, np.float32).T
+        got, want = sw.remainder(a, a), np.remainder(a, a)
+        assert (got.shape, got.dtype) == (want.shape, want.dtype)
+        t = torch.zeros(shape).t() if len(shape) == 2 else torch.zeros(shape).permute(2, 1, 0)
+        got, want = sw.remainder(t, t), torch.remainder(t, t)
+        assert (got.shape, got.dtype) == (want.shape, want.dtype)
+
+
+def test_explain_names_the_layout():
+    x = torch.ones(2, 8, 5, 6).contiguous(memory_format=torch.channels_last)
+    text = str(sw.explain("remainder", x, x))
+    assert "output layout" in text
+    assert str(x.stride()) in text and "TensorIterator" in text

@@ -1,0 +1,125 @@
+"""On the GPU: allocated outputs take torch's (CUDA) and CuPy's own strides, and misaligned
+or odd-length views keep full packs in every mode, bit for bit against torch on CUDA."""
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import stridewise as sw
+from stridewise import algorithms
+from test_layout import make_torch, operand_pair
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.gpu
+
+
+def _values(shape, dtype, seed, divisor=False):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    if dtype.is_floating_point:
+        v = (torch.rand(shape, generator=g, device="cuda") * 100 - 50).to(dtype)
+        return torch.where(v.abs() < 0.5, torch.full_like(v, 3), v) if divisor else v
+    v = torch.randint(-1000, 1000, shape, generator=g, device="cuda", dtype=dtype)
+    return torch.where(v == 0, torch.full_like(v, 7), v) if divisor else v
+
+
+def _same(got, want):
+    assert got.dtype == want.dtype and got.shape == want.shape and got.stride() == want.stride()
+    ints = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[got.element_size()]
+    assert torch.equal(got.contiguous().view(ints), want.contiguous().view(ints))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(operand_pair(negative=False))
+def test_torch_cuda_strides_match(case):
+    shape, how, s2, how2 = case
+    a = make_torch(shape, how, torch.float32, "cuda")
+    b = make_torch(s2, how2, torch.float32, "cuda")
+    _same(sw.remainder(a, b), torch.remainder(a, b))
+
+
+def test_torch_cuda_channels_last_and_transposed():
+    x = _values((4, 32, 9, 7), torch.float16, 1).contiguous(memory_format=torch.channels_last)
+    bias = _values((1, 32, 1, 1), torch.float16, 2, divisor=True)
+    _same(sw.remainder(x, bias), torch.remainder(x, bias))
+    m = _values((300, 200), torch.float32, 3)
+    d = _values((300, 200), torch.float32, 4, divisor=True)
+    _same(sw.remainder(m.t(), d.t()), torch.remainder(m.t(), d.t()))
+
+
+def test_cupy_strides_are_cupys():
+    cupy = pytest.importorskip("cupy")
+    a = cupy.asfortranarray(cupy.arange(1, 61, dtype=cupy.float32).reshape(6, 10))
+    for x, y in [(a, a), (a.T, a.T), (a[::-1], a), (a, 3.0)]:
+        got, want = sw.remainder(x, y), cupy.remainder(x, y)
+        assert got.strides == want.strides
+        assert bool((got == want).all())
+
+
+DT = [torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int32, torch.int64]
+
+
+@pytest.mark.parametrize("dtype", DT, ids=str)
+def test_every_mode_every_offset_cuda(dtype):
+    """Offsets 1..pack-1 and odd row lengths in contiguous, scalar, rows (shared or not),
+    short_rows, tiled and general, against torch on CUDA; full packs where the plan says."""
+    isz = torch.empty((), dtype=dtype).element_size()
+    pack = 16 // isz
+    r, c = 37, 16 * 8 + 5
+    big = _values((r + pack, c + pack), dtype, 5)
+    div = _values((c + pack,), dtype, 6, divisor=True)
+    flat = _values((4099 + pack,), dtype, 7)
+    fdiv = _values((4099 + pack,), dtype, 8, divisor=True)
+    tdiv = _values((c + pack, r + pack), dtype, 9, divisor=True)
+    for off in range(0, pack):
+        cases = [
+            ((flat[off:off + 4099], fdiv[:4099]), algorithms.Contiguous(), True),
+            ((flat[off:off + 4099], fdiv[3]), algorithms.Scalar(), True),
+            ((big[off:off + r, off:off + c], div[off:off + c]), algorithms.Rows(), True),
+            ((big[off:off + r, off:off + c], div[off:off + c]), algorithms.Rows(share_rows=True), True),
+            ((big[off:off + r, :1], div[off:off + c]), algorithms.Rows(share_rows=True), True),
+            ((flat[off:off + 6 * 600].view(600, 6), fdiv[off:off + 6]), algorithms.ShortRows(), True),
+            ((big[off:off + r, off:off + c], tdiv[off:off + c, :r].t()), algorithms.Tiled(), False),
+            ((big[off:off + r, off:off + c], tdiv[off:off + c, :r].t()), algorithms.General(), False),
+        ]
+        for args, alg, full in cases:
+            e = sw.explain(sw.remainder, *args, algorithm=alg)
+            if full:
+                assert e.pack == pack, (off, alg, e.kinds)
+            # divisors are never 0: torch's own result is the oracle, strides included
+            _same(sw.remainder(*args, algorithm=alg), torch.remainder(*args))
+    # in place on a misaligned view: output and input misaligned alike
+    x = flat.clone()[1:1 + 4096]
+    want = torch.remainder(x, fdiv[:4096])
+    sw.remainder_(x, fdiv[:4096])
+    _same(x, want)
+
+
+def test_misaligned_gpu_shapes_of_the_issue():
+    """a[1:, 1:] of an (8193, 16385) half array with a row divisor, and (8191, 16381) rows."""
+    for dtype in (torch.float16, torch.bfloat16, torch.int32):
+        a = _values((8193, 16385), dtype, 10)[1:, 1:]
+        d = _values((16385,), dtype, 11, divisor=True)[1:]
+        assert sw.explain(sw.remainder, a, d).pack == 16 // a.element_size()
+        _same(sw.remainder(a, d), torch.remainder(a, d))
+        a = _values((8191, 16381), dtype, 12)
+        d = _values((16381,), dtype, 13, divisor=True)
+        _same(sw.remainder(a, d), torch.remainder(a, d))
+
+
+@pytest.mark.parametrize("convention", ["torch", "numpy"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", "int32", "int64"])
+def test_broadcast_divisor_is_prepared_exactly(dtype, convention):
+    """A divisor broadcast along the rows (a column; a 3-d outer product's, with the dividend
+    a shared row), prepared once per pack in float16 (two lanes per instruction) and read as
+    it is elsewhere: every pair of special values, bit for bit, in rows and in rows sharing
+    its dividend row."""
+    from oracle import special_values
+    from test_cuda import check, tt
+
+    v = special_values(dtype)
+    n = v.size
+    rows = np.ascontiguousarray(np.broadcast_to(v[None, :], (n, n)))
+    assert check(tt(rows), tt(v[:, None].copy()), convention) == "rows"
+    shared = np.ascontiguousarray(np.broadcast_to(v, (4, 1, n)))
+    assert check(tt(shared), tt(v.reshape(1, n, 1).copy()), convention) == "rows"
+    src = sw.explain(sw.remainder, tt(shared), tt(v.reshape(1, n, 1).copy())).source
+    assert ("in.d2_2 = sw::Fast2" in src) == (dtype == "float16")    # two lanes, float16 only
