@@ -264,6 +264,9 @@ class ElementwiseKernel:
         self._source = _Source(f"ElementwiseKernel {self.name!r}", operation, preamble)
         self._calls, self._memo = {}, {}
         self._id = next(_COUNTER)
+        # what rebuilds this kernel in another process (dask workers; the options are ignored)
+        self._args = ((in_params, out_params, operation, name, preamble),
+                      (("broadcasting", broadcasting),))
 
     def _init_pycuda(self, arguments: str, operation: str) -> None:
         decls = _parse_pycuda(arguments)

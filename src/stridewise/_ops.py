@@ -9,7 +9,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from . import _arrays, _codegen, _plan, _resolve
+from . import _arrays, _codegen, _dask, _plan, _resolve
 from ._arrays import Scalar, View
 from ._compiled import warm as _WARM
 from ._dtypes import ALL_DTYPES as DTYPES, DType
@@ -395,6 +395,8 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
         result = _warm_call(op, args, out, convention, algorithm, inplace, calls)
         if result is not None:
             return result
+    if _dask.has_dask(args, out):
+        return _dask.call(op, args, out, convention, algorithm, inplace, dry)
     fast = None if dry or op.nout != 1 else _fast_key(op, args, out, convention, algorithm, inplace)
     allocated = out is None and not inplace
     algorithm = Auto() if algorithm is None else algorithm
