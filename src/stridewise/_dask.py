@@ -17,6 +17,8 @@ import math
 import operator
 import sys
 
+import numpy as np
+
 from . import _ops, _plan
 
 __all__ = ["has_dask", "call"]
@@ -121,7 +123,6 @@ def _chunks_along(x, dask_args) -> tuple:
 def _first_chunk(chunk, args, pairs):
     """explain: the Prepared call of the output's first chunk, on C-contiguous chunks of the
     operands' libraries (what a dask chunk usually is)."""
-    import numpy as np
     from dask.array.core import unify_chunks
 
     _, arrays = unify_chunks(*pairs)
@@ -144,14 +145,27 @@ class _Chunk:
         self.memo = getattr(op, "_memo", _ops._MEMO)
 
     def __call__(self, *blocks):
-        return _ops._call(self.op, blocks, None, self.convention, self.algorithm,
-                          calls=self.calls, memo=self.memo)
+        try:
+            return _ops._call(self.op, blocks, None, self.convention, self.algorithm,
+                              calls=self.calls, memo=self.memo)
+        except ValueError:
+            # Dask's wire format can hand a worker a NumPy chunk at an address that is not a
+            # multiple of its element size, which kernels cannot read: run on an aligned copy.
+            aligned = tuple(_aligned(b) for b in blocks)
+            if all(a is b for a, b in zip(aligned, blocks)):
+                raise
+            return _ops._call(self.op, aligned, None, self.convention, self.algorithm,
+                              calls=self.calls, memo=self.memo)
 
     def __reduce__(self):
         return _chunk, (_ref(self.op), self.convention, self.algorithm)
 
     def __dask_tokenize__(self):
         return _ref(self.op), self.convention, repr(self.algorithm)
+
+
+def _aligned(block):
+    return block.copy() if isinstance(block, np.ndarray) and not block.flags.aligned else block
 
 
 def _ref(op) -> tuple:
