@@ -310,7 +310,11 @@ def test_cupy_chunks_match_cupy():
     assert type(got) is cp.ndarray
     same(cp.asnumpy(got), cp.asnumpy(cp.remainder(x, y)))
     same(cp.asnumpy(sync(sw.remainder(dx.T, 2.5))), cp.asnumpy(cp.remainder(x.T, 2.5)))
-    same(cp.asnumpy(sync(sw.remainder(dx, cp.asarray(3.0)))), cp.asnumpy(cp.remainder(x, cp.asarray(3.0))))
+    three = cp.asarray(3.0, dtype=cp.float32)      # a 0-d operand of the chunks' own dtype
+    same(cp.asnumpy(sync(sw.remainder(dx, three))), cp.asnumpy(cp.remainder(x, three)))
+    # a 0-d float64: whatever CuPy's promotion, each chunk computes as the eager call does
+    same(cp.asnumpy(sync(sw.remainder(dx, cp.asarray(3.0)))),
+         cp.asnumpy(sw.remainder(x, cp.asarray(3.0))))
     k = sw.ElementwiseKernel("T x, T y", "T a, T b", "a = x + y; b = x * y", name="ab_gpu")
     a, b = sync(k(dx, y))
     same(cp.asnumpy(a), cp.asnumpy(x + y))

@@ -145,6 +145,10 @@ class _Chunk:
         self.memo = getattr(op, "_memo", _ops._MEMO)
 
     def __call__(self, *blocks):
+        r = _ops._warm_call(self.op, blocks, None, self.convention, self.algorithm, False,
+                            self.calls)
+        if r is not None:       # a warm call: no more than the public function's cost
+            return r
         try:
             return _ops._call(self.op, blocks, None, self.convention, self.algorithm,
                               calls=self.calls, memo=self.memo)
