@@ -44,8 +44,9 @@ def call(op, args, out, convention, algorithm, inplace, dry):
         raise TypeError(f"{op.name}_ cannot work in place on a dask array (dask arrays are "
                         f"immutable); use x1 = {op.name}(x1, x2)")
     if out is not None:
-        raise TypeError("out= cannot be used with dask arrays: the result is a new lazy dask "
-                        "array; drop out= and use the returned array")
+        raise TypeError("out= cannot be used with dask arrays (nor a kernel's output "
+                        "arguments): the result is a new lazy dask array; drop the outputs and "
+                        "use the returned array")
     import dask.array as da
 
     names = op.names[0]
