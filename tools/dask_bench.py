@@ -69,9 +69,14 @@ def _table(results, moved, tiny, label, runs, sync=lambda r: None):
     big, small, row = runs
     import dask.array as da
 
+    runs_so_far = [0]
+
     def job(fn, a, d):
         def go():
-            r = fn(a, d).persist()
+            # A new divisor each run gives new keys: a graph identical to one whose results
+            # the scheduler still holds (released asynchronously) would not run at all.
+            runs_so_far[0] += 1
+            r = fn(a, d * (1 + runs_so_far[0] * 2.0**-40)).persist()
             sync(r)
         return go
 
