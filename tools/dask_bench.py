@@ -76,7 +76,10 @@ def _table(results, moved, tiny, label, runs, sync=lambda r: None):
             # A new divisor each run gives new keys: a graph identical to one whose results
             # the scheduler still holds (released asynchronously) would not run at all.
             runs_so_far[0] += 1
-            r = fn(a, d * (1 + runs_so_far[0] * 2.0**-40)).persist()
+            div = d * (1 + runs_so_far[0] * 2.0**-40)
+            if getattr(div, "ndim", 0):     # the same dask row for both: one (1, chunk) block
+                div = da.from_array(div, chunks=(1, a.chunksize[-1]), asarray=False)
+            r = fn(a, div).persist()
             sync(r)
         return go
 
@@ -133,7 +136,7 @@ def gpu(args):
     import dask
     import dask.array as da
 
-    rng = cp.random.default_rng(0)
+    rng = cp.random.RandomState(0)
     rows, cols, c, tiny = args.rows, args.cols, args.chunk, args.tiny
     x_cp = rng.uniform(-100, 100, (rows, cols))
     row_cp = rng.uniform(0.5, 3.0, (1, cols))
