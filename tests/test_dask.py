@@ -195,6 +195,18 @@ def test_explain_is_the_first_chunks_kernel():
     assert e.source == sw.explain(k, np.empty((16, 12), np.float32)).source
 
 
+def test_threaded_scheduler():
+    """Dask's default scheduler for arrays: tasks call stridewise from several threads at once,
+    first calls (compiles, plans) included."""
+    k = sw.ElementwiseKernel("T x, T y", "T z", "z = x * y + x", name="threads_kernel")
+    x, y = rand((64, 48), "float32", 23), rand((48,), "float32", 24, nonzero=True)
+    dx = da.from_array(x, chunks=(5, 7))
+    got = dask.compute(sw.remainder(dx, y), k(dx, y), sw.fmod(dx.T, 2.5), scheduler="threads",
+                       num_workers=4)
+    for g, w in zip(got, (np.remainder(x, y), x * y + x, np.fmod(x.T, np.float32(2.5)))):
+        same(g, w)
+
+
 shapes = st.lists(st.integers(1, 9), min_size=1, max_size=3).map(tuple)
 
 

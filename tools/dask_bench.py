@@ -92,6 +92,25 @@ def _table(results, moved, tiny, label, runs, sync=lambda r: None):
           f"{t['sw_task'][1] / tiny * 1e6:>11.0f}{t['da_task'][1] / tiny * 1e6:>11.0f}")
 
 
+def _in_task_ms(x, row):
+    """Median time a worker spends computing one task (Dask's task stream), per side: the
+    work itself, without scheduling, on a machine where the scheduler's share varies."""
+    import dask.array as da
+    from dask.distributed import get_task_stream, wait
+
+    out = {}
+    for k, (name, fn) in enumerate((("sw", sw.remainder), ("da", da.remainder))):
+        div = da.from_array(row * (1 - (k + 1) * 2.0**-40), chunks=(1, x.chunksize[-1]))
+        with get_task_stream() as ts:
+            r = fn(x, div).persist()
+            wait(r)
+        spans = [s["stop"] - s["start"] for task in ts.data if "remainder" in task["key"][0]
+                 for s in task["startstops"] if s["action"] == "compute"]
+        out[name] = statistics.median(spans) * 1e3
+        del r
+    return out
+
+
 HEADER = (f"{'scheduler':<13}{'sw best':>8}{'median':>8}{'da best':>8}{'median':>8}"
           f"{'sw GB/s':>9}{'da GB/s':>9}{'sw us/task':>11}{'da us/task':>11}")
 
@@ -118,8 +137,11 @@ def cpu(args):
             x = da.from_array(x_np, chunks=c).persist()
             t = da.from_array(t_np, chunks=64).persist()
             wait([x, t])
-            _table(results, moved, tiny, f"{workers} worker{'s' * (workers > 1)}",
-                   (x, t, row_np), wait)
+            label = f"{workers} worker{'s' * (workers > 1)}"
+            _table(results, moved, tiny, label, (x, t, row_np), wait)
+            results[label]["in_task_ms"] = in_task = _in_task_ms(x, row_np)
+            print(f"{label}: median compute inside a worker per {c}x{c} task: sw "
+                  f"{in_task['sw']:.1f} ms, da {in_task['da']:.1f} ms")
     with dask.config.set(scheduler="sync"):
         x = da.from_array(x_np, chunks=c).persist()
         t = da.from_array(t_np, chunks=64).persist()
