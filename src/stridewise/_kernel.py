@@ -338,6 +338,9 @@ class ElementwiseKernel:
         self._ranged = None
         self._id = next(_COUNTER)
         self._backward = backward
+        # what rebuilds this kernel in another process (dask workers)
+        self._args = (args, tuple((k, tuple(v) if isinstance(v, list) else v)
+                                  for k, v in sorted(kwargs.items())))
 
     def defvjp(self, backward):
         """Give the kernel a backward for torch autograd (also usable as a decorator).

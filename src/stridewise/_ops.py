@@ -9,7 +9,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from . import _arrays, _codegen, _foreign, _layout, _plan, _resolve, _torch_ops
+from . import _arrays, _codegen, _dask, _foreign, _layout, _plan, _resolve, _torch_ops
 from ._arrays import Scalar, View
 from ._compiled import warm as _WARM
 from ._dtypes import ALL_DTYPES as DTYPES, DType
@@ -436,6 +436,8 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
             return result
         if _torch_ops.routed(args, out):   # autograd, fake or meta tensors, dispatch modes
             return _torch_ops.call(op, args, out, convention, algorithm, inplace)
+    if _dask.has_dask(args, out):
+        return _dask.call(op, args, out, convention, algorithm, inplace, dry)
     fast = None if dry or op.nout != 1 or index is not None or stream is not None \
         else _fast_key(op, args, out, convention, algorithm, inplace)
     allocated = out is None and not inplace
