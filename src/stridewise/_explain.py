@@ -18,6 +18,8 @@ class Explanation:
     algorithm : the fully resolved algorithm.
     bytes : compulsory bytes (each operand's own elements once).
     source : the generated C++.
+    hoisted : user kernels: each subexpression computed once per element of its operands'
+        broadcast shape by a pre-pass (_hoist.Hoisted: text, temporary, dtype, shape).
     """
 
     op: str
@@ -32,6 +34,7 @@ class Explanation:
     dtypes: tuple
     bytes: int
     source: str
+    hoisted: tuple = ()
 
     @classmethod
     def from_prepared(cls, op: str, prepared) -> "Explanation":
@@ -46,7 +49,7 @@ class Explanation:
             nbytes += own * isz
         return cls(op, prepared.backend, lay.mode, p.shape, p.strides, lay.kinds, lay.pack,
                    p.index_bits, prepared.algorithm, tuple(d.name for d in prepared.spec.arrays),
-                   nbytes, prepared.source)
+                   nbytes, prepared.source, getattr(prepared, "hoisted", ()))
 
     def __str__(self) -> str:
         rows = [
@@ -59,7 +62,7 @@ class Explanation:
             ("algorithm", repr(self.algorithm)),
             ("bytes", f"{self.bytes:,} compulsory"),
             ("warm calls", _warm_path()),
-        ]
+        ] + [("hoisted", str(h)) for h in self.hoisted]
         width = max(len(k) for k, _ in rows)
         lines = [f"{k:>{width}}  {v}" for k, v in rows]
         return "\n".join(lines) + "\n\n" + self.source

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _arrays, _codegen, _ops, _plan, _usercall
+from . import _arrays, _codegen, _hoist, _ops, _plan, _usercall
 from ._dtypes import ALL_DTYPES as DTYPES, dtype_of
 from .algorithms import Algorithm, Auto
 
@@ -603,8 +603,10 @@ class ElementwiseKernel:
         index = None
         if self._indexed or self._has_raw or size is not None or not self._ops_outs:
             index = self._loop(ins, outs, size)
-        result = _ops._call(self, ins, outs, None, algorithm, dry=dry, calls=self._calls,
-                            memo=self._memo, index=index, stream=handle)
+        result = None if index is not None else _hoist.call(self, ins, outs, algorithm, handle, dry)
+        if result is None:
+            result = _ops._call(self, ins, outs, None, _hoist.strip(algorithm), dry=dry,
+                                calls=self._calls, memo=self._memo, index=index, stream=handle)
         if dry:
             return result
         got = iter([result] if self.nout == 1 else result)
