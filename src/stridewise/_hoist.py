@@ -554,6 +554,15 @@ def _plan_for(k, t: Template, operands, out_views, want):
     body.append(t.text[last:])
     body = "".join(body)
     used = {x for x, _ in _tokens(body)}
+    # an operand the main operation no longer reads still fixes extents of the output
+    # where nothing else does: keep those (their loads are dead code in the functor)
+    have = [shapes[n] for n in shapes if n in used] + [h.shape for h in hoisted] + \
+        [v.shape for v in out_views if v]
+    for n in sorted((n for n in shapes if n not in used), key=lambda n: -_arrays._prod(shapes[n])):
+        if _plan.broadcast_shapes(have, ["x"] * len(have)) == out_shape:
+            break
+        used.add(n)
+        have.append(shapes[n])
 
     def decl(p, name=None):
         dt = dts[p.name]
@@ -567,6 +576,7 @@ def _plan_for(k, t: Template, operands, out_views, want):
     for h in hoisted:
         groups.setdefault(h.shape, []).append(h)
     cache_key = (tuple(dts[n].name for n in dts), tuple((h.text, h.dtype) for h in hoisted),
+                 tuple(main_ins),
                  tuple(tuple(h.name for h in hs) for hs in groups.values()))
     kernels = t.kernels.get(cache_key)
     if kernels is None:

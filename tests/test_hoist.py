@@ -1,0 +1,244 @@
+"""Broadcast-invariant hoisting: hoisted user kernels are bit-identical to unhoisted ones, never
+allocate at output scale, and whatever is outside the parsed subset runs as before."""
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import stridewise as sw
+from stridewise import _arrays, _hoist
+
+OFF, ON = sw.Auto(hoist=False), sw.Auto(hoist=True)
+
+
+def bits(x):
+    x = np.asarray(x)
+    return x.view(f"u{x.dtype.itemsize}")
+
+
+def same_bits(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.dtype == b.dtype and a.shape == b.shape
+    np.testing.assert_array_equal(bits(a), bits(b))
+
+
+SEED = "out = sin(a*b) + sqrt(c) + cos(a)/log(cos(b)+2)"
+
+
+def seed_inputs(dtype, rng):
+    a = (rng.random((8, 1, 256)) + 0.1).astype(dtype)
+    b = (rng.random((1, 64, 1)) + 0.1).astype(dtype)
+    c = (rng.random((64, 256)) + 0.1).astype(dtype)
+    return a, b, c
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_seed_expression_hoists_bit_identically(dtype):
+    rng = np.random.default_rng(1)
+    a, b, c = seed_inputs(dtype, rng)
+    k = sw.ElementwiseKernel("T a, T b, T c", "T out", SEED, name="seed")
+    ref = k(a, b, c, algorithm=OFF)
+    got = k(a, b, c)                      # Auto: the output is big enough
+    same_bits(got, ref)
+    # and the same value as NumPy's op-by-op evaluation (a different evaluation order,
+    # so a tolerance: only the hoisted-vs-unhoisted comparison is exact)
+    np.testing.assert_allclose(got, np.sin(a * b) + np.sqrt(c) + np.cos(a) / np.log(np.cos(b) + 2),
+                               rtol={"float32": 1e-5, "float64": 1e-13}[dtype])
+    hoisted = {h.text: (h.dtype, h.shape) for h in sw.explain(k, a, b, c).hoisted}
+    assert hoisted == {"cos(a)": (dtype, (8, 1, 256)), "log(cos(b)+2)": (dtype, (1, 64, 1)),
+                       "sqrt(c)": (dtype, (64, 256))}
+    text = str(sw.explain(k, a, b, c))
+    assert "hoist1 = cos(a)  [" in text and "2,048 elements" in text
+    assert "out = sin(a*b) + hoist0 + hoist1/hoist2;" in text
+
+
+def test_seed_pycuda_form_and_out():
+    rng = np.random.default_rng(2)
+    a, b, c = seed_inputs("float64", rng)
+    k = sw.ElementwiseKernel("double *out, double *a, double *b, double *c",
+                             "out[i] = sin(a[i] * b[i]) + sqrt(c[i]) + cos(a[i]) / log(cos(b[i]) + 2)",
+                             name="seed_pycuda")
+    ref = np.empty((8, 64, 256))
+    got = np.empty((8, 64, 256))[:, :, ::-1]        # a reversed out: any strides
+    k(ref, a, b, c, algorithm=OFF)
+    k(got, a, b, c)
+    same_bits(got, ref)
+    assert len(sw.explain(k, got, a, b, c).hoisted) == 3
+
+
+def test_nothing_output_sized_is_allocated(monkeypatch):
+    rng = np.random.default_rng(3)
+    a, b, c = seed_inputs("float32", rng)
+    k = sw.ElementwiseKernel("T a, T b, T c", "T out", SEED, name="seed_alloc")
+    out = np.empty((8, 64, 256), np.float32)
+    k(a, b, c, out)                    # compile and check outside the recording
+    sizes = []
+    real = _arrays.allocator
+
+    def recording(lib, device, shape, dtype):
+        sizes.append(_arrays._prod(shape))
+        return real(lib, device, shape, dtype)
+
+    monkeypatch.setattr(_arrays, "allocator", recording)
+    for _ in range(2):
+        k(a, b, c, out)
+    assert sizes, "the hoisted call allocates its temporaries"
+    assert max(sizes) * _hoist.RATIO <= out.size
+    assert sorted(set(sizes)) == [64, 2048, 64 * 256]
+
+
+@pytest.mark.parametrize("operation", [
+    # statements outside the subset: control flow, loops, pointers, increments
+    "if (b > 0) { z = cos(a) * x; } else { z = x; }",
+    "z = x; for (int j = 0; j < 2; ++j) z += cos(a);",
+    "T t = x; t++; z = t * cos(a);",
+])
+def test_operations_outside_the_subset_run_unhoisted(operation):
+    rng = np.random.default_rng(4)
+    a, b, x = rng.random((1, 64)), rng.random((1, 64)) - 0.5, rng.random((1024, 64))
+    k = sw.ElementwiseKernel("T a, T b, T x", "T z", operation, name="unparsed")
+    got = k(a, b, x, algorithm=ON)
+    assert sw.explain(k, a, b, x, algorithm=ON).hoisted == ()
+    if operation.startswith("if"):
+        want = np.where(b > 0, np.cos(a) * x, x)
+    elif operation.startswith("z = x; for"):
+        want = x + np.cos(a) + np.cos(a)
+    else:
+        want = (x + 1) * np.cos(a)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_outputs_locals_index_and_lazy_branches_are_never_hoisted():
+    rng = np.random.default_rng(5)
+    x = rng.integers(-50, 50, (512, 32)).astype(np.int32)
+    a = rng.integers(-50, 50, (1, 32)).astype(np.int32)
+    b = rng.integers(-2, 3, (1, 32)).astype(np.int32)
+    b[0, :4] = 0                                     # a / b would trap where b == 0
+    lazy = sw.ElementwiseKernel("int32 x, int32 a, int32 b", "int32 z",
+                                "z = b != 0 ? a / b + x : x", name="lazy")
+    got = lazy(x, a, b, algorithm=ON)
+    np.testing.assert_array_equal(got, lazy(x, a, b, algorithm=OFF))
+    assert [h.text for h in sw.explain(lazy, x, a, b, algorithm=ON).hoisted] == ["b != 0"]
+    # reading the output or a local: only the parts without them
+    k = sw.ElementwiseKernel("T a, T x", "T z", "z = x; T t = z * 2; z = z + cos(a) * t + exp(t)",
+                             name="reads")
+    af, xf = rng.random((1, 32)), rng.random((512, 32))
+    same_bits(k(af, xf, algorithm=ON), k(af, xf, algorithm=OFF))
+    assert [h.text for h in sw.explain(k, af, xf, algorithm=ON).hoisted] == ["cos(a)"]
+    # the flat index: no hoisting at all
+    ki = sw.ElementwiseKernel("T a, T x", "T z", "z = x + cos(a) + (i % 3)", name="indexed")
+    same_bits(ki(af, xf, algorithm=ON), ki(af, xf, algorithm=OFF))
+    assert sw.explain(ki, af, xf, algorithm=ON).hoisted == ()
+
+
+def test_a_wrong_type_inference_falls_back_to_unhoisted():
+    """A template function declared to return T (float32 here) called on an int: the guard's
+    static_assert fails the pre-pass compile, so the call runs unhoisted."""
+    rng = np.random.default_rng(6)
+    a, x = rng.random((1, 64)).astype(np.float32) * 10, rng.random((256, 64)).astype(np.float32)
+    k = sw.ElementwiseKernel("T a, T x", "T z", "z = x + ident((int)a) / 3",
+                             preamble="template <class T> T ident(T v) { return v; }",
+                             name="lying")
+    got = k(a, x, algorithm=ON)
+    assert sw.explain(k, a, x, algorithm=ON).hoisted == ()
+    t = k._hoist_template           # it parsed and planned; the guard turned the plan down
+    assert t.kernels and list(t.plans.values()) == [None]
+    np.testing.assert_array_equal(got, x + (a.astype(np.int32) // 3).astype(np.float32))
+
+
+def test_scalars_placeholders_half_and_preamble_functions():
+    rng = np.random.default_rng(7)
+    a = rng.random((4, 1, 16)).astype(np.float16)
+    x = rng.random((4, 32, 16)).astype(np.float16)
+    k = sw.ElementwiseKernel("T a, T x, T s, float64 w", "T z",
+                             "z = x * sq(cos(a) * s) + w * (T)exp(a)",
+                             preamble="__device__ float sq(float v) { return v * v; }", name="mixed")
+    for s, w in [(1.5, 2), (np.float16(0.25), np.float64(-1.0))]:
+        same_bits(k(a, x, s, w, algorithm=ON), k(a, x, s, w, algorithm=OFF))
+    texts = [h.text for h in sw.explain(k, a, x, 1.5, 2, algorithm=ON).hoisted]
+    assert texts == ["sq(cos(a) * s)", "w * (T)exp(a)"]
+
+
+def test_torch_tensors_hoist_too():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(8)
+    a, b, c = (torch.from_numpy(v) for v in seed_inputs("float32", rng))
+    k = sw.ElementwiseKernel("T a, T b, T c", "T out", SEED, name="seed_torch")
+    same_bits(k(a, b, c).numpy(), k(a, b, c, algorithm=OFF).numpy())
+
+
+def test_auto_skips_small_outputs_and_explicit_false_wins():
+    rng = np.random.default_rng(9)
+    a, b, c = rng.random((4, 1, 16)), rng.random((1, 16, 1)), rng.random((1, 16))
+    k = sw.ElementwiseKernel("T a, T b, T c", "T out", SEED, name="seed_small")
+    assert sw.explain(k, a, b, c).hoisted == ()            # 1,024 outputs: not worth a launch
+    assert len(sw.explain(k, a, b, c, algorithm=ON).hoisted) == 3
+    a, b, c = seed_inputs("float64", rng)
+    assert sw.explain(k, a, b, c, algorithm=sw.Rows(hoist=False)).hoisted == ()
+
+
+# -- random expressions ---------------------------------------------------------------------
+_UNARY = ["sin({})", "cos({})", "sqrt(fabs({}))", "log(fabs({}) + 1)", "(-{})", "fabs({})",
+          "exp(-fabs({}))", "(T)({})", "({} * 0.5)"]
+_BINARY = ["({} + {})", "({} - {})", "({} * {})", "({} / {})", "min({}, {})", "max({}, {})",
+           "({} > {} ? {} : 2)", "(({} < {}) + {})", "atan2({}, {})"]
+
+
+@st.composite
+def expressions(draw, names, depth=3):
+    if depth == 0 or draw(st.integers(0, 3)) == 0:
+        return draw(st.sampled_from(names + ["2", "1.5f", "0.25"]))
+    if draw(st.booleans()):
+        return draw(st.sampled_from(_UNARY)).format(draw(expressions(names, depth - 1)))
+    form = draw(st.sampled_from(_BINARY))
+    args = [draw(expressions(names, depth - 1)) for _ in range(form.count("{}"))]
+    return form.format(*args)
+
+
+@st.composite
+def problems(draw):
+    n = draw(st.integers(2, 4))
+    out = tuple(draw(st.sampled_from([3, 8, 16])) for _ in range(3))
+    shapes = []
+    for j in range(n):
+        keep = draw(st.lists(st.booleans(), min_size=3, max_size=3))
+        if j == 0:   # a small operand: one dim of three, so at most 1/9 of the output
+            keep = [False] * 3
+            keep[draw(st.integers(0, 2))] = True
+        if j == 1:   # the output's shape
+            keep = [True] * 3
+        shape = tuple(d if k else 1 for d, k in zip(out, keep))
+        shapes.append(shape[draw(st.integers(0, 2)):] if j > 1 else shape)
+    names = "abcd"[:n]
+    expr = draw(expressions(list(names)))
+    layouts = [draw(st.sampled_from(["c", "reversed", "strided", "transposed"])) for _ in range(n)]
+    return shapes, layouts, expr
+
+
+def _layout(x, how):
+    if how == "reversed":
+        return np.ascontiguousarray(x[..., ::-1])[..., ::-1]
+    if how == "strided":
+        big = np.zeros(x.shape[:-1] + (2 * x.shape[-1],), x.dtype)
+        big[..., ::2] = x
+        return big[..., ::2]
+    if how == "transposed":
+        return np.ascontiguousarray(x.T).T
+    return x
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
+@given(problem=problems(), seed=st.integers(0, 2**32 - 1))
+def test_random_expressions_hoist_bit_identically(dtype, problem, seed):
+    shapes, layouts, expr = problem
+    rng = np.random.default_rng(seed)
+    names = "abcd"[:len(shapes)]
+    arrays = [_layout((rng.standard_normal(s) * 2).astype(dtype), how)
+              for s, how in zip(shapes, layouts)]
+    # a term of the small operand alone, so every example has something to hoist
+    op = f"z = {expr} * (1 + sin(a))"
+    k = sw.ElementwiseKernel(", ".join(f"T {n}" for n in names), "T z", op, name="random")
+    ref = k(*arrays, algorithm=OFF)
+    got = k(*arrays, algorithm=ON)
+    same_bits(got, ref)
+    assert sw.explain(k, *arrays, algorithm=ON).hoisted, op
