@@ -242,3 +242,53 @@ def test_random_expressions_hoist_bit_identically(dtype, problem, seed):
     got = k(*arrays, algorithm=ON)
     same_bits(got, ref)
     assert sw.explain(k, *arrays, algorithm=ON).hoisted, op
+
+
+# -- the type inference against both compilers ------------------------------------------------
+_TYPED = [  # (expression over f: float, d: double, n: int, q: long long, p: bool)
+    "cos(f)", "log(cos(f) + 2)", "f * 2", "f * 2.0", "f / 2.5f", "n / 3", "n * q",
+    "p + p", "f < d", "n > 0 ? f : d", "max(d, (double)f)", "fabs(f)", "abs(n)",
+    "pow(f, f)", "atan2(f, 2.0f)", "(float)d * 2", "(double)f", "-n", "!f", "f + q",
+    "fma(f, f, f)", "exp(-fabs(f))", "(f > 1) + f", "static_cast<int>(d) % 3", "fmod(d, n)",
+]
+
+
+# calls whose argument types differ: the host's overloads resolve them, CUDA's are ambiguous
+# (such an operation does not compile on the GPU, hoisted or not)
+_HOST_ONLY = ["sqrt(n)", "min(f, n)", "max(d, f)", "pow(f, d)"]
+
+
+def _guards(texts=_TYPED):
+    env = {"f": "float", "d": "double", "n": "int", "q": "long long", "p": "bool"}
+    lines = []
+    for text in texts:
+        t = _hoist.parse(f"z = {text};", list(env), ["z"], [], "")
+        ctype = _hoist.infer(t.roots[0], env, {}, {})
+        assert ctype is not None, text
+        lines.append(f"static_assert(sw_hoist_same<decltype({text}), {ctype}>::value, \"{text}\");")
+    params = "float f, double d, int n, long long q, bool p"
+    return params, "\n".join(lines)
+
+
+def test_inferred_types_hold_on_the_host_compiler(tmp_path):
+    import subprocess
+
+    from stridewise import _cache
+
+    params, guards = _guards(_TYPED + _HOST_ONLY)
+    src = tmp_path / "t.cpp"
+    src.write_text(f"#include <stridewise/user.h>\n{_hoist._SAME}\nvoid k({params}) {{\n{guards}\n}}\n")
+    r = subprocess.run(["g++", "-std=c++17", "-fsyntax-only", f"-I{_cache.INCLUDE_DIR}", str(src)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[:2000]
+
+
+@pytest.mark.nvrtc
+def test_inferred_types_hold_under_nvrtc():
+    pytest.importorskip("cuda.core", reason="needs the cuda extra (cuda.core + NVRTC wheels)")
+    from stridewise.backends import cuda
+
+    params, guards = _guards()
+    src = (f"#include <stridewise/user.h>\n{_hoist._SAME}\n"
+           f"extern \"C\" __global__ void k({params}) {{\n{guards}\n}}\n")
+    cuda.compile(src, "k", "sm_90")

@@ -381,8 +381,16 @@ def _exposed_product(n: Node) -> bool:
     return n.kind == "bin" and n.op == "*" or n.kind == "call"
 
 
+def _ops_in(n: Node) -> int:
+    return (n.kind in ("bin", "un", "tern")) + sum(map(_ops_in, n.kids))
+
+
 def _worth(n: Node) -> bool:
-    return n.kind == "call" or n.kind == "bin" and n.op in ("/", "%") or any(map(_worth, n.kids))
+    """Whether Auto hoists n: a call, a division, or two operations at least (one add or
+    multiply costs about what reading the temporary does)."""
+    def costly(m):
+        return m.kind == "call" or m.kind == "bin" and m.op in ("/", "%") or any(map(costly, m.kids))
+    return costly(n) or _ops_in(n) >= 2
 
 
 @dataclass
