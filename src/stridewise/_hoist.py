@@ -374,11 +374,18 @@ def _wrapped_root(n: Node) -> Node:
     return n
 
 
+# math functions that end in no multiply the compiler could fuse with what consumes them
+_NO_PRODUCT = {"sqrt", "fabs", "abs", "floor", "ceil", "trunc", "rint", "round", "nearbyint",
+               "fmin", "fmax", "min", "max", "copysign"}
+
+
 def _exposed_product(n: Node) -> bool:
+    """Whether n's value may come from a multiply that the unhoisted kernel could contract
+    with an addition around it (a product, or a call whose inlined body may end in one)."""
     n = _wrapped_root(n)
     if n.kind == "tern":
         return _exposed_product(n.kids[1]) or _exposed_product(n.kids[2])
-    return n.kind == "bin" and n.op == "*" or n.kind == "call"
+    return n.kind == "bin" and n.op == "*" or n.kind == "call" and n.op not in _NO_PRODUCT
 
 
 def _ops_in(n: Node) -> int:

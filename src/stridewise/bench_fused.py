@@ -65,8 +65,8 @@ def _dist(lib, x, y, cx, cy):
     return lib.sqrt((x - cx) * (x - cx) + (y - cy) * (y - cy))
 
 
-def _phase(lib, omega, t, phi):
-    return lib.remainder(omega * t + phi, 2 * math.pi)
+def _phase(lib, omega, t, phi, period):
+    return lib.remainder(omega * t + phi, period)
 
 
 def _fused_norm(sw, x, mean, var, gamma, beta, eps):
@@ -276,4 +276,5 @@ if __name__ == "__main__":
 
     dev = sys.argv[1] if len(sys.argv) > 1 else "cpu"
     scale = float(sys.argv[2]) if len(sys.argv) > 2 else 1.0
-    print(format_rows(run_fused(dev, scale=scale)))
+    for c in CASES:
+        print(format_rows(run_fused(dev, scale=scale, cases=[c])), flush=True)
