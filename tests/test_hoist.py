@@ -342,3 +342,14 @@ def test_fuse_on_the_gpu_equals_the_ops_one_by_one():
         eager = sw.add(sw.add(sw.sin(sw.multiply(a, b)), sw.sqrt(c)),
                        sw.divide(sw.cos(a), sw.log(sw.add(sw.cos(b), 2))))
         same_bits(f(a, b, c).cpu().numpy(), eager.cpu().numpy())
+
+
+def test_fused_bench_runs_and_checks_bit_identity():
+    from stridewise import bench_fused
+
+    rows = bench_fused.run_fused("cpu", dtypes=("float64",), scale=0.25, cases=bench_fused.CASES[:1])
+    assert not [r for r in rows if "error" in r], rows
+    mine = next(r for r in rows if r["impl"] == "sw kernel")
+    assert mine["bitwise"] and len(mine["hoisted"]) == 3
+    assert {r["impl"] for r in rows} >= {"sw kernel", "sw kernel unhoisted", "sw.fuse", "numpy"}
+    assert "| seed | float64 | sw kernel |" in bench_fused.format_rows(rows)

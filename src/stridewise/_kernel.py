@@ -651,7 +651,7 @@ def _with_block_size(algorithm, block_size):
     if block_size is None:
         return algorithm
     if algorithm is None or isinstance(algorithm, Auto):
-        return Auto(block_size=block_size)
+        return Auto(block_size=block_size, hoist=getattr(algorithm, "hoist", None))
     if isinstance(algorithm, Algorithm):
         if algorithm.block_size not in (None, block_size):
             raise ValueError(f"block_size={block_size} conflicts with {algorithm!r}; give the "
