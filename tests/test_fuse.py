@@ -165,6 +165,9 @@ def test_errors_name_the_fix():
 
     with pytest.raises(TypeError, match="must return a value computed from its arguments"):
         scalar(x)
+    k = sw.ElementwiseKernel("T a", "T b", "b = a + 1", name="user")
+    with pytest.raises(TypeError, match="user kernel"):
+        sw.fuse(lambda a: k(a) * 2)(x)
     with pytest.raises(ValueError, match="at least one argument must be an array"):
         sw.fuse(lambda a: a + 1)(2.0)
 

@@ -142,6 +142,9 @@ def _tracing_call(real):
         if getattr(_TRACE, "state", None) is not None and any(isinstance(a, Traced) for a in args):
             if rest and rest[0] is not None or kw.get("out") is not None:
                 raise TypeError("out= has no meaning inside a fused function; return the value")
+            if not isinstance(op, _ops.ElementwiseOp):
+                raise TypeError(f"fuse traces the built-in ops; {op.name} is a user kernel: "
+                                "call it outside the fused function, or write one kernel")
             return _record(op, args)
         return real(op, args, *rest, **kw)
     return call
