@@ -5,14 +5,19 @@ import numpy as np
 import pytest
 
 import stridewise
-from stridewise import bench, cli
+from stridewise import bench, bench_values, cli
 
 TINY = dict(device="cpu", log2=10, extras=False, progress=False)
 
 
 def test_quick_bench_verifies_and_times_every_cell():
     doc = bench.run(quick=True, **TINY)
-    assert len(doc["cells"]) == len(bench.QUICK_CASES) * len(bench.QUICK_DTYPES)
+    # narrow data in every case; the quick distributions on the contiguous case
+    want = {(c, d, "narrow") for c in bench.QUICK_CASES for d in bench.QUICK_DTYPES}
+    want |= {("contiguous", d, v) for d in bench.QUICK_DTYPES for v in bench_values.QUICK_VALUES
+             if bench_values.applies(v, d)}
+    assert {(c["case"], c["dtype"], c["values"]) for c in doc["cells"]} == want
+    assert len(doc["cells"]) == len(want)
     for cell in doc["cells"]:
         assert cell["verified"], cell
         assert cell["impls"]["stridewise"]["time_s"] > 0
@@ -70,6 +75,32 @@ def test_cli_bench_writes_valid_json(tmp_path):
     assert {c["case"] for c in doc["cells"]} == {"contiguous", "permuted"}
     assert all(c["verified"] for c in doc["cells"])
     assert doc["meta"]["device"] == "cpu" and doc["meta"]["commit"]
+
+
+def test_cli_bench_values_selects_distributions(tmp_path):
+    """--values picks the distributions; each cell is verified, and the table names them."""
+    path = tmp_path / "bench.json"
+    rc = cli.main(["bench", "--device", "cpu", "--log2", "10", "--cases", "contiguous,outer",
+                   "--dtypes", "float32,int64", "--values", "subnormal_divisors,specials,large_divisors",
+                   "--no-extras", "--no-progress", "--json", str(path)])
+    assert rc == 0
+    doc = json.loads(path.read_text())
+    got = {(c["case"], c["dtype"], c["values"]) for c in doc["cells"]}
+    assert got == {(case, d, v) for case in ("contiguous", "outer")
+                   for d, v in [("float32", "subnormal_divisors"), ("float32", "specials"),
+                                ("int64", "specials"), ("int64", "large_divisors")]}
+    assert all(c["verified"] for c in doc["cells"])
+    header, rows = bench.table_rows(doc)
+    assert header[:3] == ["case", "dtype", "values"] and {r[2] for r in rows} == {v for _, _, v in got}
+    with pytest.raises(ValueError, match="choose from"):
+        bench.run(values=["gaussian"], **TINY)
+
+
+def test_default_run_puts_distributions_on_the_value_cases():
+    doc = bench.run(dtypes=["int32"], log2=8, device="cpu", extras=False, progress=False)
+    cells = {(c["case"], c["values"]) for c in doc["cells"]}
+    assert {("permuted", "narrow"), ("contiguous", "large_divisors"), ("outer", "negative_divisors")} <= cells
+    assert ("permuted", "large_divisors") not in cells and ("contiguous", "wide") not in cells
 
 
 def test_cli_bench_plots_the_matrix_and_the_size_sweep(tmp_path):

@@ -215,7 +215,7 @@ def test_every_algorithm_explicitly():
                 sw.Tiled(tile_group=64), sw.General()):
         assert same_bits(host(sw.remainder(at, bt, algorithm=alg)), want), alg
     # a batch dim around the tiles: the group walk restarts in every batch. 16-bit tiles are
-    # 128 rows (backends/cuda.py _TILE_ROWS): 11 along j, the last of 40 rows, so groups of
+    # 128 rows (tuning.py KernelTables.tile_rows): 11 along j, the last of 40 rows, so groups of
     # 2, 4 and 8 end in a shorter one; tiles of 8 packs (the tuning's) leave 8 columns over
     a3 = tt(random_values(rng, "float16", (3, 72, 1320))).transpose(1, 2)
     b3 = tt(random_values(rng, "float16", (3, 1320, 72)))

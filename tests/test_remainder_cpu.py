@@ -303,22 +303,40 @@ def _int64_operands():
     return A, B
 
 
+def _int64_large_divisor_operands():
+    """Divisors of 2^42 and up to 2^63, both signs, against dividends over the whole range,
+    at the int64 edges, and at and one either side of a multiple of the divisor."""
+    rng = np.random.default_rng(11)
+    lo, hi = np.iinfo(np.int64).min, np.iinfo(np.int64).max
+    n = 20000
+    bits = rng.integers(42, 64, n)
+    B = np.array([int(rng.integers(1 << (int(k) - 1), (1 << int(k)) - 1)) | (1 << (int(k) - 1))
+                  for k in bits], dtype=object)
+    B = np.array([x if x < 1 << 63 else hi for x in B], dtype=object) * rng.choice([-1, 1], n)
+    B = np.concatenate([B, [lo, hi, 1 << 42, -(1 << 42), (1 << 61) + 1, -(1 << 62) - 1, lo + 1]])
+    m = len(B)
+    edges = np.array([lo, lo + 1, hi, hi - 1, 0, 1, -1], dtype=object)
+    k = np.array([int(rng.integers(-(2**63) // abs(int(x)), 2**63 // abs(int(x)))) for x in B], dtype=object)
+    near = [max(lo, min(hi, int(q) * int(x) + int(d))) for q, x, d in zip(k, B, rng.integers(-1, 2, m))]
+    A = np.concatenate([rng.integers(lo, hi, m, dtype=np.int64, endpoint=True).astype(object),
+                        np.array(near, dtype=object), rng.choice(edges, m)])
+    return A.astype(np.int64), np.tile(B, 3).astype(np.int64)
+
+
 def test_int64_remainder_fast_path_matches_integer_division():
     """The GPU's int64 remainder fast path (functors.h int64_remainder_fast), built for the host
-    through a user kernel: equal to NumPy's floor remainder wherever it does not ask for the
-    slow path, and asking for it exactly when |b| is 0 or at least 2^42."""
+    through a user kernel: equal to NumPy's floor remainder for divisors of every size (zero,
+    below 2^42 and 2^42 to 2^63), never asking for the slow path."""
     k = sw.ElementwiseKernel("int64 a, int64 b", "int64 y, bool s",
                              "sw::FastFlag slow = 0;"
                              "y = sw::int64_remainder_fast(a, sw::Divisor<sw::i64>::make(b), slow);"
                              "s = slow != 0;",
                              name="int64_remainder_fast")
-    A, B = _int64_operands()
-    y, slow = k(A, B)
-    mag = np.abs(B.astype(object))
-    want_slow = np.array([m == 0 or m >= 1 << 42 for m in mag])
-    np.testing.assert_array_equal(slow, want_slow)
-    fast = ~want_slow
-    np.testing.assert_array_equal(y[fast], np.remainder(A[fast], B[fast]))
+    for A, B in (_int64_operands(), _int64_large_divisor_operands()):
+        y, slow = k(A, B)
+        assert not slow.any()
+        with np.errstate(divide="ignore"):
+            np.testing.assert_array_equal(y, np.remainder(A, B))
 
 
 def _fast_path_boundary_operands(name, rng):
@@ -508,53 +526,189 @@ def test_float64_device_fmod_argument(ulps):
         assert (r + B if r < 0 else r) == math.fmod(A, B), (A, B, ulps)
 
 
-def _remainder_fast_model(a, b, ulps, convention):
-    """functors.h remainder_fast (float) step by step in NumPy, with rcp.approx(b) modelled as
-    the correctly rounded float reciprocal moved `ulps` ulp (the hardware is within 1); each
-    fma is exact in float64 here (at most 46 significant bits) and rounded once to float32.
-    Returns the result and the mask of elements the fast path keeps (slow not set)."""
+def _remainder_fast_model(a, b, ulps, convention, step0=False):
+    """functors.h remainder_fast (float, two steps) step by step in NumPy, with rcp.approx(b)
+    modelled as the correctly rounded float reciprocal moved `ulps` ulp (the hardware is
+    within 1); each fma is exact in float64 here (at most 46 significant bits where the path
+    keeps the lane) and rounded once to float32. Returns the result and the mask of elements
+    the fast path keeps (slow not set)."""
     f32, f64 = np.float32, np.float64
+    big = np.finfo(f32).max
+    B = np.abs(b)
     rcp = f32(1) / b
+    finite = (rcp != 0) & np.isfinite(rcp)
     for _ in range(abs(ulps)):
-        rcp = np.nextafter(rcp, np.copysign(f32(np.inf), rcp) if ulps > 0 else f32(0))
-    rcp = np.where(np.abs(b) < np.finfo(f32).tiny, np.copysign(f32(np.inf), b), rcp)   # ftz
-    rcp = np.where(np.abs(b) <= 2**100, rcp, f32(np.nan))                  # Divisor<float>
-    w = a * rcp
+        rcp = np.where(finite, np.nextafter(rcp, np.copysign(f32(np.inf), rcp) if ulps > 0 else f32(0)), rcp)
+    rcp = np.where((B < np.finfo(f32).tiny) & (B > 0), np.copysign(f32(np.inf), b), rcp)   # ftz
+    # Divisor<float>
+    rcp1 = np.abs(rcp) * f32(2.0**-20 * (1 + 2.0**-21))
+    Bs = np.minimum(B * f32(2**20), big)
+    bc = np.copysign(np.minimum(B, big), b)
+    wide = ((B < np.finfo(f32).tiny) & (B > 0)) | ((B > 2**100) & (B < np.inf))
+    A = np.abs(a)
+    if step0:
+        rcp0 = np.abs(rcp) * f32(2.0**-40 * (1 + 2.0**-21))
+        Bs0 = np.minimum(B * f32(2**40), big)
+        q0 = np.floor(A * rcp0)
+        r0 = (A.astype(f64) - q0.astype(f64) * Bs0).astype(f32)
+        wide0 = ((B < np.finfo(f32).tiny) & (B > 0)) | ((B > 2**86) & (B < np.inf))
+        keep = ~(wide0 | ((q0 >= 2**20) & (r0 == r0)))
+        A = np.where(r0 < 0, r0 + Bs0, r0)
+    q1 = np.floor(A * rcp1)
+    r1 = (A.astype(f64) - q1.astype(f64) * Bs).astype(f32)
+    if not step0:
+        keep = ~(wide | ((q1 >= 2**20) & (r1 == r1)))
+    a2 = (r1.view(np.uint32) ^ (a.view(np.uint32) & np.uint32(0x80000000))).view(f32)
+    w = a2 * rcp
     q = np.floor((np.abs(w).astype(f64) * 2.0**-21 + w).astype(f32))
-    keep = np.abs(q) < 2**20
-    r = (a.astype(f64) - q.astype(f64) * b).astype(f32)
+    r = (a2.astype(f64) - q.astype(f64) * bc).astype(f32)
     r = np.where((np.signbit(r) != np.signbit(b)) & (r != 0), r + b, r)
     if convention == "numpy":
         return np.copysign(r, b), keep
     # __fadd_rd(r, copysign(0, a)): a nonzero r as it is; a sum of zeros rounded down is -0
-    # when either is (so the oracle's a-signed zero holds only if r is never -0 against a +a)
+    # when either is
     minus = np.signbit(r) | np.signbit(a)
     return np.where(r == 0, np.where(minus, f32(-0.0), f32(0.0)), r), keep
 
 
+@pytest.mark.parametrize("step0", [False, True])
 @pytest.mark.parametrize("convention", ["torch", "numpy"])
 @pytest.mark.parametrize("ulps", [-1, 0, 1])
-def test_float_device_remainder_argument(ulps, convention):
+def test_float_device_remainder_argument(ulps, convention, step0):
     """The device's float remainder fast path (functors.h remainder_fast) checked as float32
-    arithmetic against fmod and the sign fix: quotients of every size up to the 2^20 limit
-    and past it, exact multiples and one ulp either side, both signs, divisors across
-    [2^-126, 2^100], tiny and zero dividends, with the reciprocal anywhere within its ulp."""
+    arithmetic against fmod and the sign fix: quotients of every size up to the 2^40 limit
+    and past it, exact multiples and one ulp either side, both signs, divisors across the
+    whole float range (subnormal and above 2^100 included), tiny and zero dividends, and inf,
+    NaN and zero operands mixed in, with the reciprocal anywhere within its ulp. The fast path
+    must keep every lane with |a / b| < 2^40 and b in [2^-126, 2^100] (step 0: 2^60 and
+    2^86), and every special."""
     rng = np.random.default_rng(10)
-    n = 1 << 18
-    b = (rng.uniform(1, 2, n) * 2.0 ** rng.integers(-126, 101, n)).astype(np.float32)
-    k = np.floor(2.0 ** rng.uniform(0, 21, n))
-    kb = (k * b.astype(np.float64)).astype(np.float32)
-    a = np.stack([kb, np.nextafter(kb, np.float32(0)), np.nextafter(kb, np.float32(np.inf)),
-                  (rng.uniform(0, 2**21, n) * b).astype(np.float32),
-                  (rng.uniform(0, 1, n) * b).astype(np.float32), b * np.float32(1 - 2**-24),
-                  (b * 2.0 ** -rng.integers(1, 60, n)).astype(np.float32), np.zeros(n, np.float32)])
+    n = 1 << 17
+    b = (rng.uniform(1, 2, n) * 2.0 ** rng.integers(-149, 128, n)).astype(np.float32)
+    k = np.floor(2.0 ** rng.uniform(0, 62, n))
+    with np.errstate(over="ignore"):   # products past the float range: inf, specials too
+        kb = (k * b.astype(np.float64)).astype(np.float32)
+        a = np.stack([kb, np.nextafter(kb, np.float32(0)), np.nextafter(kb, np.float32(np.inf)),
+                      (rng.uniform(0, 2**21, n) * b).astype(np.float32),
+                      (rng.uniform(0, 2**41, n) * b).astype(np.float32),
+                      (rng.uniform(0, 2**61, n) * b).astype(np.float32),
+                      (rng.uniform(0, 1, n) * b).astype(np.float32), b * np.float32(1 - 2**-24),
+                      (b * 2.0 ** -rng.integers(1, 60, n)).astype(np.float32), np.zeros(n, np.float32)])
     a = a * rng.choice(np.float32([-1, 1]), a.shape)
-    b = np.broadcast_to(b * rng.choice(np.float32([-1, 1]), n), a.shape)
+    b = np.broadcast_to(b * rng.choice(np.float32([-1, 1]), n), a.shape).copy()
+    specials = np.float32([np.inf, -np.inf, np.nan, 0.0, -0.0])
+    sa, sb = rng.random(a.shape) < 0.03, rng.random(a.shape) < 0.03
+    a[sa] = rng.choice(specials, sa.sum())
+    b[sb] = rng.choice(specials, sb.sum())
     with np.errstate(all="ignore"):
-        got, keep = _remainder_fast_model(a, b, ulps, convention)
+        got, keep = _remainder_fast_model(a, b, ulps, convention, step0)
+        quotient = np.abs(a.astype(np.float64) / b)
     want = ORACLES[convention](a[keep], b[keep])
-    assert keep.mean() > 0.8 and not keep[np.abs(b) > 2**100].any()
+    B = np.abs(b)
+    in_range = (B >= np.finfo(np.float32).tiny) & (B <= (2**86 if step0 else 2**100))
+    must = ((quotient < (2**60 if step0 else 2**40)) | ~np.isfinite(a)) & in_range
+    must |= ~np.isfinite(b) | (b == 0)
+    assert keep[must].all(), (a[must & ~keep][:5], b[must & ~keep][:5])
     assert same_bits(got[keep], want), mismatches(got[keep], want, a[keep], b[keep])
+
+
+def _fmod_wide_model(a, b, ulps):
+    """functors.h fmod_wide as Python float (double) arithmetic, with rcp_newton's float
+    reciprocal `ulps` ulp from the correctly rounded one."""
+    import math
+    A, B = abs(float(a)), abs(float(b))
+    if not A < math.inf or not B > 0:
+        return math.nan
+    if not B < math.inf:
+        return float(a)
+    m, e = math.frexp(B)
+    m, e = m * 2, e - 1                                  # B = m 2^e, m in [1, 2)
+    inv0 = _rcp_newton_model(m, ulps)
+    inv = _fma(inv0, _fma(-m, inv0, 1.0), inv0)
+    up = _fma(inv, 2.0**-50, inv)
+    x = A * 2.0**-e
+    while True:
+        s = math.frexp(x)[1] - 1 - 47 if x else -1
+        if s <= 0:
+            break
+        ms, u = m * 2.0**s, up * 2.0**-s
+        r = _fma(-math.trunc(x * u), ms, x)
+        x = r + ms if r < 0 else r
+    r = _fma(-math.trunc(x * up), m, x)
+    return math.copysign(float(np.float32((r + m if r < 0 else r) * 2.0**e)), float(a))
+
+
+@pytest.mark.parametrize("ulps", [-2, 0, 2])
+def test_float_device_fmod_wide_argument(ulps):
+    """functors.h fmod_wide (the float lanes remainder_fast leaves) checked as arithmetic
+    against np.fmod: quotients up to float's 2^277, subnormal and huge divisors, dividends at
+    exact multiples and one ulp either side, near the float maximum, and specials."""
+    rng = np.random.default_rng(12)
+    n = 4000
+    f32 = np.float32
+    b = (rng.uniform(1, 2, n) * 2.0 ** rng.integers(-149, 128, n)).astype(f32)
+    a = (rng.uniform(1, 2, n) * 2.0 ** rng.integers(-149, 128, n)).astype(f32)
+    k = np.floor(2.0 ** rng.uniform(0, 60, n))
+    with np.errstate(all="ignore"):
+        kb = (k * b.astype(np.float64)).astype(f32)
+    kb = np.where(np.isfinite(kb) & (kb > 0), kb, a)
+    a = np.concatenate([a, kb, np.nextafter(kb, f32(0)), np.nextafter(kb, f32(np.inf)),
+                        np.full(n, np.finfo(f32).max), f32([np.inf, np.nan, 0.0, -0.0, 5.0, -5.0])])
+    b = np.concatenate([b, b, b, b, b, f32([2.0, 2.0, 1e-45, -3.0, np.inf, 0.0])])
+    a = a * rng.choice(f32([-1, 1]), a.size)
+    b = b * rng.choice(f32([-1, 1]), b.size)
+    got = np.array([_fmod_wide_model(x, y, ulps) for x, y in zip(a, b)], dtype=f32)
+    with np.errstate(all="ignore"):
+        want = np.fmod(a, b)
+    assert same_bits(got, want), mismatches(got, want, a, b)
+
+
+def test_fmod_wide_exact_host_build_matches_numpy():
+    """fmod_wide_exact (the device's wide lanes, the host's slow lanes) built for the host
+    through a user kernel: equal to np.fmod over the whole float range, subnormals, the
+    extremes and specials, dividends at multiples of the divisor and one ulp either side."""
+    k = sw.ElementwiseKernel("float32 a, float32 b", "float32 y", "y = sw::fmod_wide_exact(a, b);",
+                             name="fmod_wide_exact")
+    rng = np.random.default_rng(14)
+    n = 1 << 16
+    f32 = np.float32
+    b = (rng.uniform(1, 2, n) * 2.0 ** rng.integers(-149, 128, n)).astype(f32)
+    with np.errstate(over="ignore"):
+        kb = (np.floor(2.0 ** rng.uniform(0, 90, n)) * b.astype(np.float64)).astype(f32)
+    a = np.concatenate([(rng.uniform(1, 2, n) * 2.0 ** rng.integers(-149, 128, n)).astype(f32),
+                        kb, np.nextafter(kb, f32(0)), np.nextafter(kb, f32(np.inf))])
+    b = np.tile(b, 4)
+    specials = f32([np.inf, -np.inf, np.nan, 0.0, -0.0, np.finfo(f32).max, 1e-45])
+    a[rng.random(a.size) < 0.02] = rng.choice(specials)
+    b[rng.random(b.size) < 0.02] = rng.choice(specials)
+    a *= rng.choice(f32([-1, 1]), a.size)
+    b *= rng.choice(f32([-1, 1]), b.size)
+    with np.errstate(all="ignore"):
+        want = np.fmod(a, b)
+    got = k(a, b)
+    assert same_bits(got, want), mismatches(got, want, a, b)
+
+
+@pytest.mark.parametrize("ulps", [-2, 0, 2])
+def test_int64_device_large_divisor_argument(ulps):
+    """int64_remainder_fast's form for |b| >= 2^42 checked as arithmetic with Python integers
+    and exactly rounded doubles, with rcp_newton's float reciprocal anywhere within its 2 ulp:
+    the one quotient estimate is n or n + 1 and one conditional add of |b| gives U mod |b|."""
+    import math
+    rng = np.random.default_rng(13)
+    for _ in range(6000):
+        bits = int(rng.integers(43, 65))
+        V = min(int(rng.integers(1 << (bits - 2), 1 << (bits - 1))) * 2 + int(rng.integers(2)), 2**63)
+        U = [2**63, 2**63 - 1, int(rng.integers(0, 2**63)),
+             min(2**63, max(0, int(rng.integers(0, 2**63 // V + 1)) * V + int(rng.integers(-1, 2))))][
+            int(rng.integers(4))]
+        r = _rcp_newton_model(float(V), ulps)
+        up = _fma(r, 2.0**-40, r)
+        q0 = math.trunc(float(U) * up)
+        t = (U - q0 * V) % 2**64
+        assert t < V or t >= 2**64 - V, (U, V, ulps)   # in [-V, V): the sign bit tells
+        t = (t + (V if t >= 2**63 else 0)) % 2**64
+        assert t == U % V, (U, V, ulps)
 
 
 @pytest.mark.parametrize("ulps", [-2, 0, 2])

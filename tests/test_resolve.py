@@ -186,8 +186,8 @@ def test_share_rows_on_the_host_reads_repeated_rows_as_dense():
 
 def test_keep_loads_where_it_measured_faster():
     """The CUDA tuning reads dense operands under an L2 evict_last policy in contiguous
-    kernels of every dtype, float16 scalars and float32 rows and short rows (bench/NOTES.md
-    G44); the host never reads the field, and an explicit value wins."""
+    kernels of every dtype, float16 scalars and float32 rows and short rows, where it
+    measured faster; the host never reads the field, and an explicit value wins."""
     from stridewise._plan import MODES
     from stridewise.capabilities import CPU
     dtypes = ("float64", "int64", "int32", "float16", "bfloat16", "float32")
@@ -204,8 +204,8 @@ def test_keep_loads_where_it_measured_faster():
 
 
 def test_stage_where_it_measured_faster():
-    """The CUDA tuning stages permuted views' tiles in shared memory in int32 only (bench/
-    NOTES.md G45); the host never reads the field, an explicit value wins, and the tile
+    """The CUDA tuning stages permuted views' tiles in shared memory in int32 only (the one
+    dtype it sped up); the host never reads the field, an explicit value wins, and the tile
     width is compiled into the CUDA kernel only when it stages."""
     from stridewise import _ops
     from stridewise.capabilities import CPU

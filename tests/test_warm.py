@@ -237,7 +237,7 @@ def test_allocator_rejects_bad_arguments():
 @needs_torch_ext
 def test_a_fresh_process_keys_torch_tensors_in_cpp(tmp_path):
     """A process's first call loads stridewise._torch for the keys, so warm calls make no
-    accessor call (H5: before, only a process that had imported it earlier did)."""
+    accessor call (a process that had not imported it first once keyed through them)."""
     code = ("import sys, torch, stridewise as sw\n"
             "a = torch.rand(8, 16) + 1\n"
             "o = torch.empty_like(a)\n"

@@ -1,10 +1,11 @@
 """GB/s of Auto() per case and dtype for several source trees, in alternating rounds.
 
     python tools/auto_ab.py --trees .snapHead,. --cases outer,crossed_3d --dtypes int64 --rounds 3
+    python tools/auto_ab.py --trees old,. --cases contiguous --dtypes float16 --values narrow,wide --anchor
 
 Each tree runs in its own process (its own src/ on PYTHONPATH and its own kernel cache), so a
 round measures every tree once per cell; rounds alternate the trees to spread the machine's
-drift over all of them (bench/NOTES.md, "A/B method"). With --anchor, each process also times
+drift over all of them (docs/decisions.md, Method). With --anchor, each process also times
 torch eager (--anchor compile: torch.compile) on the same cell in interleaved rounds with
 stridewise (bench.time_interleaved), and the table shows stridewise's ratio to it there.
 """
@@ -24,19 +25,27 @@ import stridewise as sw
 from stridewise import bench
 import torch
 cases, dtypes, log2, anchor = sys.argv[1].split(","), sys.argv[2].split(","), int(sys.argv[3]), sys.argv[4]
+values = sys.argv[5].split(",")
 out = {}
-for case, dtype in itertools.product(cases, dtypes):
-    a, b, o = bench._make_case(case, dtype, log2, "torch", "cuda")
+for case, dtype, v in itertools.product(cases, dtypes, values):
+    if v != "narrow" and not bench.bench_values.applies(v, dtype):
+        continue
+    a, b, o = bench._make_case(case, dtype, log2, "torch", "cuda", *([v] if v != "narrow" else []))
+    cell = case + "/" + dtype + ("" if v == "narrow" else "/" + v)
     fns = {"sw": lambda: sw.remainder(a, b, out=o)}
     if anchor == "eager":
         fns["torch"] = lambda: torch.remainder(a, b, out=o)
     elif anchor == "compile":   # its own output, as torch.compile's users get it (bench.py)
         compiled = torch.compile(lambda x, y: torch.remainder(x, y), dynamic=False)
         fns["torch"] = lambda: compiled(a, b)
+    assert bench.same_bits(sw.remainder(a, b, out=o), torch.remainder(a, b)), cell   # exact first
     t = bench.time_interleaved(fns, "cuda")
-    out[case + "/" + dtype] = bench.compulsory_bytes(a, b, o) / t["sw"]["time_s"] / 1e9
+    out[cell] = bench.compulsory_bytes(a, b, o) / t["sw"]["time_s"] / 1e9
+    out[cell + " us"] = t["sw"]["time_s"] * 1e6
     if anchor:
-        out[case + "/" + dtype + " /torch"] = t["torch"]["time_s"] / t["sw"]["time_s"]
+        out[cell + " /torch"] = t["torch"]["time_s"] / t["sw"]["time_s"]
+    del a, b, o
+    torch.cuda.empty_cache()
 print(json.dumps(out))
 """
 
@@ -48,6 +57,8 @@ def main(argv=None):
     ap.add_argument("--dtypes", default="int64")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--log2", type=int, default=27)
+    ap.add_argument("--values", default="narrow", help="value distributions (bench_values.VALUES); "
+                    "every tree draws them with its own bench")
     ap.add_argument("--anchor", nargs="?", const="eager", choices=("eager", "compile"),
                     help="also torch eager (or torch.compile), as a ratio per process")
     args = ap.parse_args(argv)
@@ -58,17 +69,17 @@ def main(argv=None):
             for n, t in (list(enumerate(trees)) if r % 2 == 0 else list(enumerate(trees))[::-1]):
                 env = dict(os.environ, PYTHONPATH=str(t / "src"), STRIDEWISE_CACHE_DIR=f"{caches}/{n}")
                 done = subprocess.run([sys.executable, "-c", _CHILD, args.cases, args.dtypes,
-                                       str(args.log2), args.anchor or ""], env=env,
+                                       str(args.log2), args.anchor or "", args.values], env=env,
                                       capture_output=True, text=True)
                 if done.returncode:
                     sys.exit(f"{t}: {done.stderr[-2000:]}")
                 results[t].append(json.loads(done.stdout.splitlines()[-1]))
                 print(f"round {r + 1}/{args.rounds}: {t.name} done", file=sys.stderr, flush=True)
     width = 8 * args.rounds + 2
-    print("cell".ljust(22) + "".join(t.name[:width - 2].rjust(width) for t in trees))
+    print("cell".ljust(44) + "".join(t.name[:width - 2].rjust(width) for t in trees))
     for c in results[trees[0]][0]:
         fmt = "{:5.3f}" if c.endswith("/torch") else "{:4.0f}"
-        print(c.ljust(22) + "".join(" / ".join(fmt.format(res[c]) for res in results[t]).rjust(width)
+        print(c.ljust(44) + "".join(" / ".join(fmt.format(res[c]) for res in results[t]).rjust(width)
                                     for t in trees))
 
 

@@ -66,6 +66,7 @@ bench() {
   "$PY" -m stridewise.cli bench --device cuda --sweep --no-progress --json "$LOGS/bench.json" \
     --plot "$LOGS/bench.png" --markdown "$LOGS/bench.md" || return 1
   "$PY" -m stridewise.bench_fused cuda
+  "$PY" -m stridewise.bench_train cuda
 }
 
 part tune "$PY" tools/tune_gpu.py

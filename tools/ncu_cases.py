@@ -35,7 +35,7 @@ def main(argv=None):
             if impl != "sw":
                 alg = dataclasses.replace(alg, keep_loads=impl == "kept")
             fn = lambda a=a, b=b, out=out, alg=alg: sw.remainder(a, b, out=out, algorithm=alg)
-        elif impl == "eager":   # into stridewise's output, as the bench's anchors (bench/NOTES.md G43)
+        elif impl == "eager":   # into stridewise's output, as the bench's anchors
             fn = lambda a=a, b=b, out=out: torch.remainder(a, b, out=out)
         else:
             f = torch.compile(lambda x, y: torch.remainder(x, y), dynamic=False)

@@ -6,8 +6,9 @@ Each case runs with its mode's algorithm class and every (items, block) pair, or
 pair for `tiled`; `rows` once per share_rows value, and every case once per register cap with
 --caps, pack width with --pack-bytes, rows work unit with --units and, for `tiled`, tile
 group with --tile-groups and rows per tile with --tile-rows (a line each). The table shows
-GB/s (compulsory bytes), so the tuning defaults in stridewise/tuning.py and the caps, units
-and tile rows in backends/cuda.py can be chosen from data.
+GB/s (compulsory bytes), so the tuning defaults in stridewise/tuning.py (its fields and its
+KernelTables: caps, units, tile rows) can be chosen from data. `stridewise tune` runs a quick
+sweep of the same kind and writes this device's tuning file.
 """
 from __future__ import annotations
 
@@ -16,12 +17,12 @@ import itertools
 import json
 
 import stridewise as sw
-from stridewise import _ops, algorithms, bench
-from stridewise.backends import cuda
+from stridewise import _ops, algorithms, bench, tuning
 
-SHIPPED_CAPS = dict(cuda._MAX_REGISTERS)
-SHIPPED_UNITS = cuda._ROW_UNIT_PACKS, cuda._ROW_UNIT_BATCHES, cuda._ROW_UNIT_BATCHES_OUTER
-SHIPPED_TILE_ROWS = dict(cuda._TILE_ROWS)
+KERNELS = tuning.elementwise_tuning("cuda").kernels   # shared by every dtype's tuning
+SHIPPED_CAPS = dict(KERNELS.max_registers)
+SHIPPED_UNITS = KERNELS.row_unit_packs, KERNELS.row_unit_batches, KERNELS.row_unit_batches_outer
+SHIPPED_TILE_ROWS = dict(KERNELS.tile_rows)
 
 CLASSES = {"contiguous": algorithms.Contiguous, "scalar": algorithms.Scalar, "rows": algorithms.Rows,
            "short_rows": algorithms.ShortRows, "tiled": algorithms.Tiled, "general": algorithms.General}
@@ -36,14 +37,14 @@ def main(argv=None):
     ap.add_argument("--tiles", default="16,32,64", help="tile edges, in place of items for tiled")
     ap.add_argument("--share", default="0,1", help="share_rows values for rows cases")
     ap.add_argument("--caps", default="", help="register caps to sweep for each case's mode "
-                    "(backends.cuda._MAX_REGISTERS; 0 = none), a line each; default: as shipped")
+                    "(KernelTables.max_registers; 0 = none), a line each; default: as shipped")
     ap.add_argument("--tile-groups", default="", help="Tiled tile_group values, a line each "
                     "(default: the tuning's)")
     ap.add_argument("--tile-rows", default="", help="rows per tile of the tiled kernel, a line each "
-                    "(backends.cuda._TILE_ROWS; 0 = square tiles; default: as shipped)")
+                    "(KernelTables.tile_rows; 0 = square tiles; default: as shipped)")
     ap.add_argument("--pack-bytes", default="16", help="bytes per pack (16, 8, ...), a line each")
     ap.add_argument("--units", default="", help="rows work units, a line each: packs per thread, "
-                    "or batches where rows share a repeated row (backends/cuda.py _ROW_UNIT_*)")
+                    "or batches where rows share a repeated row (KernelTables.row_unit_*)")
     ap.add_argument("--log2", type=int, default=27)
     ap.add_argument("--json")
     args = ap.parse_args(argv)
@@ -99,20 +100,20 @@ def _forget_calls():
 def _set_cap(mode, cap):
     """Compile `mode`'s kernels with register cap `cap` (0: none; None: as shipped) from
     here on, for every dtype."""
-    cuda._MAX_REGISTERS.clear()
-    cuda._MAX_REGISTERS.update(SHIPPED_CAPS)
+    KERNELS.max_registers.clear()
+    KERNELS.max_registers.update(SHIPPED_CAPS)
     if cap is not None:
         for key in [k for k in SHIPPED_CAPS if k == mode or isinstance(k, tuple) and k[0] == mode]:
-            del cuda._MAX_REGISTERS[key]
+            del KERNELS.max_registers[key]
         if cap:
-            cuda._MAX_REGISTERS[mode] = cap
+            KERNELS.max_registers[mode] = cap
     _forget_calls()
 
 
 def _set_units(unit):
     """rows work units of `unit` packs per thread, or batches where a row is shared, in every
     case and dtype from here on (None: as shipped)."""
-    cuda._ROW_UNIT_PACKS, cuda._ROW_UNIT_BATCHES, cuda._ROW_UNIT_BATCHES_OUTER = \
+    KERNELS.row_unit_packs, KERNELS.row_unit_batches, KERNELS.row_unit_batches_outer = \
         SHIPPED_UNITS if unit is None else (unit, unit, {})
     _forget_calls()
 
@@ -120,11 +121,11 @@ def _set_units(unit):
 def _set_tile_rows(height):
     """Tiled kernels of `height` rows per tile (0: square tiles; None: as shipped) in every
     dtype from here on."""
-    cuda._TILE_ROWS.clear()
+    KERNELS.tile_rows.clear()
     if height is None:
-        cuda._TILE_ROWS.update(SHIPPED_TILE_ROWS)
+        KERNELS.tile_rows.update(SHIPPED_TILE_ROWS)
     elif height:
-        cuda._TILE_ROWS["tiled"] = height
+        KERNELS.tile_rows["tiled"] = height
     _forget_calls()
 
 

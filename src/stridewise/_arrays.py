@@ -116,9 +116,10 @@ def _dlpack_view(obj) -> View:
                         "takes DLPack producers on CUDA devices (or NumPy and torch arrays)")
     from cuda.core.utils import StridedMemoryView
 
-    # -1: no stream synchronization; the launch goes on the legacy default stream, which
-    # orders after the producer's work on it (other producers: pass their arrays' streams).
-    smv = StridedMemoryView.from_dlpack(obj, -1)
+    from ._foreign import DLPACK_STREAM
+
+    # the launch goes on the legacy default stream: the producer orders its writes before it
+    smv = StridedMemoryView.from_dlpack(obj, DLPACK_STREAM)
     dt = dtype_of(smv.dtype)
     shape = tuple(smv.shape)
     strides = smv.strides if smv.strides is not None else _dense_strides(shape)
@@ -143,7 +144,10 @@ def _interface_view(obj) -> View:
     strides = cai.get("strides")
     strides = _dense_strides(shape) if strides is None else tuple(s // dt.itemsize for s in strides)
     ptr, readonly = cai["data"]
+    from ._foreign import sync_interface_stream
     from .backends.cuda import pointer_device
+
+    sync_interface_stream(cai)
 
     return View("cuda", ("cuda", pointer_device(ptr)), ptr, shape, strides, dt, obj, not readonly)
 
@@ -322,9 +326,9 @@ def allocator(lib: str, device: tuple, shape: tuple, dtype: DType):
                 a = cupy.empty(shape, dtype=dt)
             return a, a.data.ptr
         return cupy_alloc
-    raise ValueError(
-        "cannot allocate an output for a bare __cuda_array_interface__ producer; pass out="
-    )
+    from . import _foreign
+
+    return _foreign.allocator(device, shape, dtype)   # any other CUDA producer
 
 
 def check_out(out: View, shape: tuple, dtype: DType, inputs: list[View], names: list[str]):

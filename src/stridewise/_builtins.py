@@ -30,6 +30,7 @@ import numbers
 
 from . import _ops
 from ._ops import ElementwiseOp, _call
+from ._typing import AlgorithmLike, Array, Operand
 
 __all__ = ["OPS", "SUPPORTED", "TOLERANCE_ULP", "add", "subtract", "multiply", "divide", "fmod",
            "floor_divide", "maximum", "minimum", "pow", "where", "relu", "abs", "negative",
@@ -90,47 +91,56 @@ TOLERANCE_ULP = {
 }
 
 
-def add(x1, x2, /, *, out=None, algorithm=None):
+def add(x1: Operand, x2: Operand, /, *,
+        out: Array | None = None, algorithm: AlgorithmLike | None = None) -> Array:
     """x1 + x2, broadcast; integers wrap."""
     return _call(OPS["add"], (x1, x2), out, None, algorithm)
 
 
-def subtract(x1, x2, /, *, out=None, algorithm=None):
+def subtract(x1: Operand, x2: Operand, /, *,
+             out: Array | None = None, algorithm: AlgorithmLike | None = None) -> Array:
     """x1 - x2, broadcast; integers wrap."""
     return _call(OPS["subtract"], (x1, x2), out, None, algorithm)
 
 
-def multiply(x1, x2, /, *, out=None, algorithm=None):
+def multiply(x1: Operand, x2: Operand, /, *,
+             out: Array | None = None, algorithm: AlgorithmLike | None = None) -> Array:
     """x1 * x2, broadcast; integers wrap."""
     return _call(OPS["multiply"], (x1, x2), out, None, algorithm)
 
 
-def divide(x1, x2, /, *, out=None, algorithm=None):
+def divide(x1: Operand, x2: Operand, /, *,
+           out: Array | None = None, algorithm: AlgorithmLike | None = None) -> Array:
     """True division; integers compute in the library's default float."""
     return _call(OPS["divide"], (x1, x2), out, None, algorithm)
 
 
-def fmod(x1, x2, /, *, out=None, algorithm=None):
+def fmod(x1: Operand, x2: Operand, /, *,
+         out: Array | None = None, algorithm: AlgorithmLike | None = None) -> Array:
     """C's fmod (the dividend's sign); integer x % 0 is 0."""
     return _call(OPS["fmod"], (x1, x2), out, None, algorithm)
 
 
-def floor_divide(x1, x2, /, *, out=None, algorithm=None):
+def floor_divide(x1: Operand, x2: Operand, /, *,
+                 out: Array | None = None, algorithm: AlgorithmLike | None = None) -> Array:
     """floor(x1 / x2) as NumPy and torch define it; integer x // 0 is 0 (never traps)."""
     return _call(OPS["floor_divide"], (x1, x2), out, None, algorithm)
 
 
-def maximum(x1, x2, /, *, out=None, algorithm=None):
+def maximum(x1: Operand, x2: Operand, /, *,
+            out: Array | None = None, algorithm: AlgorithmLike | None = None) -> Array:
     """Elementwise maximum; a NaN operand gives NaN."""
     return _call(OPS["maximum"], (x1, x2), out, None, algorithm)
 
 
-def minimum(x1, x2, /, *, out=None, algorithm=None):
+def minimum(x1: Operand, x2: Operand, /, *,
+            out: Array | None = None, algorithm: AlgorithmLike | None = None) -> Array:
     """Elementwise minimum; a NaN operand gives NaN."""
     return _call(OPS["minimum"], (x1, x2), out, None, algorithm)
 
 
-def pow(x1, x2, /, *, out=None, algorithm=None):  # noqa: A001 - NumPy's name
+def pow(x1: Operand, x2: Operand, /, *,  # noqa: A001 - NumPy's name
+        out: Array | None = None, algorithm: AlgorithmLike | None = None) -> Array:
     """x1 ** x2. Integer bases with a negative Python-int exponent raise ValueError."""
     if isinstance(x2, numbers.Integral) and x2 < 0 and _is_int_array(x1):
         raise ValueError("Integers to negative integer powers are not allowed; "
@@ -143,57 +153,68 @@ def _is_int_array(x) -> bool:
     return "int" in dt and "uint" not in dt
 
 
-def where(condition, x, y, /, *, out=None, algorithm=None):
+def where(condition: Operand, x: Operand, y: Operand, /, *,
+          out: Array | None = None, algorithm: AlgorithmLike | None = None) -> Array:
     """x where condition (dtype bool) is true, else y; x and y promote."""
     return _call(OPS["where"], (condition, x, y), out, None, algorithm)
 
 
-def relu(x, /, *, out=None, algorithm=None):
+def relu(x: Operand, /, *,
+         out: Array | None = None, algorithm: AlgorithmLike | None = None) -> Array:
     """max(x, 0) as torch.relu: NaN and -0.0 pass through."""
     return _call(OPS["relu"], (x,), out, None, algorithm)
 
 
-def abs(x, /, *, out=None, algorithm=None):  # noqa: A001 - NumPy's name
+def abs(x: Operand, /, *,  # noqa: A001 - NumPy's name
+        out: Array | None = None, algorithm: AlgorithmLike | None = None) -> Array:
     """|x|; |INT_MIN| wraps to INT_MIN."""
     return _call(OPS["abs"], (x,), out, None, algorithm)
 
 
-def negative(x, /, *, out=None, algorithm=None):
+def negative(x: Operand, /, *,
+             out: Array | None = None, algorithm: AlgorithmLike | None = None) -> Array:
     """-x; integers wrap."""
     return _call(OPS["negative"], (x,), out, None, algorithm)
 
 
-def exp(x, /, *, out=None, algorithm=None):
+def exp(x: Operand, /, *,
+        out: Array | None = None, algorithm: AlgorithmLike | None = None) -> Array:
     """e ** x (within TOLERANCE_ULP["exp"] of NumPy and torch)."""
     return _call(OPS["exp"], (x,), out, None, algorithm)
 
 
-def log(x, /, *, out=None, algorithm=None):
+def log(x: Operand, /, *,
+        out: Array | None = None, algorithm: AlgorithmLike | None = None) -> Array:
     """Natural logarithm (within TOLERANCE_ULP["log"])."""
     return _call(OPS["log"], (x,), out, None, algorithm)
 
 
-def sqrt(x, /, *, out=None, algorithm=None):
+def sqrt(x: Operand, /, *,
+         out: Array | None = None, algorithm: AlgorithmLike | None = None) -> Array:
     """Square root, correctly rounded."""
     return _call(OPS["sqrt"], (x,), out, None, algorithm)
 
 
-def sin(x, /, *, out=None, algorithm=None):
+def sin(x: Operand, /, *,
+        out: Array | None = None, algorithm: AlgorithmLike | None = None) -> Array:
     """Sine (within TOLERANCE_ULP["sin"])."""
     return _call(OPS["sin"], (x,), out, None, algorithm)
 
 
-def cos(x, /, *, out=None, algorithm=None):
+def cos(x: Operand, /, *,
+        out: Array | None = None, algorithm: AlgorithmLike | None = None) -> Array:
     """Cosine (within TOLERANCE_ULP["cos"])."""
     return _call(OPS["cos"], (x,), out, None, algorithm)
 
 
-def fma(x, y, z, /, *, out=None, algorithm=None):
+def fma(x: Operand, y: Operand, z: Operand, /, *,
+        out: Array | None = None, algorithm: AlgorithmLike | None = None) -> Array:
     """x * y + z in one rounding (float32, float64); integers wrap."""
     return _call(OPS["fma"], (x, y, z), out, None, algorithm)
 
 
-def cast(x, dtype, /, *, out=None, algorithm=None):
+def cast(x: Operand, dtype: object, /, *,
+         out: Array | None = None, algorithm: AlgorithmLike | None = None) -> Array:
     """x converted to `dtype` (a name, NumPy dtype or torch dtype) in registers."""
     from ._dtypes import dtype_of
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
-import tempfile
 from pathlib import Path
 
 __all__ = ["cache_key", "cache_dir", "read", "write", "header_digest", "INCLUDE_DIR"]
@@ -65,6 +64,7 @@ def enabled() -> bool:
 
 @functools.cache
 def _private_dir() -> Path:
+    import tempfile   # only writes need it; `import stridewise` stays cheap
     return Path(tempfile.mkdtemp(prefix="stridewise-"))
 
 
@@ -100,6 +100,7 @@ def write(backend: str, key: str, suffix: str, data: bytes) -> Path:
         path = _path(backend, key, suffix) if root is None else root / backend / f"{key}{suffix}"
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+            import tempfile
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
             try:
                 with os.fdopen(fd, "wb") as f:

@@ -154,8 +154,8 @@ def _load(k: int, dt: DType, kind: str, slot: int = 0, keep: bool = False,
         # On the host, for a vectorized fast path (functors.h HasFast) over at most 16 lanes,
         # the step is a mask: with `if`, GCC 12 kept the loads under control flow and handed
         # them to the vector loop through the stack (a failed store forward per pack); longer
-        # packs, and functors without `fast`, measured faster with the branch (bench/NOTES.md
-        # 15). On the device a short period is read from the kernel's table of its packs
+        # packs, and functors without `fast`, measured faster with the branch. On the
+        # device a short period is read from the kernel's table of its packs
         # (pack.h period_table; table `slot` among the periodic operands, entry ph at
         # ph * kPack), a long one stepped with a branch.
         return (f"{c} a{k}[P];", f"{{\n"

@@ -1,9 +1,8 @@
 """Supported dtypes: NumPy, torch and C++ names, sizes and argument-slot formats."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-import ml_dtypes
 import numpy as np
 
 __all__ = ["DType", "DTYPES", "ALL_DTYPES", "BOOL", "dtype_of", "supported_names"]
@@ -14,14 +13,21 @@ class DType:
     """One element type as every stage of the pipeline names it."""
 
     name: str          # canonical name: "float32"
-    numpy: np.dtype    # NumPy (or ml_dtypes) dtype
-    ctype: str         # C++ type in the header library
-    slot: str          # struct format of a scalar parameter in an 8-byte slot
-    is_float: bool
+    numpy: np.dtype = field(compare=False)   # NumPy (or ml_dtypes) dtype; the name decides
+    ctype: str = ""    # C++ type in the header library
+    slot: str = ""     # struct format of a scalar parameter in an 8-byte slot
+    is_float: bool = False
+    itemsize: int = 0
 
-    @property
-    def itemsize(self) -> int:
-        return self.numpy.itemsize
+    def __getattr__(self, attr: str):
+        # Only reached for bfloat16's `numpy`, left unset at import: ml_dtypes costs 0.1-1 s
+        # to import, so it loads on first use, and the attribute is a plain one after that.
+        if attr != "numpy":
+            raise AttributeError(attr)
+        import ml_dtypes
+        value = np.dtype(getattr(ml_dtypes, self.name))
+        object.__setattr__(self, "numpy", value)
+        return value
 
     def slot_value(self, value):
         """The Python value `struct` packs for a scalar parameter of this dtype."""
@@ -36,17 +42,18 @@ class DType:
 DTYPES = {
     d.name: d
     for d in (
-        DType("float16", np.dtype(np.float16), "sw::half", "H6x", True),
-        DType("bfloat16", np.dtype(ml_dtypes.bfloat16), "sw::bfloat16", "H6x", True),
-        DType("float32", np.dtype(np.float32), "float", "f4x", True),
-        DType("float64", np.dtype(np.float64), "double", "d", True),
-        DType("int32", np.dtype(np.int32), "sw::i32", "i4x", False),
-        DType("int64", np.dtype(np.int64), "sw::i64", "q", False),
+        DType("float16", np.dtype(np.float16), "sw::half", "H6x", True, 2),
+        DType("bfloat16", None, "sw::bfloat16", "H6x", True, 2),
+        DType("float32", np.dtype(np.float32), "float", "f4x", True, 4),
+        DType("float64", np.dtype(np.float64), "double", "d", True, 8),
+        DType("int32", np.dtype(np.int32), "sw::i32", "i4x", False, 4),
+        DType("int64", np.dtype(np.int64), "sw::i64", "q", False, 8),
     )
 }
+object.__delattr__(DTYPES["bfloat16"], "numpy")     # resolved by __getattr__ on first use
 # bool is a storage and condition type only (where's condition, cast, masks in user kernels):
 # no built-in arithmetic computes in it, so it stays out of DTYPES, the compute dtypes.
-BOOL = DType("bool", np.dtype(np.bool_), "bool", "?7x", False)
+BOOL = DType("bool", np.dtype(np.bool_), "bool", "?7x", False, 1)
 ALL_DTYPES = {**DTYPES, "bool": BOOL}
 
 

@@ -16,6 +16,8 @@ class Explanation:
     shape, strides : merged extents and per-operand strides (elements, outputs first).
     kinds, pack, index_bits : how each operand is read, elements per access, index width.
     algorithm : the fully resolved algorithm.
+    origins : (field, value, origin) per algorithm field: "caller", "tuning for <device>" or
+        "default", with the measurement that chose the value.
     bytes : compulsory bytes (each operand's own elements once).
     source : the generated C++.
     hoisted : user kernels: each subexpression computed once per element of its operands'
@@ -34,6 +36,7 @@ class Explanation:
     dtypes: tuple
     bytes: int
     source: str
+    origins: tuple = ()
     hoisted: tuple = ()
 
     @classmethod
@@ -49,7 +52,8 @@ class Explanation:
             nbytes += own * isz
         return cls(op, prepared.backend, lay.mode, p.shape, p.strides, lay.kinds, lay.pack,
                    p.index_bits, prepared.algorithm, tuple(d.name for d in prepared.spec.arrays),
-                   nbytes, prepared.source, getattr(prepared, "hoisted", ()))
+                   nbytes, prepared.source, getattr(prepared, "origins", ()),
+                   getattr(prepared, "hoisted", ()))
 
     def __str__(self) -> str:
         rows = [
@@ -60,6 +64,7 @@ class Explanation:
             ("operands", "  ".join(f"{k}:{d}/{kind}" for k, d, kind in zip(self._names(), self.dtypes, self.kinds))),
             ("access", f"pack {self.pack}, int{self.index_bits} index"),
             ("algorithm", repr(self.algorithm)),
+            *((f"  {name}", f"{value!r}  {origin}") for name, value, origin in self.origins),
             ("bytes", f"{self.bytes:,} compulsory"),
             ("warm calls", _warm_path()),
         ] + [("hoisted", str(h)) for h in self.hoisted]

@@ -28,7 +28,7 @@ import dataclasses
 import re
 from dataclasses import dataclass, field
 
-from . import _arrays, _ops, _plan, _usercall
+from . import _arrays, _ops, _plan, _torch_ops, _usercall
 from ._arrays import Scalar, View
 from ._dtypes import ALL_DTYPES as DTYPES
 
@@ -443,7 +443,7 @@ def call(k, ins, outs, algorithm, stream, dry):
     if want is False:
         return None
     t = _template(k)
-    if t is None:
+    if t is None or _torch_ops.routed(ins, outs):   # autograd, fake tensors: the custom op
         return None
     try:
         operands = [_arrays.as_operand(x, p.name) for p, x in zip(k._ops_ins, ins)]

@@ -14,11 +14,13 @@ import inspect
 import itertools
 import re
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
 from . import _arrays, _codegen, _hoist, _ops, _plan, _usercall
 from ._dtypes import ALL_DTYPES as DTYPES, dtype_of
+from ._typing import AlgorithmLike, Array, Operand
 from .algorithms import Algorithm, Auto
 
 __all__ = ["ElementwiseKernel", "C_NAMES"]
@@ -277,6 +279,8 @@ class ElementwiseKernel:
     CuPy, torch, cuda.core or PyCUDA stream, or a raw handle; the host runs a call to the end
     before returning), block_size= (the algorithm's block_size field), algorithm=, out=, and
     in the PyCUDA form range= / slice= (i runs over that range; every array is then raw).
+    backward : gradients for torch autograd, as `defvjp` takes them. Without one, a call
+        whose torch input requires grad raises (it never drops the gradient silently).
 
     Inputs and outputs broadcast together; the output shape is the broadcast of every
     argument, and an out of another shape is an error. 16-bit floats compute in float32
@@ -285,7 +289,8 @@ class ElementwiseKernel:
 
     broadcast_outputs = True
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        backward = kwargs.pop("backward", None)
         form, f = _form(args, kwargs)
         name, operation = f["name"], f["operation"]
         if form == "pycuda" and f["operation"] is None:
@@ -332,6 +337,17 @@ class ElementwiseKernel:
         self._calls, self._memo = {}, {}
         self._ranged = None
         self._id = next(_COUNTER)
+        self._backward = backward
+
+    def defvjp(self, backward):
+        """Give the kernel a backward for torch autograd (also usable as a decorator).
+
+        `backward(inputs, outputs, grads)` gets the call's inputs (tensors or numbers) and
+        outputs, and the gradient of each output, as tuples in declaration order; it returns
+        one gradient per input, or None for none. It may use torch or stridewise ops.
+        """
+        self._backward = backward
+        return backward
 
     def _init_pycuda(self, arguments: str, operation: str, all_raw: bool = False) -> None:
         decls = _parse_pycuda(arguments)
@@ -558,8 +574,10 @@ class ElementwiseKernel:
             [v.shape for v in views], names)
         return _usercall.index_view(shape, lib, device)
 
-    def __call__(self, *args, out=None, algorithm=None, size=None, stream=None, block_size=None,
-                 range=None, slice=None):
+    def __call__(self, *args: Operand, out: Array | Sequence[Array] | None = None,
+                 algorithm: AlgorithmLike | None = None, size: int | None = None,
+                 stream: object = None, block_size: int | None = None, range: object = None,
+                 slice: object = None) -> Array | tuple[Array, ...] | None:
         """Run the kernel; returns its output, a tuple of outputs when there are several (or
         return_tuple), or None (no_return)."""
         if self._plain and size is None and stream is None and block_size is None \
@@ -568,9 +586,9 @@ class ElementwiseKernel:
             # bool scalar, or anything new, falls through to the full path)
             if self._pycuda is not None:
                 if len(args) == len(self._pycuda) and out is None:
-                    r = _ops._warm_call(self, [a for a, o in zip(args, self._pycuda) if not o],
-                                        [a for a, o in zip(args, self._pycuda) if o], None,
-                                        algorithm, False, self._calls)
+                    r = _ops._warm_user(self, [a for a, o in zip(args, self._pycuda) if not o],
+                                        [a for a, o in zip(args, self._pycuda) if o],
+                                        algorithm, self._calls)
                     if r is not None:
                         return r
             else:
@@ -578,7 +596,7 @@ class ElementwiseKernel:
                 if len(args) == nin + 1 and out is None:
                     args, out = args[:nin], args[nin:]
                 if len(args) == nin:
-                    r = _ops._warm_call(self, args, out, None, algorithm, False, self._calls)
+                    r = _ops._warm_user(self, args, out, algorithm, self._calls)
                     if r is not None:
                         return r
         if range is not None or slice is not None:

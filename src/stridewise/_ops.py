@@ -9,14 +9,16 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from . import _arrays, _codegen, _plan, _resolve
+from . import _arrays, _codegen, _foreign, _plan, _resolve, _torch_ops
 from ._arrays import Scalar, View
 from ._compiled import warm as _WARM
 from ._dtypes import ALL_DTYPES as DTYPES, DType
 from .algorithms import Auto
 from .backends import get_backend
 from .capabilities import capabilities
-from .tuning import elementwise_tuning
+from .tuning import elementwise_tuning, field_origins, tuning_device
+from ._explain import Explanation
+from ._typing import AlgorithmLike, Array, Convention, Operand
 
 __all__ = ["ElementwiseOp", "Typing", "remainder", "remainder_", "explain", "Prepared"]
 
@@ -151,6 +153,7 @@ class Prepared:
     kernel: object = None
     config: object = None
     label: object = None   # user kernels: how compile errors name them
+    origins: tuple = ()    # (field, value, "caller" / "tuning for ..." / "default ...")
 
 
 _CALLS: dict = {}      # call signature -> (lib, device, typing, shape, convention), and
@@ -211,7 +214,8 @@ def _build(op, operands, outs: list, info, algorithm, index=None) -> Prepared:
                    nout=len(lead), nparams=len(typing.params))
     backend = device[0]
     be, caps = get_backend(backend), capabilities(backend, device)
-    tuning = elementwise_tuning(backend, None, typing.compute.name)
+    key = be.device_key(device)
+    tuning = elementwise_tuning(backend, key, typing.compute.name)
     alg = _resolve._resolve_elementwise(algorithm, p, tuning, caps, [v.dtype for v in views])
     layout = p.layout(alg.mode, alg.pack, getattr(alg, "share_rows", False))
     staged = caps._reads("stage") and getattr(alg, "stage", None)   # the host never stages
@@ -234,12 +238,14 @@ def _build(op, operands, outs: list, info, algorithm, index=None) -> Prepared:
         out_types=typing.out_types, reads=typing.reads, keep_loads=bool(alg.keep_loads),
         tile=be.tile_width(alg, layout.pack) if staged else 0,
         index=-1 if index is None else len(outs), options=typing.options)
-    source = _codegen.generate(spec, be.entry_point)
+    source = _codegen.generate(spec, lambda s: be.entry_point(s, tuning.kernels))
     periods = layout.periods or (0,) * len(views)
     static = (p.n, layout.aux, *p.shape, *(s for st in p.strides for s in st), *periods)
     prepared = Prepared(backend, lib, device, p, layout, alg, spec, source, static,
                         struct.Struct(_codegen.slot_format(spec)), label=typing.label)
     prepared.config = be.configure(spec, p, alg, device, lib)
+    prepared.origins = field_origins(algorithm, alg, tuning.for_mode(alg.mode),
+                                     tuning_device(backend, key, typing.compute.name))
     return prepared
 
 
@@ -294,11 +300,11 @@ def _fast_key(op, args, out, convention, algorithm, inplace):
 
 
 def _fast_call(op, args, out, convention, algorithm, inplace, calls,
-               keyers=_arrays._KEYERS, torch_key=_arrays._torch_key):
+               keyers=_arrays._KEYERS, torch_key=_arrays._torch_key, declines=_torch_ops.declines):
     """The warm path, or None when this call must go through the full pipeline.
 
     With calls None, only _fast_key's answer. Torch tensors are keyed inline, as _torch_key
-    would: a keyer call per tensor was a quarter of the keying time (bench/NOTES.md H1).
+    would: a keyer call per tensor was a quarter of the keying time.
     """
     scalars = None
     if out is None:
@@ -311,6 +317,8 @@ def _fast_call(op, args, out, convention, algorithm, inplace, calls,
             out = out[0]
         keyer = keyers.get(type(out))
         if keyer is torch_key:
+            if declines(out):       # the dispatcher's: _torch_ops.routed takes the call
+                return None
             p = out.data_ptr()
             key = [op, convention, algorithm, inplace,
                    out.dtype, out.shape, out.stride(), out.get_device(), p % 16]
@@ -326,6 +334,8 @@ def _fast_call(op, args, out, convention, algorithm, inplace, calls,
     for x in args:
         keyer = keyers.get(type(x))
         if keyer is torch_key:
+            if declines(x):
+                return None
             p = x.data_ptr()
             key += x.dtype, x.shape, x.stride(), x.get_device(), p % 16
             ptrs.append(p)
@@ -348,12 +358,14 @@ def _fast_call(op, args, out, convention, algorithm, inplace, calls,
     if fast is None:
         return None
     alloc = fast.alloc
+    written = False
     if alloc is None:
         if inplace:
             result = args[0]
             ptrs.insert(0, ptrs[0])
         else:
             result = out
+        written = keyers.get(type(result)) is torch_key
         o, i = ptrs[0], 1
         for below, above, same in fast.extents:   # indexing: half the time of zip(ptrs, ...)
             d = ptrs[i] - o
@@ -369,6 +381,8 @@ def _fast_call(op, args, out, convention, algorithm, inplace, calls,
         fast.launch(ptrs, ())
     else:
         fast.launch(ptrs, [dt.slot_value(v) for dt, v in zip(fast.params, scalars)])
+    if written:          # an in-place write counts, as torch's own do
+        _torch_ops.bump(result)
     return result
 
 
@@ -410,6 +424,8 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
         result = _warm_call(op, args, out, convention, algorithm, inplace, calls)
         if result is not None:
             return result
+        if _torch_ops.routed(args, out):   # autograd, fake or meta tensors, dispatch modes
+            return _torch_ops.call(op, args, out, convention, algorithm, inplace)
     fast = None if dry or op.nout != 1 or index is not None or stream is not None \
         else _fast_key(op, args, out, convention, algorithm, inplace)
     allocated = out is None and not inplace
@@ -466,6 +482,11 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
     if stream is not None and config is not None:   # the host has no streams: done on return
         config = config.replace(stream=lambda: stream)
     get_backend(prepared.backend).launch(prepared.kernel, config, slots)
+    if lib == "torch" and out is not None:   # an in-place write counts, as torch's own do
+        for o in outs:
+            _torch_ops.bump(o)
+    elif lib == "cuda" and allocated and in_views:   # a JAX input's output is a JAX array
+        result = _foreign.finish(result, _foreign.producer_of(in_views[0].obj))
     if fast is not None:
         _remember(calls, fast[0], prepared, list(out_views), in_views, allocated, info)
     return result
@@ -490,7 +511,9 @@ def _check_outs(op, operands, out_views, shape, dtypes):
                 raise ValueError(f"outputs {nm} and {out_names[k]} overlap; pass separate arrays")
 
 
-def remainder(x1, x2, /, *, out=None, convention=None, algorithm=None):
+def remainder(x1: Operand, x2: Operand, /, *, out: Array | None = None,
+              convention: Convention | None = None,
+              algorithm: AlgorithmLike | None = None) -> Array:
     """Elementwise remainder with the sign of the divisor, broadcast without copies.
 
     Parameters
@@ -509,7 +532,8 @@ def remainder(x1, x2, /, *, out=None, convention=None, algorithm=None):
     return _call(REMAINDER, (x1, x2), out, convention, algorithm) if r is None else r
 
 
-def remainder_(x1, x2, /, *, convention=None, algorithm=None):
+def remainder_(x1: Array, x2: Operand, /, *, convention: Convention | None = None,
+               algorithm: AlgorithmLike | None = None) -> Array:
     """In-place remainder: x1 = remainder(x1, x2); x2 must broadcast to x1's shape."""
     r = _warm_call(REMAINDER, (x1, x2), None, convention, algorithm, True, _CALLS)
     return _call(REMAINDER, (x1, x2), None, convention, algorithm, inplace=True) if r is None else r
@@ -517,8 +541,20 @@ def remainder_(x1, x2, /, *, convention=None, algorithm=None):
 
 _OPS = {"remainder": (REMAINDER, False), "remainder_": (REMAINDER, True)}
 
+def _warm_user(kernel, args, out, algorithm, calls):
+    """A user kernel's warm call, or None where the call takes the full path (_call)."""
+    return _warm_call(kernel, args, out, None, algorithm, False, calls)
 
-def explain(op, *args, **kw):
+
+# Dynamo traces these in place of the eager entry points: a compiled graph holds the op's
+# torch.library custom op (_torch_ops).
+_call._torchdynamo_inline = _torch_ops.traced_call
+_warm_user._torchdynamo_inline = lambda *args: None     # traced calls go through _call
+remainder._torchdynamo_inline = _torch_ops.traced(REMAINDER)
+remainder_._torchdynamo_inline = _torch_ops.traced(REMAINDER, inplace=True)
+
+
+def explain(op: object, *args: Operand, **kw: object) -> Explanation:
     """Plan and resolve a call without running it.
 
     `op` is a built-in op (the function or its name) or an ElementwiseKernel.
@@ -527,8 +563,6 @@ def explain(op, *args, **kw):
     -------
     Explanation with .mode, .shape, .strides, .algorithm, .source and more; it prints readably.
     """
-    from ._explain import Explanation
-
     if hasattr(op, "_explain"):
         return Explanation.from_prepared(op.name, op._explain(args, kw))
     name = getattr(op, "__name__", op)

@@ -9,9 +9,10 @@
  * current stream), called as torch's own ops allocate their outputs, past the dispatcher.
  * cuda_current (a capsule of sw_torch_cuda_current): torch's current CUDA device and that
  * device's current stream in one call, for _warm.c's Launcher.
+ * bump (a capsule of sw_torch_bump): count an in-place write in a tensor's version counter.
  *
  * Why C++: the accessors, torch's Python argument parsing and getters were over a fifth of a
- * warm call on the H200's host; torch's own call does all of them in C++ (bench/NOTES.md H4).
+ * warm call on the H200's host; torch's own call does all of them in C++.
  * Optional, like _warm: setup.py builds it when torch is importable at build time, and it
  * loads only under the torch it was built against (SW_TORCH_VERSION), whose C++ ABI it uses.
  */
@@ -19,6 +20,8 @@
 
 #include <ATen/EmptyTensor.h>
 #include <c10/core/DeviceGuard.h>
+#include <c10/core/GradMode.h>
+#include <c10/core/impl/TorchDispatchModeTLS.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <torch/csrc/DynamicTypes.h>
 #include <torch/csrc/Exceptions.h>
@@ -33,12 +36,19 @@
 #endif
 
 /* 1: items[0..5) hold new references and *ptr the data pointer; 0: x is not a plain strided
-   torch.Tensor on a device with data (the Python accessors decide, as without this module). */
+   torch.Tensor on a device with data (the Python accessors decide, as without this module);
+   2: the call needs torch's dispatcher (x requires grad with grad mode on, is not on the CPU
+   or a CUDA device, or a dispatch mode is active): _torch_ops.routed takes it. */
 extern "C" int sw_torch_key(PyObject* x, PyObject** items, uint64_t* ptr) {
   if (!THPVariable_CheckExact(x)) return 0;
   try {
     const at::Tensor& t = THPVariable_Unpack(x);
     if (!t.defined() || t.layout() != at::kStrided || !t.has_storage()) return 0;
+    const auto type = t.device().type();
+    if ((t.requires_grad() && c10::GradMode::is_enabled()) ||
+        (type != c10::DeviceType::CPU && type != c10::DeviceType::CUDA) ||
+        c10::impl::TorchDispatchModeTLS::stack_len() > 0)
+      return 2;
     const uint64_t p = reinterpret_cast<uintptr_t>(t.data_ptr());
     const auto sizes = t.sizes();
     const auto strides = t.strides();
@@ -75,6 +85,22 @@ extern "C" int sw_torch_cuda_current(long index, long* device, void** stream) {
     *device = d.index();
     if (*device == index) *stream = impl->getStream(d).native_handle();
     return 0;
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+    return -1;
+  }
+}
+
+/* 0 after counting an in-place write into torch.Tensor x, as torch's own ops do (autograd
+   compares a saved tensor's version); -1 with a Python error (an inference tensor outside
+   inference mode, as torch refuses). */
+extern "C" int sw_torch_bump(PyObject* x) {
+  try {
+    THPVariable_Unpack(x).unsafeGetTensorImpl()->bump_version();
+    return 0;
+  } catch (const c10::Error& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what_without_backtrace());
+    return -1;
   } catch (const std::exception& e) {
     PyErr_SetString(PyExc_RuntimeError, e.what());
     return -1;
@@ -204,12 +230,15 @@ PyMODINIT_FUNC PyInit__torch(void) {
   PyObject* key = PyCapsule_New(reinterpret_cast<void*>(&sw_torch_key), "stridewise._torch.key", nullptr);
   PyObject* current = PyCapsule_New(reinterpret_cast<void*>(&sw_torch_cuda_current),
                                     "stridewise._torch.cuda_current", nullptr);
+  PyObject* bump = PyCapsule_New(reinterpret_cast<void*>(&sw_torch_bump), "stridewise._torch.bump", nullptr);
   int err = key == nullptr || PyModule_AddObjectRef(m, "key", key) < 0 || current == nullptr ||
-            PyModule_AddObjectRef(m, "cuda_current", current) < 0 ||
+            PyModule_AddObjectRef(m, "cuda_current", current) < 0 || bump == nullptr ||
+            PyModule_AddObjectRef(m, "bump", bump) < 0 ||
             PyModule_AddObjectRef(m, "Allocator", reinterpret_cast<PyObject*>(&AllocatorType)) < 0 ||
             PyModule_AddStringConstant(m, "built_for", SW_TORCH_VERSION) < 0;
   Py_XDECREF(key);
   Py_XDECREF(current);
+  Py_XDECREF(bump);
   if (err) Py_CLEAR(m);
   return m;
 }

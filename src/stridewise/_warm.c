@@ -8,7 +8,7 @@
  * reference (and the path when this module is not built); tests compare the two.
  *
  * Why C: a warm call spent more time in Python than in the driver call it wraps; compiled,
- * a warm out= call costs what torch's does (bench/NOTES.md H1, H2). The CUDA headers are not
+ * a warm out= call costs what torch's does. The CUDA headers are not
  * needed: the driver entry point comes in as an address, and CUlaunchConfig is declared
  * below.
  */
@@ -323,6 +323,35 @@ no_torch_key(PyObject *x, PyObject **items, uint64_t *ptr)
     return 0;
 }
 
+/* Count an in-place write into torch tensor x (stridewise._torch's sw_torch_bump, or
+   _torch_ops.bump): 0, or -1 with a Python error. */
+typedef int (*TorchBump)(PyObject *);
+
+static int
+torch_bump(PyObject *x)
+{
+    static TorchBump fn = NULL;
+    static PyObject *py = NULL;
+    if (fn == NULL && py == NULL) {
+        PyObject *module = PyImport_ImportModule("stridewise._torch");
+        fn = module ? (TorchBump)PyCapsule_Import("stridewise._torch.bump", 0) : NULL;
+        Py_XDECREF(module);
+        if (fn == NULL) {
+            PyErr_Clear();
+            module = PyImport_ImportModule("stridewise._torch_ops");
+            py = module ? PyObject_GetAttrString(module, "bump") : NULL;
+            Py_XDECREF(module);
+            if (py == NULL)
+                return -1;
+        }
+    }
+    if (fn != NULL)
+        return fn(x);
+    PyObject *r = PyObject_CallOneArg(py, x);
+    Py_XDECREF(r);
+    return r == NULL ? -1 : 0;
+}
+
 static TorchKey
 torch_key_fn(void)
 {
@@ -330,7 +359,7 @@ torch_key_fn(void)
     if (fn == NULL) {
         /* imported first: PyCapsule_Import reads "_torch" as the package's attribute, so a
            process whose first call came before anything imported stridewise._torch keyed
-           every tensor through the accessors (bench/NOTES.md H5) */
+           every tensor through the (slower) accessors */
         PyObject *module = PyImport_ImportModule("stridewise._torch");
         fn = module ? (TorchKey)PyCapsule_Import("stridewise._torch.key", 0) : NULL;
         Py_XDECREF(module);
@@ -393,12 +422,27 @@ key_with(Keying *k, PyObject *keyer, PyObject *x, int is_out)
     if (keyer == torch_key) {    /* inline, as _fast_call: (dtype, shape, stride(), device, p % 16) */
         PyObject *items[5];
         int got = torch_key_fn()(x, items, &k->ptrs[k->nptr]);
+        if (got == 2)            /* it needs the dispatcher: _torch_ops.routed */
+            return 0;
         if (got) {               /* stridewise._torch's, in C++ */
             k->nptr++;
             for (int i = 0; i < 5; i++)
                 k->key[k->nkey++] = items[i];
             return 1;
         }
+        static PyObject *declines = NULL;    /* as _fast_call: _torch_ops.declines */
+        if (declines == NULL) {
+            PyObject *module = PyImport_ImportModule("stridewise._torch_ops");
+            declines = module ? PyObject_GetAttrString(module, "declines") : NULL;
+            Py_XDECREF(module);
+            if (declines == NULL)
+                return -1;
+        }
+        PyObject *flag = PyObject_CallOneArg(declines, x);
+        int set = flag ? PyObject_IsTrue(flag) : -1;
+        Py_XDECREF(flag);
+        if (set)                 /* the dispatcher's: _torch_ops.routed takes the call */
+            return set < 0 ? -1 : 0;
         PyObject *p = PyObject_CallMethodNoArgs(x, s_data_ptr);
         if (p == NULL)
             return -1;
@@ -648,6 +692,12 @@ fast_call(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
     Py_INCREF(fast);
     result = run_fast(&k, fast, args, out, inplace);
     Py_DECREF(fast);
+    if (result != NULL && result != Py_None && (inplace || out != Py_None)) {
+        /* an in-place write counts, as torch's own do */
+        PyObject *keyer = PyDict_GetItemWithError(keyers, (PyObject *)Py_TYPE(result));
+        if ((keyer == NULL && PyErr_Occurred()) || (keyer == torch_key && torch_bump(result) < 0))
+            Py_CLEAR(result);
+    }
     return result;
 }
 
@@ -699,7 +749,7 @@ PyInit__warm(void)
     if (m == NULL)
         return NULL;
     /* the interface version _compiled expects: a module built from older sources is not used */
-    if (PyModule_AddIntConstant(m, "ABI", 3) < 0 ||
+    if (PyModule_AddIntConstant(m, "ABI", 4) < 0 ||
         PyModule_AddObjectRef(m, "Launcher", (PyObject *)&LauncherType) < 0) {
         Py_DECREF(m);
         return NULL;

@@ -22,7 +22,7 @@ class Algorithm:
     pack : elements per vector access (a power of two); capped by the plan's alignment.
     items_per_thread : packs each thread keeps in flight per step.
     keep_loads : on the GPU, read the dense operands' packs with an L2 evict_last policy
-        (bench/NOTES.md G44); no effect on operands read element by element.
+        (output lines are evicted first); no effect on operands read element by element.
     hoist : user kernels: compute each subexpression of operands much smaller than the
         output once per distinct element, in a pre-pass (see stridewise._hoist). None: where
         it pays (an expensive subexpression, a large output); True: every such
@@ -106,7 +106,7 @@ class Tiled(Algorithm):
     Parameters
     ----------
     tile : on the GPU, the tile's width in packs along the output's rows (a power of two,
-        8 to 64), with rows along j per dtype (backends/cuda.py _TILE_ROWS; `tile` rows where
+        8 to 64), with rows along j per dtype (tuning.py KernelTables.tile_rows; `tile` rows where
         a dtype has none). The CPU loop picks its tiles from the shape (cpu/loops.h).
     tile_group : on the GPU, consecutive tiles along the staged operand's unit stride that
         neighbouring blocks take (a power of two, 1 to 64), so they read one longer run of

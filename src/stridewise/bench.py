@@ -1,4 +1,4 @@
-"""Bench: stridewise against what users would otherwise run, case by case (BASELINE.md).
+"""Bench: stridewise against what users would otherwise run, case by case (docs/baselines.md).
 
 `run(...)` measures the case matrix (broadcast modes x dtypes) for `remainder` and returns a
 plain dict (the JSON document); `print_report`, `write_json` and `plot` present it. On a GPU
@@ -21,6 +21,8 @@ import time
 import zlib
 
 import numpy as np
+
+from . import bench_values
 
 __all__ = ["CASES", "DTYPES", "run", "print_report", "write_json", "plot"]
 
@@ -46,7 +48,7 @@ CASES = {
 # The Python-scalar divisor, per kind; negative, so the sign adjustment is exercised.
 _PY_SCALAR = {"f": -2.75, "i": -7}
 
-GPU_LOG2 = 27        # BASELINE.md: every output 2^27 elements
+GPU_LOG2 = 27        # docs/baselines.md: every output 2^27 elements
 CPU_LOG2 = 22
 QUICK_LOG2 = {"cuda": 24, "cpu": 18}
 QUICK_CASES = ("contiguous", "row", "outer", "short_rows", "permuted")
@@ -72,59 +74,21 @@ def _np_dtype(dtype: str):
     return np.dtype(dtype)
 
 
-def _numpy_new(dtype: str, seed: int):
-    """`new(shape, role)` for NumPy: dividends in ±100, divisors ±[0.5, 10) or ±[1, 1000)."""
-    rng = np.random.default_rng(seed)
-
-    def new(shape, role):
-        if _is_float(dtype):
-            if role == "a":
-                x = rng.uniform(-100, 100, shape)
-            else:
-                x = rng.uniform(0.5, 10, shape) * rng.choice([-1.0, 1.0], shape)
-            return np.asarray(x.astype(np.float32).astype(_np_dtype(dtype)))
-        info = np.iinfo(dtype)
-        if role == "a":
-            return np.asarray(rng.integers(info.min // 2, info.max // 2, shape, dtype=dtype))
-        return np.asarray(rng.integers(1, 1000, shape, dtype=dtype) * rng.choice([-1, 1], shape).astype(dtype))
-    return new
-
-
-def _torch_new(dtype: str, device: str, seed: int):
-    """`new(shape, role)` for torch tensors made on `device` (fast for GPU-sized data)."""
-    import torch
-
-    g = torch.Generator(device=device)
-    g.manual_seed(seed)
-    tdt = getattr(torch, dtype)
-
-    def sign(shape):
-        return torch.randint(0, 2, shape, generator=g, device=device, dtype=torch.int8) * 2 - 1
-
-    def new(shape, role):
-        if _is_float(dtype):
-            x = torch.rand(shape, generator=g, device=device)
-            x = x * 200 - 100 if role == "a" else (x * 9.5 + 0.5) * sign(shape)
-            return x.to(tdt)
-        if role == "a":
-            info = torch.iinfo(tdt)
-            return torch.randint(info.min // 2, info.max // 2, shape, generator=g, device=device, dtype=tdt)
-        return torch.randint(1, 1000, shape, generator=g, device=device, dtype=tdt) * sign(shape).to(tdt)
-    return new
-
-
-def _make_case(case: str, dtype: str, log2: int, lib: str, device: str = "cpu"):
-    """(a, b, out) of one case; b is a Python number in the python_scalar case."""
+def _make_case(case: str, dtype: str, log2: int, lib: str, device: str = "cpu", values: str = "narrow"):
+    """(a, b, out) of one case, operands drawn from value distribution `values`
+    (bench_values.VALUES); b is a Python number in the python_scalar case."""
     R, C = _shape_rc(log2)
-    seed = zlib.crc32(f"{case}/{dtype}".encode())
-    new = _numpy_new(dtype, seed) if lib == "numpy" else _torch_new(dtype, device, seed)
+    seed = zlib.crc32(f"{case}/{dtype}".encode() + (b"" if values == "narrow" else f"/{values}".encode()))
+    d = bench_values.drawer(lib, seed, device)
+    new = lambda shape, role: bench_values.draw(values, role, dtype, d, shape)   # noqa: E731
     a, b = CASES[case][1](new, R, C)
     if b is None:
         b = _PY_SCALAR["f" if _is_float(dtype) else "i"]
     shape = np.broadcast_shapes(tuple(a.shape), tuple(getattr(b, "shape", ())))
     # The output takes the library's promotion (NumPy makes bfloat16 ⊙ float a float32).
     if lib == "numpy":
-        out = np.empty(shape, np.remainder(a.ravel()[:1], b).dtype)
+        with np.errstate(all="ignore"):
+            out = np.empty(shape, np.remainder(a.ravel()[:1], b).dtype)
     else:
         import torch
         out = torch.empty(shape, dtype=torch.result_type(a, b), device=device)
@@ -166,6 +130,17 @@ def same_bits(x, ref) -> bool:
     xb, rb = x.view(ints), ref.view(ints)
     xf, rf = x.astype(np.float32), ref.astype(np.float32)
     return bool(np.all((xb == rb) | (np.isnan(xf) & np.isnan(rf))))
+
+
+def differing(x, ref) -> int:
+    """How many elements of x differ from ref bit for bit (any NaN matches any NaN)."""
+    import torch
+    x, ref = x.contiguous(), ref.contiguous()
+    if not x.dtype.is_floating_point:
+        return int((x != ref).sum())
+    ints = {2: torch.int16, 4: torch.int32, 8: torch.int64}[x.element_size()]
+    same = (x.view(ints) == ref.view(ints)) | (torch.isnan(x) & torch.isnan(ref))
+    return int((~same).sum())
 
 
 def _same_bits_torch(x, ref) -> bool:
@@ -263,7 +238,7 @@ def time_interleaved(fns: dict, device: str, nbytes: int | None = None) -> dict:
 
     Each round times every callable once, starting one further along the list each round, so
     a drifting machine (another job's burst, a GPU's clocks) touches every implementation
-    alike instead of whichever ran then (bench/NOTES.md, item 10 and G40).
+    alike instead of whichever ran then.
     """
     device = "cuda" if device == "cuda" else "cpu"
     make = _batch_cuda if device == "cuda" else _batch_cpu
@@ -308,7 +283,10 @@ def _cpu_anchors(a, b, out):
 
     Every anchor writes `out`, the array stridewise writes (see _gpu_anchors).
     """
-    anchors = {"numpy": lambda: np.remainder(a, b, out=out)}
+    def numpy_remainder():
+        with np.errstate(all="ignore"):
+            return np.remainder(a, b, out=out)
+    anchors = {"numpy": numpy_remainder}
     try:
         import torch
     except ImportError:
@@ -322,7 +300,7 @@ def _gpu_anchors(a, b, out, dtype: str, compile_times: dict):
     """name -> callable (or an Exception recorded as the anchor's failure) for one CUDA case.
 
     Every anchor that takes an output writes `out`, the tensor stridewise writes: which of two
-    buffers a kernel wrote moved torch and stridewise alike by up to 1.4% (bench/NOTES.md G43).
+    buffers a kernel wrote moved torch and stridewise alike by up to 1.4%.
     """
     import torch
 
@@ -404,14 +382,14 @@ def _ceiling_for(case: str, a, b, out, nbytes: int, ceilings: dict) -> tuple[str
     return "copy", ceilings["copy"]
 
 
-def run_cell(case: str, dtype: str, device: str, log2: int, ceilings: dict) -> dict:
-    """Build, verify and time one (case, dtype); returns the cell's record."""
+def run_cell(case: str, dtype: str, device: str, log2: int, ceilings: dict, values: str = "narrow") -> dict:
+    """Build, verify and time one (case, dtype, value distribution); returns the cell's record."""
     import stridewise as sw
 
     lib = "numpy" if device == "cpu" else "torch"
-    a, b, out = _make_case(case, dtype, log2, lib, "cuda" if device == "cuda" else "cpu")
+    a, b, out = _make_case(case, dtype, log2, lib, "cuda" if device == "cuda" else "cpu", values)
     nbytes = compulsory_bytes(a, b, out)
-    cell = {"case": case, "dtype": dtype, "label": CASES[case][0],
+    cell = {"case": case, "dtype": dtype, "values": values, "label": CASES[case][0],
             "a_shape": list(a.shape), "b_shape": list(getattr(b, "shape", ())),
             "out_shape": list(out.shape), "bytes": nbytes, "impls": {}, "compile_s": {}}
     if device == "cuda":
@@ -420,7 +398,8 @@ def run_cell(case: str, dtype: str, device: str, log2: int, ceilings: dict) -> d
         anchors = _gpu_anchors(a, b, out, dtype, cell["compile_s"])
         sync = torch.cuda.synchronize
     else:
-        ref = np.remainder(a, b)                         # NumPy convention, exact
+        with np.errstate(all="ignore"):                  # specials: NaN is the answer
+            ref = np.remainder(a, b)                     # NumPy convention, exact
         anchors = _cpu_anchors(a, b, out)
         sync = lambda: None  # noqa: E731
     try:
@@ -434,6 +413,9 @@ def run_cell(case: str, dtype: str, device: str, log2: int, ceilings: dict) -> d
     except Exception as e:  # noqa: BLE001
         cell["verified"] = False
         cell["impls"]["stridewise"] = {"error": f"{type(e).__name__}: {e}"[:300]}
+    # torch.compile may be faster by being inexact: count its results that differ from eager
+    if device == "cuda" and callable(anchors.get("torch.compile")):
+        cell["differs_from_eager"] = {"torch.compile": differing(anchors["torch.compile"](), ref)}
     del ref
     fns = {"stridewise": lambda: sw.remainder(a, b, out=out)} if cell["verified"] else {}
     for name, fn in anchors.items():
@@ -698,7 +680,7 @@ def resolve_device(device: str) -> str:
 
 def run(device: str = "auto", cases=None, dtypes=None, quick: bool = False, log2: int | None = None,
         extras: bool = True, do_sweep: bool = False, sweep_max: int | None = None,
-        progress: bool = True) -> dict:
+        progress: bool = True, values=None) -> dict:
     """Run the bench and return its document (the --json content).
 
     Parameters
@@ -709,8 +691,13 @@ def run(device: str = "auto", cases=None, dtypes=None, quick: bool = False, log2
     log2 : output elements per case as a power of two (default 27 on GPU, 22 on CPU).
     extras : also measure host overhead and first-call / cold-compile times.
     do_sweep, sweep_max : the float32 size sweep 2^10..2^sweep_max.
+    values : value distributions (bench_values.VALUES; default all, --quick a few). "narrow"
+        runs on every case; the others on the given cases, or by default on
+        bench_values.VALUE_CASES (--quick: contiguous only).
     """
     device = resolve_device(device)
+    value_cases = cases or (("contiguous",) if quick else bench_values.VALUE_CASES)
+    values = bench_values.check(values or (bench_values.QUICK_VALUES if quick else bench_values.VALUES))
     if quick:
         cases = cases or QUICK_CASES
         dtypes = dtypes or QUICK_DTYPES
@@ -728,14 +715,15 @@ def run(device: str = "auto", cases=None, dtypes=None, quick: bool = False, log2
                     "command": " ".join(["stridewise", *sys.argv[1:]]) if sys.argv else "",
                     "commit": _commit(), "log2_elements": log2, "loadavg_start": _loadavg()},
            "ceilings": {}, "cells": []}
-    work = [(c, d) for c in cases for d in dtypes]
+    work = [(c, d, v) for c in cases for d in dtypes for v in values
+            if bench_values.applies(v, d) and (v == "narrow" or c in value_cases)]
     with _progress(progress) as bar:
         task = bar.add_task("ceilings", total=len(work) + 1 + 2 * extras + do_sweep)
         doc["ceilings"] = (ceilings_cuda() if device == "cuda" else ceilings_cpu(min(25, log2 + 2)))
         bar.advance(task)
-        for case, dtype in work:
-            bar.update(task, description=f"{case} {dtype}")
-            doc["cells"].append(run_cell(case, dtype, device, log2, doc["ceilings"]))
+        for case, dtype, v in work:
+            bar.update(task, description=f"{case} {dtype} {v}")
+            doc["cells"].append(run_cell(case, dtype, device, log2, doc["ceilings"], v))
             if device == "cuda":
                 import torch
                 torch.cuda.empty_cache()
@@ -810,25 +798,29 @@ def table_rows(doc: dict) -> tuple[list[str], list[list[str]]]:
     """Header and rows of the main table as plain strings (also used for BENCHMARKS.md)."""
     anchors = anchors_of(doc)
     gpu = doc["meta"]["device"] == "cuda"
-    header = ["case", "dtype", "stridewise", "GB/s"] + (["% ceiling"] if gpu else [])
-    header += [f"{a} GB/s" for a in anchors] + [f"vs {a}" for a in anchors]
+    differs = sorted({k for c in doc["cells"] for k in c.get("differs_from_eager", {})})
+    header = ["case", "dtype", "values", "stridewise", "GB/s"] + (["% ceiling"] if gpu else [])
+    header += list(anchors) + [f"vs {a}" for a in anchors] + [f"{k} ≠ eager" for k in differs]
     rows = []
     for cell in doc["cells"]:
         r = cell["impls"].get("stridewise", {})
         ok = "time_s" in r
-        row = [cell["case"], cell["dtype"],
+        row = [cell["case"], cell["dtype"], cell.get("values", "narrow"),
                _fmt_time(r["time_s"]) if ok else ("FAILED" if not cell.get("verified") else r.get("error", "?")),
                f"{r['gbps']:.1f}" if ok else "-"]
         if gpu:
             row.append(f"{r['pct_ceiling']:.0f}%" + ("*" if "sector" in cell["ceiling"] else
                                                      "w" if cell["ceiling"] == "write" else "")
                        if ok and "pct_ceiling" in r else "-")
-        for a in anchors:
+        for a in anchors:   # each anchor's time
             ar = cell["impls"].get(a, {})
-            row.append(f"{ar['gbps']:.1f}" if "gbps" in ar else "-")
+            row.append(_fmt_time(ar["time_s"]) if "time_s" in ar else "-")
         for a in anchors:
             s = cell.get("speedup", {}).get(a)
             row.append(f"{s:.2f}x" if s else "-")
+        for k in differs:
+            n = cell.get("differs_from_eager", {}).get(k)
+            row.append("-" if n is None else str(n))
         rows.append(row)
     return header, rows
 
@@ -850,15 +842,15 @@ def print_report(doc: dict, console=None) -> None:
     header, rows = table_rows(doc)
     table = Table(show_lines=False)
     for h in header:
-        table.add_column(h, justify="left" if h in ("case", "dtype") else "right")
+        table.add_column(h, justify="left" if h in ("case", "dtype", "values") else "right")
     for row in rows:
-        table.add_row(*[f"[red]{c}[/]" if c.endswith("x") and float(c[:-1]) < 1.0
-                        else f"[red]{c}[/]" if c == "FAILED" else c for c in row])
+        table.add_row(*[f"[red]{c}[/]" if h.startswith("vs ") and c.endswith("x") and float(c[:-1]) < 1.0
+                        else f"[red]{c}[/]" if c == "FAILED" else c for h, c in zip(header, row)])
     console.print(table)
     if doc["meta"]["device"] == "cuda":
         console.print("% ceiling: of the copy ceiling; w = of the write-only ceiling (outer); "
                       "* = of the sector-adjusted ceiling (strided slice)")
-    bad = [f"{c['case']}/{c['dtype']}" for c in doc["cells"] if not c.get("verified")]
+    bad = [f"{c['case']}/{c['dtype']}/{c.get('values', 'narrow')}" for c in doc["cells"] if not c.get("verified")]
     console.print(f"verified bit for bit: {len(doc['cells']) - len(bad)}/{len(doc['cells'])}"
                   + (f"  [red]not verified: {', '.join(bad)}[/]" if bad else ""))
     for key, err in doc.get("errors", {}).items():
@@ -903,7 +895,7 @@ def markdown_report(doc: dict) -> str:
            "(each input's own elements once + the output once); times are medians of interleaved rounds after warm-up",
            "- ceilings (GB/s): " + ", ".join(f"{k} {v:.0f}" for k, v in doc["ceilings"].items()),
            "", markdown_table(doc), ""]
-    bad = [f"{c['case']}/{c['dtype']}" for c in doc["cells"] if not c.get("verified")]
+    bad = [f"{c['case']}/{c['dtype']}/{c.get('values', 'narrow')}" for c in doc["cells"] if not c.get("verified")]
     out.append(f"Verified bit for bit before timing: {len(doc['cells']) - len(bad)}/{len(doc['cells'])}"
                + (f" (not verified: {', '.join(bad)})" if bad else "") + ".")
     if "host_overhead_us" in doc:
@@ -945,7 +937,8 @@ def plot(doc: dict, path: str) -> list[str]:
                              squeeze=False, sharex=True)
     width = 0.8 / len(impls)
     for ax, dtype in zip(axes[:, 0], dtypes):
-        cells = {c["case"]: c for c in doc["cells"] if c["dtype"] == dtype}
+        cells = {c["case"]: c for c in doc["cells"]
+                 if c["dtype"] == dtype and c.get("values", "narrow") == "narrow"}
         for j, name in enumerate(impls):
             xs, ys = [], []
             for i, case in enumerate(cases):

@@ -47,6 +47,6 @@ CPU = Capabilities("cpu", supported_names(), None, 16, knobs=("pack", "share_row
 CUDA = Capabilities("cuda", supported_names(), 1024, 16)
 
 
-def capabilities(backend: str, device=None) -> Capabilities:
+def capabilities(backend: str, device: object = None) -> Capabilities:
     """Capabilities of `backend` (every CUDA device stridewise targets has sm_70 or newer)."""
     return {"cpu": CPU, "cuda": CUDA}[backend]

@@ -1,4 +1,7 @@
-"""Command line: `stridewise bench`, `stridewise explain` and `stridewise info`."""
+"""Command line: `stridewise bench`, `stridewise explain`, `stridewise tune` and `stridewise info`.
+
+Errors print one line that names the fix; `--debug` (or STRIDEWISE_DEBUG=1) shows the traceback.
+"""
 from __future__ import annotations
 
 import argparse
@@ -14,12 +17,26 @@ def _csv(text: str) -> list[str]:
 
 # ---------------------------------------------------------------- bench
 
+class UsageError(Exception):
+    """A problem the user fixes (a missing extra, a bad argument): printed as one line."""
+
+
+def _require(module: str, extra: str, why: str) -> None:
+    import importlib.util
+    if importlib.util.find_spec(module) is None:
+        raise UsageError(f"{why} needs {module!r}, which is not installed: "
+                         f"pip install 'stridewise[{extra}]'")
+
+
 def _bench(args) -> int:
+    _require("rich", "bench", "stridewise bench")
+    if args.plot:
+        _require("matplotlib", "bench", "stridewise bench --plot")
     from . import bench
 
     doc = bench.run(device=args.device, cases=args.cases, dtypes=args.dtypes, quick=args.quick,
                     log2=args.log2, extras=not args.no_extras, do_sweep=args.sweep,
-                    sweep_max=args.sweep_max, progress=not args.no_progress)
+                    sweep_max=args.sweep_max, progress=not args.no_progress, values=args.values)
     bench.print_report(doc)
     if args.json:
         bench.write_json(doc, args.json)
@@ -82,6 +99,18 @@ def _explain(args) -> int:
     return 0
 
 
+# ---------------------------------------------------------------- tune
+
+def _tune(args) -> int:
+    from . import _tune
+
+    command = "stridewise tune" + (" --quick" if args.quick else "")
+    doc = _tune.run(args.device, quick=args.quick, dtypes=args.dtypes, path=args.out,
+                    progress=not args.no_progress, command=command)
+    print(_tune.summary(doc))
+    return 0
+
+
 # ---------------------------------------------------------------- info
 
 def info() -> dict:
@@ -96,8 +125,8 @@ def info() -> dict:
          "disk cache": "on" if _cache.enabled() else "off (STRIDEWISE_DISABLE_CACHE)"}
     try:
         from .backends import cpu
-        path, version = cpu.compiler()
-        d["cpu backend"] = f"{path} {version} ({' '.join(cpu.FLAGS)})"
+        path, _ = cpu.compiler()
+        d["cpu backend"] = f"{compiler_version(path)} ({' '.join(cpu.FLAGS)})"
     except Exception as e:  # noqa: BLE001
         d["cpu backend"] = f"unavailable: {e}"
     try:
@@ -131,6 +160,19 @@ def info() -> dict:
     return d
 
 
+def compiler_version(path: str) -> str:
+    """The compiler as "name version" (g++ 12.2.0), from its own --version line."""
+    import subprocess
+    name = os.path.basename(path)
+    try:
+        first = subprocess.run([path, "--version"], capture_output=True, text=True,
+                               timeout=10).stdout.splitlines()[0]
+    except (OSError, IndexError, subprocess.SubprocessError):
+        return f"{name} (version unknown)"
+    version = next((w for w in reversed(first.split()) if w[:1].isdigit()), "")
+    return f"{name} {version}".strip()
+
+
 def _info(args) -> int:
     d = info()
     width = max(len(k) for k in d)
@@ -141,16 +183,21 @@ def _info(args) -> int:
 
 # ---------------------------------------------------------------- main
 
+_DTYPES = ("float16", "bfloat16", "float32", "float64", "int32", "int64")
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="stridewise", description=__doc__)
+    p.add_argument("--debug", action="store_true", help="show the traceback of an error")
     sub = p.add_subparsers(dest="command", required=True)
 
-    b = sub.add_parser("bench", help="remainder over the BASELINE.md case matrix against the anchors")
+    b = sub.add_parser("bench", help="remainder over the case matrix of docs/baselines.md against the anchors")
     b.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     b.add_argument("--quick", action="store_true", help="a few cases and dtypes at a small size")
     b.add_argument("--cases", type=_csv, help="comma-separated subset of the cases")
     b.add_argument("--dtypes", type=_csv, help="comma-separated subset of the dtypes")
     b.add_argument("--log2", type=int, help="output elements per case, as a power of two")
+    b.add_argument("--values", type=_csv, help="comma-separated value distributions (default all: "
+                   "narrow on every case, the others on contiguous and outer); see bench_values")
     b.add_argument("--sweep", action="store_true", help="also the float32 size sweep from 2^10")
     b.add_argument("--sweep-max", type=int, help="largest sweep size as a power of two")
     b.add_argument("--no-extras", action="store_true", help="skip host overhead and first-call timing")
@@ -163,22 +210,47 @@ def parser() -> argparse.ArgumentParser:
     e = sub.add_parser("explain", help="how stridewise would run remainder on these operands")
     e.add_argument("operands", nargs=2, help='e.g. "8192x16384" "16384"; "()" 0-d, "=2.5" scalar, '
                                              '".T" transposed, ":2" every 2nd of the last dim')
-    e.add_argument("--dtype", default="float32")
-    e.add_argument("--dtype2", help="dtype of the second operand (default: --dtype)")
+    e.add_argument("--dtype", default="float32", choices=_DTYPES)
+    e.add_argument("--dtype2", choices=_DTYPES, help="dtype of the second operand (default: --dtype)")
     e.add_argument("--device", default="cpu", help="cpu or cuda[:N]")
     e.add_argument("--convention", choices=("torch", "numpy"))
     e.add_argument("--source", action=argparse.BooleanOptionalAction, default=True,
                    help="print the generated source")
     e.set_defaults(func=_explain)
 
+    t = sub.add_parser("tune", help="measure this GPU's launch fields and write its tuning file")
+    t.add_argument("--device", default="cuda", help="cuda or cuda:N")
+    t.add_argument("--quick", action="store_true", help="three dtypes at 2^26 outputs: 12 cells instead of 24")
+    t.add_argument("--dtypes", type=_csv, help="comma-separated subset of the dtypes")
+    t.add_argument("--out", metavar="PATH", help="write the tuning here instead of the tuning "
+                   "directory (a file elsewhere is not loaded by later runs)")
+    t.add_argument("--no-progress", action="store_true")
+    t.set_defaults(func=_tune)
+
     i = sub.add_parser("info", help="backends, devices, compiler and cache directory")
     i.set_defaults(func=_info)
     return p
 
 
-def main(argv=None) -> int:
-    args = parser().parse_args(argv)
-    return args.func(args)
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv     # accepted before or after the command
+    args = parser().parse_args([a for a in argv if a != "--debug"])
+    if debug or os.environ.get("STRIDEWISE_DEBUG"):
+        return args.func(args)
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        print("stridewise: interrupted", file=sys.stderr)
+        return 130
+    except UsageError as e:
+        print(f"stridewise {args.command}: {e}", file=sys.stderr)
+        return 2
+    except Exception as e:  # noqa: BLE001 -- one line, not a traceback; --debug shows it
+        lines = str(e).strip().splitlines() or [type(e).__name__]
+        print(f"stridewise {args.command}: {type(e).__name__}: {lines[0]} "
+              "(--debug shows the traceback)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

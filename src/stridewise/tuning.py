@@ -1,13 +1,78 @@
-"""Tunings: per-backend, per-device defaults for the algorithms' unset fields.
+"""Tunings: the one home of every measured launch and kernel choice, keyed by device.
 
-A tuning is a plain frozen value; it can never make an invalid algorithm run (capabilities
-and `_check` decide that). tools/tune_gpu.py measures the numbers behind the CUDA ones.
+AcceleratedKernels' layering: each backend has defaults, a device can have its own tuning (a
+registration or the file `stridewise tune` writes), and an explicit field of the caller's
+algorithm always wins. A tuning is a plain frozen value; it can never make an invalid
+algorithm run (`_resolve._check` rejects a bad value, naming the tuning). Every measured value
+carries its Measurement: device, date, command and figure. docs/tuning.md explains the layers.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import dataclasses
+import json
+import os
+import re
+from dataclasses import dataclass, field, replace
 
-__all__ = ["ElementwiseTuning", "elementwise_tuning", "register_tuning"]
+__all__ = ["ElementwiseTuning", "elementwise_tuning", "register_tuning", "Measurement",
+           "KernelTables", "DeviceKey", "tuning_path", "load_tuning_file", "field_origins",
+           "tuning_device"]
+
+# A device as tunings know it: (name, arch), e.g. ("NVIDIA H200", "sm_90"). A registration
+# names a device by name or by arch (or None: the backend's default for every device).
+DeviceKey = tuple
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """What chose a value: the device it was measured on, when, with which command, and the
+    figure that decided it."""
+
+    device: str
+    date: str
+    command: str
+    figure: str
+
+    def __str__(self) -> str:
+        return f"{self.device}, {self.date}, `{self.command}`: {self.figure}"
+
+
+@dataclass
+class KernelTables:
+    """The CUDA kernels' compile-time and launch choices, per kernel.
+
+    Tables are keyed by (mode, dtype, "repeated"), (mode, dtype) or mode, most specific first
+    (`lookup`); "repeated" is a rows kernel that shares a repeated row (an outer product).
+
+    Attributes
+    ----------
+    max_registers : register cap (`__maxnreg__`); absent: uncapped.
+    batched : rows kernels whose batches go through the fast path together (run_packs kBatch).
+    tile_rows : rows per tile of the tiled kernel; absent: square tiles.
+    flat_loads : packs in flight compiled into the flat kernels; absent: kLoads (4).
+    fast_div : short_rows takes i mod period as a multiply-high.
+    row_unit_packs, row_unit_packs_outer : rows work unit in packs per thread (one row per
+        unit; outer products that do not share their divisor row).
+    row_unit_batches, row_unit_batches_outer : the unit in batches where rows share a repeated
+        row (outer products: per dtype).
+    """
+
+    max_registers: dict = field(default_factory=dict)
+    batched: dict = field(default_factory=dict)
+    tile_rows: dict = field(default_factory=dict)
+    flat_loads: dict = field(default_factory=dict)
+    fast_div: dict = field(default_factory=dict)
+    row_unit_packs: int = 4
+    row_unit_packs_outer: int = 16
+    row_unit_batches: int = 2
+    row_unit_batches_outer: dict = field(default_factory=dict)
+
+    def lookup(self, table: str, spec, default=None):
+        """spec's entry in `table`, most specific key first."""
+        entries = getattr(self, table)
+        key = (spec.mode, spec.compute.name)
+        keys = ((*key, "repeated"),) if "repeated" in spec.kinds else ()
+        return next((entries[k] for k in (*keys, key, spec.mode) if k in entries), default)
 
 
 @dataclass(frozen=True)
@@ -28,6 +93,10 @@ class ElementwiseTuning:
     stage : `Tiled` copies its transposed operands' tiles into shared memory first.
     modes : (mode, field, value) overrides for one mode's algorithm (see `for_mode`).
     source : where these numbers come from (device, date, command), or why they are defaults.
+    evidence : (name, Measurement) pairs, name "field" or "mode.field": what chose each value.
+    kernels : the CUDA kernels' tables (None on the CPU).
+    tuned : the evidence names a device's own measurements set (the rest are inherited; empty
+        in a device's registration: all of its evidence is its own).
     """
 
     block_size: int = 256
@@ -42,11 +111,19 @@ class ElementwiseTuning:
     stage: bool = False
     modes: tuple = ()
     source: str = "OneFlow elementwise.cuh defaults (block 256, 32 waves, 16-byte packs); not measured here"
+    evidence: tuple = ()
+    kernels: KernelTables | None = field(default=None, compare=False)
+    tuned: tuple = ()
 
     def for_mode(self, mode: str) -> "ElementwiseTuning":
         """This tuning as `mode`'s algorithm sees it: its overrides in `modes` applied."""
         fields = {f: v for m, f, v in self.modes if m == mode}
         return replace(self, **fields) if fields else self
+
+    def measurement(self, mode: str, name: str) -> Measurement | None:
+        """What chose `name` for `mode`'s algorithm: a mode's own entry first."""
+        found = dict(self.evidence)
+        return found.get(f"{mode}.{name}", found.get(name))
 
 
 _DEFAULT = ElementwiseTuning()
@@ -55,93 +132,261 @@ _REGISTRY: dict[tuple, ElementwiseTuning] = {}
 
 def register_tuning(backend: str, device: str | None, tuning: ElementwiseTuning,
                     dtype: str | None = None) -> None:
-    """Install `tuning` for a backend, device name (None: any) and dtype (None: any)."""
+    """Install `tuning` for a backend, a device (its name, its arch "sm_XY", or None for every
+    device) and a dtype (None: any)."""
     _REGISTRY[(backend, device, dtype)] = tuning
 
 
-def elementwise_tuning(backend: str, device: str | None = None, dtype: str | None = None) -> ElementwiseTuning:
-    """The tuning for (backend, device, dtype), most specific registration first."""
-    for key in ((backend, device, dtype), (backend, device, None), (backend, None, dtype),
-                (backend, None, None)):
-        if key in _REGISTRY:
-            return _REGISTRY[key]
-    return _DEFAULT
+def elementwise_tuning(backend: str, device: DeviceKey | str | None = None,
+                       dtype: str | None = None) -> ElementwiseTuning:
+    """The tuning for (backend, device, dtype): the device's name first, then its arch, then
+    the backend's default; a dtype's own registration before the device's general one.
+
+    A device given as (name, arch) also loads the file `stridewise tune` wrote for it, once.
+    """
+    return _find(backend, device, dtype)[1]
 
 
-# H200, 2026-11-30, tools/tune_gpu.py (remainder, 2^27 outputs, items {1,2,4,8} x block
-# {128,256,512}): 128-thread blocks were fastest or within 2% in 22 of 24 cells (the register-
-# heavy rows kernels fit more threads per SM in small blocks: row float32 3778 GB/s at 128
-# against 3516 at 256 and 2500 at 512), and 4 packs per thread beat 2 in the flat modes
-# (contiguous float16 4058 against 3753 GB/s, short_rows float64 3594 against 3105).
-# The tiled kernel (permuted view): tiles of 32 rows by 32 packs at block 128 beat tiles of 16
-# and blocks of 256 and 512 in all six dtypes (bench/NOTES.md G10), and, with the register
-# blocks of G15, tiles of 16 and 64 (3-12% slower) and blocks of 256 in four dtypes (with
-# the tile groups of G22, 16-bit and float32 run faster at 256: below).
-# Sharing a repeated row's divisor work paid in every dtype's outer products, where that work
-# is most of the element's (float64 +11%, int32 +18%, int64 +21%; with the divisor prepared
-# once per batch (G26), float16 +16% and bfloat16 +11% over not sharing, int32 another +14%;
-# float32 -3% until its work units shrank to 2 batches (G30: +2.6%)); with a dense dividend,
-# row or crossed, it measured slower, so Auto() shares in outer products (G13, G26, G30), and
-# in int64 wherever a row repeats: crossed 3-d +4% (3749-3774 -> 3907-3933 GB/s), a row
-# broadcast flat (4069-4085 -> 4076-4090); int32 lost 2% there, the others moved under 0.5%
-# (session 16, G41).
-# The flat streams (contiguous, scalar) at 2 packs per thread: against 4, +0.5-2.5% in 34 of
-# 36 (case, dtype, run) cells of two tune_gpu runs at block 128 (session 11, G32; float16
-# scalars excepted, below), where they run at the copy roofline beside torch eager.
-# A block per unit of work up to 2^31 elements (1024 waves): a grid-stride loop over 32
-# waves lost 1-12% at 2^30 outputs in every mode (permuted float16 3647 against 4150 GB/s,
-# row float32 3976 against 4139, contiguous float32 4202 against 4391; G35). Not in
-# short_rows, where a block builds its period tables once for all its steps: 1024 waves
-# lost 2-6% there in float64 and int64 at 2^27 (float32 flat), so it keeps 32 or fewer.
-# Dense loads with an L2 evict_last policy (keep_loads, G44; one H200, tools/auto_ab.py
-# --anchor, four calls on three machines): contiguous +1.0-1.3% in float32, float16, int32
-# and int64 (int32 4270-4275 -> 4318-4325 GB/s, 0.995x -> 1.007x torch eager); below, the
-# dtypes where it also paid in other modes. It lost elsewhere: python scalars in float32 8%,
-# int64 row and crossed 3-d 12%, int64 short rows 4%.
+def tuning_device(backend: str, device: DeviceKey | str | None = None,
+                  dtype: str | None = None) -> str | None:
+    """The device name or arch whose registration elementwise_tuning picks (None: the
+    backend's default)."""
+    return _find(backend, device, dtype)[0]
+
+
+def _find(backend, device, dtype):
+    names = (device,) if isinstance(device, str) else tuple(device or ())
+    if len(names) == 2 and (backend, names) not in _LOADED:
+        _LOADED.add((backend, names))
+        load_tuning_file(backend, names)
+    for d in (*names, None):
+        for dt in (dtype, None):
+            if (backend, d, dt) in _REGISTRY:
+                return d, _REGISTRY[(backend, d, dt)]
+    return None, _DEFAULT
+
+
+_LOADED: set = set()
+
+
+# -- tuning files -----------------------------------------------------------------------
+def tuning_path(backend: str, device: DeviceKey) -> str:
+    """Where `stridewise tune` writes this device's tuning (STRIDEWISE_TUNING_DIR, default the
+    kernel cache's directory / tunings)."""
+    from . import _cache
+    root = os.environ.get("STRIDEWISE_TUNING_DIR") or os.path.join(_cache.cache_dir(), "tunings")
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", "-".join((backend, *device))).strip("-")
+    return os.path.join(root, slug + ".json")
+
+
+_TUNABLE = {f.name for f in dataclasses.fields(ElementwiseTuning)} - {
+    "modes", "source", "evidence", "kernels", "tuned"}
+
+
+def load_tuning_file(backend: str, device: DeviceKey, path: str | None = None) -> int:
+    """Register the tuning file of `device` (as `stridewise tune` writes it) on top of the
+    tunings that hold without it; returns how many values it set (0: no file).
+
+    Entries with an unknown field are skipped, never guessed; a value the algorithms cannot
+    take is still rejected at its first call (`_resolve._check`), naming the tuning.
+    """
+    path = path or tuning_path(backend, device)
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError):
+        return 0
+    name = device[0]
+    per_dtype: dict = {}
+    for e in doc.get("entries", ()):
+        if e.get("field") in _TUNABLE:
+            per_dtype.setdefault(e.get("dtype"), []).append(e)
+    command = doc.get("command", "stridewise tune")
+    for dtype, entries in per_dtype.items():
+        base = elementwise_tuning(backend, device[1:], dtype)   # by arch, else the default
+        modes, fields, evidence, tuned = list(base.modes), {}, list(base.evidence), []
+        for e in entries:
+            m = Measurement(f"{name} ({device[1]})", doc.get("date", "?"), command, e.get("figure", ""))
+            if e.get("mode"):
+                modes.append((e["mode"], e["field"], e["value"]))
+                tuned.append(f"{e['mode']}.{e['field']}")
+            else:
+                fields[e["field"]] = e["value"]
+                tuned.append(e["field"])
+            evidence.append((tuned[-1], m))
+        register_tuning(backend, name, replace(
+            base, **fields, modes=tuple(modes), evidence=tuple(evidence), tuned=tuple(tuned),
+            source=f"{path} ({command}, {doc.get('date', '?')}) over: {base.source}"), dtype)
+    return sum(map(len, per_dtype.values()))
+
+
+def field_origins(caller, resolved, tuning: ElementwiseTuning, device: str | None) -> tuple:
+    """(field, value, origin) for each field of the resolved algorithm: "caller" where the
+    caller set it, else "tuning for <device>" (`device`: the registration's, see
+    tuning_device) or "default", with the measurement behind the value."""
+    rows = []
+    for f in dataclasses.fields(resolved):
+        value = getattr(resolved, f.name)
+        if value is None:
+            continue
+        if getattr(caller, f.name, None) is not None:
+            rows.append((f.name, value, "caller"))
+            continue
+        source = {"pack": "pack_bytes"}.get(f.name, f.name)
+        m = tuning.measurement(resolved.mode, source)
+        own = not tuning.tuned or {f"{resolved.mode}.{source}", source} & set(tuning.tuned)
+        where = f"tuning for {device}" if device and own else "default"
+        rows.append((f.name, value, f"{where} ({m})" if m else where))
+    return tuple(rows)
+
+
+# -- the CUDA defaults --------------------------------------------------------------------
+# Measured on one H200 (remainder at 2^27 outputs unless stated; docs/decisions.md has the
+# reasoning). They are the CUDA backend's defaults for every device: the only GPU measured
+# so far. `stridewise tune` measures another device and writes its own tuning on top.
+_H200 = "NVIDIA H200 (sm_90)"
+
+
+def _h200(date: str, command: str, figure: str) -> Measurement:
+    return Measurement(_H200, date, command, figure)
+
+
+_SWEEP = "tools/tune_gpu.py --items 1,2,4,8 --blocks 128,256,512"
+_CUDA_EVIDENCE = (
+    ("block_size", _h200("2026-11-30", _SWEEP, "block 128 fastest or within 2% in 22 of 24 "
+                         "cells (row float32 3778 GB/s at 128, 3516 at 256, 2500 at 512)")),
+    ("items_per_thread", _h200("2026-11-30", _SWEEP, "4 packs beat 2 in the flat modes "
+                               "(contiguous float16 4058 against 3753 GB/s); rows equal")),
+    ("contiguous.items_per_thread", _h200("2026-11-30", "tools/tune_gpu.py --items 2,4 "
+                                          "--blocks 128", "2 beat 4 in 34 of 36 cells by 0.5-2.5%")),
+    ("scalar.items_per_thread", _h200("2026-11-30", "tools/tune_gpu.py --items 2,4 --blocks 128",
+                                      "2 beat 4 in 34 of 36 cells by 0.5-2.5%")),
+    ("waves", _h200("2026-11-30", "tools/waves_ab.py --values 32,1024 --torch", "a block per "
+                    "unit of work: 32 waves lost 1-12% at 2^30 (contiguous float32 4202 against "
+                    "4391 GB/s)")),
+    ("short_rows.waves", _h200("2026-11-30", "tools/waves_ab.py --values 32,1024", "1024 waves "
+                               "lost 2-6% in float64 and int64 (a block builds its period "
+                               "tables once for all of its steps)")),
+    ("tile", _h200("2026-11-30", "tools/tune_gpu.py --tiles 16,32,64", "tiles of 16 and 64 "
+                   "3-12% slower than 32")),
+    ("share_rows", _h200("2026-11-30", "tools/tune_gpu.py --share 0,1", "outer products "
+                         "float64 +11%, int32 +18%, int64 +21%; a dense dividend lost "
+                         "(crossed float64 -8%)")),
+    ("contiguous.keep_loads", _h200("2026-11-30", "tools/auto_ab.py --anchor", "contiguous "
+                                    "+1.0-1.3% (int32 4270 -> 4320 GB/s); python-scalar "
+                                    "float32 -8%, int64 rows -12%")),
+    ("pack_bytes", Measurement("OneFlow elementwise.cuh", "-", "-", "16-byte packs: the widest "
+                               "single load and store")),
+)
+_CUDA_KERNELS = KernelTables(
+    # Register caps (__maxnreg__): more resident warps hide the remainder's latency better
+    # than the spared registers would.
+    max_registers={"tiled": 80, "short_rows": 72, ("short_rows", "int32"): 56,
+                   ("short_rows", "int64"): 64, ("short_rows", "float16"): 80,
+                   ("short_rows", "bfloat16"): 80, ("rows", "int64", "repeated"): 64,
+                   ("tiled", "float16"): 96, ("tiled", "bfloat16"): 96},
+    # An int64 outer product's packs go through the fast path together, then one branch.
+    batched={("rows", "int64", "repeated"): True},
+    # Tall, narrow tiles (the tuning makes them 8 packs wide); int32 stays square.
+    tile_rows={("tiled", "float16"): 128, ("tiled", "bfloat16"): 128, ("tiled", "float32"): 64,
+               ("tiled", "float64"): 64, ("tiled", "int64"): 64},
+    # contiguous compiled for its 2 packs per thread: 32 registers in int32 where 4 took 56.
+    flat_loads={"contiguous": 2},
+    # i mod period as a multiply-high where short_rows is instruction-bound.
+    fast_div={("short_rows", "float16"): True, ("short_rows", "bfloat16"): True,
+              ("short_rows", "int64"): True},
+    row_unit_packs=4, row_unit_packs_outer=16, row_unit_batches=2,
+    row_unit_batches_outer={"float64": 1},
+)
+_KERNEL_EVIDENCE = (
+    ("kernels.max_registers", _h200("2026-11-30", "tools/tune_gpu.py --caps 0,64,72,80",
+                                    "tiled at 80 +5-10% in four dtypes; short_rows at 72 "
+                                    "+2-10% in four, int32 at 56 +3-4%, int64 at 64 +2.5-5.5% "
+                                    "(56 spilled); outer int64 batched at 64 (56 -10-13%); "
+                                    "16-bit tiles of 128 rows at 96 (80 spilled)")),
+    ("kernels.batched", _h200("2026-11-30", "tools/auto_ab.py", "outer int64 +2-5%; batched "
+                              "everywhere the other kernels lost up to 45%")),
+    ("kernels.tile_rows", _h200("2026-11-30", "tools/auto_ab.py; tools/tune_gpu.py "
+                                "--tile-rows", "16-bit at 128 rows +2-3% (float16 3952 -> "
+                                "4078 GB/s); float32, float64, int64 at 64 +1-2%; int32 "
+                                "lost")),
+    ("kernels.flat_loads", _h200("2026-11-30", "tools/auto_ab.py --anchor", "against torch "
+                                 "eager int32 0.985 -> 0.993, int64 0.988 -> 0.997")),
+    ("kernels.fast_div", _h200("2026-11-30", "tools/tune_gpu.py", "float16 and bfloat16 "
+                               "+7.5%, int64 +13%; float32, float64, int32 2-5% slower")),
+    ("kernels.row_units", _h200("2026-11-30", "tools/tune_gpu.py --units 1,2,4,8",
+                                "one row per unit: 4 packs +1-3% over 8; shared rows: 2 "
+                                "batches (outer float16 3984 -> 4209 GB/s), float64 1; outer "
+                                "products not sharing keep 16 (-5% at 8)")),
+)
 _CUDA = ElementwiseTuning(
     block_size=128, items_per_thread=4, waves=1024, tile=32, share_rows=True,
     modes=(("contiguous", "items_per_thread", 2), ("scalar", "items_per_thread", 2),
            ("short_rows", "waves", 32), ("contiguous", "keep_loads", True)),
-    source="H200 2026-11-30, tools/tune_gpu.py: block 128 and 4 packs per thread "
-           "(bench/NOTES.md G3), 2 in flat streams (G32), 1024 waves (G35), tile 32 "
-           "(G10, G15), share_rows (G13, G26, G30), keep_loads in contiguous (G44)")
+    source=f"{_H200}, 2026-11-30: tools/tune_gpu.py, tools/auto_ab.py, tools/waves_ab.py "
+           "(docs/decisions.md)",
+    evidence=_CUDA_EVIDENCE + _KERNEL_EVIDENCE, kernels=_CUDA_KERNELS)
 register_tuning("cuda", None, _CUDA)
-# Per dtype (one H200, tools/tune_gpu.py, bench/NOTES.md G22, G23, G25, G36, G39). Permuted
-# views, before G39: 16-bit tiles in groups of 4 along j at block 256 (+9%: 3650 -> 3990 GB/s;
-# half of such a block's threads find no P x P block of a 16-bit tile, and the fewer tiles in
-# flight per SM measured faster than block 128's +4%), float64 in groups of 2 (+3%), float32
-# at block 256 (+3-4% in four A/B calls; int32 equal there, so it keeps 128). Float16 scalar
-# kernels keep 4 packs per thread (+1.5% over 2 in G32's runs: 3936 against 3874 GB/s), short
-# rows at 8 in 16-bit and int32 (+2-4%: float16 3581 -> 3738; int64 and the others flat), and
-# there with fewer blocks (4 waves in 16-bit, 8 in int32: +2.5-4.5%), each building its period
-# tables once for more packs. int32 and float32 permuted views in groups of 2 too (session 12,
-# G36, two rounds: int32 3992-4004 -> 4051-4067 GB/s, float32 4093-4148 -> 4145-4172; groups
-# of 4 in between).
-# Session 14 (G39): permuted views in tiles 8 packs wide and taller than square (rows from
-# backends/cuda.py _TILE_ROWS): 16-bit at 128 rows and block 128, every thread a P x P
-# block's, in groups of 4 (+2-3% over the above); float32, float64 and int64 at 64 rows
-# (+1-2%); int32 stays at square tiles of 32.
-# Session 17 (G44): keep_loads also in float16 scalar kernels (python scalar and 0-d tensor
-# +4.4-4.6%: 3982 -> 4164 GB/s) and in float32 rows and short rows (row +4%, crossed 3-d
-# +3.5%, short rows +2-4%).
-# Session 18 (G45): int32 permuted views stage their transposed tiles in shared memory
-# (tools/auto_ab.py, one H200, two calls of three rounds: 3865-4060 -> 4063-4135 GB/s); the
-# other dtypes lost with it (float16 2-4%, int64 5%, float32 28%).
-_TILED_256, _SCALAR_4 = ("tiled", "block_size", 256), ("scalar", "items_per_thread", 4)
-_SHORT_8 = ("short_rows", "items_per_thread", 8)
-_SHORT_16BIT, _SHORT_INT32 = (_SHORT_8, ("short_rows", "waves", 4)), (_SHORT_8, ("short_rows", "waves", 8))
-_KEEP_SCALAR, _KEEP_ROWS = ("scalar", "keep_loads", True), ("rows", "keep_loads", True)
-_KEEP_SHORT = ("short_rows", "keep_loads", True)
+
+# Per dtype: permuted views in tiles 8 packs wide (with kernels.tile_rows) in groups along j,
+# so neighbouring blocks read one run of each staged column; short rows with more packs per
+# thread and fewer blocks where each block's period tables pay; keep_loads where it paid.
+_TILE8 = _h200("2026-11-30", "tools/tune_gpu.py --tile-rows; tools/auto_ab.py",
+               "tiles 8 packs wide by 64-128 rows +1-3% over square tiles of 32")
+_GROUPS = "tools/tune_gpu.py --tile-groups 1,2,4,8"
+_SHORT8 = _h200("2026-11-30", "tools/tune_gpu.py --items 4,8", "short_rows at 8 packs per "
+                "thread +2-4% (float16 3581 -> 3738 GB/s)")
 _CUDA_DTYPES = {
-    "float16": dict(tile=8, tile_group=4, modes=(*_SHORT_16BIT, _SCALAR_4, _KEEP_SCALAR)),
-    "bfloat16": dict(tile=8, tile_group=4, modes=_SHORT_16BIT),
-    "float32": dict(tile=8, tile_group=2, modes=(_TILED_256, _KEEP_ROWS, _KEEP_SHORT)),
-    "int32": dict(tile_group=2, stage=True, modes=_SHORT_INT32),
-    "float64": dict(tile=8, tile_group=2),
-    "int64": dict(tile=8, share_all_rows=True),
+    "float16": (dict(tile=8, tile_group=4, modes=(
+        ("short_rows", "items_per_thread", 8), ("short_rows", "waves", 4),
+        ("scalar", "items_per_thread", 4), ("scalar", "keep_loads", True))), (
+        ("tile", _TILE8),
+        ("tile_group", _h200("2026-11-30", _GROUPS, "groups of 4 +9% (3650 -> 3990 GB/s)")),
+        ("short_rows.items_per_thread", _SHORT8),
+        ("short_rows.waves", _h200("2026-11-30", "tools/waves_ab.py --values 32,8,4,3",
+                                   "4 waves +2.5-4.5% (3634-3654 -> 3726-3743 GB/s)")),
+        ("scalar.items_per_thread", _h200("2026-11-30", "tools/tune_gpu.py --items 2,4",
+                                          "4 beat 2 by 1-1.5% (3936 against 3874 GB/s)")),
+        ("scalar.keep_loads", _h200("2026-11-30", "tools/auto_ab.py --anchor",
+                                    "+4.4-4.6% (3982 -> 4164 GB/s)")))),
+    "bfloat16": (dict(tile=8, tile_group=4, modes=(
+        ("short_rows", "items_per_thread", 8), ("short_rows", "waves", 4))), (
+        ("tile", _TILE8),
+        ("tile_group", _h200("2026-11-30", _GROUPS, "groups of 4 +8% (3659 -> 3929 GB/s)")),
+        ("short_rows.items_per_thread", _SHORT8),
+        ("short_rows.waves", _h200("2026-11-30", "tools/waves_ab.py --values 32,8,4,3",
+                                   "4 waves +4% (3566-3576 -> 3724-3740 GB/s)")))),
+    "float32": (dict(tile=8, tile_group=2, modes=(
+        ("tiled", "block_size", 256), ("rows", "keep_loads", True),
+        ("short_rows", "keep_loads", True))), (
+        ("tile", _TILE8),
+        ("tile_group", _h200("2026-11-30", "tools/waves_ab.py", "groups of 2 +1% "
+                             "(4093-4148 -> 4145-4172 GB/s)")),
+        ("tiled.block_size", _h200("2026-11-30", "tools/tune_gpu.py --blocks 128,256",
+                                   "256 +3-4% in four A/B calls")),
+        ("rows.keep_loads", _h200("2026-11-30", "tools/auto_ab.py --anchor",
+                                  "row +4% (4075 -> 4243 GB/s), crossed 3-d +3.5%")),
+        ("short_rows.keep_loads", _h200("2026-11-30", "tools/auto_ab.py --anchor", "+2-4%")))),
+    "int32": (dict(tile_group=2, stage=True, modes=(
+        ("short_rows", "items_per_thread", 8), ("short_rows", "waves", 8))), (
+        ("tile_group", _h200("2026-11-30", "tools/waves_ab.py", "groups of 2 +1.5% "
+                             "(3992-4004 -> 4051-4067 GB/s)")),
+        ("stage", _h200("2026-11-30", "tools/auto_ab.py --anchor compile", "staged tiles "
+                        "3865-4060 -> 4063-4135 GB/s; the other dtypes lost with them")),
+        ("short_rows.items_per_thread", _SHORT8),
+        ("short_rows.waves", _h200("2026-11-30", "tools/waves_ab.py --values 32,8,4",
+                                   "8 waves +2% (3853-3911 -> 3942-4009 GB/s)")))),
+    "float64": (dict(tile=8, tile_group=2), (
+        ("tile", _TILE8),
+        ("tile_group", _h200("2026-11-30", _GROUPS, "groups of 2 +3% (3990-4020 -> "
+                             "4134-4138 GB/s)")))),
+    "int64": (dict(tile=8, share_all_rows=True), (
+        ("tile", _TILE8),
+        ("share_all_rows", _h200("2026-12-01", "Rows(share_rows=True) against Auto()",
+                                 "crossed 3-d +4.2% (3749-3774 -> 3907-3933 GB/s)")))),
 }
-for _dtype, _fields in _CUDA_DTYPES.items():   # a dtype's mode overrides follow the base's
+for _dtype, (_fields, _evidence) in _CUDA_DTYPES.items():   # a dtype's overrides follow the base's
     register_tuning("cuda", None, replace(
         _CUDA, **dict(_fields, modes=_CUDA.modes + _fields.get("modes", ())),
-        source=_CUDA.source + "; per dtype: " + ", ".join(
-            f"{k}={v}" for k, v in _fields.items()) + " (G22, G23, G25, G36, G39, G41, G44, G45)"), _dtype)
+        evidence=_CUDA.evidence + _evidence, source=_CUDA.source + "; per dtype: " + ", ".join(
+            f"{k}={v}" for k, v in _fields.items())), _dtype)

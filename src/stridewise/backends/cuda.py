@@ -43,13 +43,13 @@ def _core():
 
 
 # -- entry point ------------------------------------------------------------------------
-def _extra_slots(spec) -> int:
+def _extra_slots(spec, kernels=None) -> int:
     """Slots after the record: the Geometry, then per-mode launch facts (see kernels.cuh):
     general's magic and shift per dim, short_rows' per periodic operand's period, rows' work
     units (four counts and three magic-shift pairs), tiled's tiles per group."""
     if spec.mode == "general":
         return 1 + 2 * spec.ndim
-    if _fast_div(spec):
+    if _fast_div(spec, kernels):
         return 1 + 2 * spec.kinds.count("periodic")
     if spec.mode == "rows":
         return 11
@@ -58,86 +58,38 @@ def _extra_slots(spec) -> int:
     return 1
 
 
-def _fast_div(spec) -> bool:
-    """Whether short_rows takes i mod period as a multiply-high (kernels.cuh flat_offsets).
-
-    H200, 2026-11-30 (bench/NOTES.md G20): where the kernel is instruction-bound, 16-bit
-    (eight elements per pack) and int64 (its remainder), it gained 5-13%; the others run at
-    96-99% of copy with the `%` and measured 2-5% slower with it.
-    """
-    return spec.mode == "short_rows" and (spec.compute.itemsize == 2 or spec.compute.name == "int64")
-
-
-# Register caps per mode (__maxnreg__): more resident warps hide the remainder's latency
-# better than the spared registers would. H200, 2026-11-30, caps {none, 64, 72, 80} at block
-# 128 over six dtypes (bench/NOTES.md G11): tiled at 80 gained 5-10% in four dtypes (float16
-# +1%, float64 -2%), short_rows at 72 gained 2-10% in four (int32 -1%, int64 -2.5%); rows moved
-# both ways (row float64 +4%, column int32 -7%), so it stays uncapped. The register-block
-# tiled kernel (G15) re-checked: 80 beat none in five dtypes. A (mode, dtype) entry overrides
-# its mode's: short_rows re-swept after G20 (caps 56-80, two runs each): int32 and int64 at 56
-# +3-4% and +9% over 72, bfloat16 at 80 +5%; float16, float32 and float64 flat from 72 to 80.
-# Session 12 (G36): int64 and float16 had come to spill 16 bytes in the loop at 56 and 72;
-# int64 at 64 ran 2.5-5.5% faster than 56, float16 at 80 1-2% faster than 72 (no spills).
-# A (mode, dtype, "repeated") entry holds for rows kernels that share a repeated row (outer
-# products): int64 at 56 (a ninth resident block; one spilled word per unit) ran 1-3.4%
-# faster than uncapped (58), where the dense rows kernels would spill 48 bytes (G37); batched
-# (_BATCHED below) it needs 64: 56 spilled 24 bytes and lost 10-13%, 72 lost 1-3% (G38).
-# 16-bit tiles of 128 rows (_TILE_ROWS below) take 96: bfloat16 spilled 32 bytes at 80, and
-# float16 at 104 lost 3% (G39).
-_MAX_REGISTERS = {"tiled": 80, "short_rows": 72, ("short_rows", "int32"): 56,
-                  ("short_rows", "int64"): 64, ("short_rows", "float16"): 80,
-                  ("short_rows", "bfloat16"): 80, ("rows", "int64", "repeated"): 64,
-                  ("tiled", "float16"): 96, ("tiled", "bfloat16"): 96}
+def _tables(kernels):
+    """The kernel tables to build with: a device's tuning's, else the backend default's (the
+    one home of these values is tuning.py)."""
+    if kernels is not None:
+        return kernels
+    from ..tuning import elementwise_tuning
+    return elementwise_tuning("cuda").kernels
 
 
-def _lookup(table: dict, spec, default=None):
-    """spec's entry in a table keyed by (mode, dtype, "repeated"), (mode, dtype) or mode,
-    most specific first."""
-    key = (spec.mode, spec.compute.name)
-    keys = ((*key, "repeated"),) if "repeated" in spec.kinds else ()
-    return next((table[k] for k in (*keys, key, spec.mode) if k in table), default)
+def _fast_div(spec, kernels=None) -> bool:
+    """Whether short_rows takes i mod period as a multiply-high (kernels.cuh flat_offsets)."""
+    return bool(_tables(kernels).lookup("fast_div", spec, False))
 
 
-def _max_registers(spec) -> int | None:
+def _max_registers(spec, kernels=None) -> int | None:
     """The register cap of spec's kernel (None: uncapped)."""
-    return _lookup(_MAX_REGISTERS, spec)
+    return _tables(kernels).lookup("max_registers", spec)
 
 
-# rows kernels whose batches go through the fast path together (kernels.cuh run_packs
-# kBatch), keyed as the caps. H200, 2026-11-30 (bench/NOTES.md G38): outer products in int64
-# gained 2-5% (with the cap of 64 above); batched everywhere, uncapped, the other kernels lost
-# up to 45%, their interleaved packs' registers costing occupancy.
-_BATCHED = {("rows", "int64", "repeated"): True}
-
-# Rows per tile of the tiled kernels (kernels.cuh tiled_kernel kRows; square tiles where
-# absent), keyed as the caps; the tuning makes these tiles 8 packs wide. H200, 2026-11-30
-# (bench/NOTES.md G39, tools/auto_ab.py rounds against square tiles of 32): 16-bit at 128 rows
-# (block 128, with the cap of 96 above) +2-3%; float32, float64 and int64 at 64 rows +1-2%.
-# int32 measured slower at 64 and 128 (tools/tune_gpu.py --tile-rows) and stays square.
-_TILE_ROWS = {("tiled", "float16"): 128, ("tiled", "bfloat16"): 128, ("tiled", "float32"): 64,
-              ("tiled", "float64"): 64, ("tiled", "int64"): 64}
-
-
-# Packs in flight compiled into the flat kernels (kernels.cuh flat_kernel L; kLoads where
-# absent), keyed as the caps: contiguous at its tuning's 2 packs per thread (G32) takes 32
-# registers in int32 where 4 took 56. H200, 2026-11-30 (bench/NOTES.md G43, tools/auto_ab.py
-# --anchor): against torch eager, int32 0.984-0.985 -> 0.990-0.993 and int64 0.986-0.990 ->
-# 0.996-0.997 in one call, both within 0.2% in another; scalar kernels measured no better.
-_FLAT_LOADS = {"contiguous": 2}
-
-
-def entry_point(spec) -> str:
+def entry_point(spec, kernels=None) -> str:
     """The extern "C" kernel: one by-value struct holding the record and the launch facts.
 
     __grid_constant__ lets the body take the struct's address without a local copy.
+    `kernels`: the device tuning's KernelTables (default: the backend's).
     """
     n = spec.nslots
-    cap = _max_registers(spec)
+    cap = _max_registers(spec, kernels)
     cap = f"__maxnreg__({cap}) " if cap else ""
     return (f"#include <stridewise/cuda/kernels.cuh>\n"
-            f"struct SwArgs {{ sw::Slot s[{n + _extra_slots(spec)}]; }};\n"
+            f"struct SwArgs {{ sw::Slot s[{n + _extra_slots(spec, kernels)}]; }};\n"
             f'extern "C" __global__ void {cap}{spec.entry}(const __grid_constant__ SwArgs a) {{\n'
-            f"  sw::cuda::{spec.mode}_kernel<Op{_template_args(spec)}>(a.s, a.s + {n});\n}}\n")
+            f"  sw::cuda::{spec.mode}_kernel<Op{_template_args(spec, kernels)}>(a.s, a.s + {n});\n}}\n")
 
 
 def tile_width(alg, pack: int) -> int:
@@ -146,14 +98,15 @@ def tile_width(alg, pack: int) -> int:
     return max(min(alg.tile, alg.block_size), pack, 8)
 
 
-def _template_args(spec) -> str:
+def _template_args(spec, kernels=None) -> str:
     """The kernel's mode-specific template arguments after Op: short_rows' fast division,
     rows' batches, tiled's rows per tile (and width, staged), contiguous's packs in flight."""
-    if _fast_div(spec) or _lookup(_BATCHED, spec, False):
+    k = _tables(kernels)
+    if _fast_div(spec, k) or k.lookup("batched", spec, False):
         return ", true"
     if spec.tile:   # the staged tile's width is compiled in: it sizes the shared memory
-        return f", {_lookup(_TILE_ROWS, spec) or 0}, {spec.tile}"
-    n = _lookup(_TILE_ROWS, spec) or _lookup(_FLAT_LOADS, spec)
+        return f", {k.lookup('tile_rows', spec) or 0}, {spec.tile}"
+    n = k.lookup("tile_rows", spec) or k.lookup("flat_loads", spec)
     return f", {n}" if n else ""
 
 
@@ -222,6 +175,19 @@ def _arch(device) -> str:
         return device
     dev = _device(device[1])
     return f"sm_{_attribute(dev, _CC_MAJOR)}{_attribute(dev, _CC_MINOR)}"
+
+
+@functools.cache
+def device_key(device) -> tuple[str, str]:
+    """(name, arch) of a CUDA device, as tunings are keyed: ("NVIDIA H200", "sm_90")."""
+    buf = ctypes.create_string_buffer(256)
+    try:
+        fn = _cu().cuDeviceGetName
+    except AttributeError:   # a driver (or stand-in) without it: tunings by arch still apply
+        return "CUDA device", _arch(device)
+    fn.argtypes, fn.restype = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int], ctypes.c_int
+    _check(fn(buf, 256, _device(device[1])), "cuDeviceGetName")
+    return buf.value.decode(), _arch(device)
 
 
 def _options(arch: str, extra=()):
@@ -464,17 +430,6 @@ def _native_getter(lib: str):
     return ext.cuda_current if ext is not None else None
 
 
-# rows_kernel's work units. A unit is often a block's whole work (the grid has a block per
-# unit up to the tuning's waves), so its size trades the unit's own setup against a short
-# last wave and blocks in flight on a compact stretch of the output. Since a unit's setup is
-# a few multiply-highs (G31), small units win: H200, 2026-11-30 (bench/NOTES.md G30, G31,
-# 2^27 outputs), 4 packs per thread against 8 gained 1-3% in row, column and crossed 3-d
-# (int64 column equal). Outer products that do not share their divisor row keep 16 (G21).
-_ROW_UNIT_PACKS, _ROW_UNIT_PACKS_OUTER = 4, 16
-# Where kLoads rows share a repeated row, a unit is a number of batches (one pack column in
-# those rows) per thread: 2 against the 4-8 that suited the old setup gained 3-7% in float16,
-# bfloat16, int32 and int64 outer products, and float64's were fastest at 1 (+3% over 2).
-_ROW_UNIT_BATCHES, _ROW_UNIT_BATCHES_OUTER = 2, {"float64": 1}
 _LOADS = 4   # kLoads in cuda/kernels.cuh
 
 
@@ -485,12 +440,13 @@ def configure(spec, plan, alg, device, lib) -> Config:
     from ..tuning import elementwise_tuning
 
     sms, threads_per_sm, ctx = _device_facts(device[1])
-    tuning = elementwise_tuning("cuda", None, spec.compute.name).for_mode(spec.mode)
+    tuning = elementwise_tuning("cuda", device_key(device), spec.compute.name).for_mode(spec.mode)
+    k = tuning.kernels
     block, items, pack = alg.block_size, alg.items_per_thread, spec.pack
     group, extra = 0, []
     if spec.mode in ("contiguous", "scalar", "short_rows"):
         work = -(-max(1, (plan.n - 0) // pack) // (block * items))
-        if _fast_div(spec):   # flat_offsets: i mod period as a multiply-high
+        if _fast_div(spec, k):   # flat_offsets: i mod period as a multiply-high
             periods = plan.layout("short_rows").periods
             for kind, period in zip(spec.kinds, periods):
                 if kind == "periodic":
@@ -502,11 +458,11 @@ def configure(spec, plan, alg, device, lib) -> Config:
         r = _LOADS if "repeated" in spec.kinds else 1
         height = plan.shape[-2] if r > 1 else 1
         if r > 1:
-            batches = _ROW_UNIT_BATCHES_OUTER.get(spec.compute.name, _ROW_UNIT_BATCHES) \
-                if plan.outer() else _ROW_UNIT_BATCHES
+            batches = k.row_unit_batches_outer.get(spec.compute.name, k.row_unit_batches) \
+                if plan.outer() else k.row_unit_batches
             items, unit = min(items, batches), batches * r
         else:
-            unit = _ROW_UNIT_PACKS_OUTER if plan.outer() else _ROW_UNIT_PACKS
+            unit = k.row_unit_packs_outer if plan.outer() else k.row_unit_packs
         group = min(block, max(32, _pow2_at_least(-(-max(packs, 1) // items))))
         chunks = -(-packs // (group * items)) if packs else 1
         span = min(chunks, max(1, unit // (items * r)))
@@ -519,7 +475,7 @@ def configure(spec, plan, alg, device, lib) -> Config:
         work = -(-total // groups)
     elif spec.mode == "tiled":   # tiles of `rows` rows by `group` packs, as tiled_kernel's
         group = tile_width(alg, pack)
-        rows = _lookup(_TILE_ROWS, spec) or group
+        rows = k.lookup("tile_rows", spec) or group
         jd, id_ = plan.layout("tiled").aux, plan.ndim - 1
         work = plan.n // (plan.shape[jd] * plan.shape[id_]) * \
             -(-plan.shape[jd] // rows) * -(-plan.shape[id_] // (group * pack))
@@ -533,7 +489,7 @@ def configure(spec, plan, alg, device, lib) -> Config:
     grid = max(1, min(work, sms * resident * tuning.waves, 2**31 - 1))
     geometry = struct.pack("<ii", items, group)
     record = geometry + struct.pack(f"<{len(extra)}Q", *extra)
-    assert len(record) == 8 * _extra_slots(spec), (spec.mode, len(record))   # the entry's SwArgs
+    assert len(record) == 8 * _extra_slots(spec, k), (spec.mode, len(record))   # the entry's SwArgs
     return Config(grid, block, record, _stream_getter(lib, device[1]), ctx, (items, group),
                   device[1], _device_getter(lib), _native_getter(lib))
 

@@ -33,7 +33,7 @@ template <int P, class F, class S> struct Apply2Pack : Apply2<F, S> {
 // one divisor for many dividends (rows with a repeated operand: the outer product) prepares
 // it once with its load and hands the same D to every pack of the batch. Explicit, because
 // the compiler does not share inline asm (rcp.approx) across the packs' slow-path branches
-// (bench/NOTES.md G26).
+// (outer products +13-17% in 16-bit and int32).
 template <class F, class = void> struct HasPrepare { enum { value = 0 }; };
 template <class F> struct HasPrepare<F, decltype((void)&F::prepare, void())> { enum { value = 1 }; };
 template <class F, class = void> struct HasFast { enum { value = HasPrepare<F>::value }; };
@@ -49,7 +49,7 @@ template <class F, class M> struct Prepared { typedef decltype(prepare<F>(M())) 
 // The flag `fast` sets, and the loop that runs `fast` over a pack. The device unrolls it.
 // The host makes it an `omp simd` loop and the flag an int: GCC 12 vectorizes neither a
 // reduction in straight-line (fully unrolled) code nor one over bool, so with the device's
-// form the host's fast path stayed scalar (bench/NOTES.md).
+// form the host's fast path stayed scalar.
 #if defined(__CUDA_ARCH__)
 typedef bool FastFlag;
 #define SW_FAST_LOOP(P) SW_UNROLL
@@ -76,10 +76,10 @@ SW_HOST_DEVICE SW_INLINE auto call_fast(FastFlag& slow, A... a) { return F::fast
 // rounding to float, d = 1 - x * r0 is below 1.25 * 2^-22 in magnitude. A Newton step
 // r0 + r0 * round(d) leaves x * r1 - 1 = -d^2 plus roundings: within 2^-43.36 + 2^-53. A
 // division is a Newton sequence too, but with a correctly rounded quotient and a branch to a
-// slow path per element, which kept a pack's elements from overlapping (bench/NOTES.md G12).
+// slow path per element, which kept a pack's elements from overlapping.
 // __fdividef, unlike inline asm, is an intrinsic the compiler shares between packs with the
 // same x even across the packs' slow-path branches (how the rows kernel shared a repeated
-// operand's reciprocal before divisors were prepared: G13, G26).
+// operand's reciprocal before divisors were prepared).
 SW_HOST_DEVICE SW_INLINE double rcp_newton(double x) {
   const float xf = (float)x;
   float rf;
@@ -90,6 +90,44 @@ SW_HOST_DEVICE SW_INLINE double rcp_newton(double x) {
 #endif
   const double r = rf;
   return fma(r, fma(-x, r, 1.0), r);
+}
+
+// fmod of any two floats, exactly, in double, at a cost bound by the exponent gap (the
+// device's remainder_fast leaves it the lanes it cannot take; the host's slow lanes take it
+// in place of libm's fmodf, whose loop costs a step per bit of the quotient). With
+// B = m 2^e (m in [1, 2), exact: a float's significand), x = A 2^-e and y = m: fmod(A, B) =
+// fmod(x, m) 2^e, every scaling exact in double. inv is rcp_newton(m) (within 2^-43.3) after a
+// second Newton step: within 2^-86 + 2^-53 of 1 / m. While x >= 2^48 (x = X 2^(s + 47), X in
+// [1, 2)), x is reduced modulo ms = m 2^s: u = up 2^-s with up = inv (1 + 2^-50) (rounded),
+// so x * u is at least x / ms (the bias beats inv's error and three roundings, 2^-50.6) and
+// above it by less than 2^48 2^-49.4 < 0.38: q = trunc(x * u) is n or n + 1, and r = x - q ms
+// is exact (the fma forms q ms exactly): x and ms are multiples of 2^(s-23) (24-bit
+// significands; what reductions leave stays a multiple of the larger grid) and
+// |r| <= ms < 2^(s+1), 25 bits; r < 0 gets ms added. Each pass lowers x's exponent by at
+// least 47 (at most 6 passes for float's 2^277 range); the last step is the same with m.
+// The result is a multiple of B's grid below B, so converting it to float is exact.
+// tests/test_remainder_cpu.py checks the argument as arithmetic, the host build against NumPy.
+SW_HOST_DEVICE SW_INLINE float fmod_wide_exact(float a, float b) {
+  const double A = fabs((double)a), B = fabs((double)b), top = 0x1.fffffffffffffp1023;
+  if (!(A <= top) || !(B > 0.0)) return bit_cast<float>(0x7fffffffu);   // inf or NaN a, 0 or NaN b
+  if (!(B <= top)) return a;                                           // b = +-inf
+  const u64 bits = bit_cast<u64>(B);
+  const i32 e = (i32)(bits >> 52) - 1023;
+  const double m = bit_cast<double>((bits & 0x000fffffffffffffull) | (1023ull << 52));
+  const double inv0 = rcp_newton(m), inv = fma(inv0, fma(-m, inv0, 1.0), inv0);
+  const double up = fma(inv, 0x1p-50, inv);
+  double x = A * bit_cast<double>((u64)(1023 - e) << 52);
+  for (;;) {
+    const i32 s = (i32)(bit_cast<u64>(x) >> 52) - 1023 - 47;
+    if (s <= 0) break;
+    const double ms = bit_cast<double>(bit_cast<u64>(m) + ((u64)s << 52));
+    const double u = bit_cast<double>(bit_cast<u64>(up) - ((u64)s << 52));
+    const double r = fma(-trunc(x * u), ms, x);
+    x = r < 0.0 ? r + ms : r;
+  }
+  const double r = fma(-trunc(x * up), m, x);
+  const double y = (r < 0.0 ? r + m : r) * bit_cast<double>((u64)(1023 + e) << 52);
+  return copysignf((float)y, a);
 }
 
 // Divisors prepared for the remainder fast paths (HasPrepare): b and what depends on it alone.
@@ -105,25 +143,13 @@ SW_DEVICE SW_INLINE float rcp_approx(float x) {
 // Device fmod: with A = |a|, B = |b|, n = trunc(A / B) and q = n or n + 1, A - q * B is exact
 // in one fma (a multiple of the smaller ulp, below B in magnitude) and adding B back is
 // exact. This replaces fmod's bit loop, which made float64 remainder compute-bound.
-// float: q from the approximate reciprocal (one MUFU.RCP, within 1 ulp) scaled up by
-// 2^-21, never below A / B and, for A / B < 2^20, less than 0.75 above it, so q = n or n + 1
-// without an IEEE division; B in [2^-100, 2^100] keeps 1 / B a normal float. (__fdividef
-// would let the compiler share the reciprocal between packs, but costs a range check per
-// element, and float rows measured no gain from sharing: bench/NOTES.md G13.)
-// double: the same with rcp_newton(B) scaled up by 2^-42: with its error below 2^-43.3
+// double: q from rcp_newton(B) scaled up by 2^-42: with its error below 2^-43.3
 // and two roundings of 2^-53, A * up lies in [A / B, A / B (1 + 2^-41.5)], so for
 // A / B < 2^40 it is less than 0.36 above A / B and q = n or n + 1 (for a subnormal product
 // A / B is tiny and q = 0 = n); A * up >= A / B, so q < 2^40 checks the quotient, and the
 // divisor's range check is prepared with up. Nothing here branches, so a pack's elements overlap.
-// Zero, inf, NaN, extreme divisors and huge quotients set `slow` (fmodf / fmod then).
-SW_DEVICE SW_INLINE float fmod_fast(float a, float b, FastFlag& slow) {
-  const float A = fabsf(a), B = fabsf(b);
-  slow |= !(A < B * 0x1p20f) || !(B >= 0x1p-100f) || !(B <= 0x1p100f);
-  const float rcp = rcp_approx(B);                          // B is normal here: ftz is moot
-  const float q = truncf(A * (rcp * (1.0f + 0x1p-21f)));   // hoisted when b is uniform
-  const float r = fmaf(-q, B, A);
-  return copysignf(r < 0.0f ? r + B : r, a);
-}
+// Zero, inf, NaN, extreme divisors and huge quotients set `slow` (fmod then).
+// (float: remainder_fast and fmod_wide below.)
 template <> struct Divisor<double> {
   double b, B, up;
   bool slow;
@@ -145,28 +171,22 @@ SW_DEVICE SW_INLINE double fmod_fast(double a, double b, FastFlag& slow) {
 // The slow paths as calls: inlined, fmod's bit loop appeared once per element of every pack
 // (half of each kernel's code) and its registers counted against the fast path's (bfloat16
 // rows held 96, 78 with the call); the call's cost is paid only by a pack that needs it.
-static __noinline__ SW_DEVICE float fmod_slow(float a, float b) { return fmodf(a, b); }
 static __noinline__ SW_DEVICE double fmod_slow(double a, double b) { return fmod(a, b); }
-SW_DEVICE SW_INLINE float sw_fmod(float a, float b) {
-  FastFlag slow = false;
-  const float r = fmod_fast(a, b, slow);
-  return slow ? fmod_slow(a, b) : r;
-}
 SW_DEVICE SW_INLINE double sw_fmod(double a, double b) {
   FastFlag slow = false;
   const double r = fmod_fast(a, b, slow);
   return slow ? fmod_slow(a, b) : r;
 }
 #else
-// Host fmod without glibc's bit loop (about 23 ns per call, 6-13x slower than this; see
-// bench/NOTES.md). With A = |a|, B = |b| and n = trunc(A / B) < 2^k, the rounded quotient
+// Host fmod without glibc's bit loop (about 23 ns per call, 6-13x slower than this).
+// With A = |a|, B = |b| and n = trunc(A / B) < 2^k, the rounded quotient
 // q = trunc(A / B) is n or n + 1 (rounding is monotone and n is representable), and
 // A - q * B is exactly representable (a multiple of the smaller ulp, below 2B in magnitude),
 // so one exact product-difference and one add of B give fmod exactly. Zero, inf, NaN and
-// huge quotients take libm's fmod.
+// huge quotients take fmod_slow: fmod_wide_exact for float, libm's fmod for double.
 // The slow paths are opaque, cold calls: with -fno-math-errno libm's fmod counts as pure, and
 // this keeps GCC from ever speculating it into the common path.
-__attribute__((noipa, cold)) inline float fmod_slow(float a, float b) { return fmodf(a, b); }
+__attribute__((noipa, cold)) inline float fmod_slow(float a, float b) { return fmod_wide_exact(a, b); }
 __attribute__((noipa, cold)) inline double fmod_slow(double a, double b) { return fmod(a, b); }
 SW_INLINE float sw_fmod(float a, float b) {
   // Doubles hold a 29-bit q times a 24-bit B exactly, so no FMA is needed.
@@ -230,11 +250,99 @@ SW_HOST_DEVICE SW_INLINE float sw_inf() {
 #endif
 }
 
+#if defined(__CUDA_ARCH__)
+// The device's float remainder, whose cost does not depend on the operands' values within
+// |a / b| < 2^40 (every float16 pair) or, with step 0 (float32, bfloat16), 2^60: every pair
+// short of extreme quotients or divisors. Steps of the form below, with no branch or call:
+// Step form (from the signed quotient, fewer instructions than fmod then a sign fix):
+// w = x * rcp.approx(y) is within 2^-22.4 of x / y (relative); w + |w| 2^-21 is then at least x / y and, for
+// |x / y| < 2^20 + 1, less than 0.8 above it, so q = its floor is n = floor(x / y) or n + 1
+// (a subnormal w only occurs for |x / y| < 1, where q in {-1, 0, 1} is n or n + 1 too).
+// r = x - q * y is then the floor modulus, or that minus y; one fma gives either exactly (a
+// multiple of the smaller ulp, |r| <= |y|) except the modulus x + y of |x| < |y| with
+// opposite signs, which it rounds once, as torch's fmod + b does.
+// Step 1 reduces A = |a| modulo Bs = |b| 2^20 (a multiple of b, so the floor modulus is
+// kept): q1 = floor(A * rcp1) with rcp1 = |rcp| 2^-20 (1 + 2^-21) (the bias folded in: one
+// rounding of rcp1 and one of the product leave A * rcp1 in [A / Bs, A / Bs + 0.75) for
+// A / Bs < 2^20), so q1 = n1 or n1 + 1 and r1 = A - q1 Bs is exact, in [-Bs, Bs). q1 < 2^20
+// implies A / Bs <= A * rcp1 < 2^20, so checking q1 checks the step, and |a / b| < 2^40
+// passes it. Step 2 is the form on a2 = r1 with a's sign flipped in (a2 = a - k b for an
+// integer k, |a2 / b| <= 2^20): for |a| >= |b| the floor modulus and torch's fmod + b are both
+// multiples of ulp(b) below |b|, exact; for |a| < |b|, q1 = 0 and a2 = a. A nonzero r against
+// b's sign gets b added (exact). A zero takes the dividend's sign (torch: fmod's) or the
+// divisor's (NumPy).
+// Special values are ordinary lanes: b = 0 or a = +-inf make r1 NaN (0 * inf or inf - inf),
+// NaN stays NaN, and b = +-inf gives rcp = 0, q1 = q = 0 and r = a2 = a, with the fma's
+// divisors (Bs, bc) clamped to the largest float so 0 * inf never arises; b's own inf is
+// then added where the signs differ, as torch does. So q1 >= 2^20 sets `slow` only where r1
+// is not NaN (q1 = inf from an overflowing A * rcp1 leaves r1 = -inf, and sets it).
+// A subnormal divisor (rcp.approx.ftz gives inf) and |b| in (2^100, inf) (a reciprocal near
+// or below the subnormal range) set `slow` too, through the prepared flag `wide`; those and
+// quotients of 2^40 and more take fmod_wide. tests/test_remainder_cpu.py checks this
+// argument as float arithmetic, with the reciprocal 1 ulp either way, and tests/test_cuda.py
+// every float16 and bfloat16 pair, with the divisors dense and prepared.
+template <> struct Divisor<float> {
+  float b, rcp, rcp1, Bs, rcp0, Bs0, bc;   // ~1/b; steps 1 and 0; b clamped finite
+  bool wide, wide0;   // |b| subnormal or in (2^100, inf) (2^86 with step 0): fmod_wide's
+  SW_DEVICE SW_INLINE static Divisor make(float b) {
+    const float B = fabsf(b), rcp = rcp_approx(b), big = 0x1.fffffep127f;
+    const u32 e = __float_as_uint(B);
+    return {b, rcp, fabsf(rcp) * (0x1p-20f * (1.0f + 0x1p-21f)), fminf(B * 0x1p20f, big),
+            fabsf(rcp) * (0x1p-40f * (1.0f + 0x1p-21f)), fminf(B * 0x1p40f, big),
+            copysignf(fminf(B, big), b),
+            (e - 0x00800000u > 0x71000000u) & (e - 1u < 0x7f7fffffu),
+            (e - 0x00800000u > 0x6a000000u) & (e - 1u < 0x7f7fffffu)};
+  }
+};
+// kStep0: one more step first, modulo Bs0 = |b| 2^40, the same argument with 2^40 for 2^20
+// (rcp0 stays normal for |b| <= 2^86, which `wide0` checks): quotients below 2^60 then stay
+// on the fast path, for 4 instructions more per element. Its r0 in [-Bs0, Bs0) gets Bs0 added
+// where negative (exact: for A < Bs0 it gives A back, else a multiple of ulp(Bs0) below Bs0),
+// and step 1 sees A < Bs0, so its quotient needs no check. float32 and bfloat16 take it;
+// float16 (quotients below 2^40) does not.
+template <Convention C, bool kStep0>
+SW_DEVICE SW_INLINE float remainder_fast(float a, const Divisor<float>& d, FastFlag& slow) {
+  float A = fabsf(a);
+  if constexpr (kStep0) {
+    const float q0 = floorf(A * d.rcp0);
+    const float r0 = fmaf(-q0, d.Bs0, A);
+    slow |= d.wide0 | ((q0 >= 0x1p20f) & (r0 == r0));
+    A = r0 < 0.0f ? r0 + d.Bs0 : r0;
+  }
+  const float q1 = floorf(A * d.rcp1);
+  const float r1 = fmaf(-q1, d.Bs, A);
+  if constexpr (!kStep0) slow |= d.wide | ((q1 >= 0x1p20f) & (r1 == r1));
+  const float a2 = __uint_as_float(__float_as_uint(r1) ^ (__float_as_uint(a) & 0x80000000u));
+  const float w = a2 * d.rcp;
+  const float q = floorf(fmaf(fabsf(w), 0x1p-21f, w));
+  float r = fmaf(-q, d.bc, a2);
+  // r with b's sign bit flipped in: negative (not -0) exactly when r is nonzero against b
+  if (__int_as_float(__float_as_int(r) ^ (__float_as_int(d.b) & 0x80000000)) < 0.0f) r += d.b;
+  if (C == kNumpy) return copysignf(r, d.b);
+  // A zero takes a's sign without a select: r1 >= +0, so r is -0 only where a is negative, and
+  // a sum of zeros rounded down is -0 when either is; adding a zero leaves a nonzero r as it is.
+  return __fadd_rd(r, copysignf(0.0f, a));
+}
+template <Convention C, bool kStep0>
+SW_DEVICE SW_INLINE float remainder_fast(float a, float b, FastFlag& slow) {
+  return remainder_fast<C, kStep0>(a, Divisor<float>::make(b), slow);
+}
+// The lanes remainder_fast leaves: fmod_wide_exact (above) as a call, whose registers do not
+// count against the fast path's, as the slow paths before it.
+static __noinline__ SW_DEVICE float fmod_wide(float a, float b) { return fmod_wide_exact(a, b); }
+SW_DEVICE SW_INLINE float sw_fmod(float a, float b) {
+  // remainder_fast of magnitudes is fmod's magnitude (a +0 for a zero), a's sign copied in
+  FastFlag slow = false;
+  const float r = remainder_fast<kTorch, true>(fabsf(a), fabsf(b), slow);
+  return slow ? fmod_wide(a, b) : copysignf(r, a);
+}
+#endif
+
 // fmod for operands that came from float16 or bfloat16 (at most 11 significant bits). The
 // device's sw_fmod is exact for every float and cheap, so it serves there. On the host: with
 // A = |a|, B = |b| and A / B < 2^22, q = trunc(A / B) is off by at most one, and
 // r = A - q * B is exact because r and r +- B fit in 24 bits; one compare-and-add fixes the
-// off-by-one. Everything else (inf, NaN, zero divisor, huge quotients) takes fmodf. Tested
+// off-by-one. Everything else (inf, NaN, zero divisor, huge quotients) takes fmod_slow. Tested
 // over all 2^32 pairs per dtype on the GPU (tests/test_cuda.py) and every dividend against
 // 256 divisors on the host (tests/test_remainder_cpu.py).
 #if defined(__CUDA_ARCH__)
@@ -242,12 +350,12 @@ SW_DEVICE SW_INLINE float fmod_short(float a, float b) { return sw_fmod(a, b); }
 #else
 SW_INLINE float fmod_short(float a, float b) {
   const float A = fabsf(a), B = fabsf(b);
-  if (!(A < B * 4194304.0f) || !(B < sw_inf())) return fmodf(a, b);
+  if (!(A < B * 4194304.0f) || !(B < sw_inf())) return fmod_slow(a, b);
   const float q = truncf(A / B);
   // The host has no guaranteed FMA; the double product of a 22-bit q and an 11-bit B is exact.
   float r = (float)((double)A - (double)q * (double)B);
   // Selects, not branches: the off-by-one is data-dependent, and a mispredicted branch per
-  // element costs more on the CPU than the whole fast path (bench/NOTES.md).
+  // element costs more on the CPU than the whole fast path.
   r = r < 0.0f ? r + B : (r >= B ? r - B : r);
   return copysignf(r, a);
 }
@@ -257,74 +365,26 @@ template <class M> struct Bits;
 template <> struct Bits<float> { typedef u32 type; };
 template <> struct Bits<double> { typedef u64 type; };
 
-#if defined(__CUDA_ARCH__)
-// The float remainder as a - q * b with q = floor(a / b) or one more, from the signed
-// quotient: about five fewer instructions per element than fmod_fast then the sign fix, and
-// instructions are what bound float rows and outer products (bench/NOTES.md G16).
-// w = a * rcp.approx(b) is within 2^-22.4 of a / b (relative); w + |w| 2^-21 is then at least
-// a / b and, for |a / b| < 2^20 + 1, less than 0.8 above it, so q = its floor is
-// n = floor(a / b) or n + 1 (a subnormal w only occurs for |a / b| < 1, where q in {-1, 0, 1}
-// is n or n + 1 too). r = a - q * b is then the floor modulus, or that minus b; one fma gives
-// either exactly (a multiple of the smaller ulp, |r| <= |b|) except the modulus a + b of
-// |a| < |b| with opposite signs, which it rounds once, as torch's fmod + b does. A nonzero r
-// against b's sign gets b added (exact). A zero takes the dividend's sign (torch: fmod's,
-// kept) or the divisor's (NumPy). Zero, inf, NaN, a subnormal divisor (rcp.ftz gives inf),
-// |q| >= 2^20 and |b| > 2^100 set `slow`. The last is checked with q per element, or, for a
-// prepared divisor, folded into its reciprocal (NaN there, so q fails its check): free where
-// the divisor is shared, while folding it per element cost permuted float16 8% and checking
-// it per shared element cost outer products 13% (bench/NOTES.md G26). The argument is checked
-// as float arithmetic in tests/test_remainder_cpu.py, and every float16 and bfloat16 pair
-// in tests/test_cuda.py, with the divisors dense and prepared.
-// kBf16: bfloat16 operands (8 significant bits). A nonzero distance from a / b to an integer
-// is then at least 2^-8 (for |a| >= |b|, a - n b is a multiple of ulp(b) > 2^-8 |b|), and the
-// biased w, computed with the product rounded down (so a tiny negative a / b stays below 0
-// instead of underflowing to zero), is at least a / b and less than |a / b| 2^-20.2 above
-// it: for |q| < 2^12, q is floor(a / b) itself and r needs no fix-up, 3 instructions fewer
-// per element (bench/NOTES.md G29). Larger quotients take the functor's exact path.
-template <Convention C, bool kPrepared, bool kBf16 = false>
-SW_DEVICE SW_INLINE float remainder_fast(float a, float b, float rcp, FastFlag& slow) {
-  const float w = kBf16 ? __fmul_rd(a, rcp) : a * rcp;
-  const float q = floorf(fmaf(fabsf(w), 0x1p-21f, w));
-  slow |= !(fabsf(q) < (kBf16 ? 0x1p12f : 0x1p20f)) || (!kPrepared && !(fabsf(b) <= 0x1p100f));
-  float r = fmaf(-q, b, a);
-  // r with b's sign bit flipped in: negative (not -0) exactly when r is nonzero against b
-  if (!kBf16 && __int_as_float(__float_as_int(r) ^ (__float_as_int(b) & 0x80000000)) < 0.0f) r += b;
-  if (C == kNumpy) return copysignf(r, b);
-  // A zero takes a's sign without a select: r is +0 here unless a is -0, and a sum of zeros
-  // rounded down is -0 when either is; adding a zero leaves a nonzero r as it is.
-  return __fadd_rd(r, copysignf(0.0f, a));
-}
-template <> struct Divisor<float> {
-  float b, rcp;
-  SW_DEVICE SW_INLINE static Divisor make(float b) {
-    return {b, fabsf(b) <= 0x1p100f ? rcp_approx(b) : __int_as_float(0x7fffffff)};
-  }
-};
-template <Convention C, bool kBf16 = false>
-SW_DEVICE SW_INLINE float remainder_fast(float a, float b, FastFlag& slow) {
-  return remainder_fast<C, false, kBf16>(a, b, rcp_approx(b), slow);
-}
-template <Convention C, bool kBf16 = false>
-SW_DEVICE SW_INLINE float remainder_fast(float a, const Divisor<float>& d, FastFlag& slow) {
-  return remainder_fast<C, true, kBf16>(a, d.b, d.rcp, slow);
-}
-#endif
-
 template <class T, Convention C>
 struct RemainderFunctor {
   typedef typename OpMath<T>::type M;
   SW_HOST_DEVICE SW_INLINE M operator()(M a, M b) const {
+#if defined(__CUDA_ARCH__)
+    // A pack that the fast path leaves (float32: quotients of 2^60 and more, extreme
+    // divisors) is redone in fmod_wide for every lane, which is exact for all.
+    if constexpr (sizeof(M) == 4) return adjust(fmod_wide(a, b), b);
+#endif
     M m = sw_fmod(a, b);
     return adjust(m, b);
   }
 #if defined(__CUDA_ARCH__)
   SW_DEVICE SW_INLINE static Divisor<M> prepare(M b) { return Divisor<M>::make(b); }
   SW_DEVICE SW_INLINE static M fast(M a, M b, FastFlag& slow) {
-    if constexpr (sizeof(M) == 4) return remainder_fast<C>(a, b, slow);
+    if constexpr (sizeof(M) == 4) return remainder_fast<C, true>(a, b, slow);
     else return fast(a, prepare(b), slow);
   }
   SW_DEVICE SW_INLINE static M fast(M a, const Divisor<M>& d, FastFlag& slow) {
-    if constexpr (sizeof(M) == 4) return remainder_fast<C>(a, d, slow);
+    if constexpr (sizeof(M) == 4) return remainder_fast<C, true>(a, d, slow);
     else return adjust(fmod_fast(a, d, slow), d.b);
   }
 #else
@@ -342,7 +402,7 @@ struct RemainderFunctor {
     return m;
 #else
     // The same on the host, as bit masks: the signs of random data make branches
-    // unpredictable, and GCC turns float compares back into branches (bench/NOTES.md).
+    // unpredictable, and GCC turns float compares back into branches.
     // Sign bits stand in for < 0; they differ only for NaN m or b, where m + b is NaN too.
     typedef typename Bits<M>::type U;
     const U sign = U(1) << (sizeof(U) * 8 - 1);
@@ -360,19 +420,28 @@ struct RemainderFunctor {
 
 template <bool kBf16, Convention C>   // operands of float16, or (kBf16) bfloat16
 struct ShortRemainderFunctor : RemainderFunctor<float, C> {
-  SW_HOST_DEVICE SW_INLINE float operator()(float a, float b) const {
-    return RemainderFunctor<float, C>::adjust(fmod_short(a, b), b);
-  }
   // `prepare` and `fast` are float's, whose fast path is exact for every float, so for 16-bit
   // operands too; on the host it vectorizes with types.h's branch-free half_to_float and
-  // 64-byte packs (bench/NOTES.md 14). On the device `fast` picks remainder_fast's form for
-  // the operands' width: bfloat16's needs no fix-up (kBf16).
+  // 64-byte packs (float16 3.9 -> 1.4 ns an element). On the device float16 skips step 0 (its quotients are
+  // below 2^40, so its fast path covers every pair); bfloat16 keeps it.
 #if defined(__CUDA_ARCH__)
+  SW_DEVICE SW_INLINE float operator()(float a, float b) const {
+    // float16's packs are redone only by its two-lane form (Fast2), for quotients past 500:
+    // the fast path serves them; bfloat16's by the fast path, as float32's.
+    if constexpr (kBf16) return RemainderFunctor<float, C>::adjust(fmod_wide(a, b), b);
+    FastFlag slow = false;
+    const float r = remainder_fast<C, false>(a, b, slow);
+    return slow ? RemainderFunctor<float, C>::adjust(fmod_wide(a, b), b) : r;
+  }
   SW_DEVICE SW_INLINE static float fast(float a, float b, FastFlag& slow) {
     return remainder_fast<C, kBf16>(a, b, slow);
   }
   SW_DEVICE SW_INLINE static float fast(float a, const Divisor<float>& d, FastFlag& slow) {
     return remainder_fast<C, kBf16>(a, d, slow);
+  }
+#else
+  SW_INLINE float operator()(float a, float b) const {
+    return RemainderFunctor<float, C>::adjust(fmod_short(a, b), b);
   }
 #endif
 };
@@ -394,8 +463,8 @@ template <int P, class F, class S> struct Fast2Pack : Fast2<F, S> {
 };
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-// The float16 remainder two lanes per instruction, for a prepared divisor pair (bench/NOTES.md
-// G27). With x = a / b and n = floor(x): rcp = sign(b) * 1/|b| rounded toward zero to half,
+// The float16 remainder two lanes per instruction, for a prepared divisor pair
+// (outer float16 +25%). With x = a / b and n = floor(x): rcp = sign(b) * 1/|b| rounded toward zero to half,
 // from rcp.approx scaled down by 1 - 2^-22 (at most 1/|b|, within 2^-21 below), and NaN
 // where it is not in (0, 65504) (b zero, inf, NaN or below 2^-16). So w = a * rcp lies between
 // 0 and x, within |x| (2^-10 + 2^-21) + |a| 2^-24 of it (the last term: a subnormal rcp).
@@ -409,7 +478,7 @@ template <int P, class F, class S> struct Fast2Pack : Fast2<F, S> {
 // takes a's sign (torch) or b's (NumPy). |q| > 500 and NaN or inf operands reach `slow`
 // through the largest |q| (max.NaN keeps a NaN). bfloat16 has no such form: with 8 bits
 // the bound is |q| <= 56, and the bench's quotients (up to 200) sent so many of its outer
-// product's packs to the slow path that it ran 28-37% slower than float (G27). Every float16
+// product's packs to the slow path that it ran 28-37% slower than float. Every float16
 // pair runs through it in tests/test_cuda.py (test_every_16bit_pair, row_divisors).
 template <Convention C> struct Fast2<RemainderFunctor<half, C>, half> {
   enum { value = 1 };
@@ -482,7 +551,7 @@ SW_DEVICE SW_INLINE u32 u32_mod(u32 U, u32 V, u32 m) {
 }
 
 // int_remainder without its branch, which kept a pack's divisions from overlapping
-// (bench/NOTES.md G12): magnitudes in 32 unsigned bits (|INT_MIN| fits), a zero divisor
+// (a branch per element serializes them): magnitudes in 32 unsigned bits (|INT_MIN| fits), a zero divisor
 // divides by 1, and both b = 0 and b = -1 then leave r = 0 and the result 0. The unsigned
 // remainder is straight-line code. The floor modulus of magnitudes is |b| - r where the
 // signs differ and r != 0, else r, and takes b's sign: selects, one negation. The divisor's
@@ -545,8 +614,18 @@ SW_HOST_DEVICE SW_INLINE i64 floor_i64(double x) {
 #endif
 }
 
-// int64 remainder without 64-bit integer division (a long subroutine on the GPU), for
-// 0 < |b| < 2^42; `slow` is set otherwise. inv = 1/b (rcp_newton of |b|, b's sign) is within
+SW_HOST_DEVICE SW_INLINE u64 trunc_u64(double x) {   // saturating, as trunc_i64; NaN gives 0
+#if defined(__CUDA_ARCH__)
+  return __double2ull_rz(x);
+#else
+  return !(x >= 0) ? 0ull : !(x < 0x1p64) ? ~0ull : (u64)x;
+#endif
+}
+
+// int64 remainder without 64-bit integer division (a long subroutine on the GPU, 2x slower
+// than memory for divisors of 2^61 and more), for every divisor: two forms, one for
+// 0 < |b| < 2^42 and one for the rest, each a fixed sequence; `slow` is never set.
+// Small divisors: inv = 1/b (rcp_newton of |b|, b's sign) is within
 // 2^-43.3 of it (relative). Step 1: q0 = trunc(a * inv) is within |a / b| 2^-43.2 + 1 of
 // a / b (two more roundings), so r = a - q0 b (exact in wrapping 64-bit arithmetic) is below
 // |a| 2^-43.2 + |b| < 2^43 in magnitude: exact as a double. Step 2: x = r / b = n + f with f
@@ -554,24 +633,38 @@ SW_HOST_DEVICE SW_INLINE i64 floor_i64(double x) {
 // 2^-23.5 / |b| + 2^-43.3 (inv's error on |x| <= 2^19.8 / |b| + 1, and y's rounding) of
 // x + 1 / (2|b|), so for |b| < 2^42 it is above x and below n + 1: floor(y) = n exactly, and
 // r - n b is the floor remainder, with b's sign, without a fix-up (the form with magnitudes and
-// fix-ups ran 67 instructions per element in outer products: bench/NOTES.md G28). The GPU
-// uses it as RemainderFunctor<i64>::fast, with inv, |inv| / 2 and the range check prepared
-// (Divisor<i64>); tests/test_remainder_cpu.py checks the argument as Python arithmetic (with
+// fix-ups ran 67 instructions per element in outer products).
+// Large divisors (V = |b| >= 2^42, so U = |a| <= 2^63 gives U / V < 2^21): up = rcp_newton(V)
+// (1 + 2^-40) puts U * up (U and the product rounded once each) in [U / V, U / V + 2^-18], so
+// q0 = trunc(U * up) is n = floor(U / V) or n + 1, and t = U - q0 V (wrapping) is in [-V, V):
+// for V <= 2^63 the sign bit tells a negative t from a nonnegative one, and a negative t gets
+// V added. Then a's sign and the floor convention as masks. A zero divisor takes this form
+// with NaN in up; its result is masked to 0.
+// The GPU uses both as RemainderFunctor<i64>::fast, with the divisor's part prepared
+// (Divisor<i64>); tests/test_remainder_cpu.py checks the arguments as Python arithmetic (with
 // rcp_newton's float reciprocal 2 ulp either way) and the host build against NumPy.
 template <> struct Divisor<i64> {
   i64 b;
-  double inv, half;
-  bool slow;
+  double inv, half, up;
+  u64 V;
+  bool big;   // |b| >= 2^42 or b = 0
   SW_HOST_DEVICE SW_INLINE static Divisor make(i64 b) {
     const u64 V = b < 0 ? 0ull - (u64)b : (u64)b;
     const double r = rcp_newton((double)V);
-    return {b, b < 0 ? -r : r, 0.5 * r, V - 1 >= (1ull << 42) - 1};   // V = 0 wraps: slow too
+    return {b, b < 0 ? -r : r, 0.5 * r, fma(r, 0x1p-40, r), V, V - 1 >= (1ull << 42) - 1};
   }
 };
-SW_HOST_DEVICE SW_INLINE i64 int64_remainder_fast(i64 a, const Divisor<i64>& d, FastFlag& slow) {
-  slow |= (FastFlag)d.slow;
-  const u64 r = (u64)a - (u64)trunc_i64((double)a * d.inv) * (u64)d.b;
-  return (i64)(r - (u64)floor_i64(fma((double)(i64)r, d.inv, d.half)) * (u64)d.b);
+SW_HOST_DEVICE SW_INLINE i64 int64_remainder_fast(i64 a, const Divisor<i64>& d, FastFlag&) {
+  if (!d.big) {
+    const u64 r = (u64)a - (u64)trunc_i64((double)a * d.inv) * (u64)d.b;
+    return (i64)(r - (u64)floor_i64(fma((double)(i64)r, d.inv, d.half)) * (u64)d.b);
+  }
+  const u64 sa = (u64)(a >> 63), U = ((u64)a ^ sa) - sa;
+  u64 t = U - trunc_u64((double)U * d.up) * d.V;
+  t += d.V & (u64)((i64)t >> 63);                  // U mod V
+  const u64 m = (t ^ sa) - sa;                     // a's sign
+  const u64 fix = 0ull - (u64)((m != 0) & ((i64)(m ^ (u64)d.b) < 0));
+  return (i64)((m + ((u64)d.b & fix)) & (0ull - (u64)(d.V != 0)));
 }
 
 #if !defined(__CUDA_ARCH__)
@@ -584,7 +677,7 @@ SW_HOST_DEVICE SW_INLINE i64 int64_remainder_fast(i64 a, const Divisor<i64>& d, 
 // [0, V); then a's sign and the floor convention.
 // Conditional expressions and `&&` were if-converted by GCC 12 only in some layouts; where the
 // operands come from a periodic or strided load they stayed branches ("control flow in loop"),
-// the loop stayed scalar and lost 4-6x to idiv (bench/NOTES.md 13 and 15). So: |x| is
+// the loop stayed scalar and lost 4-6x to idiv. So: |x| is
 // (x ^ s) - s with s = x >> 63; r < 0 gets V added, then r - V >= 0 gets V subtracted; a's
 // sign is applied the same way; b is added where m != 0 and m, b differ in sign. A lane that
 // sets `slow` divides by 1 instead, so no lane converts an out-of-range double or overflows

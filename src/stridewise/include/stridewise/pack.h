@@ -28,7 +28,7 @@ SW_HOST_DEVICE SW_INLINE Pack<T, P> load_pack(const char* base, Index off) {
 // (Algorithm.keep_loads): a 16-byte pack is read with an L2 evict_last policy on sm_80 and
 // later. Streamed inputs are never read again, yet on the H200 this measured faster in some
 // kernels (contiguous +1-3%, float16 scalars and float32 rows +4-6%) and slower in others
-// (float32 scalars -8%, int64 rows -12%; bench/NOTES.md G44): the tuning picks. Never for a
+// (float32 scalars -8%, int64 rows -12%): the tuning picks. Never for a
 // pointer into shared or local memory (the table of a period, a staged block).
 template <class T, int P, class Index>
 SW_HOST_DEVICE SW_INLINE Pack<T, P> load_kept(const char* base, Index off) {

@@ -26,7 +26,7 @@ SW_INLINE void flat_offsets(const Frame<Op>& f, typename Op::Index i, typename O
 
 // The host moves kWide packs per call (pack.h copies, so wider than the plan aligned): the
 // functor's vectorized fast path then runs over 64 bytes, and its per-call work (the slow-lane
-// test, loads and stores) is paid once per 64 bytes instead of per 16 (bench/NOTES.md).
+// test, loads and stores) is paid once per 64 bytes instead of per 16.
 static const int kWide = 4;
 
 // contiguous and scalar: peel `aux` head elements so every pack is aligned, then wide packs,
@@ -104,7 +104,7 @@ void rows_loop(const Slot* slots) {
 // tile's rows along i, where Op::apply reads the staged operands from the buffers as dense
 // runs. cuda/kernels.cuh's tiled_kernel does the same with P x P blocks transposed in
 // registers.
-// Where the output's rows allow, tiles are wide and short (bench/NOTES.md, CPU item 17):
+// Where the output's rows allow, tiles are wide and short:
 // rows of kRunBytes keep every dense stream in long runs the prefetchers follow, and 4 rows
 // a tile read each staged column's cache line in pieces over consecutive tiles, which take
 // the next rows (j) of the same columns while those lines are still in cache. Shorter rows

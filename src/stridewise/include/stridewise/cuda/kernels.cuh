@@ -9,7 +9,7 @@
 // Several packs in flight: each thread issues the loads of up to kLoads packs (Op::load)
 // before it computes and stores any of them (Op::compute, Op::put). A store may alias a later
 // load as far as the compiler knows, so with Op::apply per pack only one pack per thread would
-// be in flight, and the bandwidth would hang on occupancy (bench/NOTES.md G2).
+// be in flight, and the bandwidth would hang on occupancy.
 #pragma once
 #include "../pack.h"
 
@@ -49,7 +49,7 @@ SW_DEVICE SW_INLINE i64 fast_div(i64 n, const Slot& magic, const Slot& shift) {
 // division as fast_div, x[1 + 2 m] and x[2 + 2 m] holding the magic and shift of the m-th
 // periodic operand's period (a `%` is about 14 instructions). Without it the form stays
 // `per ? i % per : i` for every operand: a compile-time test of periodic(k) there measured
-// 2-5% slower in the memory-bound dtypes (bench/NOTES.md G20).
+// 2-5% slower in the memory-bound dtypes.
 template <class Op, bool kPeriodic, bool kFastDiv = false>
 SW_DEVICE SW_INLINE void flat_offsets(const Frame<Op>& f, const Slot* x, typename Op::Index i,
                                       typename Op::Index* off) {
@@ -70,13 +70,13 @@ SW_DEVICE SW_INLINE void flat_offsets(const Frame<Op>& f, const Slot* x, typenam
 // The packs a thread owns in one step: pack(t) for t in [0, count), skipping those at or past
 // `packs`; `offsets(q, j, off)` fills the operand offsets of pack q, the j-th of its batch, into
 // the arrays `p`. Loads of up to L packs (a batch; kLoads unless the kernel compiles fewer, as
-// contiguous does, bench/NOTES.md G43) are issued before any of them is stored.
+// contiguous does for fewer registers) are issued before any of them is stored.
 // kShare: a batch is one pack column, pack(t0), in `rows` <= L rows (j), which share
 // their repeated operands (rows with R > 1), read once with the first, always in range.
 // kBatch: the batch's packs all go through the functor's fast path, then (if a lane needs it)
 // all again exactly, then to their stores, so one branch guards the batch and the packs'
 // arithmetic interleaves: for a long remainder (int64) that waits on its own latency; it
-// costs registers, which the memory-bound kernels pay in occupancy (bench/NOTES.md G38).
+// costs registers, which the memory-bound kernels pay in occupancy.
 // Without it each pack has its own branch (Op::apply's order).
 template <class Op, int P, bool kShare = false, bool kBatch = false, int L = kLoads, class C, class Pack, class Offsets>
 SW_DEVICE SW_INLINE void run_packs(const Frame<Op>& f, char* const* p, C count, C packs,
@@ -86,7 +86,7 @@ SW_DEVICE SW_INLINE void run_packs(const Frame<Op>& f, char* const* p, C count, 
     if (pack(t0) >= packs) break;           // a thread's packs ascend with t
     // Pack t0 is in range from here on; saying so (j == 0 ||) lets the compiler reuse what
     // the first pack computed from shared values in the others. A shared batch's packs are
-    // told apart by j alone: its column computed per j cost 15 instructions per row (G27).
+    // told apart by j alone: its column computed per j cost 15 instructions per row.
     typename Op::template In<P> in[L];
     typename Op::template Out<P> out[L];
     Index off[L][Op::kArrays];
@@ -216,12 +216,12 @@ SW_DEVICE SW_INLINE void row_offsets(const Frame<Op>& f, C slab, C h0, typename 
 // one slab of dim D - 2, and a thread's batch is one pack column in those R rows: the repeated
 // operand's pack has one offset for the whole batch, so it is loaded once and whatever the
 // functor derives from it alone (a divisor's reciprocal) is computed once per R packs
-// (bench/NOTES.md G13). The unit's last chunk also writes the < P tail elements of each row,
+// (outer products: +11-21%). The unit's last chunk also writes the < P tail elements of each row,
 // one per lane.
 // configure() in backends/cuda.py sizes the units and passes them from x[1]: span, units per
 // row set, units in all, groups per block, then the magic and shift (fast_div) of units, of
 // row sets per slab and of group, so that a unit (often a block's only one) divides by
-// multiply-highs (bench/NOTES.md G31).
+// multiply-highs (its setup went from ~270 instructions to a few dozen).
 template <class Op, bool kBatch = false>
 SW_DEVICE void rows_kernel(const Slot* s, const Slot* x) {
   typedef typename Op::Index Index;
@@ -275,19 +275,19 @@ SW_DEVICE void rows_kernel(const Slot* s, const Slot* x) {
 // packs, up to kLoads packs in flight (run_packs).
 // No shared memory and no barrier: a warp's 32 blocks are 8 along i by 4 along j, so each
 // load of a staged operand reads 64 contiguous bytes of 8 columns, and each row's loads and
-// stores are 128 contiguous bytes (bench/NOTES.md G15). The plan makes both tile dims'
+// stores are 128 contiguous bytes. The plan makes both tile dims'
 // extents multiples of P, so a block is whole or absent; configure() keeps T >= max(P, 8)
 // and TJ a multiple of P.
 // Tiles go to blocks in groups of x[1] consecutive tiles along j (the last group of a column
 // of tiles may be shorter), i after that: neighbouring blocks then read one longer run of
-// each staged column (bench/NOTES.md G22). Tall, narrow tiles measured fastest (G39): 16-bit
+// each staged column. Tall, narrow tiles measured fastest (+1-3%): 16-bit
 // tiles of 128 rows by 8 packs give each thread of a 128-thread block one P x P block, and
 // its 4 warps read 256 bytes of each of the tile's 64 staged columns together; float32,
-// float64 and int64 take 64 rows by 8 packs (backends/cuda.py _TILE_ROWS).
+// float64 and int64 take 64 rows by 8 packs (tuning.py KernelTables.tile_rows).
 // kCols (Algorithm `stage`): the tile is kCols packs wide, compiled in, and the block first
 // copies each staged operand's tile into shared memory (Stage below) with cp.async, whole
 // 128-byte runs of its columns and no register held across the loads' latency; the threads
-// then transpose their P x P blocks from there. int32 gained 2-5% (bench/NOTES.md G45).
+// then transpose their P x P blocks from there. int32 gained 2-5%.
 static const int kBlockCols = 8;  // a warp's blocks along i
 
 // P packs of P elements, column c at src + c * si, as the P packs of the block's rows;

@@ -1,0 +1,77 @@
+"""Derivatives of the built-in ops: the formulas torch defines for its own ops
+(tools/autograd/derivatives.yaml), written with torch ops so they run on any device, under
+torch.compile and twice differentiated.
+
+Each formula takes (grad, inputs, output): inputs are the call's operands as given (tensors
+or Python numbers) and returns one gradient per input, or None where there is none. The
+caller reduces each gradient to its input's shape and dtype (broadcasting and promotion).
+"""
+from __future__ import annotations
+
+import torch
+
+__all__ = ["FORMULAS", "SAVES"]
+
+
+def _pow(g, ins, out):
+    x, y = ins
+    gx = gy = None
+    if isinstance(x, torch.Tensor):     # pow_backward_self: 0 where the exponent is 0
+        gx = torch.where(torch.as_tensor(y, device=g.device) == 0, 0.0, g * y * torch.pow(x, y - 1))
+    if isinstance(y, torch.Tensor):     # pow_backward_exponent: 0 where 0 ** (y >= 0)
+        xv = torch.as_tensor(x, dtype=out.dtype, device=g.device)
+        gy = g * torch.where((xv == 0) & (y >= 0), 0.0, out * torch.log(xv))
+    return gx, gy
+
+
+def _maxmin(sign):
+    def formula(g, ins, out):
+        x, y = ins
+        # derivatives.yaml: ties split the gradient in halves; the other side gets 0
+        xv, yv = (torch.as_tensor(v, device=g.device) for v in ins)
+        half = torch.where(xv == yv, g / 2, g)
+        gx = half.masked_fill(sign * (xv - yv) < 0, 0) if isinstance(x, torch.Tensor) else None
+        gy = half.masked_fill(sign * (xv - yv) > 0, 0) if isinstance(y, torch.Tensor) else None
+        return gx, gy
+    return formula
+
+
+def _where(g, ins, out):
+    c = ins[0]
+    zero = torch.zeros_like(g)
+    return None, torch.where(c, g, zero), torch.where(c, zero, g)
+
+
+FORMULAS = {
+    "add": lambda g, ins, out: (g, g),
+    "subtract": lambda g, ins, out: (g, -g),
+    "multiply": lambda g, ins, out: (g * ins[1], g * ins[0]),
+    "divide": lambda g, ins, out: (g / ins[1], -g * ((ins[0] / ins[1]) / ins[1])),
+    "remainder": lambda g, ins, out: (g, -g * torch.div(torch.as_tensor(ins[0], device=g.device),
+                                                         ins[1], rounding_mode="floor")),
+    "fmod": lambda g, ins, out: (g, -g * torch.div(torch.as_tensor(ins[0], device=g.device),
+                                                    ins[1], rounding_mode="trunc")),
+    "maximum": _maxmin(1),
+    "minimum": _maxmin(-1),
+    "pow": _pow,
+    "where": _where,
+    "relu": lambda g, ins, out: (g * (out > 0),),          # threshold_backward(grad, result, 0)
+    "abs": lambda g, ins, out: (g * torch.sgn(ins[0]),),
+    "negative": lambda g, ins, out: (-g,),
+    "exp": lambda g, ins, out: (g * out,),
+    "log": lambda g, ins, out: (g / ins[0],),
+    "sqrt": lambda g, ins, out: (g / (2 * out),),
+    "sin": lambda g, ins, out: (g * torch.cos(ins[0]),),
+    "cos": lambda g, ins, out: (g * -torch.sin(ins[0]),),
+    "fma": lambda g, ins, out: (g * ins[1], g * ins[0], g),
+}
+# casts: the gradient goes back in the input's dtype (the caller's reduction does that)
+FORMULAS.update({f"cast_{dt}": (lambda g, ins, out: (g,))
+                 for dt in ("float16", "bfloat16", "float32", "float64")})
+
+# What each formula reads: "i" the inputs, "o" the output (the rest are not saved). An op
+# without a formula (floor_divide: torch defines none either; an integer or bool cast has no
+# differentiable output) raises "derivative ... is not implemented" at backward, as torch does.
+SAVES = {"multiply": "i", "divide": "i", "remainder": "i", "fmod": "i", "maximum": "i",
+         "minimum": "i", "pow": "io", "where": "i", "relu": "o", "abs": "i", "exp": "o",
+         "log": "i", "sqrt": "o", "sin": "i", "cos": "i", "fma": "i"}

@@ -1,0 +1,279 @@
+"""stridewise ops as torch.library custom ops: autograd, torch.compile, fake and meta tensors.
+
+Eager calls on plain tensors never come here. The warm path declines a tensor that needs
+torch's dispatcher (it requires grad with grad mode on, lives on the meta device, is a
+subclass such as FakeTensor, or a dispatch mode such as make_fx's is active), and
+_ops._call then sends the call here (`routed`). Dynamo traces `call` in place of the eager
+entry points, which carry it as `_torchdynamo_inline` (as torch.jit and functorch mark
+theirs), so a compiled graph holds the custom op and Inductor calls stridewise's kernel.
+
+Each op is one custom op, stridewise::<name>, with one overload per pattern of tensor and
+Python-number operands ("TS": x0 a tensor, x1 a number): numbers keep torch's weak
+promotion and stay kernel parameters, as in eager calls. Overloads are defined on first use.
+out= and in-place calls run the functional op and copy_ the result into the target, so
+torch's copy_ bumps the version counter and refuses leaves that require grad in torch's words.
+"""
+from __future__ import annotations
+
+import numbers
+import sys
+
+from . import _arrays, _ops
+from ._dtypes import dtype_of
+
+__all__ = ["NAMESPACE", "routed", "declines", "call", "bump", "out_strides"]
+
+NAMESPACE = "stridewise"
+_LIB = None              # the torch.library.Library every overload lives in
+_DEFINED: set = set()    # (name, mask) overloads defined
+_ALGORITHMS: dict = {}   # repr -> algorithm (schemas carry algorithms as strings)
+
+
+def routed(args, out) -> bool:
+    """Whether an eager call goes through the custom op: a torch tensor among the arguments
+    requires grad (grad mode on), is a meta tensor or a subclass (FakeTensor,
+    FunctionalTensor), or a torch dispatch mode is active."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return False
+    outs = out if isinstance(out, (list, tuple)) else (out,)
+    tensors = [x for x in (*args, *outs) if isinstance(x, torch.Tensor)]
+    if not tensors:
+        return False
+    grad = torch.is_grad_enabled()
+    for t in tensors:
+        if type(t) not in (torch.Tensor, torch.nn.Parameter) or t.is_meta or grad and t.requires_grad:
+            return True
+    return torch._C._len_torch_dispatch_stack() > 0
+
+
+def declines(t) -> bool:
+    """Whether the warm path must leave plain tensor t to `routed`: it requires grad with grad
+    mode on, is not on the CPU or a CUDA device, or a dispatch mode is active (what
+    stridewise._torch's sw_torch_key checks in C++)."""
+    torch = sys.modules["torch"]
+    return (t.requires_grad and torch.is_grad_enabled() or t.device.type not in ("cpu", "cuda")
+            or torch._C._len_torch_dispatch_stack() > 0)
+
+
+def bump(t) -> None:
+    """Count an in-place write into torch tensor t, as torch's own ops do: autograd compares
+    a saved tensor's version at backward time."""
+    import torch.autograd.graph
+
+    torch.autograd.graph.increment_version(t)
+
+
+def out_strides(shape: tuple, inputs: list) -> tuple:
+    """Strides of an allocated output of `shape` given the input Views: the rule the eager
+    allocation follows (_arrays.allocator), so fakes, traced graphs and eager calls agree."""
+    return _arrays._dense_strides(shape)
+
+
+def _is_kernel(op) -> bool:
+    return not isinstance(op, _ops.ElementwiseOp)
+
+
+def _name(op) -> str:
+    return f"{op.name}_k{op._id}" if _is_kernel(op) else op.name
+
+
+def _ensure(op, mask: str) -> str:
+    """The custom op's name, defining the overload `mask` on first use. Dynamo runs this at
+    trace time and keeps its answer (marked constant below)."""
+    name = _name(op)
+    if (name, mask) not in _DEFINED:
+        _define(op, name, mask)
+        _DEFINED.add((name, mask))
+    return name
+
+
+_ensure._dynamo_marked_constant = True   # torch._dynamo.assume_constant_result, without importing it
+
+
+def _algorithm_key(algorithm) -> str | None:
+    if algorithm is None:
+        return None
+    key = repr(algorithm)
+    _ALGORITHMS.setdefault(key, algorithm)
+    return key
+
+
+_algorithm_key._dynamo_marked_constant = True
+
+
+def _fake_view(t):
+    """A View of a tensor without touching its data (fake and meta tensors have none)."""
+    d = t.device
+    return _arrays.View("torch", (d.type, d.index or 0), 0, tuple(t.shape), tuple(t.stride()),
+                        dtype_of(t.dtype), t)
+
+
+def _define(op, name: str, mask: str) -> None:
+    import torch
+
+    from ._grads import FORMULAS, SAVES
+
+    global _LIB
+    if _LIB is None:
+        _LIB = torch.library.Library(NAMESPACE, "FRAGMENT")
+    kernel, n, nout = _is_kernel(op), len(mask), op.nout
+    params = [f"{'Tensor' if m == 'T' else 'Scalar'} x{i}" for i, m in enumerate(mask)]
+    # user kernels: the given outs (their shape and dtype can decide the result's, and a
+    # kernel that reads them starts from them); built-ins: the convention
+    nx = nout if kernel else 1
+    params += [f"Tensor? o{k}=None" for k in range(nout)] if kernel else ["str? convention=None"]
+    params.append("str? algorithm=None")
+    ret = "Tensor" if nout == 1 else "(" + ", ".join(["Tensor"] * nout) + ")"
+    qualname = f"{NAMESPACE}::{name}.{mask}"
+    _LIB.define(f"{name}.{mask}({', '.join(params)}) -> {ret}")
+
+    def impl(*a):
+        a += (None,) * (n + nx + 1 - len(a))     # defaults the dispatcher left out
+        args, extra, algorithm = a[:n], a[n:n + nx], _ALGORITHMS.get(a[n + nx]) if a[n + nx] else None
+        # The inputs may require grad (autograd sits above this kernel): no_grad keeps the
+        # eager path from routing back here, and lets the warm path take the call.
+        with torch.no_grad():
+            if not kernel:
+                return _ops._call(op, args, None, extra[0], algorithm)
+            outs = None
+            if extra[0] is not None:    # fresh outputs for the given; read ones start as them
+                views = [_fake_view(x) for x in args if isinstance(x, torch.Tensor)]
+                outs = [torch.empty_strided(o.shape, out_strides(tuple(o.shape), views),
+                                            dtype=o.dtype, device=o.device) for o in extra]
+                for o, init, reads in zip(outs, extra, op._reads):
+                    if reads:
+                        o.copy_(init)
+            return _ops._call(op, args, outs, None, algorithm, calls=op._calls, memo=op._memo)
+
+    def fake(*a):
+        a += (None,) * (n + nx + 1 - len(a))
+        args, extra = a[:n], a[n:n + nx]
+        operands = [_fake_view(x) if isinstance(x, torch.Tensor) else _arrays.Scalar(x) for x in args]
+        out_views = [o if o is None else _fake_view(o) for o in extra] if kernel else [None]
+        _, _, typing, shape, _ = _ops._prepare(op, operands, out_views,
+                                               None if kernel else extra[0], False)
+        device = next(x.device for x in args if isinstance(x, torch.Tensor))
+        strides = out_strides(shape, [o for o in operands if isinstance(o, _arrays.View)])
+        outs = tuple(torch.empty_strided(shape, strides, dtype=getattr(torch, dt.name), device=device)
+                     for dt in typing.outs)
+        return outs[0] if nout == 1 else outs
+
+    # Save only what the formula reads, as torch does: a later in-place write into anything
+    # saved fails backward ("modified by an inplace operation").
+    saves = "io" if kernel else SAVES.get(op.name, "")
+
+    def setup_context(ctx, inputs, output):
+        ctx.numbers = [None if m == "T" else x for m, x in zip(mask, inputs)]
+        ctx.metas = [(x.shape, x.dtype) if m == "T" else None for m, x in zip(mask, inputs)]
+        outs = output if isinstance(output, tuple) else (output,)
+        ctx.save_for_backward(*(x for x in inputs[:n] if "i" in saves and isinstance(x, torch.Tensor)),
+                              *(outs if "o" in saves else ()))
+
+    def backward(ctx, *grads):
+        saved = iter(ctx.saved_tensors)
+        ins = tuple((next(saved) if "i" in saves else None) if m == "T" else x
+                    for m, x in zip(mask, ctx.numbers))
+        outs = tuple(saved) or (None,)
+        if kernel:
+            got = op._backward(ins, outs, grads)
+            if not isinstance(got, (tuple, list)) or len(got) != n:
+                raise TypeError(f"the backward of {op.name} returned {got!r}; return one gradient "
+                                f"(or None) per input, {n} in all")
+        else:
+            formula = FORMULAS.get(op.name)
+            if formula is None:
+                raise RuntimeError(f"derivative for {qualname} is not implemented")
+            got = formula(grads[0], ins, outs[0])
+        result = [None if m == "S" or g is None or not ctx.needs_input_grad[i] else _reduce(g, *meta)
+                  for i, (m, g, meta) in enumerate(zip(mask, got, ctx.metas))]
+        return (*result, *[None] * (nx + 1))
+
+    for key in ("CPU", "CUDA"):
+        _LIB.impl(f"{name}.{mask}", impl, key)
+    torch.library.register_fake(qualname, fake, lib=_LIB)
+    torch.library.register_autograd(qualname, backward, setup_context=setup_context, lib=_LIB)
+
+
+def _reduce(g, shape, dtype):
+    """A gradient summed over the dims its input was broadcast along, in its dtype."""
+    if g.shape != shape:
+        g = g.sum_to_size(shape)
+    return g if g.dtype == dtype else g.to(dtype)
+
+
+def traced_call(op, args, out=None, convention=None, algorithm=None, inplace=False, dry=False,
+                calls=None, memo=None, index=None, stream=None):
+    """What Dynamo traces for _ops._call."""
+    if index is not None or stream is not None:
+        raise NotImplementedError(
+            f"{op.name}: a kernel that uses the loop index, raw arguments, size= or stream= "
+            "runs eagerly only; call it outside the compiled function (torch.compiler.disable)")
+    return call(op, args, out, convention, algorithm, inplace)
+
+
+def traced(op, inplace: bool = False):
+    """What Dynamo traces for a public function that starts with the warm path (remainder)."""
+    def entry(*args, out=None, convention=None, algorithm=None):
+        return call(op, args, out, convention, algorithm, inplace)
+    return entry
+
+
+def call(op, args, out=None, convention=None, algorithm=None, inplace=False):
+    """Run `op` through its torch custom op (eager with autograd or fake/meta tensors, or
+    traced); out= and in-place calls write the result with copy_."""
+    import torch
+
+    kernel = _is_kernel(op)
+    if len(args) != op.nin:
+        raise TypeError(f"{op.name} takes {op.nin} arrays or scalars, got {len(args)}")
+    mask = ""
+    for i, x in enumerate(args):
+        if isinstance(x, torch.Tensor):
+            mask += "T"
+        elif isinstance(x, numbers.Real) and not isinstance(x, bool):
+            mask += "S"
+        else:
+            raise TypeError(f"argument {i} has type {type(x).__name__}; with torch tensors that "
+                            "need autograd or tracing, pass torch tensors or Python int or float")
+    if "T" not in mask:
+        raise ValueError("at least one argument must be an array; got only Python scalars")
+    if inplace:
+        targets = [args[0]]
+    elif out is None:
+        targets = []
+    else:
+        targets = list(out) if isinstance(out, (list, tuple)) else [out]
+        if len(targets) != op.nout:
+            raise TypeError(f"{op.name} has {op.nout} outputs; got {len(targets)} out arrays")
+        if not all(isinstance(t, torch.Tensor) for t in targets):
+            raise TypeError("out must be a torch tensor when the inputs are")
+    tensors = [x for x in args if isinstance(x, torch.Tensor)]
+    grad = torch.is_grad_enabled()
+    if targets and not inplace and grad and any(t.requires_grad for t in tensors + targets):
+        raise RuntimeError(f"{op.name}(): functions with out=... arguments don't support "
+                           "automatic differentiation, but one of the arguments requires grad.")
+    if kernel and op._backward is None and grad and any(t.requires_grad for t in tensors):
+        names = [nm for nm, x in zip(op.names[0], args)
+                 if isinstance(x, torch.Tensor) and x.requires_grad]
+        raise RuntimeError(
+            f"ElementwiseKernel {op.name!r}: {', '.join(names)} requires grad, but the kernel has "
+            "no backward. Give it one: ElementwiseKernel(..., backward=fn) or k.defvjp(fn), where "
+            "fn(inputs, outputs, grads) returns one gradient (or None) per input; or pass "
+            "x.detach(), or call it under torch.no_grad()")
+    if inplace and grad and args[0].requires_grad:   # autograd may save x1, which copy_ overwrites
+        args = (args[0].clone(), *args[1:])
+    fn = getattr(getattr(getattr(torch.ops, NAMESPACE), _ensure(op, mask)), mask)
+    extra = (targets or [None] * op.nout) if kernel else [convention]
+    result = fn(*args, *extra, _algorithm_key(algorithm))
+    if not targets:
+        return result
+    for t, r in zip(targets, result if isinstance(result, tuple) else (result,)):
+        if t.shape != r.shape:
+            raise ValueError(f"out has shape {tuple(t.shape)} but the broadcast result is "
+                             f"{tuple(r.shape)}")
+        if t.dtype != r.dtype:
+            raise TypeError(f"out has dtype {t.dtype} but the result dtype is {r.dtype}; "
+                            f"pass an out of dtype {r.dtype}")
+        t.copy_(r)
+    return targets[0] if op.nout == 1 else tuple(targets)

@@ -1,0 +1,128 @@
+"""What a user pays before any kernel runs: imports, the CLI's errors, the package's metadata.
+
+Import time itself is measured, not asserted (a timed test on a shared machine cannot be
+trusted); what is asserted is that optional libraries stay unimported until needed.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+import typing
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import stridewise as sw
+from stridewise import cli
+
+SRC = Path(sw.__file__).parent
+OPTIONAL = ("ml_dtypes", "torch", "cupy", "rich", "matplotlib", "cuda.core", "cuda.bindings")
+
+
+def _run(code: str) -> str:
+    env = {**os.environ, "PYTHONPATH": str(SRC.parent)}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip()
+
+
+def test_import_and_float_ops_load_no_optional_library():
+    code = ("import sys, numpy as np, stridewise as sw\n"
+            "loaded = lambda: [m for m in %r if m in sys.modules]\n"
+            "print(loaded())\n"
+            "a = np.arange(24, dtype=np.float32).reshape(4, 6) - 11\n"
+            "assert (sw.remainder(a, 5) == np.remainder(a, np.float32(5))).all()\n"
+            "assert (sw.add(a, a[0]) == a + a[0]).all()\n"
+            "print(loaded())\n" % (OPTIONAL,))
+    assert _run(code).splitlines() == ["[]", "[]"]
+
+
+def test_bfloat16_loads_ml_dtypes_on_first_use():
+    """A process that never imported ml_dtypes still gets bfloat16 outputs, bit for bit."""
+    code = ("import sys, numpy as np, stridewise as sw\n"
+            "x = np.linspace(-3, 3, 37, dtype=np.float32)\n"
+            "y = sw.cast(x, 'bfloat16')\n"
+            "import ml_dtypes\n"
+            "assert y.dtype == ml_dtypes.bfloat16\n"
+            "assert (y.view(np.uint16) == x.astype(ml_dtypes.bfloat16).view(np.uint16)).all()\n"
+            "print('ok')\n")
+    assert _run(code) == "ok"
+
+
+def test_the_package_runs_without_rich():
+    code = ("import sys\n"
+            "class Block:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name.split('.')[0] in ('rich', 'matplotlib'):\n"
+            "            raise ImportError('blocked: ' + name)\n"
+            "sys.meta_path.insert(0, Block())\n"
+            "import numpy as np, stridewise as sw\n"
+            "a = np.arange(10.0) - 5\n"
+            "assert (sw.remainder(a, 3.0) == np.remainder(a, 3.0)).all()\n"
+            "from stridewise import cli\n"
+            "assert cli.main(['info']) == 0\n"
+            "print('ok')\n")
+    assert _run(code).splitlines()[-1] == "ok"
+
+
+def test_bench_without_its_extra_is_one_line_naming_the_install(monkeypatch, capsys):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "rich" else real(name, *a))
+    assert cli.main(["bench", "--quick"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "pip install 'stridewise[bench]'" in err
+
+
+def test_cli_errors_are_one_line_and_debug_shows_the_traceback(capsys):
+    assert cli.main(["explain", "8x8", "8x3"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "do not broadcast" in err and "--debug" in err
+    with pytest.raises(ValueError, match="do not broadcast"):
+        cli.main(["explain", "8x8", "8x3", "--debug"])
+
+
+def test_cli_rejects_an_unknown_dtype_naming_the_choices(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["explain", "8", "8", "--dtype", "float8"])
+    err = capsys.readouterr().err
+    assert "invalid choice: 'float8'" in err and "float32" in err
+
+
+def test_info_names_the_compiler_and_its_version():
+    from stridewise.backends import cpu
+    path, fingerprint = cpu.compiler()
+    line = cli.info()["cpu backend"]
+    name_version = cli.compiler_version(path)
+    want = subprocess.run([path, "-dumpfullversion"], capture_output=True, text=True).stdout.strip()
+    assert name_version == f"{os.path.basename(path)} {want}"
+    assert line.startswith(name_version + " (") and fingerprint not in line and "-O3" in line
+
+
+def test_the_package_is_typed():
+    assert (SRC / "py.typed").is_file()
+    toml = (SRC.parent.parent / "pyproject.toml").read_text()
+    assert '"py.typed"' in toml
+    public = [getattr(sw, n) for n in sw.__all__]
+    functions = [f for f in public if callable(f) and not isinstance(f, type)]
+    functions += [sw.ElementwiseKernel.__init__, sw.ElementwiseKernel.__call__]
+    assert len(functions) > 20
+    for f in functions:
+        hints = typing.get_type_hints(f)
+        assert "return" in hints, f
+        params = [p for p in __import__("inspect").signature(f).parameters if p != "self"]
+        assert set(params) <= set(hints), (f, set(params) - set(hints))
+
+
+def test_rich_and_matplotlib_are_in_the_bench_extra_only():
+    import tomllib
+    meta = tomllib.loads((SRC.parent.parent / "pyproject.toml").read_text())["project"]
+    assert not any(d.startswith(("rich", "matplotlib")) for d in meta["dependencies"])
+    bench = meta["optional-dependencies"]["bench"]
+    assert any(d.startswith("rich") for d in bench) and any(d.startswith("matplotlib") for d in bench)

@@ -1,0 +1,62 @@
+"""remainder, fmod and floor_divide on the CUDA backend over the bench's value distributions
+(stridewise.bench_values), bit for bit against torch on CUDA (the torch convention, fmod) and
+NumPy (the NumPy convention), dense, as an outer product (prepared divisors) and with a
+divisor row; and each distribution at the bench's 2^27 size for remainder against torch.
+
+Marked `gpu`: skipped without a CUDA device.
+"""
+import numpy as np
+import pytest
+
+import stridewise as sw
+from conftest import DTYPES
+from oracle import mismatches, numpy_remainder, same_bits
+from stridewise import bench, bench_values
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.gpu
+
+CASES = [(values, dtype) for values in bench_values.VALUES for dtype in DTYPES
+         if bench_values.applies(values, dtype)]
+
+
+def operands(values, dtype, shape=(256, 512)):
+    d = bench_values.drawer("torch", 4321, "cuda")
+    return (bench_values.draw(values, "a", dtype, d, shape),
+            bench_values.draw(values, "b", dtype, d, shape))
+
+
+def layouts(a, b):
+    return {"dense": (a, b), "outer": (a[:, :1], b[:1, :]), "row": (a, b[0])}
+
+
+@pytest.mark.parametrize("values, dtype", CASES)
+def test_remainder_on_every_value_distribution(values, dtype):
+    a, b = operands(values, dtype)
+    for layout, (x, y) in layouts(a, b).items():
+        got = sw.remainder(x, y)
+        assert bench.same_bits(got, torch.remainder(x, y)), (layout, "torch")
+        if not dtype.startswith("int"):                # torch: fmod's exact float path
+            assert bench.same_bits(sw.fmod(x, y), torch.fmod(x, y)), (layout, "fmod")
+        hx, hy = bench._as_numpy(x), bench._as_numpy(y)
+        got = bench._as_numpy(sw.remainder(x, y, convention="numpy"))
+        want = numpy_remainder(hx, hy)
+        assert same_bits(got, want), (layout, "numpy", mismatches(got, want, *np.broadcast_arrays(hx, hy)))
+        got = bench._as_numpy(sw.floor_divide(x, y))
+        with np.errstate(all="ignore"):
+            want = np.floor_divide(hx, hy)
+        assert same_bits(got, want), (layout, "floor_divide", mismatches(got, want, *np.broadcast_arrays(hx, hy)))
+
+
+@pytest.mark.parametrize("values", [v for v in bench_values.VALUES])
+@pytest.mark.parametrize("case", ["contiguous", "outer"])
+def test_bench_size_cells(values, case):
+    """The bench's own 2^27 cells for float16, bfloat16, float32 and int64, checked as it does."""
+    for dtype in ("float16", "bfloat16", "float32", "int64"):
+        if not bench_values.applies(values, dtype):
+            continue
+        a, b, out = bench._make_case(case, dtype, 27, "torch", "cuda", values)
+        sw.remainder(a, b, out=out)
+        assert bench.differing(out, torch.remainder(a, b)) == 0, (case, dtype, values)
+        del a, b, out
+        torch.cuda.empty_cache()

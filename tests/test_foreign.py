@@ -1,0 +1,117 @@
+"""Outputs for producers stridewise does not allocate with: the DLPack export of its own
+buffers (checked on the CPU against torch's and NumPy's DLPack import), the stream each
+protocol asks for, and on the GPU bare __cuda_array_interface__ producers and JAX arrays."""
+import gc
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from stridewise import _foreign
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.bool_,
+                                   np.float16, ml_dtypes.bfloat16])
+def test_dlpack_capsule_reads_back_in_torch(dtype):
+    """A strided view exported by stridewise's capsule is the same view in torch: values,
+    dtype, strides, shared memory; the exporter is released once torch lets go."""
+    base = (np.arange(24) % 7).astype(dtype).reshape(4, 6)
+    a = base[:, ::2]
+    strides = tuple(s // a.itemsize for s in a.strides)
+    t = torch.from_dlpack(_foreign.dlpack_capsule(a.ctypes.data, ("cpu", 0), a.shape, strides,
+                                                  a.dtype, a))
+    assert t.stride() == strides and t.data_ptr() == a.ctypes.data
+    want = torch.from_numpy(a.view(np.int16) if dtype is ml_dtypes.bfloat16 else a)
+    if dtype is ml_dtypes.bfloat16:
+        assert t.dtype == torch.bfloat16 and torch.equal(t.view(torch.int16), want)
+    else:
+        assert torch.equal(t, want)
+    n = len(_foreign._EXPORTED)
+    del t
+    gc.collect()
+    assert len(_foreign._EXPORTED) == n - 1
+
+
+def test_unconsumed_capsule_releases_its_exporter():
+    a = np.ones(3)
+    n = len(_foreign._EXPORTED)
+    cap = _foreign.dlpack_capsule(a.ctypes.data, ("cpu", 0), (3,), (1,), a.dtype, a)
+    assert len(_foreign._EXPORTED) == n + 1
+    del cap
+    gc.collect()
+    assert len(_foreign._EXPORTED) == n
+
+
+def test_array_interfaces_describe_the_buffer():
+    """The output object's interface: C-contiguous strides in bytes, the legacy default
+    stream it was written on, DLPack device kDLCUDA."""
+    arr = _foreign.Array(None, 4096, 1, (2, 3, 0), np.dtype(np.float32))
+    cai = arr.__cuda_array_interface__
+    assert cai["shape"] == (2, 3, 0) and cai["typestr"] == "<f4" and cai["data"] == (4096, False)
+    assert cai["strides"] == (12, 4, 4) and cai["version"] == 3 and cai["stream"] == 1
+    assert arr.__dlpack_device__() == (2, 1)
+
+
+def test_dlpack_inputs_ask_for_the_launch_stream():
+    """DLPack's stream codes: 1 is the legacy default stream (where the launch goes); -1
+    would mean no synchronization at all."""
+    assert _foreign.DLPACK_STREAM == 1
+
+
+def test_interface_streams_that_need_no_wait():
+    _foreign.sync_interface_stream({"stream": None})     # nothing to wait for: no driver call
+    _foreign.sync_interface_stream({})
+    _foreign.sync_interface_stream({"stream": 1})
+
+
+class _BareInterface:
+    """A producer with __cuda_array_interface__ only (as numba's arrays), over a torch tensor."""
+
+    def __init__(self, t):
+        self._t = t
+        self.__cuda_array_interface__ = t.__cuda_array_interface__
+
+
+class _BareDLPack:
+    """A producer with DLPack only."""
+
+    def __init__(self, t):
+        self._t = t
+
+    def __dlpack__(self, **kw):
+        return self._t.__dlpack__(**kw)
+
+    def __dlpack_device__(self):
+        return self._t.__dlpack_device__()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("wrap", [_BareInterface, _BareDLPack])
+def test_bare_producers_get_an_array_back(wrap):
+    import stridewise as sw
+
+    a = torch.rand(64, 33, device="cuda") + 1
+    b = torch.rand(33, device="cuda") + 1
+    out = sw.remainder(wrap(a), wrap(b))
+    assert isinstance(out, _foreign.Array) and out.shape == (64, 33)
+    torch.cuda.synchronize()
+    assert torch.equal(torch.from_dlpack(out), torch.remainder(a, b))
+    assert torch.equal(torch.as_tensor(out, device="cuda"), torch.remainder(a, b))
+
+
+@pytest.mark.gpu
+def test_jax_arrays_get_a_jax_array_back():
+    jax = pytest.importorskip("jax")
+    jnp = pytest.importorskip("jax.numpy")
+    import stridewise as sw
+
+    gpu = jax.devices("gpu")[0]
+    x = jax.device_put(jnp.arange(-50, 50, dtype=jnp.float32) * 0.37, gpu)
+    y = jax.device_put(jnp.full((100,), 1.5, dtype=jnp.float32), gpu)
+    out = sw.remainder(x, y)
+    assert isinstance(out, jax.Array) and out.devices() == {gpu}
+    np.testing.assert_array_equal(np.asarray(out), np.remainder(np.asarray(x), np.asarray(y)))
+    out = sw.add(x, 2.0)
+    np.testing.assert_array_equal(np.asarray(out), np.asarray(x) + 2.0)

@@ -1,0 +1,502 @@
+"""stridewise inside torch: autograd (torch's derivatives, gradcheck), torch.library custom
+ops with fake and meta implementations, torch.compile(fullgraph) through Inductor, version
+counters and torch's in-place rules. torch itself is the oracle throughout: each stridewise
+result, gradient and error is compared with what torch's own op gives."""
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import stridewise as sw  # noqa: E402
+from stridewise import _ops, _torch_ops  # noqa: E402
+
+F64 = torch.float64
+
+
+def _leaf(t):
+    return t.detach().clone().requires_grad_()
+
+
+def _inputs(seed=0):
+    """Float64 operands away from the ops' kinks: x / y is never near an integer (remainder,
+    fmod jump there), values are positive where log / sqrt / pow need it, no ties."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.rand(4, 3, generator=g, dtype=F64) * 3 + 0.5
+    y = torch.rand(3, generator=g, dtype=F64) * 0.2 + 0.7      # broadcast along dim 0
+    z = torch.rand(4, 1, generator=g, dtype=F64) - 0.5
+    # nudge x so x / y sits 0.2 or more from an integer
+    q = x / y
+    x = torch.where((q - q.round()).abs() < 0.2, x + 0.3 * y, x)
+    return x, y, z
+
+
+# name: (stridewise function, torch's own op, number of tensor operands)
+REFERENCES = {
+    "add": (sw.add, torch.add, 2),
+    "subtract": (sw.subtract, torch.sub, 2),
+    "multiply": (sw.multiply, torch.mul, 2),
+    "divide": (sw.divide, torch.div, 2),
+    "remainder": (sw.remainder, torch.remainder, 2),
+    "fmod": (sw.fmod, torch.fmod, 2),
+    "maximum": (sw.maximum, torch.maximum, 2),
+    "minimum": (sw.minimum, torch.minimum, 2),
+    "pow": (sw.pow, torch.pow, 2),
+    "fma": (sw.fma, lambda a, b, c: torch.addcmul(c, a, b), 3),
+    "relu": (sw.relu, torch.relu, 1),
+    "abs": (sw.abs, torch.abs, 1),
+    "negative": (sw.negative, torch.neg, 1),
+    "exp": (sw.exp, torch.exp, 1),
+    "log": (sw.log, torch.log, 1),
+    "sqrt": (sw.sqrt, torch.sqrt, 1),
+    "sin": (sw.sin, torch.sin, 1),
+    "cos": (sw.cos, torch.cos, 1),
+}
+
+
+def _grads(fn, args):
+    leaves = [_leaf(a) for a in args]
+    out = fn(*leaves)
+    w = torch.linspace(-1, 2, out.numel(), dtype=out.dtype).reshape(out.shape)
+    (out * w).sum().backward()
+    return out, [a.grad for a in leaves]
+
+
+@pytest.mark.parametrize("name", sorted(REFERENCES))
+def test_gradients_are_torchs(name):
+    """Every differentiable built-in: value and each input's gradient (broadcast dims summed)
+    as torch's own op gives them."""
+    ours, theirs, n = REFERENCES[name]
+    x, y, z = _inputs()
+    if name == "relu":
+        x = x - 2          # both signs
+    args = (x, y, z)[:n]
+    out, grads = _grads(ours, args)
+    ref, ref_grads = _grads(theirs, args)
+    assert out.grad_fn is not None and out.dtype == ref.dtype and out.shape == ref.shape
+    torch.testing.assert_close(out.detach(), ref.detach(), rtol=1e-14, atol=1e-14)
+    for g, r in zip(grads, ref_grads):
+        assert g.shape == r.shape and g.dtype == r.dtype
+        torch.testing.assert_close(g, r, rtol=1e-12, atol=1e-12)
+
+
+def test_where_and_cast_gradients_are_torchs():
+    x, y, _ = _inputs(1)
+    c = x > 1.5
+    out, (gx, gy) = _grads(lambda a, b: sw.where(c, a, b), (x, y))
+    ref, (rx, ry) = _grads(lambda a, b: torch.where(c, a, b), (x, y))
+    torch.testing.assert_close(out, ref, rtol=0, atol=0)
+    torch.testing.assert_close((gx, gy), (rx, ry), rtol=0, atol=0)
+    out, (g,) = _grads(lambda a: sw.cast(a, torch.float32), (x,))
+    ref, (r,) = _grads(lambda a: a.to(torch.float32), (x,))
+    assert out.dtype == torch.float32 and g.dtype == F64
+    torch.testing.assert_close((out, g), (ref, r), rtol=0, atol=0)
+
+
+def test_ties_split_the_gradient_as_torch():
+    """maximum / minimum on equal operands: torch gives each side half the gradient."""
+    x = torch.tensor([1.0, 2.0, 3.0], dtype=F64)
+    y = torch.tensor([1.0, 1.0, 4.0], dtype=F64)
+    for ours, theirs in ((sw.maximum, torch.maximum), (sw.minimum, torch.minimum)):
+        assert [g.tolist() for g in _grads(ours, (x, y))[1]] == \
+               [g.tolist() for g in _grads(theirs, (x, y))[1]]
+
+
+@pytest.mark.parametrize("name,fn,args", [
+    ("remainder", sw.remainder, "xy"), ("divide", sw.divide, "xy"), ("pow", sw.pow, "xy"),
+    ("maximum", sw.maximum, "xy"), ("fma", sw.fma, "xyz"), ("sqrt", sw.sqrt, "x"),
+    ("remainder scalar divisor", lambda a: sw.remainder(a, 0.75), "x"),
+    ("pow scalar base", lambda b: sw.pow(2.5, b), "y"),
+])
+def test_gradcheck_float64(name, fn, args):
+    x, y, z = _inputs(2)
+    pool = {"x": x, "y": y, "z": z}
+    assert torch.autograd.gradcheck(fn, tuple(_leaf(pool[a]) for a in args))
+
+
+def test_scalar_operands_get_no_gradient_and_keep_weak_promotion():
+    x = _leaf(torch.tensor([5.5, -3.25, 7.0], dtype=torch.float32))
+    out = sw.remainder(x, 2)
+    ref = torch.remainder(x.detach(), 2)
+    assert out.dtype == ref.dtype and torch.equal(out.detach(), ref)
+    out.sum().backward()
+    assert torch.equal(x.grad, torch.ones(3))
+
+
+def test_floor_divide_has_no_derivative_as_in_torch():
+    x, y = _leaf(torch.tensor([5.0, -3.0])), torch.tensor([2.0, 2.0])
+    with pytest.raises(RuntimeError, match="derivative for aten::floor_divide is not implemented"):
+        torch.floor_divide(x, y).sum().backward()
+    with pytest.raises(RuntimeError, match="derivative for stridewise::floor_divide.* is not implemented"):
+        sw.floor_divide(x, y).sum().backward()
+
+
+def test_integer_result_does_not_require_grad():
+    x = _leaf(torch.tensor([1.5, -2.5]))
+    out = sw.cast(x, torch.int32)
+    assert out.dtype == torch.int32 and not out.requires_grad
+    assert out.requires_grad == x.to(torch.int32).requires_grad
+
+
+def test_no_grad_runs_the_plain_path():
+    x = _leaf(torch.rand(5, dtype=F64))
+    with torch.no_grad():
+        for _ in range(2):        # cold, then warm
+            out = sw.remainder(x, 0.3)
+            assert not out.requires_grad and torch.equal(out, torch.remainder(x.detach(), 0.3))
+
+
+# -- user kernels ------------------------------------------------------------------------
+
+def _sqmul(**kw):
+    return sw.ElementwiseKernel("T x, T y", "T z", "z = x * x * y", name="sqmul", **kw)
+
+
+def test_kernel_without_backward_refuses_a_gradient():
+    k = _sqmul()
+    x = _leaf(torch.rand(3, dtype=F64))
+    with pytest.raises(RuntimeError, match=r"x requires grad, but the kernel has no backward.*backward=fn"):
+        k(x, torch.rand(3, dtype=F64))
+    assert torch.equal(k(x.detach(), x.detach()), x.detach() ** 3)
+
+
+def test_kernel_backward_gradcheck():
+    def backward(inputs, outputs, grads):
+        x, y = inputs
+        (g,) = grads
+        return 2 * x * y * g, x * x * g
+
+    x, y, _ = _inputs(3)
+    for k in (_sqmul(backward=backward), _sqmul()):
+        if k._backward is None:
+            k.defvjp(backward)
+        assert torch.autograd.gradcheck(k, (_leaf(x), _leaf(y)))
+        out, grads = _grads(k, (x, y))
+        ref, ref_grads = _grads(lambda a, b: a * a * b, (x, y))
+        torch.testing.assert_close((out, *grads), (ref, *ref_grads), rtol=1e-14, atol=1e-14)
+
+
+def test_two_output_kernel_with_outs_given_under_autograd_and_fake():
+    """Two outputs, outs given (their dtype binds T, their shape broadcasts the inputs): the
+    gradient reaches the inputs through both outputs, and the fake result is the eager one."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    def backward(i, o, g):
+        return g[0] * i[1] + g[1], g[0] * i[0] - g[1]
+
+    x, y, _ = _inputs(7)
+    grad_k = sw.ElementwiseKernel("T x, T y", "T z, T w", "z = x * y; w = x - y",
+                                  name="mulsub", backward=backward)
+    assert torch.autograd.gradcheck(lambda a, b: grad_k(a, b), (_leaf(x), _leaf(y)))
+    k = sw.ElementwiseKernel("float64 x, float64 y", "T z, T w", "z = x * y; w = x - y",
+                             name="mulsub_out")
+    z, w = torch.empty(4, 3, dtype=F64), torch.empty(4, 3, dtype=F64)
+    with torch.no_grad():
+        k(x, y, z, w)
+    assert torch.equal(z, x * y) and torch.equal(w, x - y)
+    row, zf, wf = y[None, :], z.float(), w.float()
+    with FakeTensorMode() as mode:
+        fakes = [mode.from_tensor(t) for t in (x, row, zf, wf)]
+        k(*fakes)                 # defines the overload; the outs come back through copy_
+        op = getattr(torch.ops.stridewise, _torch_ops._name(k)).TT
+        fz, fw = op(*fakes, None)
+    for f in (fz, fw):
+        assert (f.dtype, f.shape, f.stride()) == (zf.dtype, zf.shape, zf.stride())
+
+
+def test_kernel_backward_of_the_wrong_arity_is_named():
+    k = _sqmul(backward=lambda inputs, outputs, grads: (grads[0],))
+    x = _leaf(torch.rand(3, dtype=F64))
+    with pytest.raises(TypeError, match="return one gradient .* per input, 2 in all"):
+        k(x, x).sum().backward()
+
+
+# -- in place, out= and version counters --------------------------------------------------
+
+def _torch_error(fn):
+    with pytest.raises(RuntimeError) as info:
+        fn()
+    return str(info.value)
+
+
+def test_in_place_refuses_a_leaf_that_requires_grad_as_torch():
+    x = _leaf(torch.rand(3) + 1)
+    expected = _torch_error(lambda: x.remainder_(0.5))
+    with pytest.raises(RuntimeError, match="^" + expected + "$"):
+        sw.remainder_(x, 0.5)
+    assert x._version == 0
+
+
+def test_out_refuses_autograd_as_torch():
+    x, o = _leaf(torch.rand(3) + 1), torch.empty(3)
+    expected = _torch_error(lambda: torch.remainder(x, 0.5, out=o))
+    with pytest.raises(RuntimeError, match="^" + expected.replace("(", r"\(").replace(")", r"\)")
+                       .replace(".", r"\.") + "$"):
+        sw.remainder(x, 0.5, out=o)
+
+
+def test_in_place_on_a_non_leaf_is_differentiated_as_torch():
+    x, y, _ = _inputs(4)
+
+    def run(fn):
+        a = _leaf(x)
+        b = a * 1.5
+        fn(b)
+        b.sum().backward()
+        return b.detach(), a.grad
+
+    torch.testing.assert_close(run(lambda b: sw.remainder_(b, y)), run(lambda b: b.remainder_(y)),
+                               rtol=1e-14, atol=1e-14)
+
+
+@pytest.mark.parametrize("how", ["out", "inplace", "builtin out"])
+def test_writes_bump_the_version_counter(warm_path, how):
+    a, b = torch.rand(8, 16) + 1, torch.rand(16) + 1
+    o = torch.empty(8, 16)
+    call = {"out": lambda: sw.remainder(a, b, out=o), "inplace": lambda: sw.remainder_(o, b),
+            "builtin out": lambda: sw.add(a, b, out=o)}[how]
+    for i in range(3):            # cold, remembered, warm
+        before = o._version
+        call()
+        assert o._version == before + 1, f"call {i}"
+
+
+def test_overwriting_a_saved_tensor_fails_backward_as_torch():
+    """`backward()` after an out= write into a tensor autograd saved raises torch's
+    "modified by an inplace operation", for torch's op and for stridewise's alike."""
+    def run(write):
+        x = _leaf(torch.rand(4))
+        w = torch.rand(4) + 1
+        y = x * w                 # saves w
+        write(w)
+        return _torch_error(lambda: y.sum().backward())
+
+    ours = run(lambda w: sw.remainder(w, 0.5, out=w))
+    theirs = run(lambda w: torch.remainder(w, 0.5, out=w))
+    assert "modified by an inplace operation" in theirs
+    assert ours == theirs
+
+
+# -- fake and meta tensors, dispatch modes --------------------------------------------------
+
+LAYOUTS = [
+    lambda: (torch.rand(4, 6), torch.rand(6)),
+    lambda: (torch.rand(6, 4).t(), torch.rand(4, 6)),
+    lambda: (torch.rand(3, 1, 5).permute(2, 0, 1), torch.rand(5, 1, 1).double()),
+    lambda: (torch.randint(-9, 9, (2, 3), dtype=torch.int32), 2.5),
+]
+
+
+@pytest.mark.parametrize("layout", range(len(LAYOUTS)))
+def test_fake_and_meta_results_match_eager(layout):
+    """The fake (meta) implementation gives the eager result's shape, dtype and strides."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    a, b = LAYOUTS[layout]()
+    eager = sw.remainder(a, b)
+    meta = sw.remainder(*(t.to("meta") if isinstance(t, torch.Tensor) else t for t in (a, b)))
+    with FakeTensorMode() as mode:
+        fake = sw.remainder(*(mode.from_tensor(t) if isinstance(t, torch.Tensor) else t
+                              for t in (a, b)))
+    for r in (meta, fake):
+        assert (r.shape, r.dtype, r.stride()) == (eager.shape, eager.dtype, eager.stride())
+    assert meta.device.type == "meta"
+    ref = torch.remainder(a, b)
+    assert (eager.shape, eager.dtype) == (ref.shape, ref.dtype)
+
+
+def test_meta_after_a_warm_cpu_call():
+    """A meta tensor keys like a CPU tensor (get_device() is -1 for both): it must not run
+    the CPU kernel remembered for that key."""
+    a = torch.rand(8, 16)
+    sw.remainder(a, a)
+    sw.remainder(a, a)
+    m = sw.remainder(a.to("meta"), a.to("meta"))
+    assert m.device.type == "meta" and m.shape == a.shape
+
+
+def test_fake_errors_are_the_eager_ones():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode() as mode:
+        a, b = mode.from_tensor(torch.rand(3, 4)), mode.from_tensor(torch.rand(5))
+        with pytest.raises(ValueError, match="broadcast"):
+            sw.remainder(a, b)
+
+
+def test_warm_calls_leave_grad_and_modes_to_the_dispatcher(warm_path):
+    """A signature already warm on plain tensors: the same call with an input that requires
+    grad, on meta tensors, or under make_fx's dispatch mode, goes through the custom op."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    a, b = torch.rand(4, 6) + 1, torch.rand(6) + 1
+    for _ in range(3):
+        assert not sw.remainder(a, b).requires_grad
+    assert sw.remainder(a.requires_grad_(), b).grad_fn is not None
+    a.requires_grad_(False)
+    assert sw.remainder(a.to("meta"), b.to("meta")).device.type == "meta"
+    gm = make_fx(lambda x, y: sw.remainder(x, y))(a, b)
+    assert "stridewise.remainder.TT" in {str(n.target) for n in gm.graph.nodes}
+
+
+def test_make_fx_records_the_custom_op():
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    def f(a, b):
+        return sw.remainder(a, b) + sw.exp(a)
+
+    a, b = torch.rand(3, 4) + 1, torch.rand(4) + 1
+    gm = make_fx(f)(a, b)
+    targets = {str(n.target) for n in gm.graph.nodes if n.op == "call_function"}
+    assert {"stridewise.remainder.TT", "stridewise.exp.T"} <= targets
+    torch.testing.assert_close(gm(a, b), torch.remainder(a, b) + torch.exp(a), rtol=1e-6, atol=1e-6)
+
+
+def test_opcheck_builtin_and_kernel():
+    """torch.library.opcheck: schema, fake vs real, autograd registration, as torch tests
+    its own custom ops."""
+    x, y, _ = _inputs(5)
+    sw.remainder(_leaf(x), y)    # defines the overloads
+    k = _sqmul(backward=lambda i, o, g: (2 * i[0] * i[1] * g[0], i[0] * i[0] * g[0]))
+    k(_leaf(x), y)
+    ops = [(torch.ops.stridewise.remainder.TT, (_leaf(x), y, None, None)),
+           (getattr(torch.ops.stridewise, _torch_ops._name(k)).TT, (_leaf(x), _leaf(y), None, None))]
+    for op, args in ops:
+        torch.library.opcheck(op, args, test_utils=("test_schema", "test_faketensor",
+                                                    "test_autograd_registration"))
+
+
+# -- torch.compile ---------------------------------------------------------------------------
+
+def test_compile_fullgraph_aot_eager_covers_every_entry_point():
+    """Built-ins, remainder and remainder_, out=, user kernels: one graph, no break
+    (aot_eager: AOTAutograd and the fakes, without Inductor's compile time)."""
+    k = _sqmul(backward=lambda i, o, g: (2 * i[0] * i[1] * g[0], i[0] * i[0] * g[0]))
+
+    def f(a, b, o):
+        r = sw.remainder(a, b) + sw.add(a, 1.0) * sw.sin(b)
+        sw.multiply(r, 2.0, out=o)
+        c = r * 1.0
+        sw.remainder_(c, 0.75)
+        z = torch.empty_like(c)
+        k(c, b, z)                # the kernel's out, given
+        return k(c, b) + o + z
+
+    a, b = torch.rand(4, 3, dtype=F64) + 0.5, torch.rand(3, dtype=F64) + 0.5
+    o1, o2 = torch.empty(4, 3, dtype=F64), torch.empty(4, 3, dtype=F64)
+    torch._dynamo.reset()
+    got = torch.compile(f, fullgraph=True, backend="aot_eager")(a, b, o1)
+    torch.testing.assert_close(got, f(a, b, o2), rtol=1e-14, atol=1e-14)
+    torch.testing.assert_close(o1, o2, rtol=0, atol=0)
+
+
+def test_compile_every_builtin_traces():
+    """Each built-in, with tensor and number operands, in one graph; results bit for bit the
+    eager ones (aot_eager runs the same kernels), dtypes included."""
+    def f(a, b):
+        return [sw.add(a, b), sw.subtract(a, 2), sw.multiply(3, b), sw.divide(a, b),
+                sw.fmod(a, b), sw.floor_divide(a, b), sw.maximum(a, b), sw.minimum(a, b),
+                sw.pow(a, b), sw.pow(a, 2), sw.where(a > b, a, b), sw.relu(a - 1), sw.abs(a),
+                sw.negative(a), sw.exp(a), sw.log(a), sw.sqrt(a), sw.sin(a), sw.cos(a),
+                sw.fma(a, b, a), sw.cast(a, torch.float32), sw.remainder(a, b)]
+
+    a, b = torch.rand(4, 3, dtype=F64) + 0.5, torch.rand(3, dtype=F64) + 0.5
+    torch._dynamo.reset()
+    got = torch.compile(f, fullgraph=True, backend="aot_eager")(a, b)
+    for g, r in zip(got, f(a, b), strict=True):
+        assert g.dtype == r.dtype and torch.equal(g, r)
+
+
+def test_compile_fullgraph_inductor_cpu_trains():
+    """Inductor's CPU backend: the compiled step's loss and gradients are eager torch's."""
+    def encode(pos, w, period):
+        return torch.sin(sw.remainder(pos, period) * w).sum()
+
+    def encode_ref(pos, w, period):
+        return torch.sin(torch.remainder(pos, period) * w).sum()
+
+    pos = torch.arange(12, dtype=torch.float32).reshape(3, 4) * 0.37
+    torch._dynamo.reset()
+    compiled = torch.compile(encode, fullgraph=True, backend="inductor")
+    w1 = _leaf(torch.rand(4))
+    w2 = _leaf(w1)
+    p1, p2 = _leaf(pos), _leaf(pos)
+    loss = compiled(p1, w1, 1.5)
+    ref = encode_ref(p2, w2, 1.5)
+    loss.backward()
+    ref.backward()
+    torch.testing.assert_close((loss, w1.grad, p1.grad), (ref, w2.grad, p2.grad), rtol=1e-5, atol=1e-5)
+
+
+# -- GPU: the same through CUDA, in CUDA graphs ------------------------------------------------
+
+@pytest.mark.gpu
+def test_cuda_gradcheck_and_fake():
+    x, y, _ = (t.cuda() for t in _inputs(6))
+    assert torch.autograd.gradcheck(sw.remainder, (_leaf(x), _leaf(y)))
+    assert torch.autograd.gradcheck(sw.pow, (_leaf(x), _leaf(y)))
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    eager = sw.remainder(x, y)
+    with FakeTensorMode() as mode:
+        fake = sw.remainder(mode.from_tensor(x), mode.from_tensor(y))
+    assert (fake.shape, fake.dtype, fake.stride(), fake.device) == \
+           (eager.shape, eager.dtype, eager.stride(), eager.device)
+
+
+@pytest.mark.gpu
+def test_cuda_compiled_graph_in_a_cuda_graph():
+    """mode="reduce-overhead": Inductor captures the compiled graph, stridewise's kernels
+    included, in a CUDA graph and replays it."""
+    def f(a, b):
+        return sw.remainder(a, b) * 2 + sw.exp(b)
+
+    a, b = torch.rand(64, 32, device="cuda") + 1, torch.rand(32, device="cuda") + 1
+    torch._dynamo.reset()
+    cf = torch.compile(f, fullgraph=True, mode="reduce-overhead")
+    for _ in range(3):            # warm-up, record, replay
+        got = cf(a, b)
+    torch.testing.assert_close(got, torch.remainder(a, b) * 2 + torch.exp(b), rtol=1e-6, atol=1e-6)
+    a.copy_(torch.rand(64, 32, device="cuda") + 1)
+    got = cf(a, b)
+    torch.testing.assert_close(got, torch.remainder(a, b) * 2 + torch.exp(b), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.gpu
+def test_cuda_compile_inductor_trains():
+    pos = (torch.arange(96, dtype=torch.float32, device="cuda").reshape(8, 12) * 0.37)
+    w1 = _leaf(torch.rand(12, device="cuda"))
+    w2 = _leaf(w1.detach())
+    torch._dynamo.reset()
+    loss = torch.compile(lambda p, w: torch.sin(sw.remainder(p, 1.5) * w).sum(), fullgraph=True)(pos, w1)
+    ref = torch.sin(torch.remainder(pos, 1.5) * w2).sum()
+    loss.backward()
+    ref.backward()
+    torch.testing.assert_close((loss, w1.grad), (ref, w2.grad), rtol=1e-5, atol=1e-5)
+
+
+def test_train_bench_variants_agree_with_torch(monkeypatch):
+    """The training-step bench checks every variant's loss and gradients against eager torch
+    before timing; here the eager variants, on a tiny model."""
+    from stridewise import bench, bench_train
+
+    monkeypatch.setitem(bench_train.SIZES, "cpu", (64, 8, 16))
+    monkeypatch.setattr(bench, "time_interleaved",
+                        lambda fns, dev: {k: {"time_s": (f(), 1.0)[1]} for k, f in fns.items()})
+    rows = bench_train.run_train("cpu", compile_=False)
+    assert [r["impl"] for r in rows] == ["torch eager", "stridewise eager"]
+    assert all("error" not in r for r in rows)
+
+
+def test_saved_inputs_only_where_the_derivative_reads_them():
+    """add reads neither input in backward: overwriting one afterwards is fine, as in torch;
+    multiply reads them: overwriting one fails backward, as in torch."""
+    for ours, theirs, fails in ((sw.add, torch.add, False), (sw.multiply, torch.mul, True)):
+        for fn in (ours, theirs):
+            x, w = _leaf(torch.rand(3)), torch.rand(3)
+            y = fn(x, w)
+            w.add_(1)
+            if fails:
+                with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+                    y.sum().backward()
+            else:
+                y.sum().backward()
+                assert torch.equal(x.grad, torch.ones(3))
