@@ -353,3 +353,22 @@ def test_fused_bench_runs_and_checks_bit_identity():
     assert mine["bitwise"] and len(mine["hoisted"]) == 3
     assert {r["impl"] for r in rows} >= {"sw kernel", "sw kernel unhoisted", "sw.fuse", "numpy"}
     assert "| seed | float64 | sw kernel |" in bench_fused.format_rows(rows)
+
+
+def test_autograd_calls_take_the_custom_op_and_stay_exact():
+    torch = pytest.importorskip("torch")
+    k = sw.ElementwiseKernel(
+        "T a, T x", "T z", "z = x * cos(a)", name="grad_hoist",
+        backward=lambda inputs, outputs, grads: (-inputs[1] * torch.sin(inputs[0]) * grads[0],
+                                                 torch.cos(inputs[0]) * grads[0]))
+    a = torch.rand(1, 64, dtype=torch.float64, requires_grad=True)
+    x = torch.rand(1024, 64, dtype=torch.float64, requires_grad=True)
+    z = k(a, x)
+    z.sum().backward()
+    a2, x2 = a.detach().clone().requires_grad_(), x.detach().clone().requires_grad_()
+    (x2 * torch.cos(a2)).sum().backward()
+    same_bits(z.detach().numpy(), k(a.detach(), x.detach(), algorithm=OFF).numpy())
+    torch.testing.assert_close(a.grad, a2.grad)
+    torch.testing.assert_close(x.grad, x2.grad)
+    with torch.no_grad():                      # plain tensors: hoisted
+        assert [h.text for h in sw.explain(k, a, x).hoisted] == ["cos(a)"]

@@ -440,10 +440,10 @@ def call(k, ins, outs, algorithm, stream, dry):
     """Run kernel k hoisted, or return None where it does not hoist (the caller runs it as
     before). ins, outs: the pipeline's inputs and outputs (None: allocate)."""
     want = getattr(algorithm, "hoist", None)
-    if want is False:
+    if want is False or _torch_ops.routed(ins, outs):   # autograd, fake tensors: the custom op
         return None
     t = _template(k)
-    if t is None or _torch_ops.routed(ins, outs):   # autograd, fake tensors: the custom op
+    if t is None:
         return None
     try:
         operands = [_arrays.as_operand(x, p.name) for p, x in zip(k._ops_ins, ins)]
@@ -500,6 +500,10 @@ def call(k, ins, outs, algorithm, stream, dry):
     else:
         plan.checked = True
     return result
+
+
+# Dynamo traces a call unhoisted: the compiled graph holds the kernel's custom op (_torch_ops)
+call._torchdynamo_inline = lambda *args: None
 
 
 def _plan_for(k, t: Template, operands, out_views, want):
