@@ -15,11 +15,11 @@ import ast
 import functools
 import numbers
 import threading
-from typing import Any, Callable
+from typing import Callable
 
 from . import _arrays, _builtins, _ops
 from ._arrays import View
-from ._dtypes import ALL_DTYPES as DTYPES
+from ._typing import AlgorithmLike, Array, Operand
 
 __all__ = ["fuse", "evaluate", "Traced"]
 
@@ -218,12 +218,13 @@ class Fused:
                                  op, name=self.name, preamble="\n".join(state.preamble),
                                  options=("--fmad=false",), return_tuple=isinstance(result, tuple))
 
-    def __call__(self, *args, out=None, algorithm=None):
+    def __call__(self, *args: Operand, out: Array | None = None,
+                 algorithm: AlgorithmLike | None = None) -> Array | tuple[Array, ...]:
         """Run the fused kernel: broadcast, any layout, hoisting as the algorithm says."""
         return self.kernel(*args)(*args, out=out, algorithm=algorithm)
 
 
-def fuse(fn: Callable | None = None, *, name: str | None = None) -> Any:
+def fuse(fn: Callable | None = None, *, name: str | None = None) -> Fused | Callable[[Callable], Fused]:
     """Decorate a function of stridewise ops (sw.add, sw.sin, ..., operators and comparisons
     on its arguments) so that a call runs it as one kernel, as cupy.fuse does.
 
@@ -292,7 +293,8 @@ def _eval(n, env):
                      f"+ - * / // % **, comparisons and {', '.join(sorted(_EVAL_FUNCS))}")
 
 
-def evaluate(expr: str, local_dict: dict | None = None, *, out=None, algorithm=None):
+def evaluate(expr: str, local_dict: dict | None = None, *, out: Array | None = None,
+             algorithm: AlgorithmLike | None = None) -> Array | tuple[Array, ...]:
     """numexpr-style: evaluate the expression string over the arrays it names, as one fused
     kernel (see fuse). Names come from local_dict, else from the caller's locals and globals.
     """
