@@ -8,13 +8,14 @@ from .capabilities import Capabilities, capabilities  # noqa: E402
 from .tuning import ElementwiseTuning, elementwise_tuning, register_tuning  # noqa: E402
 from ._ops import explain, remainder, remainder_  # noqa: E402
 from ._kernel import ElementwiseKernel  # noqa: E402
+from ._fuse import evaluate, fuse  # noqa: E402
 from ._builtins import (  # noqa: E402
     abs, add, cast, cos, divide, exp, floor_divide, fma, fmod, log, maximum, minimum, multiply,
     negative, pow, relu, sin, sqrt, subtract, where,
 )
 
 __all__ = [
-    "remainder", "remainder_", "explain", "ElementwiseKernel",
+    "remainder", "remainder_", "explain", "ElementwiseKernel", "fuse", "evaluate",
     "add", "subtract", "multiply", "divide", "fmod", "floor_divide", "maximum", "minimum", "pow",
     "where", "relu", "abs", "negative", "exp", "log", "sqrt", "sin", "cos", "cast", "fma",
     "Auto", "Contiguous", "Scalar", "Rows", "ShortRows", "Tiled", "General",

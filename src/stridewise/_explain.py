@@ -21,6 +21,8 @@ class Explanation:
     bytes : compulsory bytes (each operand's own elements once).
     out_layout : the output's strides and the library rule that chose them (or out=).
     source : the generated C++.
+    hoisted : user kernels: each subexpression computed once per element of its operands'
+        broadcast shape by a pre-pass (_hoist.Hoisted: text, temporary, dtype, shape).
     """
 
     op: str
@@ -37,6 +39,7 @@ class Explanation:
     source: str
     origins: tuple = ()
     out_layout: str = ""
+    hoisted: tuple = ()
 
     @classmethod
     def from_prepared(cls, op: str, prepared) -> "Explanation":
@@ -52,7 +55,7 @@ class Explanation:
         return cls(op, prepared.backend, lay.mode, p.shape, p.strides, lay.kinds, lay.pack,
                    p.index_bits, prepared.algorithm, tuple(d.name for d in prepared.spec.arrays),
                    nbytes, prepared.source, getattr(prepared, "origins", ()),
-                   prepared.out_layout)
+                   prepared.out_layout, getattr(prepared, "hoisted", ()))
 
     def __str__(self) -> str:
         rows = [
@@ -67,7 +70,7 @@ class Explanation:
             *((f"  {name}", f"{value!r}  {origin}") for name, value, origin in self.origins),
             ("bytes", f"{self.bytes:,} compulsory"),
             ("warm calls", _warm_path()),
-        ]
+        ] + [("hoisted", str(h)) for h in self.hoisted]
         width = max(len(k) for k, _ in rows)
         lines = [f"{k:>{width}}  {v}" for k, v in rows]
         return "\n".join(lines) + "\n\n" + self.source

@@ -18,7 +18,7 @@ from typing import Sequence
 
 import numpy as np
 
-from . import _arrays, _codegen, _ops, _plan, _usercall
+from . import _arrays, _codegen, _hoist, _ops, _plan, _usercall
 from ._dtypes import ALL_DTYPES as DTYPES, dtype_of
 from ._typing import AlgorithmLike, Array, Operand
 from .algorithms import Algorithm, Auto
@@ -624,8 +624,10 @@ class ElementwiseKernel:
         index = None
         if self._indexed or self._has_raw or size is not None or not self._ops_outs:
             index = self._loop(ins, outs, size)
-        result = _ops._call(self, ins, outs, None, algorithm, dry=dry, calls=self._calls,
-                            memo=self._memo, index=index, stream=handle)
+        result = None if index is not None else _hoist.call(self, ins, outs, algorithm, handle, dry)
+        if result is None:
+            result = _ops._call(self, ins, outs, None, _hoist.strip(algorithm), dry=dry,
+                                calls=self._calls, memo=self._memo, index=index, stream=handle)
         if dry:
             return result
         got = iter([result] if self.nout == 1 else result)
@@ -670,7 +672,7 @@ def _with_block_size(algorithm, block_size):
     if block_size is None:
         return algorithm
     if algorithm is None or isinstance(algorithm, Auto):
-        return Auto(block_size=block_size)
+        return Auto(block_size=block_size, hoist=getattr(algorithm, "hoist", None))
     if isinstance(algorithm, Algorithm):
         if algorithm.block_size not in (None, block_size):
             raise ValueError(f"block_size={block_size} conflicts with {algorithm!r}; give the "

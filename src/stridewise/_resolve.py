@@ -31,7 +31,7 @@ def _check_domain(alg) -> None:
         if value is None:
             continue
         name = "Auto" if isinstance(alg, Auto) else alg.name
-        if f.name in ("share_rows", "keep_loads", "stage"):
+        if f.name in ("share_rows", "keep_loads", "stage", "hoist"):
             if not isinstance(value, bool):
                 raise ValueError(f"{name}({f.name}={value!r}): {f.name} must be True or "
                                  f"False; pick one or leave it unset")
@@ -55,7 +55,7 @@ def _fill(alg: Algorithm, tuning: ElementwiseTuning, plan, caps: Capabilities) -
     tuning = tuning.for_mode(alg.mode)
     updates = {}
     for f in dataclasses.fields(alg):
-        if getattr(alg, f.name) is not None or not caps._reads(f.name):
+        if getattr(alg, f.name) is not None or not caps._reads(f.name) or f.name == "hoist":
             continue
         if f.name == "pack":
             widest = max(plan.itemsizes)

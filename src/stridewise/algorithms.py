@@ -23,12 +23,17 @@ class Algorithm:
     items_per_thread : packs each thread keeps in flight per step.
     keep_loads : on the GPU, read the dense operands' packs with an L2 evict_last policy
         (output lines are evicted first); no effect on operands read element by element.
+    hoist : user kernels: compute each subexpression of operands much smaller than the
+        output once per distinct element, in a pre-pass (see stridewise._hoist). None: where
+        it pays (an expensive subexpression, a large output); True: every such
+        subexpression; False: never. No effect on the built-in ops.
     """
 
     block_size: int | None = None
     pack: int | None = None
     items_per_thread: int | None = None
     keep_loads: bool | None = None
+    hoist: bool | None = None
 
     mode = None  # the plan mode this algorithm runs
 
@@ -50,9 +55,11 @@ class Auto:
     ----------
     block_size : threads per block on the GPU for whichever algorithm is picked (CuPy's
         block_size=); None: the tuning's.
+    hoist : as Algorithm.hoist.
     """
 
     block_size: int | None = None
+    hoist: bool | None = None
 
 
 @dataclass(frozen=True, repr=False)

@@ -1,0 +1,185 @@
+"""sw.fuse and sw.evaluate: one kernel, bit-identical to the ops run one by one (and to NumPy
+and torch where their ops are correctly rounded)."""
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import stridewise as sw
+
+OFF = sw.Auto(hoist=False)
+
+
+def same_bits(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.dtype == b.dtype and a.shape == b.shape
+    np.testing.assert_array_equal(a.view(f"u{a.dtype.itemsize}"), b.view(f"u{b.dtype.itemsize}"))
+
+
+@sw.fuse
+def seed(a, b, c):
+    return sw.sin(a * b) + sw.sqrt(c) + sw.cos(a) / sw.log(sw.cos(b) + 2)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_seed_equals_the_ops_one_by_one(dtype):
+    dt = ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype
+    rng = np.random.default_rng(0)
+    a = (rng.random((8, 1, 256)) + 0.1).astype(dt)
+    b = (rng.random((1, 64, 1)) + 0.1).astype(dt)
+    c = (rng.random((64, 256)) + 0.1).astype(dt)
+    eager = sw.add(sw.add(sw.sin(sw.multiply(a, b)), sw.sqrt(c)),
+                   sw.divide(sw.cos(a), sw.log(sw.add(sw.cos(b), 2))))
+    got = seed(a, b, c)
+    same_bits(got, eager)
+    same_bits(seed(a, b, c, algorithm=OFF), eager)
+    hoisted = sw.explain(seed.kernel(a, b, c), a, b, c).hoisted
+    assert [h.shape for h in hoisted] == [(64, 256), (8, 1, 256), (1, 64, 1)]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_normalization_matches_numpy_bit_for_bit(dtype):
+    """Only correctly rounded ops, so NumPy's op-by-op result is the exact oracle."""
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((16, 32, 64)).astype(dtype)
+    mean, var = rng.standard_normal((32, 1)).astype(dtype), rng.random((32, 1)).astype(dtype)
+    gamma, beta = rng.standard_normal((32, 1)).astype(dtype), rng.standard_normal((32, 1)).astype(dtype)
+
+    @sw.fuse
+    def norm(x, mean, var, gamma, beta):
+        return (x - mean) / sw.sqrt(var + 1e-5) * gamma + beta
+
+    got = norm(x, mean, var, gamma, beta)
+    same_bits(got, (x - mean) / np.sqrt(var + 1e-5) * gamma + beta)
+    texts = [h.text for h in sw.explain(norm.kernel(x, mean, var, gamma, beta),
+                                        x, mean, var, gamma, beta).hoisted]
+    assert texts == ["sw_sqrt(sw_add(x2, 0x1.4f8b588e368f1p-17))"]
+
+
+_EXACT = [lambda x, y: x + y, lambda x, y: x - y, lambda x, y: x * y, lambda x, y: x / y,
+          lambda x, y: sw.maximum(x, y), lambda x, y: sw.minimum(x, y),
+          lambda x, y: sw.where(x > y, x, y * 0.5), lambda x, y: sw.sqrt(sw.abs(x)) + y,
+          lambda x, y: -x + 3 * y]
+_NUMPY = [lambda x, y: x + y, lambda x, y: x - y, lambda x, y: x * y, lambda x, y: x / y,
+          np.maximum, np.minimum, lambda x, y: np.where(x > y, x, y * 0.5),
+          lambda x, y: np.sqrt(np.abs(x)) + y, lambda x, y: -x + 3 * y]
+
+
+@st.composite
+def programs(draw):
+    return [(draw(st.integers(0, len(_EXACT) - 1)), draw(st.integers(0, 9)), draw(st.integers(0, 9)))
+            for _ in range(draw(st.integers(1, 5)))]
+
+
+def _run(prog, ops, args):
+    vals = list(args)
+    for f, i, j in prog:
+        vals.append(ops[f](vals[i % len(vals)], vals[j % len(vals)]))
+    return vals[-1]
+
+
+@pytest.mark.parametrize("lib", ["numpy", "torch"])
+@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
+@given(prog=programs(), dtype=st.sampled_from(["float32", "float64"]),
+       shapes=st.sampled_from([((64, 1), (1, 32), (64, 32)), ((1, 1, 16), (8, 4, 1), (4, 16)),
+                               ((256,), (3, 256), (3, 1))]),
+       seed=st.integers(0, 2**32 - 1))
+def test_random_programs_match_the_library_bit_for_bit(lib, prog, dtype, shapes, seed):
+    rng = np.random.default_rng(seed)
+    host = [rng.standard_normal(s).astype(dtype) for s in shapes]
+    fused = sw.fuse(lambda a, b, c: _run(prog, _EXACT, (a, b, c)))
+    want = _run(prog, _NUMPY, host)
+    if lib == "torch":
+        torch = pytest.importorskip("torch")
+        args = [torch.from_numpy(h) for h in host]
+        want = _run(prog, [(lambda f: (lambda x, y: f(x, y)))(f) for f in
+                           [lambda x, y: x + y, lambda x, y: x - y, lambda x, y: x * y,
+                            lambda x, y: x / y, torch.maximum, torch.minimum,
+                            lambda x, y: torch.where(x > y, x, y * 0.5),
+                            lambda x, y: torch.sqrt(torch.abs(x)) + y,
+                            lambda x, y: -x + 3 * y]], args).numpy()
+        got = fused(*args).numpy()
+    else:
+        got = fused(*host)
+    want = np.broadcast_to(want, got.shape)   # the kernel's output spans every argument
+    same_bits(got, np.ascontiguousarray(want))
+
+
+def test_traced_once_per_signature_and_layouts_share_it():
+    calls = []
+
+    @sw.fuse
+    def f(x, y):
+        calls.append(1)
+        return x * y + 1
+
+    x = np.arange(12.0).reshape(3, 4)
+    f(x, x)
+    f(x.T, x.T)                               # another layout: the same kernel
+    f(x[:, ::2], np.float64(2.0))            # a NumPy scalar: a 0-d float64 array
+    assert len(calls) == 1
+    f(x[:, ::2], 2.0)                         # a Python number: its own signature
+    assert len(calls) == 2
+    f(x.astype(np.float32), x)                 # other dtypes: traced again
+    assert len(calls) == 3
+    same_bits(f(x.T, 2.5), x.T * 2.5 + 1)
+    y = np.zeros((4, 3))
+    assert f(x.T, x.T, out=y) is y
+    same_bits(y, x.T * x.T + 1)
+
+
+def test_several_outputs_ints_and_remainder():
+    @sw.fuse
+    def f(a, b):
+        return (a + b) // 3, (a * b) % 7, a < b
+
+    rng = np.random.default_rng(2)
+    a = rng.integers(-100, 100, (5, 6)).astype(np.int32)
+    b = rng.integers(-100, 100, (6,)).astype(np.int32)
+    q, r, lt = f(a, b)
+    same_bits(q, (a + b) // 3)
+    same_bits(r, (a * b) % 7)
+    same_bits(lt, a < b)
+
+
+def test_errors_name_the_fix():
+    x = np.ones((4, 4))
+
+    @sw.fuse
+    def closure(a):
+        return a + x
+
+    with pytest.raises(TypeError, match="pass every array as an argument"):
+        closure(x)
+
+    @sw.fuse
+    def branch(a):
+        return a if a > 0 else -a
+
+    with pytest.raises(TypeError, match="sw.where"):
+        branch(x)
+
+    @sw.fuse
+    def scalar(a):
+        return 1.0
+
+    with pytest.raises(TypeError, match="must return a value computed from its arguments"):
+        scalar(x)
+    k = sw.ElementwiseKernel("T a", "T b", "b = a + 1", name="user")
+    with pytest.raises(TypeError, match="user kernel"):
+        sw.fuse(lambda a: k(a) * 2)(x)
+    with pytest.raises(ValueError, match="at least one argument must be an array"):
+        sw.fuse(lambda a: a + 1)(2.0)
+
+
+def test_evaluate_matches_numpy():
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((50, 40))
+    m = rng.standard_normal((1, 40))
+    same_bits(sw.evaluate("where(x > m, (x - m) * (x - m), 0.5 * x) / 3", {"x": x, "m": m}),
+              np.where(x > m, (x - m) * (x - m), 0.5 * x) / 3)
+    same_bits(sw.evaluate("sqrt(abs(x)) - m"), np.sqrt(np.abs(x)) - m)   # caller's names
+    with pytest.raises(ValueError, match="not supported"):
+        sw.evaluate("x.sum()", {"x": x})
+    with pytest.raises(NameError, match="local_dict"):
+        sw.evaluate("x + nothing_here", {"x": x})

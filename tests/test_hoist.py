@@ -1,0 +1,374 @@
+"""Broadcast-invariant hoisting: hoisted user kernels are bit-identical to unhoisted ones, never
+allocate at output scale, and whatever is outside the parsed subset runs as before."""
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import stridewise as sw
+from stridewise import _arrays, _hoist
+
+OFF, ON = sw.Auto(hoist=False), sw.Auto(hoist=True)
+
+
+def bits(x):
+    x = np.asarray(x)
+    return x.view(f"u{x.dtype.itemsize}")
+
+
+def same_bits(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.dtype == b.dtype and a.shape == b.shape
+    np.testing.assert_array_equal(bits(a), bits(b))
+
+
+SEED = "out = sin(a*b) + sqrt(c) + cos(a)/log(cos(b)+2)"
+
+
+def seed_inputs(dtype, rng):
+    a = (rng.random((8, 1, 256)) + 0.1).astype(dtype)
+    b = (rng.random((1, 64, 1)) + 0.1).astype(dtype)
+    c = (rng.random((64, 256)) + 0.1).astype(dtype)
+    return a, b, c
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_seed_expression_hoists_bit_identically(dtype):
+    rng = np.random.default_rng(1)
+    a, b, c = seed_inputs(dtype, rng)
+    k = sw.ElementwiseKernel("T a, T b, T c", "T out", SEED, name="seed")
+    ref = k(a, b, c, algorithm=OFF)
+    got = k(a, b, c)                      # Auto: the output is big enough
+    same_bits(got, ref)
+    # and the same value as NumPy's op-by-op evaluation (a different evaluation order,
+    # so a tolerance: only the hoisted-vs-unhoisted comparison is exact)
+    np.testing.assert_allclose(got, np.sin(a * b) + np.sqrt(c) + np.cos(a) / np.log(np.cos(b) + 2),
+                               rtol={"float32": 1e-5, "float64": 1e-13}[dtype])
+    hoisted = {h.text: (h.dtype, h.shape) for h in sw.explain(k, a, b, c).hoisted}
+    assert hoisted == {"cos(a)": (dtype, (8, 1, 256)), "log(cos(b)+2)": (dtype, (1, 64, 1)),
+                       "sqrt(c)": (dtype, (64, 256))}
+    text = str(sw.explain(k, a, b, c))
+    assert "hoist1 = cos(a)  [" in text and "2,048 elements" in text
+    assert "out = sin(a*b) + hoist0 + hoist1/hoist2;" in text
+
+
+def test_seed_pycuda_form_and_out():
+    rng = np.random.default_rng(2)
+    a, b, c = seed_inputs("float64", rng)
+    k = sw.ElementwiseKernel("double *out, double *a, double *b, double *c",
+                             "out[i] = sin(a[i] * b[i]) + sqrt(c[i]) + cos(a[i]) / log(cos(b[i]) + 2)",
+                             name="seed_pycuda")
+    ref = np.empty((8, 64, 256))
+    got = np.empty((8, 64, 256))[:, :, ::-1]        # a reversed out: any strides
+    k(ref, a, b, c, algorithm=OFF)
+    k(got, a, b, c)
+    same_bits(got, ref)
+    assert len(sw.explain(k, got, a, b, c).hoisted) == 3
+
+
+def test_nothing_output_sized_is_allocated(monkeypatch):
+    rng = np.random.default_rng(3)
+    a, b, c = seed_inputs("float32", rng)
+    k = sw.ElementwiseKernel("T a, T b, T c", "T out", SEED, name="seed_alloc")
+    out = np.empty((8, 64, 256), np.float32)
+    k(a, b, c, out)                    # compile and check outside the recording
+    sizes = []
+    real = _arrays.allocator
+
+    def recording(lib, device, shape, dtype):
+        sizes.append(_arrays._prod(shape))
+        return real(lib, device, shape, dtype)
+
+    monkeypatch.setattr(_arrays, "allocator", recording)
+    for _ in range(2):
+        k(a, b, c, out)
+    assert sizes, "the hoisted call allocates its temporaries"
+    assert max(sizes) * _hoist.RATIO <= out.size
+    assert sorted(set(sizes)) == [64, 2048, 64 * 256]
+
+
+@pytest.mark.parametrize("operation", [
+    # statements outside the subset: control flow, loops, pointers, increments
+    "if (b > 0) { z = cos(a) * x; } else { z = x; }",
+    "z = x; for (int j = 0; j < 2; ++j) z += cos(a);",
+    "T t = x; t++; z = t * cos(a);",
+])
+def test_operations_outside_the_subset_run_unhoisted(operation):
+    rng = np.random.default_rng(4)
+    a, b, x = rng.random((1, 64)), rng.random((1, 64)) - 0.5, rng.random((1024, 64))
+    k = sw.ElementwiseKernel("T a, T b, T x", "T z", operation, name="unparsed")
+    got = k(a, b, x, algorithm=ON)
+    assert sw.explain(k, a, b, x, algorithm=ON).hoisted == ()
+    if operation.startswith("if"):
+        want = np.where(b > 0, np.cos(a) * x, x)
+    elif operation.startswith("z = x; for"):
+        want = x + np.cos(a) + np.cos(a)
+    else:
+        want = (x + 1) * np.cos(a)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_outputs_locals_index_and_lazy_branches_are_never_hoisted():
+    rng = np.random.default_rng(5)
+    x = rng.integers(-50, 50, (512, 32)).astype(np.int32)
+    a = rng.integers(-50, 50, (1, 32)).astype(np.int32)
+    b = rng.integers(-2, 3, (1, 32)).astype(np.int32)
+    b[0, :4] = 0                                     # a / b would trap where b == 0
+    lazy = sw.ElementwiseKernel("int32 x, int32 a, int32 b", "int32 z",
+                                "z = b != 0 ? a / b + x : x", name="lazy")
+    got = lazy(x, a, b, algorithm=ON)
+    np.testing.assert_array_equal(got, lazy(x, a, b, algorithm=OFF))
+    assert [h.text for h in sw.explain(lazy, x, a, b, algorithm=ON).hoisted] == ["b != 0"]
+    # reading the output or a local: only the parts without them
+    k = sw.ElementwiseKernel("T a, T x", "T z", "z = x; T t = z * 2; z = z + cos(a) * t + exp(t)",
+                             name="reads")
+    af, xf = rng.random((1, 32)), rng.random((512, 32))
+    same_bits(k(af, xf, algorithm=ON), k(af, xf, algorithm=OFF))
+    assert [h.text for h in sw.explain(k, af, xf, algorithm=ON).hoisted] == ["cos(a)"]
+    # the flat index: no hoisting at all
+    ki = sw.ElementwiseKernel("T a, T x", "T z", "z = x + cos(a) + (i % 3)", name="indexed")
+    same_bits(ki(af, xf, algorithm=ON), ki(af, xf, algorithm=OFF))
+    assert sw.explain(ki, af, xf, algorithm=ON).hoisted == ()
+
+
+def test_a_wrong_type_inference_falls_back_to_unhoisted():
+    """A template function declared to return T (float32 here) called on an int: the guard's
+    static_assert fails the pre-pass compile, so the call runs unhoisted."""
+    rng = np.random.default_rng(6)
+    a, x = rng.random((1, 64)).astype(np.float32) * 10, rng.random((256, 64)).astype(np.float32)
+    k = sw.ElementwiseKernel("T a, T x", "T z", "z = x + ident((int)a) / 3",
+                             preamble="template <class T> T ident(T v) { return v; }",
+                             name="lying")
+    got = k(a, x, algorithm=ON)
+    assert sw.explain(k, a, x, algorithm=ON).hoisted == ()
+    t = k._hoist_template           # it parsed and planned; the guard turned the plan down
+    assert t.kernels and list(t.plans.values()) == [None]
+    np.testing.assert_array_equal(got, x + (a.astype(np.int32) // 3).astype(np.float32))
+
+
+def test_scalars_placeholders_half_and_preamble_functions():
+    rng = np.random.default_rng(7)
+    a = rng.random((4, 1, 16)).astype(np.float16)
+    x = rng.random((4, 32, 16)).astype(np.float16)
+    k = sw.ElementwiseKernel("T a, T x, T s, float64 w", "T z",
+                             "z = x * sq(cos(a) * s) + w * (T)exp(a)",
+                             preamble="__device__ float sq(float v) { return v * v; }", name="mixed")
+    for s, w in [(1.5, 2), (np.float16(0.25), np.float64(-1.0))]:
+        same_bits(k(a, x, s, w, algorithm=ON), k(a, x, s, w, algorithm=OFF))
+    texts = [h.text for h in sw.explain(k, a, x, 1.5, 2, algorithm=ON).hoisted]
+    assert texts == ["sq(cos(a) * s)", "w * (T)exp(a)"]
+
+
+def test_torch_tensors_hoist_too():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(8)
+    a, b, c = (torch.from_numpy(v) for v in seed_inputs("float32", rng))
+    k = sw.ElementwiseKernel("T a, T b, T c", "T out", SEED, name="seed_torch")
+    same_bits(k(a, b, c).numpy(), k(a, b, c, algorithm=OFF).numpy())
+
+
+def test_auto_skips_small_outputs_and_explicit_false_wins():
+    rng = np.random.default_rng(9)
+    a, b, c = rng.random((4, 1, 16)), rng.random((1, 16, 1)), rng.random((1, 16))
+    k = sw.ElementwiseKernel("T a, T b, T c", "T out", SEED, name="seed_small")
+    assert sw.explain(k, a, b, c).hoisted == ()            # 1,024 outputs: not worth a launch
+    assert len(sw.explain(k, a, b, c, algorithm=ON).hoisted) == 3
+    a, b, c = seed_inputs("float64", rng)
+    assert sw.explain(k, a, b, c, algorithm=sw.Rows(hoist=False)).hoisted == ()
+
+
+# -- random expressions ---------------------------------------------------------------------
+_UNARY = ["sin({})", "cos({})", "sqrt(fabs({}))", "log(fabs({}) + 1)", "(-{})", "fabs({})",
+          "exp(-fabs({}))", "(T)({})", "({} * 0.5)"]
+_BINARY = ["({} + {})", "({} - {})", "({} * {})", "({} / {})", "min({}, {})", "max({}, {})",
+           "({} > {} ? {} : 2)", "(({} < {}) + {})", "atan2({}, {})"]
+
+
+@st.composite
+def expressions(draw, names, depth=3):
+    if depth == 0 or draw(st.integers(0, 3)) == 0:
+        return draw(st.sampled_from(names + ["2", "1.5f", "0.25"]))
+    if draw(st.booleans()):
+        return draw(st.sampled_from(_UNARY)).format(draw(expressions(names, depth - 1)))
+    form = draw(st.sampled_from(_BINARY))
+    args = [draw(expressions(names, depth - 1)) for _ in range(form.count("{}"))]
+    return form.format(*args)
+
+
+@st.composite
+def problems(draw):
+    n = draw(st.integers(2, 4))
+    out = tuple(draw(st.sampled_from([3, 8, 16])) for _ in range(3))
+    shapes = []
+    for j in range(n):
+        keep = draw(st.lists(st.booleans(), min_size=3, max_size=3))
+        if j == 0:   # a small operand: one dim of three, so at most 1/9 of the output
+            keep = [False] * 3
+            keep[draw(st.integers(0, 2))] = True
+        if j == 1:   # the output's shape
+            keep = [True] * 3
+        shape = tuple(d if k else 1 for d, k in zip(out, keep))
+        shapes.append(shape[draw(st.integers(0, 2)):] if j > 1 else shape)
+    names = "abcd"[:n]
+    expr = draw(expressions(list(names)))
+    layouts = [draw(st.sampled_from(["c", "reversed", "strided", "transposed"])) for _ in range(n)]
+    return shapes, layouts, expr
+
+
+def _layout(x, how):
+    if how == "reversed":
+        return np.ascontiguousarray(x[..., ::-1])[..., ::-1]
+    if how == "strided":
+        big = np.zeros(x.shape[:-1] + (2 * x.shape[-1],), x.dtype)
+        big[..., ::2] = x
+        return big[..., ::2]
+    if how == "transposed":
+        return np.ascontiguousarray(x.T).T
+    return x
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
+@given(problem=problems(), seed=st.integers(0, 2**32 - 1))
+def test_random_expressions_hoist_bit_identically(dtype, problem, seed):
+    shapes, layouts, expr = problem
+    rng = np.random.default_rng(seed)
+    names = "abcd"[:len(shapes)]
+    arrays = [_layout((rng.standard_normal(s) * 2).astype(dtype), how)
+              for s, how in zip(shapes, layouts)]
+    # a term of the small operand alone, so every example has something to hoist
+    op = f"z = {expr} * (1 + sin(a))"
+    k = sw.ElementwiseKernel(", ".join(f"T {n}" for n in names), "T z", op, name="random")
+    ref = k(*arrays, algorithm=OFF)
+    got = k(*arrays, algorithm=ON)
+    same_bits(got, ref)
+    assert sw.explain(k, *arrays, algorithm=ON).hoisted, op
+
+
+# -- the type inference against both compilers ------------------------------------------------
+_TYPED = [  # (expression over f: float, d: double, n: int, q: long long, p: bool)
+    "cos(f)", "log(cos(f) + 2)", "f * 2", "f * 2.0", "f / 2.5f", "n / 3", "n * q",
+    "p + p", "f < d", "n > 0 ? f : d", "max(d, (double)f)", "fabs(f)", "abs(n)",
+    "pow(f, f)", "atan2(f, 2.0f)", "(float)d * 2", "(double)f", "-n", "!f", "f + q",
+    "fma(f, f, f)", "exp(-fabs(f))", "(f > 1) + f", "static_cast<int>(d) % 3", "fmod(d, n)",
+]
+
+
+# calls whose argument types differ: the host's overloads resolve them, CUDA's are ambiguous
+# (such an operation does not compile on the GPU, hoisted or not)
+_HOST_ONLY = ["sqrt(n)", "min(f, n)", "max(d, f)", "pow(f, d)"]
+
+
+def _guards(texts=_TYPED):
+    env = {"f": "float", "d": "double", "n": "int", "q": "long long", "p": "bool"}
+    lines = []
+    for text in texts:
+        t = _hoist.parse(f"z = {text};", list(env), ["z"], [], "")
+        ctype = _hoist.infer(t.roots[0], env, {}, {})
+        assert ctype is not None, text
+        lines.append(f"static_assert(sw_hoist_same<decltype({text}), {ctype}>::value, \"{text}\");")
+    params = "float f, double d, int n, long long q, bool p"
+    return params, "\n".join(lines)
+
+
+def test_inferred_types_hold_on_the_host_compiler(tmp_path):
+    import subprocess
+
+    from stridewise import _cache
+
+    params, guards = _guards(_TYPED + _HOST_ONLY)
+    src = tmp_path / "t.cpp"
+    src.write_text(f"#include <stridewise/user.h>\n{_hoist._SAME}\nvoid k({params}) {{\n{guards}\n}}\n")
+    r = subprocess.run(["g++", "-std=c++17", "-fsyntax-only", f"-I{_cache.INCLUDE_DIR}", str(src)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[:2000]
+
+
+@pytest.mark.nvrtc
+def test_inferred_types_hold_under_nvrtc():
+    pytest.importorskip("cuda.core", reason="needs the cuda extra (cuda.core + NVRTC wheels)")
+    from stridewise.backends import cuda
+
+    params, guards = _guards()
+    src = (f"#include <stridewise/user.h>\n{_hoist._SAME}\n"
+           f"extern \"C\" __global__ void k({params}) {{\n{guards}\n}}\n")
+    cuda.compile(src, "k", "sm_90")
+
+
+# -- the GPU: NVRTC contracts a*b + c into fma, so products feeding sums stay in place ----------
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_seed_on_the_gpu_is_bit_identical(dtype):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(10)
+    a, b, c = (torch.from_numpy(v).cuda() for v in seed_inputs(dtype, rng))
+    k = sw.ElementwiseKernel("T a, T b, T c", "T out", SEED, name="seed_gpu")
+    same_bits(k(a, b, c).cpu().numpy(), k(a, b, c, algorithm=OFF).cpu().numpy())
+    assert len(sw.explain(k, a, b, c).hoisted) == 3
+    # products that feed a sum: the unhoisted kernel may have fused them, so they stay
+    d = sw.ElementwiseKernel("T x, T y", "T z", "z = sqrt((x - 1)*(x - 1) + (y - 2)*(y - 2))",
+                             name="dist_gpu")
+    x, y = torch.rand(1, 512, device="cuda"), torch.rand(256, 1, device="cuda")
+    assert sw.explain(d, x, y, algorithm=ON).hoisted[0].text == "(x - 1)"
+    same_bits(d(x, y, algorithm=ON).cpu().numpy(), d(x, y, algorithm=OFF).cpu().numpy())
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
+@given(problem=problems(), seed=st.integers(0, 2**32 - 1))
+def test_random_expressions_on_the_gpu_are_bit_identical(dtype, problem, seed):
+    torch = pytest.importorskip("torch")
+    shapes, layouts, expr = problem
+    rng = np.random.default_rng(seed)
+    names = "abcd"[:len(shapes)]
+    arrays = [torch.from_numpy(_layout((rng.standard_normal(s) * 2).astype(dtype), how)).cuda()
+              for s, how in zip(shapes, layouts)]
+    k = sw.ElementwiseKernel(", ".join(f"T {n}" for n in names), "T z",
+                             f"z = {expr} * (1 + sin(a))", name="random_gpu")
+    same_bits(k(*arrays, algorithm=ON).cpu().numpy(), k(*arrays, algorithm=OFF).cpu().numpy())
+
+
+@pytest.mark.gpu
+def test_fuse_on_the_gpu_equals_the_ops_one_by_one():
+    torch = pytest.importorskip("torch")
+
+    @sw.fuse
+    def f(a, b, c):
+        return sw.sin(a * b) + sw.sqrt(c) + sw.cos(a) / sw.log(sw.cos(b) + 2)
+
+    rng = np.random.default_rng(11)
+    for dtype in ("float16", "float32", "float64"):
+        a, b, c = (torch.from_numpy(v).cuda() for v in seed_inputs(dtype, rng))
+        eager = sw.add(sw.add(sw.sin(sw.multiply(a, b)), sw.sqrt(c)),
+                       sw.divide(sw.cos(a), sw.log(sw.add(sw.cos(b), 2))))
+        same_bits(f(a, b, c).cpu().numpy(), eager.cpu().numpy())
+
+
+def test_fused_bench_runs_and_checks_bit_identity():
+    from stridewise import bench_fused
+
+    rows = bench_fused.run_fused("cpu", dtypes=("float64",), scale=0.25, cases=bench_fused.CASES[:1])
+    assert not [r for r in rows if "error" in r], rows
+    mine = next(r for r in rows if r["impl"] == "sw kernel")
+    assert mine["bitwise"] and len(mine["hoisted"]) == 3
+    assert {r["impl"] for r in rows} >= {"sw kernel", "sw kernel unhoisted", "sw.fuse", "numpy"}
+    assert "| seed | float64 | sw kernel |" in bench_fused.format_rows(rows)
+
+
+def test_autograd_calls_take_the_custom_op_and_stay_exact():
+    torch = pytest.importorskip("torch")
+    k = sw.ElementwiseKernel(
+        "T a, T x", "T z", "z = x * cos(a)", name="grad_hoist",
+        backward=lambda inputs, outputs, grads: (-inputs[1] * torch.sin(inputs[0]) * grads[0],
+                                                 torch.cos(inputs[0]) * grads[0]))
+    a = torch.rand(1, 64, dtype=torch.float64, requires_grad=True)
+    x = torch.rand(1024, 64, dtype=torch.float64, requires_grad=True)
+    z = k(a, x)
+    z.sum().backward()
+    a2, x2 = a.detach().clone().requires_grad_(), x.detach().clone().requires_grad_()
+    (x2 * torch.cos(a2)).sum().backward()
+    same_bits(z.detach().numpy(), k(a.detach(), x.detach(), algorithm=OFF).numpy())
+    torch.testing.assert_close(a.grad, a2.grad)
+    torch.testing.assert_close(x.grad, x2.grad)
+    with torch.no_grad():                      # plain tensors: hoisted
+        assert [h.text for h in sw.explain(k, a, x).hoisted] == ["cos(a)"]
