@@ -300,10 +300,14 @@ def test_supported_table_is_plain_data_and_enforced():
     assert set(SUPPORTED) == set(OPS) | {"cast"}
     assert all(isinstance(v, tuple) for v in SUPPORTED.values())
     assert SUPPORTED["divide"] == FLOATS and "int32" in SUPPORTED["add"]
+    # bool is closed under add (or) but not subtract, in NumPy and torch alike
+    assert sw.add(np.ones(3, bool), np.ones(3, bool)).dtype == np.bool_
+    with pytest.raises(TypeError, match="bool"):
+        sw.subtract(np.ones(3, bool), np.ones(3, bool))
     with pytest.raises(TypeError, match="unsupported dtype bool"):
-        sw.add(np.ones(3, bool), np.ones(3, bool))
-    with pytest.raises(TypeError, match="unsupported dtype"):
-        sw.negative(np.ones(3, np.uint8))
+        sw.subtract(torch.ones(3, dtype=torch.bool), torch.ones(3, dtype=torch.bool))
+    with pytest.raises(TypeError, match="bool"):
+        sw.negative(np.ones(3, bool))
 
 
 def test_cast_every_16bit_value_to_float32():
@@ -481,6 +485,8 @@ def test_readme_table_matches_the_supported_data():
     readme = (Path(__file__).parents[1] / "README.md").read_text()
     for name, dtypes in SUPPORTED.items():
         assert f"| `{name}` | {', '.join(dtypes)} |" in readme, name
+    # the whole table, as sw._builtins.op_table() generates it (paste its output on a change)
+    assert sw._builtins.op_table() in readme
 
 
 @pytest.mark.nvrtc

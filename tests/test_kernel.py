@@ -257,7 +257,7 @@ def test_compile_error_in_preamble_and_the_i_hint():
 
 
 @pytest.mark.parametrize("args, match", [
-    (("T x", "uint8 z", "z = x"), "unknown dtype 'uint8' for z"),
+    (("T x", "float128 z", "z = x"), "unknown dtype 'float128' for z"),
     (("complex128 x", "T z", "z = x"), "unknown dtype"),
     (("raw T x", "T z", "z = x[i]"), "raw parameters"),
     (("T x, T x", "T z", "z = x"), "repeat"),

@@ -35,21 +35,23 @@ __all__ = ["OPS", "SUPPORTED", "TOLERANCE_ULP", "add", "subtract", "multiply", "
            "floor_divide", "maximum", "minimum", "pow", "where", "relu", "abs", "negative",
            "exp", "log", "sqrt", "sin", "cos", "cast", "fma"]
 
-_ALL = ("float16", "bfloat16", "float32", "float64", "int32", "int64")
 _FLOATS = ("float16", "bfloat16", "float32", "float64")
+_INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+_ALL = _FLOATS + _INTS
+_BOOL = _ALL + ("bool",)   # where bool is closed under the op in NumPy and torch (or, and)
 
 # name: (inputs, functor, NumPy ufunc, compute dtypes, promotion)
 _TABLE = {
-    "add": (2, "sw::AddFunctor<{M}>", "add", _ALL, "same"),
+    "add": (2, "sw::AddFunctor<{M}>", "add", _BOOL, "same"),
     "subtract": (2, "sw::SubtractFunctor<{M}>", "subtract", _ALL, "same"),
-    "multiply": (2, "sw::MultiplyFunctor<{M}>", "multiply", _ALL, "same"),
+    "multiply": (2, "sw::MultiplyFunctor<{M}>", "multiply", _BOOL, "same"),
     "divide": (2, "sw::DivideFunctor<{M}>", "divide", _FLOATS, "float"),
     "fmod": (2, "sw::FmodFunctor<{M}>", "fmod", _ALL, "same"),
     "floor_divide": (2, "sw::FloorDivideFunctor<{M}>", "floor_divide", _ALL, "same"),
-    "maximum": (2, "sw::MaximumFunctor<{M}>", "maximum", _ALL, "same"),
-    "minimum": (2, "sw::MinimumFunctor<{M}>", "minimum", _ALL, "same"),
+    "maximum": (2, "sw::MaximumFunctor<{M}>", "maximum", _BOOL, "same"),
+    "minimum": (2, "sw::MinimumFunctor<{M}>", "minimum", _BOOL, "same"),
     "pow": (2, "sw::PowFunctor<{M}>", "power", _ALL, "same"),
-    "where": (3, "sw::WhereFunctor<{M}>", None, _ALL, "where"),
+    "where": (3, "sw::WhereFunctor<{M}>", None, _BOOL, "where"),
     "relu": (1, "sw::ReluFunctor<{M}>", None, _ALL, "same"),
     "abs": (1, "sw::AbsFunctor<{M}>", "absolute", _ALL, "same"),
     "negative": (1, "sw::NegativeFunctor<{M}>", "negative", _ALL, "same"),
@@ -64,7 +66,7 @@ OPS = {name: ElementwiseOp(name, nin, functor, ufunc, dtypes, promote, "stridewi
        for name, (nin, functor, ufunc, dtypes, promote) in _TABLE.items()}
 
 # cast: one op per target dtype (the target is part of what selects the kernel).
-CAST_DTYPES = _ALL + ("bool",)
+CAST_DTYPES = _BOOL
 _CASTS = {dt: ElementwiseOp(f"cast_{dt}", 1, "sw::CastFunctor<{M}>", None, CAST_DTYPES, dt,
                             "stridewise/ops.h")
           for dt in CAST_DTYPES}
@@ -73,6 +75,12 @@ _ops._OPS.update({name: (op, False) for name, op in OPS.items()})  # explain() k
 
 # (op, compute dtype) pairs that run: plain data for tests and docs.
 SUPPORTED = {name: op.dtypes for name, op in OPS.items()} | {"cast": CAST_DTYPES}
+
+
+def op_table() -> str:
+    """The README's table of ops and their compute dtypes, generated from SUPPORTED."""
+    rows = [f"| `{name}` | {', '.join(dtypes)} |" for name, dtypes in SUPPORTED.items()]
+    return "\n".join(["| op | compute dtypes |", "|---|---|", *rows])
 
 # Largest difference, in units in the last place of the result dtype, from NumPy and torch on
 # the CPU. Every op not listed is exact (bit for bit; sqrt is correctly rounded by IEEE 754).

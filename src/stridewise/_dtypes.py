@@ -42,6 +42,12 @@ DTYPES = {
         DType("float64", np.dtype(np.float64), "double", "d", True),
         DType("int32", np.dtype(np.int32), "sw::i32", "i4x", False),
         DType("int64", np.dtype(np.int64), "sw::i64", "q", False),
+        DType("int8", np.dtype(np.int8), "sw::i8", "b7x", False),
+        DType("int16", np.dtype(np.int16), "sw::i16", "h6x", False),
+        DType("uint8", np.dtype(np.uint8), "sw::u8", "B7x", False),
+        DType("uint16", np.dtype(np.uint16), "sw::u16", "H6x", False),
+        DType("uint32", np.dtype(np.uint32), "sw::u32", "I4x", False),
+        DType("uint64", np.dtype(np.uint64), "sw::u64", "Q", False),
     )
 }
 # bool is a storage and condition type only (where's condition, cast, masks in user kernels):

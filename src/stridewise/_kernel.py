@@ -21,6 +21,10 @@ C_NAMES = {
     "double": "float64", "float": "float32", "half": "float16", "__half": "float16",
     "__nv_bfloat16": "bfloat16", "int": "int32", "int32_t": "int32", "long": "int64",
     "long long": "int64", "int64_t": "int64", "bool": "bool",
+    "signed char": "int8", "int8_t": "int8", "unsigned char": "uint8", "uint8_t": "uint8",
+    "short": "int16", "int16_t": "int16", "unsigned short": "uint16", "uint16_t": "uint16",
+    "unsigned int": "uint32", "unsigned": "uint32", "uint32_t": "uint32",
+    "unsigned long long": "uint64", "unsigned long": "uint64", "uint64_t": "uint64",
 }
 _QUALIFIERS = {"const", "volatile", "restrict", "__restrict__", "__restrict"}
 _COMPOUND = {"+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=", "++", "--"}
@@ -204,8 +208,9 @@ class ElementwiseKernel:
     ----------
     in_params, out_params : comma-separated "<type> <name>". A one-letter type is a
         placeholder bound by the arguments' dtypes (the same letter means the same dtype);
-        longer types are dtype names (float16, bfloat16, float32, float64, int32, int64, bool)
-        or C names (half, float, double, int, long long, bool). An array whose dtype differs
+        longer types are dtype names (float16, bfloat16, float32, float64, int8 ... int64,
+        uint8 ... uint64, bool) or C names (half, float, double, int, long long, int8_t,
+        unsigned char, uint64_t, bool, ...). An array whose dtype differs
         from a fixed type is converted in registers. Python scalars become kernel parameters
         of the parameter's type (an unbound placeholder takes int64 or float64).
     operation : C++ statements over the parameter names; each output is a local the kernel

@@ -128,7 +128,8 @@ def _key_name(k) -> str:
 
 REMAINDER = ElementwiseOp(
     "remainder", 2, "sw::RemainderFunctor<{T}, {C}>", "remainder",
-    ("float16", "bfloat16", "float32", "float64", "int32", "int64"),
+    ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64",
+     "uint8", "uint16", "uint32", "uint64"),
 )
 
 

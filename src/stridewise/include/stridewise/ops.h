@@ -9,9 +9,17 @@
 
 namespace sw {
 
-template <class T> struct Unsigned { typedef T type; };
+// Unsigned<T>: the type T's wrapping arithmetic runs in. 8- and 16-bit types widen to u32:
+// their own unsigned types promote to int, where u16 * u16 may overflow (undefined).
+template <class T> struct Unsigned { typedef T type; };   // floats and bool
+template <> struct Unsigned<i8> { typedef u32 type; };
+template <> struct Unsigned<u8> { typedef u32 type; };
+template <> struct Unsigned<i16> { typedef u32 type; };
+template <> struct Unsigned<u16> { typedef u32 type; };
 template <> struct Unsigned<i32> { typedef u32 type; };
+template <> struct Unsigned<u32> { typedef u32 type; };
 template <> struct Unsigned<i64> { typedef u64 type; };
+template <> struct Unsigned<u64> { typedef u64 type; };
 
 template <class T> SW_HOST_DEVICE SW_INLINE bool is_nan(T x) { return x != x; }  // false for ints
 template <class T> SW_HOST_DEVICE SW_INLINE T wrap(typename Unsigned<T>::type x) { return (T)x; }
@@ -28,13 +36,10 @@ template <class T> struct MultiplyFunctor {
 };
 // Floats have no unsigned twin: Unsigned<float> is float, so the same bodies are plain IEEE ops.
 template <class T> struct NegativeFunctor {  // -a, not 0 - a: negative(+0) is -0
-  SW_HOST_DEVICE SW_INLINE T operator()(T a) const { return -a; }
-};
-template <> struct NegativeFunctor<i32> {
-  SW_HOST_DEVICE SW_INLINE i32 operator()(i32 a) const { return (i32)(0u - (u32)a); }
-};
-template <> struct NegativeFunctor<i64> {
-  SW_HOST_DEVICE SW_INLINE i64 operator()(i64 a) const { return (i64)(0ull - (u64)a); }
+  SW_HOST_DEVICE SW_INLINE T operator()(T a) const {
+    if constexpr (IsInt<T>::value) return (T)(SW_U(0) - SW_U(a));
+    else return -a;
+  }
 };
 
 // Apply2 for add, subtract and multiply on half2 / bfloat162. Exact: float32 has
@@ -74,17 +79,14 @@ template <class T> struct DivideFunctor {  // floats only: integer inputs promot
 
 // fmod: C's fmod for floats (exact); integers truncate, and a zero divisor gives 0 (NumPy's
 // answer; never a trap), as does -1 so INT_MIN % -1 is never evaluated.
-template <class T> struct FmodFunctor {
-  SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const { return sw_fmod(a, b); }
-};
 template <class T> SW_HOST_DEVICE SW_INLINE T int_fmod(T a, T b) {
-  return (b == 0 || b == -1) ? T(0) : T(a % b);
+  return (b == 0 || minus_one(b)) ? T(0) : T(a % b);
 }
-template <> struct FmodFunctor<i32> {
-  SW_HOST_DEVICE SW_INLINE i32 operator()(i32 a, i32 b) const { return int_fmod(a, b); }
-};
-template <> struct FmodFunctor<i64> {
-  SW_HOST_DEVICE SW_INLINE i64 operator()(i64 a, i64 b) const { return int_fmod(a, b); }
+template <class T> struct FmodFunctor {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const {
+    if constexpr (IsInt<T>::value) return int_fmod(a, b);
+    else return sw_fmod(a, b);
+  }
 };
 
 SW_HOST_DEVICE SW_INLINE float sw_floor(float x) { return floorf(x); }
@@ -94,8 +96,20 @@ SW_HOST_DEVICE SW_INLINE double sw_copysign(double x, double y) { return copysig
 
 // floor_divide: NumPy's and torch's shared definition through fmod, which is exact where
 // floor(a / b) is not (a / b may round up to an integer). A zero divisor gives a / b.
+// Integers: a zero divisor gives 0 (NumPy; torch raises), INT_MIN // -1 wraps to INT_MIN.
+// Unsigned types have no sign fix-up (their compares with 0 are constant).
+template <class T> SW_HOST_DEVICE SW_INLINE T int_floor_divide(T a, T b) {
+  if (b == 0) return 0;
+  if (minus_one(b)) return wrap<T>(SW_U(0) - SW_U(a));
+  const T q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? T(q - 1) : q;
+}
 template <class T> struct FloorDivideFunctor {
   SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const {
+    if constexpr (IsInt<T>::value) return int_floor_divide(a, b);
+    else return float_floor_divide(a, b);
+  }
+  SW_HOST_DEVICE SW_INLINE static T float_floor_divide(T a, T b) {
     if (b == 0) return a / b;
     const T mod = sw_fmod(a, b);
     T div = (a - mod) / b;
@@ -105,19 +119,6 @@ template <class T> struct FloorDivideFunctor {
     if (div - fl > T(0.5)) fl += T(1);
     return fl;
   }
-};
-// Integers: a zero divisor gives 0 (NumPy; torch raises), INT_MIN // -1 wraps to INT_MIN.
-template <class T> SW_HOST_DEVICE SW_INLINE T int_floor_divide(T a, T b) {
-  if (b == 0) return 0;
-  if (b == -1) return wrap<T>(SW_U(0) - SW_U(a));
-  const T q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? T(q - 1) : q;
-}
-template <> struct FloorDivideFunctor<i32> {
-  SW_HOST_DEVICE SW_INLINE i32 operator()(i32 a, i32 b) const { return int_floor_divide(a, b); }
-};
-template <> struct FloorDivideFunctor<i64> {
-  SW_HOST_DEVICE SW_INLINE i64 operator()(i64 a, i64 b) const { return int_floor_divide(a, b); }
 };
 
 // maximum / minimum: a NaN in either operand wins (NumPy and torch); on a tie (+0 vs -0)
@@ -160,13 +161,10 @@ SW_MATH_FUNCTOR(CosFunctor, cos)
 // pow: the C library's pow for floats. Integers square-and-multiply with wrapping; a negative
 // exponent gives trunc(a ** b): 1 for a = 1, +-1 for a = -1, else 0 (torch's definition;
 // NumPy raises, and so does stridewise when the exponent is a Python int).
-template <class T> struct PowFunctor {
-  SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const { return pow(a, b); }
-};
 template <class T> SW_HOST_DEVICE SW_INLINE T int_pow(T a, T b) {
-  if (b < 0) {
+  if (b < 0) {   // signed only
     if (a == 1) return 1;
-    if (a == -1) return (b & 1) ? -1 : 1;
+    if (minus_one(a)) return (b & 1) ? T(-1) : T(1);
     return 0;
   }
   typename Unsigned<T>::type r = 1, x = SW_U(a);
@@ -176,11 +174,11 @@ template <class T> SW_HOST_DEVICE SW_INLINE T int_pow(T a, T b) {
   }
   return (T)r;
 }
-template <> struct PowFunctor<i32> {
-  SW_HOST_DEVICE SW_INLINE i32 operator()(i32 a, i32 b) const { return int_pow(a, b); }
-};
-template <> struct PowFunctor<i64> {
-  SW_HOST_DEVICE SW_INLINE i64 operator()(i64 a, i64 b) const { return int_pow(a, b); }
+template <class T> struct PowFunctor {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const {
+    if constexpr (IsInt<T>::value) return int_pow(a, b);
+    else return pow(a, b);
+  }
 };
 
 // where: the condition arrives as bool; both branches are already the promoted type.
