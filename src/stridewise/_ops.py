@@ -13,6 +13,7 @@ from . import _arrays, _codegen, _plan, _resolve
 from ._arrays import Scalar, View
 from ._compiled import warm as _WARM
 from ._dtypes import ALL_DTYPES as DTYPES, DType
+from ._promote import ZeroDim
 from .algorithms import Auto
 from .backends import get_backend
 from .capabilities import capabilities
@@ -170,6 +171,14 @@ def _sig(o):
     return o.pytype
 
 
+def _key(o):
+    """An operand as promotion sees it: its dtype's name (marked for a 0-d torch tensor, which
+    ranks below tensors with dimensions) or a Python number's type."""
+    if not isinstance(o, View):
+        return o.pytype
+    return ZeroDim(o.dtype.name) if o.lib == "torch" and not o.shape else o.dtype.name
+
+
 def _prepare(op, operands, out_views, convention, inplace):
     """Check and promote once per signature: (lib, device, typing, shape, convention)."""
     names, out_names = op.names
@@ -179,7 +188,7 @@ def _prepare(op, operands, out_views, convention, inplace):
     lib, device = _arrays.resolve_backend(views + [v for v, _ in given],
                                           vnames + [nm for _, nm in given])
     conv = convention or ("torch" if lib == "torch" else "numpy")
-    key = tuple(o.dtype.name if isinstance(o, View) else o.pytype for o in operands)
+    key = tuple(_key(o) for o in operands)
     typing = op.typing(lib, key, tuple(v and v.dtype.name for v in out_views), conv)
     # User kernels broadcast their outputs too (an out may fix extents no input has).
     shapes = [v.shape for v in views] + [v.shape for v, _ in given if op.broadcast_outputs]
