@@ -128,3 +128,23 @@ def test_numpy_python_int_out_of_range_raises_like_numpy():
         np.add(a, 300)
     with pytest.raises(OverflowError):
         sw.add(a, 300)
+
+
+@pytest.mark.gpu
+def test_cpu_zero_dim_tensor_with_cuda_tensors_is_a_scalar():
+    """torch takes a CPU 0-d tensor in an op on CUDA tensors as a scalar, promoted as a 0-d
+    tensor: float32 % cpu 0-d float64 stays float32, int32 % cpu 0-d float64 is float64."""
+    x = torch.randn(1000, device="cuda") * 10
+    for s in (torch.tensor(2.5, dtype=torch.float64), torch.tensor(3), torch.tensor(1.5, dtype=torch.float16)):
+        got, want = sw.remainder(x, s), torch.remainder(x, s)
+        assert got.dtype == want.dtype and got.device == want.device
+        assert torch.equal(got, want)
+    a = torch.arange(-50, 50, dtype=torch.int32, device="cuda")
+    s = torch.tensor(2.5, dtype=torch.float64)
+    assert sw.remainder(a, s).dtype == torch.remainder(a, s).dtype == torch.float64
+    assert torch.equal(sw.remainder(a, s), torch.remainder(a, s))
+    y = x.clone()
+    sw.remainder_(y, torch.tensor(2.5, dtype=torch.float64))
+    assert torch.equal(y, torch.remainder(x, torch.tensor(2.5, dtype=torch.float64)))
+    with pytest.raises(ValueError, match="device"):
+        sw.remainder(x, torch.ones(3))      # a CPU tensor with dimensions is no scalar

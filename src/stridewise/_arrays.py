@@ -51,9 +51,12 @@ class View:
 
 @dataclass(frozen=True, slots=True)
 class Scalar:
-    """A Python number; it becomes a kernel parameter in the compute dtype."""
+    """A Python number; it becomes a kernel parameter in the compute dtype. `tensor`: the
+    dtype name of the CPU 0-d torch tensor it was read from (torch takes one as a scalar in
+    an op on CUDA tensors, promoting it as a 0-d tensor)."""
 
     value: object
+    tensor: str | None = None
 
     @property
     def pytype(self) -> type:

@@ -13,7 +13,7 @@ from . import _arrays, _codegen, _plan, _resolve
 from ._arrays import Scalar, View
 from ._compiled import warm as _WARM
 from ._dtypes import ALL_DTYPES as DTYPES, DType
-from ._promote import ZeroDim
+from ._promote import HostScalar, ZeroDim, host_scalars
 from .algorithms import Auto
 from .backends import get_backend
 from .capabilities import capabilities
@@ -114,7 +114,7 @@ class ElementwiseOp:
         if compute.name not in self.dtypes:
             raise TypeError(f"unsupported dtype {compute.name} for {self.name}: "
                             f"it computes in {', '.join(self.dtypes)}")
-        nparams = sum(isinstance(k, type) for k in key)
+        nparams = sum(isinstance(k, (type, HostScalar)) for k in key)
         return Typing(compute, (out,), (compute,) * nparams, self.functor_for(compute, convention),
                       arg_types, preamble=f"#include <{self.header}>" if self.header else "")
 
@@ -168,14 +168,14 @@ def _operands(op, args):
 def _sig(o):
     if isinstance(o, View):
         return (o.lib, o.device, o.dtype.name, o.shape, o.strides, o.ptr % 16)
-    return o.pytype
+    return o.pytype if o.tensor is None else (o.pytype, o.tensor)
 
 
 def _key(o):
     """An operand as promotion sees it: its dtype's name (marked for a 0-d torch tensor, which
     ranks below tensors with dimensions) or a Python number's type."""
     if not isinstance(o, View):
-        return o.pytype
+        return o.pytype if o.tensor is None else HostScalar(o.tensor)
     return ZeroDim(o.dtype.name) if o.lib == "torch" and not o.shape else o.dtype.name
 
 
@@ -409,6 +409,10 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
     allocated = out is None and not inplace
     algorithm = Auto() if algorithm is None else algorithm
     operands = _operands(op, args)
+    if isinstance(op, ElementwiseOp):
+        operands = host_scalars(operands)
+        if any(isinstance(o, Scalar) and o.tensor for o in operands):
+            fast = None     # the warm path would pass the CPU tensor's pointer
     if inplace:
         if not isinstance(operands[0], View):
             raise TypeError(f"{op.name}_ works in place on x1, which must be an array")

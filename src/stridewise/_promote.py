@@ -8,12 +8,18 @@ so each group is folded on its own and the groups are then combined in rank orde
 """
 from __future__ import annotations
 
-__all__ = ["ZeroDim", "torch_result_type"]
+__all__ = ["ZeroDim", "HostScalar", "torch_result_type", "host_scalars"]
 
 
 class ZeroDim(str):
     """The dtype name of a 0-d tensor in a call's promotion key (equal to the plain name, so
     everything that looks dtypes up by name still works)."""
+
+    __slots__ = ()
+
+
+class HostScalar(ZeroDim):
+    """A CPU 0-d tensor in a call on CUDA tensors: promoted as a 0-d tensor, passed by value."""
 
     __slots__ = ()
 
@@ -55,3 +61,15 @@ def _torch_result_type(key: tuple):
 
 
 _CATEGORY = [bool, int, float, complex]
+
+
+def host_scalars(operands: list) -> list:
+    """operands with each CPU 0-d torch tensor made a Scalar where another operand is a CUDA
+    tensor (torch's rule; its value is read once, on the host, as torch does)."""
+    from ._arrays import Scalar, View
+
+    if not any(isinstance(o, View) and o.backend == "cuda" for o in operands):
+        return operands
+    return [Scalar(o.obj.item(), o.dtype.name)
+            if isinstance(o, View) and o.lib == "torch" and o.backend == "cpu" and not o.shape
+            else o for o in operands]
