@@ -70,8 +70,8 @@ class ElementwiseOp:
     dtypes : compute dtypes the op supports (plain data that tests and docs enumerate).
     header : the header the functor lives in, when not functors.h.
     promote : "same" (the library's promotion), "float" (integers compute in the library's
-        default float: NumPy float64, torch float32), "where" (bool condition, then "same"),
-        or a dtype name (cast to it).
+        default float: NumPy float64, torch float32), "bool" (compute as "same", output
+        bool), "where" (bool condition, then "same"), or a dtype name (cast to it).
     """
 
     name: str
@@ -109,6 +109,12 @@ class ElementwiseOp:
                 raise TypeError(f"cast does not produce {out.name}; it casts to {', '.join(self.dtypes)}")
         else:
             compute, out = _arrays.result_dtypes(lib, self.ufunc, key)
+            if self.promote == "bool":     # comparisons and tests: bool whatever the inputs
+                out = DTYPES["bool"]
+            if self.promote == "float" and not compute.is_float and self.ufunc and lib != "torch":
+                raise TypeError(f"{self.name} of NumPy's integer arrays is NumPy's integer "
+                                f"{self.ufunc}, which stridewise does not provide; cast to a "
+                                "float dtype first (x.astype(np.float64))")
             if self.promote == "float" and not compute.is_float:
                 compute = out = DTYPES["float32" if lib == "torch" else "float64"]
         if compute.name not in self.dtypes:

@@ -207,6 +207,111 @@ template <class T> struct CastFunctor {
   SW_HOST_DEVICE SW_INLINE T operator()(T a) const { return a; }
 };
 
+// Comparisons and logical ops: bool results over the promoted OpMath values (NaN compares
+// unequal to everything, as in both libraries).
+#define SW_BOOL_FUNCTOR2(Name, expr)                                             \
+  template <class T> struct Name {                                               \
+    SW_HOST_DEVICE SW_INLINE bool operator()(T a, T b) const { return expr; }    \
+  };
+SW_BOOL_FUNCTOR2(EqualFunctor, a == b)
+SW_BOOL_FUNCTOR2(NotEqualFunctor, a != b)
+SW_BOOL_FUNCTOR2(LessFunctor, a < b)
+SW_BOOL_FUNCTOR2(LessEqualFunctor, a <= b)
+SW_BOOL_FUNCTOR2(GreaterFunctor, a > b)
+SW_BOOL_FUNCTOR2(GreaterEqualFunctor, a >= b)
+SW_BOOL_FUNCTOR2(LogicalAndFunctor, a != T(0) && b != T(0))
+SW_BOOL_FUNCTOR2(LogicalOrFunctor, a != T(0) || b != T(0))
+SW_BOOL_FUNCTOR2(LogicalXorFunctor, (a != T(0)) != (b != T(0)))
+#undef SW_BOOL_FUNCTOR2
+template <class T> struct LogicalNotFunctor {
+  SW_HOST_DEVICE SW_INLINE bool operator()(T a) const { return a == T(0); }
+};
+// a - a is 0 exactly for finite values (inf - inf and NaN - NaN are NaN); integers are finite.
+template <class T> struct IsNanFunctor {
+  SW_HOST_DEVICE SW_INLINE bool operator()(T a) const { return is_nan(a); }
+};
+template <class T> struct IsFiniteFunctor {
+  SW_HOST_DEVICE SW_INLINE bool operator()(T a) const { return a - a == T(0); }
+};
+template <class T> struct IsInfFunctor {
+  SW_HOST_DEVICE SW_INLINE bool operator()(T a) const { return !is_nan(a) && !(a - a == T(0)); }
+};
+
+// Bitwise ops on integers and bool (bool: and, or, xor, not).
+template <class T> struct BitwiseAndFunctor {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const { return (T)(a & b); }
+};
+template <class T> struct BitwiseOrFunctor {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const { return (T)(a | b); }
+};
+template <class T> struct BitwiseXorFunctor {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const { return (T)(a ^ b); }
+};
+template <class T> struct InvertFunctor {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a) const { return (T)~SW_U(a); }
+};
+template <> struct InvertFunctor<bool> {
+  SW_HOST_DEVICE SW_INLINE bool operator()(bool a) const { return !a; }
+};
+// Shifts as NumPy and torch define them: a count outside [0, bits) (negative included, as an
+// unsigned compare) shifts everything out: 0, or for a right shift of a negative value -1.
+template <class T> struct LeftShiftFunctor {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const {
+    return SW_U(b) >= SW_U(8 * sizeof(T)) ? T(0) : (T)(SW_U(a) << SW_U(b));
+  }
+};
+template <class T> struct RightShiftFunctor {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const {
+    return SW_U(b) >= SW_U(8 * sizeof(T)) ? (a < T(0) ? T(-1) : T(0)) : (T)(a >> SW_U(b));
+  }
+};
+
+// Rounding to integers: the identity on integers and bool.
+#define SW_ROUND_FUNCTOR(Name, f)                                                  \
+  template <class T> struct Name {                                                 \
+    SW_HOST_DEVICE SW_INLINE T operator()(T a) const {                             \
+      if constexpr (IsInt<T>::value) return a;                                     \
+      else return f(a);                                                            \
+    }                                                                              \
+  };
+SW_ROUND_FUNCTOR(FloorFunctor, floor)
+SW_ROUND_FUNCTOR(CeilFunctor, ceil)
+SW_ROUND_FUNCTOR(TruncFunctor, trunc)
+#undef SW_ROUND_FUNCTOR
+
+// sign: -1, 0 or 1 (+0 for either zero); NaN gives NaN in NumPy and 0 in torch.
+template <class T, Convention C> struct SignFunctor {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a) const {
+    if (C == kNumpy && is_nan(a)) return a;
+    return (T)(T(a > T(0)) - T(a < T(0)));
+  }
+};
+template <class T> struct CopysignFunctor {   // floats only: integers promote first
+  SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const { return sw_copysign(a, b); }
+};
+template <class T> struct SquareFunctor {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a) const { return MultiplyFunctor<T>()(a, a); }
+};
+// 1 / a rounds once in float32 for the 16-bit types, then to 16 bits: exact (24 >= 2 * 11 + 2).
+template <class T> struct ReciprocalFunctor {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a) const { return T(1) / a; }
+};
+template <class T> struct TanhFunctor {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a) const { return tanh(a); }
+};
+template <class T> struct SigmoidFunctor {   // torch's 1 / (1 + exp(-x))
+  SW_HOST_DEVICE SW_INLINE T operator()(T a) const { return T(1) / (T(1) + exp(-a)); }
+};
+// clip(x, lo, hi), as torch.clamp and NumPy's float16 loop: a NaN anywhere gives NaN, lo > hi
+// gives hi, and x equal to a bound is kept (+0 stays +0 against a bound of -0; NumPy's
+// float32 and float64 loops return the bound there).
+template <class T> struct ClipFunctor {
+  SW_HOST_DEVICE SW_INLINE T operator()(T x, T lo, T hi) const {
+    x = (x < lo || is_nan(lo)) ? lo : x;
+    return (x > hi || is_nan(hi)) ? hi : x;
+  }
+};
+
 #undef SW_U
 
 }  // namespace sw
