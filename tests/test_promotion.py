@@ -31,7 +31,7 @@ def torch_operand(kind, name):
 
 def operand_kinds():
     return st.one_of(st.tuples(st.sampled_from(["dims", "0-d"]), st.sampled_from(TORCH_NAMES)),
-                     st.tuples(st.sampled_from(["int", "float"]), st.just("")))
+                     st.tuples(st.sampled_from(["bool", "int", "float"]), st.just("")))
 
 
 @settings(max_examples=400, deadline=None)
@@ -102,7 +102,7 @@ NP_NAMES = tuple(n for n in NAMES if n != "bfloat16")
 @given(st.sampled_from(["add", "multiply", "maximum", "fmod", "floor_divide", "remainder", "pow"]),
        st.tuples(st.sampled_from(["dims", "0-d"]), st.sampled_from(NP_NAMES)),
        st.one_of(st.tuples(st.sampled_from(["dims", "0-d"]), st.sampled_from(NP_NAMES)),
-                 st.tuples(st.sampled_from(["int", "float"]), st.just(""))),
+                 st.tuples(st.sampled_from(["bool", "int", "float"]), st.just(""))),
        st.booleans())
 def test_numpy_promotion_is_the_ufuncs(op, a, b, swap):
     """NumPy 2 (NEP 50): a Python number never raises an array's dtype; its kind can."""

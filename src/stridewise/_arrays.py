@@ -175,7 +175,7 @@ def as_operand(x, position: int):
         return _interface_view(x)
     if lib == "dlpack":
         return _dlpack_view(x)
-    if isinstance(x, numbers.Real) and not isinstance(x, bool):
+    if isinstance(x, numbers.Real):      # bool included: weak like int in every library
         return Scalar(x)
     raise TypeError(
         f"argument {position} has type {type(x).__name__}: pass a NumPy, torch or CuPy array, "
@@ -222,7 +222,9 @@ def _result_dtypes(lib: str, ufunc: str | None, key: tuple, zero_d: tuple) -> tu
     if lib == "torch":
         dt = dtype_of(torch_result_type(key))
         return dt, dt
-    np_args = tuple(k if isinstance(k, type) else dtype_of(k).numpy for k in key)
+    # a Python bool is no weak scalar in NumPy 2 (bool is the lowest kind anyway): np.bool_
+    np_args = tuple(np.dtype(bool) if k is bool else k if isinstance(k, type) else dtype_of(k).numpy
+                    for k in key)
     uf = getattr(np, ufunc, None) if ufunc else None
     if isinstance(uf, np.ufunc):
         try:

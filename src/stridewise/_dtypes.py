@@ -1,6 +1,7 @@
 """Supported dtypes: NumPy, torch and C++ names, sizes and argument-slot formats."""
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import ml_dtypes
@@ -18,6 +19,7 @@ class DType:
     ctype: str         # C++ type in the header library
     slot: str          # struct format of a scalar parameter in an 8-byte slot
     is_float: bool
+    wrap: bool = False  # scalars convert as NumPy's astype (CuPy's user kernels), not raise
 
     @property
     def itemsize(self) -> int:
@@ -25,9 +27,16 @@ class DType:
 
     def slot_value(self, value):
         """The Python value `struct` packs for a scalar parameter of this dtype."""
+        if self.wrap:
+            with np.errstate(all="ignore"):
+                value = np.array(value).astype(self.numpy)
         if self.ctype in ("sw::half", "sw::bfloat16"):
             return int(np.asarray(value, dtype=self.numpy).view(np.uint16))
         return self.numpy.type(value).item()
+
+    def wrapping(self) -> "DType":
+        """This dtype with scalars converted as astype does: wrapped, or rounded to +-inf."""
+        return dataclasses.replace(self, wrap=True)
 
     def __repr__(self) -> str:
         return self.name

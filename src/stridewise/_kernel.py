@@ -333,7 +333,7 @@ class ElementwiseKernel:
         preamble += _codegen.user_functor(fparams, self._body, typedefs)
         return _ops.Typing(
             compute=outs[0], outs=outs,
-            params=tuple(dt for dt, k in zip(ins, key) if isinstance(k, type)),
+            params=tuple(dt.wrapping() for dt, k in zip(ins, key) if isinstance(k, type)),
             functor="UserOp", arg_types=tuple((dt.ctype, math[dt.name]) for dt in ins),
             out_types=tuple(math[dt.name] for dt in outs), reads=self._reads,
             order=self._order, preamble=preamble, label=self._source)
