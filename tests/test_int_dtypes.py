@@ -14,7 +14,6 @@ import stridewise as sw
 
 torch = pytest.importorskip("torch")
 
-SMALL = ("int8", "uint8", "int16", "uint16")
 NEW_INTS = ("int8", "int16", "uint8", "uint16", "uint32", "uint64")
 DIVISION = ("remainder", "floor_divide", "fmod")
 

@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch")
 
 NAMES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
          "float16", "bfloat16", "float32", "float64")
-TORCH_NAMES = NAMES
+
 
 
 def out_dtype(op, args):
@@ -30,7 +30,7 @@ def torch_operand(kind, name):
 
 
 def operand_kinds():
-    return st.one_of(st.tuples(st.sampled_from(["dims", "0-d"]), st.sampled_from(TORCH_NAMES)),
+    return st.one_of(st.tuples(st.sampled_from(["dims", "0-d"]), st.sampled_from(NAMES)),
                      st.tuples(st.sampled_from(["bool", "int", "float"]), st.just("")))
 
 

@@ -246,7 +246,7 @@ def _op_function(name: str, doc: str):
     """The public function of table op `name` (its inputs positional, then out and algorithm)."""
     op = OPS[name]
 
-    def f(*args, out=None, algorithm=None):
+    def f(*args: object, out: object = None, algorithm: object = None) -> object:
         return _call(op, args, out, None, algorithm)
 
     f.__name__ = f.__qualname__ = name
