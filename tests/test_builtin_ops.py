@@ -315,10 +315,14 @@ def test_supported_table_is_plain_data_and_enforced():
     assert set(SUPPORTED) == set(OPS) | {"cast"}
     assert all(isinstance(v, tuple) for v in SUPPORTED.values())
     assert SUPPORTED["divide"] == FLOATS and "int32" in SUPPORTED["add"]
+    # bool is closed under add (or) but not subtract, in NumPy and torch alike
+    assert sw.add(np.ones(3, bool), np.ones(3, bool)).dtype == np.bool_
+    with pytest.raises(TypeError, match="bool"):
+        sw.subtract(np.ones(3, bool), np.ones(3, bool))
     with pytest.raises(TypeError, match="unsupported dtype bool"):
-        sw.add(np.ones(3, bool), np.ones(3, bool))
-    with pytest.raises(TypeError, match="unsupported dtype"):
-        sw.negative(np.ones(3, np.uint8))
+        sw.subtract(torch.ones(3, dtype=torch.bool), torch.ones(3, dtype=torch.bool))
+    with pytest.raises(TypeError, match="bool"):
+        sw.negative(np.ones(3, bool))
 
 
 def test_cast_every_16bit_value_to_float32():
@@ -474,8 +478,8 @@ def test_cast_every_float32_to_16bit(dtype):
 def test_every_op_compiles_with_nvrtc():
     """Every (op, dtype) the table lists, and a user kernel, compile for sm_90 (no GPU needed)."""
     pytest.importorskip("cuda.core")
-    from stridewise import _codegen, _ops
-    from stridewise.backends import cuda
+    from nvrtc_batch import compile_batched
+    from stridewise import _ops
 
     sources = []
     for name, op in OPS.items():
@@ -488,8 +492,7 @@ def test_every_op_compiles_with_nvrtc():
     k = sw.ElementwiseKernel("float *out, float *a, float *b", "out[i] = sin(a[i]) + max(a[i], b[i])")
     a = np.ones((8, 64), np.float32)
     sources.append(k._explain((np.empty_like(a), a, a[0]), {}).spec)
-    for spec in sources:
-        cuda.compile(_codegen.generate(spec, cuda.entry_point), spec.entry, "sm_90")
+    assert compile_batched(sources) == len(sources)
 
 
 def test_readme_table_matches_the_supported_data():
@@ -498,6 +501,8 @@ def test_readme_table_matches_the_supported_data():
     readme = (Path(__file__).parents[1] / "README.md").read_text()
     for name, dtypes in SUPPORTED.items():
         assert f"| `{name}` | {', '.join(dtypes)} |" in readme, name
+    # the whole table, as sw._builtins.op_table() generates it (paste its output on a change)
+    assert sw._builtins.op_table() in readme
 
 
 @pytest.mark.nvrtc

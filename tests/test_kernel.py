@@ -268,7 +268,7 @@ def test_flat_index_is_a_value():
 
 
 @pytest.mark.parametrize("args, match", [
-    (("T x", "uint8 z", "z = x"), "unknown dtype 'uint8' for z"),
+    (("T x", "float128 z", "z = x"), "unknown dtype 'float128' for z"),
     (("complex128 x", "T z", "z = x"), "unknown dtype"),
     (("T x, T x", "T z", "z = x"), "repeat"),
     (("T", "T z", "z = 1"), "cannot parse"),

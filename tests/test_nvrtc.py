@@ -27,8 +27,12 @@ except Exception as e:  # pragma: no cover
     pytest.skip(f"NVRTC is not loadable: {e}", allow_module_level=True)
 
 from stridewise.backends import cuda  # noqa: E402
+from nvrtc_batch import compile_batched  # noqa: E402
 
 ARCH = "sm_90"
+# The layout variants run over the six original dtypes (2-, 4- and 8-byte elements); the
+# other dtypes' variants compile batched into a few NVRTC programs (test_new_dtype_variants).
+SIX = ("float16", "bfloat16", "float32", "float64", "int32", "int64")
 
 
 def _base_specs():
@@ -65,7 +69,7 @@ def _base_specs():
 def _variants():
     out = []
     for name, base in _base_specs().items():
-        for dt in DTYPES.values():
+        for dt in (DTYPES[n] for n in SIX):
             wide = 1 if base.mode == "general" else 16 // dt.itemsize
             for pack in (1, 2, 4, 8):
                 if pack > wide:
@@ -368,3 +372,22 @@ def test_magic_division_matches_floor_division(bits, d, data):
     ns = data.draw(st.lists(st.integers(0, top), min_size=1, max_size=16))
     for n in ns + [0, d - 1, d, top, top - top % d, top - top % d - 1]:
         assert ((n * m >> bits) + n) >> s == n // d, (n, d, bits)
+
+
+NEW = ("int8", "int16", "uint8", "uint16", "uint32", "uint64")
+
+
+def test_new_dtype_variants(monkeypatch):
+    """Every mode of the remainder kernel in each dtype beyond the six, at the widest pack
+    (16 int8 values) and pack 1, both index widths, plus keep_loads: batched programs."""
+    monkeypatch.setenv("STRIDEWISE_DISABLE_CACHE", "1")
+    specs = []
+    for name, base in _base_specs().items():
+        for dt in (DTYPES[n] for n in NEW):
+            wide = 1 if base.mode == "general" else 16 // dt.itemsize
+            for pack, bits in ((wide, 32), (1, 64)):
+                specs.append(dataclasses.replace(
+                    base, arrays=(dt,) * len(base.arrays), params=(dt,) * len(base.params),
+                    compute=dt, functor=_ops.REMAINDER.functor_for(dt, "torch"),
+                    pack=pack, index_bits=bits, keep_loads=pack == wide and bits == 32))
+    assert compile_batched(specs) == len(specs) > 100

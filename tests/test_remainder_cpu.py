@@ -257,7 +257,7 @@ def test_errors_write_nothing():
         sw.remainder_(x, np.ones((4, 5), np.float32))
     assert _untouched(x) and _untouched(out)
     with pytest.raises(TypeError, match="unsupported dtype"):
-        sw.remainder(np.ones(3, np.int8), np.ones(3, np.int8))
+        sw.remainder(np.ones(3, np.longdouble), np.ones(3, np.longdouble))
     with pytest.raises(TypeError, match="unsupported dtype"):
         sw.remainder(np.ones(3, np.complex64), 1)
     swapped = np.arange(1, 9, dtype=">f4")

@@ -10,6 +10,7 @@ import numpy as np
 
 from ._compiled import torch_ext, warm
 from ._dtypes import DType, dtype_of
+from ._promote import ZeroDim, torch_result_type
 
 __all__ = [
     "View", "Scalar", "as_operand", "resolve_backend", "result_dtypes",
@@ -50,9 +51,12 @@ class View:
 
 @dataclass(frozen=True, slots=True)
 class Scalar:
-    """A Python number; it becomes a kernel parameter in the compute dtype."""
+    """A Python number; it becomes a kernel parameter in the compute dtype. `tensor`: the
+    dtype name of the CPU 0-d torch tensor it was read from (torch takes one as a scalar in
+    an op on CUDA tensors, promoting it as a 0-d tensor)."""
 
     value: object
+    tensor: str | None = None
 
     @property
     def pytype(self) -> type:
@@ -179,7 +183,7 @@ def as_operand(x, position: int):
         return _interface_view(x)
     if lib == "dlpack":
         return _dlpack_view(x)
-    if isinstance(x, numbers.Real) and not isinstance(x, bool):
+    if isinstance(x, numbers.Real):      # bool included: weak like int in every library
         return Scalar(x)
     raise TypeError(
         f"argument {position} has type {type(x).__name__}: pass a NumPy, torch or CuPy array, "
@@ -211,27 +215,24 @@ def _device_str(device) -> str:
     return device[0] if device[0] == "cpu" else f"{device[0]}:{device[1]}"
 
 
-@functools.lru_cache(maxsize=4096)
 def result_dtypes(lib: str, ufunc: str | None, key: tuple) -> tuple[DType, DType]:
     """(compute dtype, output dtype) by the owning library's promotion rules.
 
-    `key` holds, per argument, either a dtype name or a Python scalar type (weak in both
-    libraries): torch.result_type for torch, the NumPy ufunc's own resolution otherwise.
+    `key` holds, per argument, a dtype name (a _promote.ZeroDim for a 0-d torch tensor) or a
+    Python scalar type (weak in every library): torch.result_type's rules for torch
+    (_promote), the NumPy ufunc's own resolution otherwise (NumPy 2's rules, which CuPy follows).
     """
+    return _result_dtypes(lib, ufunc, key, tuple(isinstance(k, ZeroDim) for k in key))
+
+
+@functools.lru_cache(maxsize=4096)
+def _result_dtypes(lib: str, ufunc: str | None, key: tuple, zero_d: tuple) -> tuple[DType, DType]:
     if lib == "torch":
-        import torch
-
-        def probe(k):
-            if isinstance(k, type):
-                return k(1)
-            return torch.empty((0,), dtype=getattr(torch, k))
-
-        acc = probe(key[0])
-        for k in key[1:]:
-            acc = torch.empty((0,), dtype=torch.result_type(acc, probe(k)))
-        dt = dtype_of(acc.dtype)
+        dt = dtype_of(torch_result_type(key))
         return dt, dt
-    np_args = tuple(k if isinstance(k, type) else dtype_of(k).numpy for k in key)
+    # a Python bool is no weak scalar in NumPy 2 (bool is the lowest kind anyway): np.bool_
+    np_args = tuple(np.dtype(bool) if k is bool else k if isinstance(k, type) else dtype_of(k).numpy
+                    for k in key)
     uf = getattr(np, ufunc, None) if ufunc else None
     if isinstance(uf, np.ufunc):
         try:

@@ -36,21 +36,23 @@ __all__ = ["OPS", "SUPPORTED", "TOLERANCE_ULP", "add", "subtract", "multiply", "
            "floor_divide", "maximum", "minimum", "pow", "where", "relu", "abs", "negative",
            "exp", "log", "sqrt", "sin", "cos", "cast", "fma"]
 
-_ALL = ("float16", "bfloat16", "float32", "float64", "int32", "int64")
 _FLOATS = ("float16", "bfloat16", "float32", "float64")
+_INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+_ALL = _FLOATS + _INTS
+_BOOL = _ALL + ("bool",)   # where bool is closed under the op in NumPy and torch (or, and)
 
 # name: (inputs, functor, NumPy ufunc, compute dtypes, promotion)
 _TABLE = {
-    "add": (2, "sw::AddFunctor<{M}>", "add", _ALL, "same"),
+    "add": (2, "sw::AddFunctor<{M}>", "add", _BOOL, "same"),
     "subtract": (2, "sw::SubtractFunctor<{M}>", "subtract", _ALL, "same"),
-    "multiply": (2, "sw::MultiplyFunctor<{M}>", "multiply", _ALL, "same"),
+    "multiply": (2, "sw::MultiplyFunctor<{M}>", "multiply", _BOOL, "same"),
     "divide": (2, "sw::DivideFunctor<{M}>", "divide", _FLOATS, "float"),
     "fmod": (2, "sw::FmodFunctor<{M}>", "fmod", _ALL, "same"),
     "floor_divide": (2, "sw::FloorDivideFunctor<{M}>", "floor_divide", _ALL, "same"),
-    "maximum": (2, "sw::MaximumFunctor<{M}>", "maximum", _ALL, "same"),
-    "minimum": (2, "sw::MinimumFunctor<{M}>", "minimum", _ALL, "same"),
+    "maximum": (2, "sw::MaximumFunctor<{M}>", "maximum", _BOOL, "same"),
+    "minimum": (2, "sw::MinimumFunctor<{M}>", "minimum", _BOOL, "same"),
     "pow": (2, "sw::PowFunctor<{M}>", "power", _ALL, "same"),
-    "where": (3, "sw::WhereFunctor<{M}>", None, _ALL, "where"),
+    "where": (3, "sw::WhereFunctor<{M}>", None, _BOOL, "where"),
     "relu": (1, "sw::ReluFunctor<{M}>", None, _ALL, "same"),
     "abs": (1, "sw::AbsFunctor<{M}>", "absolute", _ALL, "same"),
     "negative": (1, "sw::NegativeFunctor<{M}>", "negative", _ALL, "same"),
@@ -60,12 +62,41 @@ _TABLE = {
     "sin": (1, "sw::SinFunctor<{M}>", "sin", _FLOATS, "float"),
     "cos": (1, "sw::CosFunctor<{M}>", "cos", _FLOATS, "float"),
     "fma": (3, "sw::FmaFunctor<{M}>", None, _ALL, "same"),
+    "equal": (2, "sw::EqualFunctor<{M}>", "equal", _BOOL, "bool"),
+    "not_equal": (2, "sw::NotEqualFunctor<{M}>", "not_equal", _BOOL, "bool"),
+    "less": (2, "sw::LessFunctor<{M}>", "less", _BOOL, "bool"),
+    "less_equal": (2, "sw::LessEqualFunctor<{M}>", "less_equal", _BOOL, "bool"),
+    "greater": (2, "sw::GreaterFunctor<{M}>", "greater", _BOOL, "bool"),
+    "greater_equal": (2, "sw::GreaterEqualFunctor<{M}>", "greater_equal", _BOOL, "bool"),
+    "logical_and": (2, "sw::LogicalAndFunctor<{M}>", "logical_and", _BOOL, "bool"),
+    "logical_or": (2, "sw::LogicalOrFunctor<{M}>", "logical_or", _BOOL, "bool"),
+    "logical_xor": (2, "sw::LogicalXorFunctor<{M}>", "logical_xor", _BOOL, "bool"),
+    "logical_not": (1, "sw::LogicalNotFunctor<{M}>", "logical_not", _BOOL, "bool"),
+    "bitwise_and": (2, "sw::BitwiseAndFunctor<{M}>", "bitwise_and", _INTS + ("bool",), "same"),
+    "bitwise_or": (2, "sw::BitwiseOrFunctor<{M}>", "bitwise_or", _INTS + ("bool",), "same"),
+    "bitwise_xor": (2, "sw::BitwiseXorFunctor<{M}>", "bitwise_xor", _INTS + ("bool",), "same"),
+    "bitwise_not": (1, "sw::InvertFunctor<{M}>", "invert", _INTS + ("bool",), "same"),
+    "left_shift": (2, "sw::LeftShiftFunctor<{M}>", "left_shift", _INTS, "same"),
+    "right_shift": (2, "sw::RightShiftFunctor<{M}>", "right_shift", _INTS, "same"),
+    "isnan": (1, "sw::IsNanFunctor<{M}>", "isnan", _BOOL, "bool"),
+    "isinf": (1, "sw::IsInfFunctor<{M}>", "isinf", _BOOL, "bool"),
+    "isfinite": (1, "sw::IsFiniteFunctor<{M}>", "isfinite", _BOOL, "bool"),
+    "floor": (1, "sw::FloorFunctor<{M}>", "floor", _BOOL, "same"),
+    "ceil": (1, "sw::CeilFunctor<{M}>", "ceil", _BOOL, "same"),
+    "trunc": (1, "sw::TruncFunctor<{M}>", "trunc", _BOOL, "same"),
+    "sign": (1, "sw::SignFunctor<{M}, {C}>", "sign", _ALL, "same"),
+    "copysign": (2, "sw::CopysignFunctor<{M}>", "copysign", _FLOATS, "float"),
+    "square": (1, "sw::SquareFunctor<{M}>", "square", _ALL, "same"),
+    "reciprocal": (1, "sw::ReciprocalFunctor<{M}>", "reciprocal", _FLOATS, "float"),
+    "tanh": (1, "sw::TanhFunctor<{M}>", "tanh", _FLOATS, "float"),
+    "sigmoid": (1, "sw::SigmoidFunctor<{M}>", None, _FLOATS, "float"),
+    "clip": (3, "sw::ClipFunctor<{M}>", None, _ALL, "same"),
 }
 OPS = {name: ElementwiseOp(name, nin, functor, ufunc, dtypes, promote, "stridewise/ops.h")
        for name, (nin, functor, ufunc, dtypes, promote) in _TABLE.items()}
 
 # cast: one op per target dtype (the target is part of what selects the kernel).
-CAST_DTYPES = _ALL + ("bool",)
+CAST_DTYPES = _BOOL
 _CASTS = {dt: ElementwiseOp(f"cast_{dt}", 1, "sw::CastFunctor<{M}>", None, CAST_DTYPES, dt,
                             "stridewise/ops.h")
           for dt in CAST_DTYPES}
@@ -74,6 +105,12 @@ _ops._OPS.update({name: (op, False) for name, op in OPS.items()})  # explain() k
 
 # (op, compute dtype) pairs that run: plain data for tests and docs.
 SUPPORTED = {name: op.dtypes for name, op in OPS.items()} | {"cast": CAST_DTYPES}
+
+
+def op_table() -> str:
+    """The README's table of ops and their compute dtypes, generated from SUPPORTED."""
+    rows = [f"| `{name}` | {', '.join(dtypes)} |" for name, dtypes in SUPPORTED.items()]
+    return "\n".join(["| op | compute dtypes |", "|---|---|", *rows])
 
 # Largest difference, in units in the last place of the result dtype, from NumPy and torch on
 # the CPU. Every op not listed is exact (bit for bit; sqrt is correctly rounded by IEEE 754).
@@ -88,6 +125,8 @@ TOLERANCE_ULP = {
     "cos": {"float64": 2, "float32": 4, "float16": 1, "bfloat16": 1},
     "pow": {"float64": 2, "float32": 4, "float16": 1, "bfloat16": 1},
     "fma": {"float16": 1, "bfloat16": 1},
+    "tanh": {"float64": 2, "float32": 4, "float16": 1, "bfloat16": 1},
+    "sigmoid": {"float64": 2, "float32": 4, "float16": 1, "bfloat16": 1},
 }
 
 
@@ -222,3 +261,46 @@ def cast(x: Operand, dtype: object, /, *,
     if target not in _CASTS:
         raise TypeError(f"cast supports {', '.join(CAST_DTYPES)}; got {target}")
     return _call(_CASTS[target], (x,), out, None, algorithm)
+
+
+def _op_function(name: str, doc: str):
+    """The public function of table op `name` (its inputs positional, then out and algorithm)."""
+    op = OPS[name]
+
+    def f(*args: object, out: object = None, algorithm: object = None) -> object:
+        return _call(op, args, out, None, algorithm)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = doc
+    return f
+
+
+# Ops of NumPy's and torch's own meaning; each takes its inputs positionally, then out= and
+# algorithm=, and returns the library's result dtype (bool for comparisons and tests).
+_DOCS = {
+    "equal": "x1 == x2 (bool).", "not_equal": "x1 != x2 (bool).", "less": "x1 < x2 (bool).",
+    "less_equal": "x1 <= x2 (bool).", "greater": "x1 > x2 (bool).",
+    "greater_equal": "x1 >= x2 (bool).",
+    "logical_and": "x1 and x2, nonzero meaning true (bool).",
+    "logical_or": "x1 or x2, nonzero meaning true (bool).",
+    "logical_xor": "Exactly one of x1, x2 nonzero (bool).", "logical_not": "x == 0 (bool).",
+    "bitwise_and": "x1 & x2 on integers and bool.", "bitwise_or": "x1 | x2 on integers and bool.",
+    "bitwise_xor": "x1 ^ x2 on integers and bool.",
+    "bitwise_not": "~x on integers; not x on bool (NumPy's invert).",
+    "left_shift": "x1 << x2; a count outside [0, bits) gives 0.",
+    "right_shift": "x1 >> x2 (arithmetic for signed); a count outside [0, bits) gives 0 or -1.",
+    "isnan": "x is NaN (bool; False for integers).", "isinf": "x is +-inf (bool).",
+    "isfinite": "x is neither NaN nor +-inf (bool; True for integers).",
+    "floor": "Largest integer <= x; integers unchanged.",
+    "ceil": "Smallest integer >= x; integers unchanged.",
+    "trunc": "x rounded toward zero; integers unchanged.",
+    "sign": "-1, 0 or 1; NaN gives NaN for NumPy arrays and 0 for torch tensors, as each does.",
+    "copysign": "|x1| with the sign of x2; integers compute in the library's float.",
+    "square": "x * x; integers wrap.", "reciprocal": "1 / x, floats (integers: torch's float32).",
+    "tanh": "Hyperbolic tangent (within TOLERANCE_ULP['tanh']).",
+    "sigmoid": "1 / (1 + exp(-x)) (within TOLERANCE_ULP['sigmoid']).",
+    "clip": "clip(x, lo, hi) = minimum(maximum(x, lo), hi) (np.clip, torch.clamp).",
+}
+for _name, _doc in _DOCS.items():
+    globals()[_name] = _op_function(_name, _doc)
+__all__ += list(_DOCS)

@@ -1,6 +1,7 @@
 """Supported dtypes: NumPy, torch and C++ names, sizes and argument-slot formats."""
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,6 +19,7 @@ class DType:
     slot: str = ""     # struct format of a scalar parameter in an 8-byte slot
     is_float: bool = False
     itemsize: int = 0
+    wrap: bool = False  # scalars convert as NumPy's astype (CuPy's user kernels), not raise
 
     def __getattr__(self, attr: str):
         # Only reached for bfloat16's `numpy`, left unset at import: ml_dtypes costs 0.1-1 s
@@ -31,9 +33,16 @@ class DType:
 
     def slot_value(self, value):
         """The Python value `struct` packs for a scalar parameter of this dtype."""
+        if self.wrap:
+            with np.errstate(all="ignore"):
+                value = np.array(value).astype(self.numpy)
         if self.ctype in ("sw::half", "sw::bfloat16"):
             return int(np.asarray(value, dtype=self.numpy).view(np.uint16))
         return self.numpy.type(value).item()
+
+    def wrapping(self) -> "DType":
+        """This dtype with scalars converted as astype does: wrapped, or rounded to +-inf."""
+        return dataclasses.replace(self, wrap=True)
 
     def __repr__(self) -> str:
         return self.name
@@ -48,6 +57,12 @@ DTYPES = {
         DType("float64", np.dtype(np.float64), "double", "d", True, 8),
         DType("int32", np.dtype(np.int32), "sw::i32", "i4x", False, 4),
         DType("int64", np.dtype(np.int64), "sw::i64", "q", False, 8),
+        DType("int8", np.dtype(np.int8), "sw::i8", "b7x", False, 1),
+        DType("int16", np.dtype(np.int16), "sw::i16", "h6x", False, 2),
+        DType("uint8", np.dtype(np.uint8), "sw::u8", "B7x", False, 1),
+        DType("uint16", np.dtype(np.uint16), "sw::u16", "H6x", False, 2),
+        DType("uint32", np.dtype(np.uint32), "sw::u32", "I4x", False, 4),
+        DType("uint64", np.dtype(np.uint64), "sw::u64", "Q", False, 8),
     )
 }
 object.__delattr__(DTYPES["bfloat16"], "numpy")     # resolved by __getattr__ on first use

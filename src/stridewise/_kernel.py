@@ -30,6 +30,10 @@ C_NAMES = {
     "double": "float64", "float": "float32", "half": "float16", "__half": "float16",
     "__nv_bfloat16": "bfloat16", "int": "int32", "int32_t": "int32", "long": "int64",
     "long long": "int64", "int64_t": "int64", "bool": "bool",
+    "signed char": "int8", "int8_t": "int8", "unsigned char": "uint8", "uint8_t": "uint8",
+    "short": "int16", "int16_t": "int16", "unsigned short": "uint16", "uint16_t": "uint16",
+    "unsigned int": "uint32", "unsigned": "uint32", "uint32_t": "uint32",
+    "unsigned long long": "uint64", "unsigned long": "uint64", "uint64_t": "uint64",
 }
 _QUALIFIERS = {"const", "volatile", "restrict", "__restrict__", "__restrict"}
 _COMPOUND = {"+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=", "++", "--"}
@@ -251,8 +255,8 @@ class ElementwiseKernel:
         placeholder bound by the arguments' dtypes (the same letter means the same dtype;
         outputs bind first, then arrays, then NumPy scalars with their own dtype, then Python
         numbers as bool, int64 or float64); longer types are dtype names (float16, bfloat16,
-        float32, float64, int32, int64, bool) or C names (half, float, double, int, long long,
-        bool). An array whose dtype differs from a fixed type is converted in registers.
+        float32, float64, int8 ... int64, uint8 ... uint64, bool) or C names (half, float,
+        double, int, long long, int8_t, unsigned char, uint64_t, bool, ...). An array whose dtype differs from a fixed type is converted in registers.
         Scalars, Python or NumPy (with any library's arrays), are host parameters of their
         parameter's type, as CuPy types them. `raw` passes the whole array, indexed by hand as
         CuPy's CArray: x[j] at C-order flat index j of x's own shape, x[idx] at a multi-index,
@@ -473,7 +477,8 @@ class ElementwiseKernel:
         compute = outs[0] if outs else arrays[0] if arrays else DTYPES["int64"]
         return _ops.Typing(
             compute=compute, outs=outs,
-            params=tuple(dt for dt, k in zip(ins, key) if not isinstance(k, str)),
+            params=tuple(dt if isinstance(dt, _usercall.RawType) else dt.wrapping()
+                         for dt, k in zip(ins, key) if not isinstance(k, str)),
             functor="UserOp",
             arg_types=tuple((dt.ctype, dt.ctype) if isinstance(dt, _usercall.RawType)
                             else (dt.ctype, math[dt.name]) for dt in ins),

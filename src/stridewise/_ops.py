@@ -13,6 +13,7 @@ from . import _arrays, _codegen, _dask, _foreign, _layout, _plan, _resolve, _tor
 from ._arrays import Scalar, View
 from ._compiled import warm as _WARM
 from ._dtypes import ALL_DTYPES as DTYPES, DType
+from ._promote import HostScalar, ZeroDim, host_scalars
 from .algorithms import Auto
 from .backends import get_backend
 from .capabilities import capabilities
@@ -73,8 +74,8 @@ class ElementwiseOp:
     dtypes : compute dtypes the op supports (plain data that tests and docs enumerate).
     header : the header the functor lives in, when not functors.h.
     promote : "same" (the library's promotion), "float" (integers compute in the library's
-        default float: NumPy float64, torch float32), "where" (bool condition, then "same"),
-        or a dtype name (cast to it).
+        default float: NumPy float64, torch float32), "bool" (compute as "same", output
+        bool), "where" (bool condition, then "same"), or a dtype name (cast to it).
     """
 
     name: str
@@ -112,12 +113,18 @@ class ElementwiseOp:
                 raise TypeError(f"cast does not produce {out.name}; it casts to {', '.join(self.dtypes)}")
         else:
             compute, out = _arrays.result_dtypes(lib, self.ufunc, key)
+            if self.promote == "bool":     # comparisons and tests: bool whatever the inputs
+                out = DTYPES["bool"]
+            if self.promote == "float" and not compute.is_float and self.ufunc and lib != "torch":
+                raise TypeError(f"{self.name} of NumPy's integer arrays is NumPy's integer "
+                                f"{self.ufunc}, which stridewise does not provide; cast to a "
+                                "float dtype first (x.astype(np.float64))")
             if self.promote == "float" and not compute.is_float:
                 compute = out = DTYPES["float32" if lib == "torch" else "float64"]
         if compute.name not in self.dtypes:
             raise TypeError(f"unsupported dtype {compute.name} for {self.name}: "
                             f"it computes in {', '.join(self.dtypes)}")
-        nparams = sum(isinstance(k, type) for k in key)
+        nparams = sum(isinstance(k, (type, HostScalar)) for k in key)
         return Typing(compute, (out,), (compute,) * nparams, self.functor_for(compute, convention),
                       arg_types, preamble=f"#include <{self.header}>" if self.header else "")
 
@@ -132,7 +139,8 @@ def _key_name(k) -> str:
 
 REMAINDER = ElementwiseOp(
     "remainder", 2, "sw::RemainderFunctor<{T}, {C}>", "remainder",
-    ("float16", "bfloat16", "float32", "float64", "int32", "int64"),
+    ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64",
+     "uint8", "uint16", "uint32", "uint64"),
 )
 
 
@@ -172,7 +180,15 @@ def _operands(op, args):
 def _sig(o):
     if isinstance(o, View):
         return (o.lib, o.device, o.dtype.name, o.shape, o.strides, o.ptr % 16)
-    return o.pytype
+    return o.pytype if o.tensor is None else (o.pytype, o.tensor)
+
+
+def _key(o):
+    """An operand as promotion sees it: its dtype's name (marked for a 0-d torch tensor, which
+    ranks below tensors with dimensions) or a Python number's type."""
+    if not isinstance(o, View):
+        return o.pytype if o.tensor is None else HostScalar(o.tensor)
+    return ZeroDim(o.dtype.name) if o.lib == "torch" and not o.shape else o.dtype.name
 
 
 def _prepare(op, operands, out_views, convention, inplace, index=None):
@@ -186,7 +202,7 @@ def _prepare(op, operands, out_views, convention, inplace, index=None):
     lib, device = _arrays.resolve_backend(views + [v for v, _ in given],
                                           vnames + [nm for _, nm in given])
     conv = convention or ("torch" if lib == "torch" else "numpy")
-    key = tuple(o.dtype.name if isinstance(o, View) else o.pytype for o in operands)
+    key = tuple(_key(o) for o in operands)
     typing = op.typing(lib, key, tuple(v and v.dtype.name for v in out_views), conv)
     # User kernels broadcast their outputs too (an out may fix extents no input has).
     shapes = [v.shape for v in views] + [v.shape for v, _ in given if op.broadcast_outputs]
@@ -443,6 +459,10 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
     allocated = out is None and not inplace
     algorithm = Auto() if algorithm is None else algorithm
     operands = _operands(op, args)
+    if isinstance(op, ElementwiseOp):
+        operands = host_scalars(operands)
+        if any(isinstance(o, Scalar) and o.tensor for o in operands):
+            fast = None     # the warm path would pass the CPU tensor's pointer
     if inplace:
         if not isinstance(operands[0], View):
             raise TypeError(f"{op.name}_ works in place on x1, which must be an array")

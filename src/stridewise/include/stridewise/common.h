@@ -24,6 +24,9 @@ typedef unsigned long long u64;
 typedef int i32;
 typedef unsigned int u32;
 typedef unsigned short u16;
+typedef signed char i8;
+typedef unsigned char u8;
+typedef short i16;
 
 // Every host-written argument is one 8-byte slot, so the host packs a flat little-endian
 // record and both backends read the same layout: pointers, extents, strides and scalars.

@@ -521,10 +521,11 @@ template <Convention C> struct Fast2<RemainderFunctor<half, C>, half> {
 #endif
 
 // Integers: a zero divisor gives 0 (NumPy's answer, and never a trap), and -1 gives 0 so
-// INT_MIN / -1 is never evaluated. Both conventions agree on integers.
+// INT_MIN / -1 is never evaluated. Both conventions agree on integers. Unsigned types have
+// no sign fix-up.
 template <class T>
 SW_HOST_DEVICE SW_INLINE T int_remainder(T a, T b) {
-  if (b == 0 || b == -1) return 0;
+  if (b == 0 || minus_one(b)) return 0;
   T r = a % b;
   if (r != 0 && ((r < 0) != (b < 0))) r += b;
   return r;
@@ -716,6 +717,18 @@ template <Convention C> struct RemainderFunctor<i64, C> {
 #else
   static SW_INLINE i64 fast(i64 a, i64 b, FastFlag& slow) { return int64_remainder_fast_host(a, b, slow); }
 #endif
+};
+
+// The other integer widths compute in a wider type's functor, fast paths included: every
+// 8- and 16-bit value (and MIN % -1, x % 0) is an int32 case, every uint32 one an int64
+// case, and the narrowing store is exact since |result| < |b|. uint64 has no wider type.
+template <Convention C> struct RemainderFunctor<i8, C> : RemainderFunctor<i32, C> {};
+template <Convention C> struct RemainderFunctor<u8, C> : RemainderFunctor<i32, C> {};
+template <Convention C> struct RemainderFunctor<i16, C> : RemainderFunctor<i32, C> {};
+template <Convention C> struct RemainderFunctor<u16, C> : RemainderFunctor<i32, C> {};
+template <Convention C> struct RemainderFunctor<u32, C> : RemainderFunctor<i64, C> {};
+template <Convention C> struct RemainderFunctor<u64, C> {
+  SW_HOST_DEVICE SW_INLINE u64 operator()(u64 a, u64 b) const { return int_remainder(a, b); }
 };
 
 }  // namespace sw

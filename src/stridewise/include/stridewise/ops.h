@@ -9,9 +9,17 @@
 
 namespace sw {
 
-template <class T> struct Unsigned { typedef T type; };
+// Unsigned<T>: the type T's wrapping arithmetic runs in. 8- and 16-bit types widen to u32:
+// their own unsigned types promote to int, where u16 * u16 may overflow (undefined).
+template <class T> struct Unsigned { typedef T type; };   // floats and bool
+template <> struct Unsigned<i8> { typedef u32 type; };
+template <> struct Unsigned<u8> { typedef u32 type; };
+template <> struct Unsigned<i16> { typedef u32 type; };
+template <> struct Unsigned<u16> { typedef u32 type; };
 template <> struct Unsigned<i32> { typedef u32 type; };
+template <> struct Unsigned<u32> { typedef u32 type; };
 template <> struct Unsigned<i64> { typedef u64 type; };
+template <> struct Unsigned<u64> { typedef u64 type; };
 
 template <class T> SW_HOST_DEVICE SW_INLINE bool is_nan(T x) { return x != x; }  // false for ints
 template <class T> SW_HOST_DEVICE SW_INLINE T wrap(typename Unsigned<T>::type x) { return (T)x; }
@@ -28,13 +36,10 @@ template <class T> struct MultiplyFunctor {
 };
 // Floats have no unsigned twin: Unsigned<float> is float, so the same bodies are plain IEEE ops.
 template <class T> struct NegativeFunctor {  // -a, not 0 - a: negative(+0) is -0
-  SW_HOST_DEVICE SW_INLINE T operator()(T a) const { return -a; }
-};
-template <> struct NegativeFunctor<i32> {
-  SW_HOST_DEVICE SW_INLINE i32 operator()(i32 a) const { return (i32)(0u - (u32)a); }
-};
-template <> struct NegativeFunctor<i64> {
-  SW_HOST_DEVICE SW_INLINE i64 operator()(i64 a) const { return (i64)(0ull - (u64)a); }
+  SW_HOST_DEVICE SW_INLINE T operator()(T a) const {
+    if constexpr (IsInt<T>::value) return (T)(SW_U(0) - SW_U(a));
+    else return -a;
+  }
 };
 
 // Apply2 for add, subtract and multiply on half2 / bfloat162. Exact: float32 has
@@ -74,17 +79,14 @@ template <class T> struct DivideFunctor {  // floats only: integer inputs promot
 
 // fmod: C's fmod for floats (exact); integers truncate, and a zero divisor gives 0 (NumPy's
 // answer; never a trap), as does -1 so INT_MIN % -1 is never evaluated.
-template <class T> struct FmodFunctor {
-  SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const { return sw_fmod(a, b); }
-};
 template <class T> SW_HOST_DEVICE SW_INLINE T int_fmod(T a, T b) {
-  return (b == 0 || b == -1) ? T(0) : T(a % b);
+  return (b == 0 || minus_one(b)) ? T(0) : T(a % b);
 }
-template <> struct FmodFunctor<i32> {
-  SW_HOST_DEVICE SW_INLINE i32 operator()(i32 a, i32 b) const { return int_fmod(a, b); }
-};
-template <> struct FmodFunctor<i64> {
-  SW_HOST_DEVICE SW_INLINE i64 operator()(i64 a, i64 b) const { return int_fmod(a, b); }
+template <class T> struct FmodFunctor {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const {
+    if constexpr (IsInt<T>::value) return int_fmod(a, b);
+    else return sw_fmod(a, b);
+  }
 };
 
 SW_HOST_DEVICE SW_INLINE float sw_floor(float x) { return floorf(x); }
@@ -94,8 +96,20 @@ SW_HOST_DEVICE SW_INLINE double sw_copysign(double x, double y) { return copysig
 
 // floor_divide: NumPy's and torch's shared definition through fmod, which is exact where
 // floor(a / b) is not (a / b may round up to an integer). A zero divisor gives a / b.
+// Integers: a zero divisor gives 0 (NumPy; torch raises), INT_MIN // -1 wraps to INT_MIN.
+// Unsigned types have no sign fix-up (their compares with 0 are constant).
+template <class T> SW_HOST_DEVICE SW_INLINE T int_floor_divide(T a, T b) {
+  if (b == 0) return 0;
+  if (minus_one(b)) return wrap<T>(SW_U(0) - SW_U(a));
+  const T q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? T(q - 1) : q;
+}
 template <class T> struct FloorDivideFunctor {
   SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const {
+    if constexpr (IsInt<T>::value) return int_floor_divide(a, b);
+    else return float_floor_divide(a, b);
+  }
+  SW_HOST_DEVICE SW_INLINE static T float_floor_divide(T a, T b) {
     if (b == 0) return a / b;
     const T mod = sw_fmod(a, b);
     T div = (a - mod) / b;
@@ -105,19 +119,6 @@ template <class T> struct FloorDivideFunctor {
     if (div - fl > T(0.5)) fl += T(1);
     return fl;
   }
-};
-// Integers: a zero divisor gives 0 (NumPy; torch raises), INT_MIN // -1 wraps to INT_MIN.
-template <class T> SW_HOST_DEVICE SW_INLINE T int_floor_divide(T a, T b) {
-  if (b == 0) return 0;
-  if (b == -1) return wrap<T>(SW_U(0) - SW_U(a));
-  const T q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? T(q - 1) : q;
-}
-template <> struct FloorDivideFunctor<i32> {
-  SW_HOST_DEVICE SW_INLINE i32 operator()(i32 a, i32 b) const { return int_floor_divide(a, b); }
-};
-template <> struct FloorDivideFunctor<i64> {
-  SW_HOST_DEVICE SW_INLINE i64 operator()(i64 a, i64 b) const { return int_floor_divide(a, b); }
 };
 
 // maximum / minimum: a NaN in either operand wins (NumPy and torch); on a tie (+0 vs -0)
@@ -160,13 +161,10 @@ SW_MATH_FUNCTOR(CosFunctor, cos)
 // pow: the C library's pow for floats. Integers square-and-multiply with wrapping; a negative
 // exponent gives trunc(a ** b): 1 for a = 1, +-1 for a = -1, else 0 (torch's definition;
 // NumPy raises, and so does stridewise when the exponent is a Python int).
-template <class T> struct PowFunctor {
-  SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const { return pow(a, b); }
-};
 template <class T> SW_HOST_DEVICE SW_INLINE T int_pow(T a, T b) {
-  if (b < 0) {
+  if (b < 0) {   // signed only
     if (a == 1) return 1;
-    if (a == -1) return (b & 1) ? -1 : 1;
+    if (minus_one(a)) return (b & 1) ? T(-1) : T(1);
     return 0;
   }
   typename Unsigned<T>::type r = 1, x = SW_U(a);
@@ -176,11 +174,11 @@ template <class T> SW_HOST_DEVICE SW_INLINE T int_pow(T a, T b) {
   }
   return (T)r;
 }
-template <> struct PowFunctor<i32> {
-  SW_HOST_DEVICE SW_INLINE i32 operator()(i32 a, i32 b) const { return int_pow(a, b); }
-};
-template <> struct PowFunctor<i64> {
-  SW_HOST_DEVICE SW_INLINE i64 operator()(i64 a, i64 b) const { return int_pow(a, b); }
+template <class T> struct PowFunctor {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const {
+    if constexpr (IsInt<T>::value) return int_pow(a, b);
+    else return pow(a, b);
+  }
 };
 
 // where: the condition arrives as bool; both branches are already the promoted type.
@@ -207,6 +205,111 @@ template <> struct FmaFunctor<double> {
 // to half2 / bfloat162), so a cast to a 16-bit float runs its Apply2 path there.
 template <class T> struct CastFunctor {
   SW_HOST_DEVICE SW_INLINE T operator()(T a) const { return a; }
+};
+
+// Comparisons and logical ops: bool results over the promoted OpMath values (NaN compares
+// unequal to everything, as in both libraries).
+#define SW_BOOL_FUNCTOR2(Name, expr)                                             \
+  template <class T> struct Name {                                               \
+    SW_HOST_DEVICE SW_INLINE bool operator()(T a, T b) const { return expr; }    \
+  };
+SW_BOOL_FUNCTOR2(EqualFunctor, a == b)
+SW_BOOL_FUNCTOR2(NotEqualFunctor, a != b)
+SW_BOOL_FUNCTOR2(LessFunctor, a < b)
+SW_BOOL_FUNCTOR2(LessEqualFunctor, a <= b)
+SW_BOOL_FUNCTOR2(GreaterFunctor, a > b)
+SW_BOOL_FUNCTOR2(GreaterEqualFunctor, a >= b)
+SW_BOOL_FUNCTOR2(LogicalAndFunctor, a != T(0) && b != T(0))
+SW_BOOL_FUNCTOR2(LogicalOrFunctor, a != T(0) || b != T(0))
+SW_BOOL_FUNCTOR2(LogicalXorFunctor, (a != T(0)) != (b != T(0)))
+#undef SW_BOOL_FUNCTOR2
+template <class T> struct LogicalNotFunctor {
+  SW_HOST_DEVICE SW_INLINE bool operator()(T a) const { return a == T(0); }
+};
+// a - a is 0 exactly for finite values (inf - inf and NaN - NaN are NaN); integers are finite.
+template <class T> struct IsNanFunctor {
+  SW_HOST_DEVICE SW_INLINE bool operator()(T a) const { return is_nan(a); }
+};
+template <class T> struct IsFiniteFunctor {
+  SW_HOST_DEVICE SW_INLINE bool operator()(T a) const { return a - a == T(0); }
+};
+template <class T> struct IsInfFunctor {
+  SW_HOST_DEVICE SW_INLINE bool operator()(T a) const { return !is_nan(a) && !(a - a == T(0)); }
+};
+
+// Bitwise ops on integers and bool (bool: and, or, xor, not).
+template <class T> struct BitwiseAndFunctor {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const { return (T)(a & b); }
+};
+template <class T> struct BitwiseOrFunctor {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const { return (T)(a | b); }
+};
+template <class T> struct BitwiseXorFunctor {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const { return (T)(a ^ b); }
+};
+template <class T> struct InvertFunctor {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a) const { return (T)~SW_U(a); }
+};
+template <> struct InvertFunctor<bool> {
+  SW_HOST_DEVICE SW_INLINE bool operator()(bool a) const { return !a; }
+};
+// Shifts as NumPy and torch define them: a count outside [0, bits) (negative included, as an
+// unsigned compare) shifts everything out: 0, or for a right shift of a negative value -1.
+template <class T> struct LeftShiftFunctor {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const {
+    return SW_U(b) >= SW_U(8 * sizeof(T)) ? T(0) : (T)(SW_U(a) << SW_U(b));
+  }
+};
+template <class T> struct RightShiftFunctor {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const {
+    return SW_U(b) >= SW_U(8 * sizeof(T)) ? (a < T(0) ? T(-1) : T(0)) : (T)(a >> SW_U(b));
+  }
+};
+
+// Rounding to integers: the identity on integers and bool.
+#define SW_ROUND_FUNCTOR(Name, f)                                                  \
+  template <class T> struct Name {                                                 \
+    SW_HOST_DEVICE SW_INLINE T operator()(T a) const {                             \
+      if constexpr (IsInt<T>::value) return a;                                     \
+      else return f(a);                                                            \
+    }                                                                              \
+  };
+SW_ROUND_FUNCTOR(FloorFunctor, floor)
+SW_ROUND_FUNCTOR(CeilFunctor, ceil)
+SW_ROUND_FUNCTOR(TruncFunctor, trunc)
+#undef SW_ROUND_FUNCTOR
+
+// sign: -1, 0 or 1 (+0 for either zero); NaN gives NaN in NumPy and 0 in torch.
+template <class T, Convention C> struct SignFunctor {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a) const {
+    if (C == kNumpy && is_nan(a)) return a;
+    return (T)(T(a > T(0)) - T(a < T(0)));
+  }
+};
+template <class T> struct CopysignFunctor {   // floats only: integers promote first
+  SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const { return sw_copysign(a, b); }
+};
+template <class T> struct SquareFunctor {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a) const { return MultiplyFunctor<T>()(a, a); }
+};
+// 1 / a rounds once in float32 for the 16-bit types, then to 16 bits: exact (24 >= 2 * 11 + 2).
+template <class T> struct ReciprocalFunctor {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a) const { return T(1) / a; }
+};
+template <class T> struct TanhFunctor {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a) const { return tanh(a); }
+};
+template <class T> struct SigmoidFunctor {   // torch's 1 / (1 + exp(-x))
+  SW_HOST_DEVICE SW_INLINE T operator()(T a) const { return T(1) / (T(1) + exp(-a)); }
+};
+// clip(x, lo, hi), as torch.clamp and NumPy's float16 loop: a NaN anywhere gives NaN, lo > hi
+// gives hi, and x equal to a bound is kept (+0 stays +0 against a bound of -0; NumPy's
+// float32 and float64 loops return the bound there).
+template <class T> struct ClipFunctor {
+  SW_HOST_DEVICE SW_INLINE T operator()(T x, T lo, T hi) const {
+    x = (x < lo || is_nan(lo)) ? lo : x;
+    return (x > hi || is_nan(hi)) ? hi : x;
+  }
 };
 
 #undef SW_U

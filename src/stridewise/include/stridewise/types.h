@@ -234,4 +234,18 @@ SW_HOST_DEVICE SW_INLINE void convert_pack(To* dst, const From* y) {
   }
 }
 
+// IsInt<T>: the integer types and bool, which compute as they are stored (no OpMath).
+template <class T> struct IsInt { enum { value = 0 }; };
+#define SW_IS_INT(T) template <> struct IsInt<T> { enum { value = 1 }; };
+SW_IS_INT(bool) SW_IS_INT(i8) SW_IS_INT(u8) SW_IS_INT(i16) SW_IS_INT(u16)
+SW_IS_INT(i32) SW_IS_INT(u32) SW_IS_INT(i64) SW_IS_INT(u64)
+#undef SW_IS_INT
+
+// b == -1 for signed integer types; never for unsigned ones (where b == -1 would compare
+// with the largest value: integer division's special cases are signed cases only).
+template <class T> SW_HOST_DEVICE SW_INLINE bool minus_one(T b) {
+  if constexpr (T(-1) < T(0)) return b == T(-1);
+  else return false;
+}
+
 }  // namespace sw

@@ -1,0 +1,34 @@
+"""Many kernel variants compiled as one NVRTC program (no GPU needed).
+
+NVRTC parses the header library once per program, which is most of a small kernel's
+compile time; CI compiles hundreds of variants, so they go in a few programs."""
+from concurrent.futures import ThreadPoolExecutor
+
+from stridewise import _codegen
+from stridewise.backends import cuda
+
+ARCH = "sm_90"
+
+
+def batched_source(specs) -> str:
+    """One translation unit holding every spec's generated kernel, each in its own namespace
+    with its own entry point name (the headers' include guards keep them out of the namespaces)."""
+    head = ["#include <stridewise/user.h>", "#include <stridewise/cuda/kernels.cuh>"]
+    parts = []
+    for i, spec in enumerate(specs):
+        src = _codegen.generate(spec, cuda.entry_point).replace(spec.entry, f"{spec.entry}_v{i}")
+        parts.append(f"namespace v{i} {{\n{src}\n}}  // namespace v{i}\n")
+    return "\n".join(head + parts)
+
+
+def compile_batched(specs, chunks: int = 2) -> int:
+    """Compile specs in `chunks` programs, in threads (NVRTC releases the GIL); returns the
+    number of the specs' entry points the cubins hold."""
+    groups = [specs[k::chunks] for k in range(chunks)]
+
+    def build(group):
+        cubin = cuda.compile(batched_source(group), "batched", ARCH)
+        return sum(f"{s.entry}_v{i}".encode() + b"\0" in cubin for i, s in enumerate(group))
+
+    with ThreadPoolExecutor(max_workers=chunks) as pool:
+        return sum(pool.map(build, [g for g in groups if g]))
