@@ -284,7 +284,8 @@ def _fast_key(op, args, out, convention, algorithm, inplace):
 
 
 def _fast_call(op, args, out, convention, algorithm, inplace, calls,
-               keyers=_arrays._KEYERS, torch_key=_arrays._torch_key):
+               keyers=_arrays._KEYERS, torch_key=_arrays._torch_key,
+               torch_mark=_arrays._meaning.torch_mark):
     """The warm path, or None when this call must go through the full pipeline.
 
     With calls None, only _fast_key's answer. Torch tensors are keyed inline, as _torch_key
@@ -301,9 +302,12 @@ def _fast_call(op, args, out, convention, algorithm, inplace, calls,
             out = out[0]
         keyer = keyers.get(type(out))
         if keyer is torch_key:
-            p = out.data_ptr()
-            key = [op, convention, algorithm, inplace,
-                   out.dtype, out.shape, out.stride(), out.get_device(), p % 16]
+            try:
+                p = out.data_ptr()
+                key = [op, convention, algorithm, inplace, out.dtype, out.shape, out.stride(),
+                       out.get_device(), p % 16 + torch_mark(out)]
+            except RuntimeError:     # sparse, nested: the full path refuses them by name
+                return None
         else:
             keyer = keyer or _arrays.keyer(out)
             if keyer is None:
@@ -316,8 +320,11 @@ def _fast_call(op, args, out, convention, algorithm, inplace, calls,
     for x in args:
         keyer = keyers.get(type(x))
         if keyer is torch_key:
-            p = x.data_ptr()
-            key += x.dtype, x.shape, x.stride(), x.get_device(), p % 16
+            try:
+                p = x.data_ptr()
+                key += x.dtype, x.shape, x.stride(), x.get_device(), p % 16 + torch_mark(x)
+            except RuntimeError:
+                return None
             ptrs.append(p)
             continue
         keyer = keyer or _arrays.keyer(x)

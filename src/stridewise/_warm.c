@@ -399,20 +399,7 @@ key_with(Keying *k, PyObject *keyer, PyObject *x, int is_out)
                 k->key[k->nkey++] = items[i];
             return 1;
         }
-        PyObject *p = PyObject_CallMethodNoArgs(x, s_data_ptr);
-        if (p == NULL)
-            return -1;
-        uint64_t ptr = PyLong_AsUnsignedLongLong(p);
-        Py_DECREF(p);
-        if (ptr == (uint64_t)-1 && PyErr_Occurred())
-            return -1;
-        k->ptrs[k->nptr++] = ptr;
-        if (push(k, PyObject_GetAttr(x, s_dtype)) || push(k, PyObject_GetAttr(x, s_shape)) ||
-            push(k, PyObject_CallMethodNoArgs(x, s_stride)) ||
-            push(k, PyObject_CallMethodNoArgs(x, s_get_device)) ||
-            push(k, PyLong_FromUnsignedLong((unsigned long)(ptr % 16))))
-            return -1;
-        return 1;
+        /* not keyed in C++: the Python keyer (it marks torch's lazy bits and autograd) */
     }
     if (keyer == numpy_key) {    /* inline, as _numpy_key: (ndarray, dtype, shape, strides,
                                     writeable, p % 16) */
