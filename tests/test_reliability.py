@@ -15,6 +15,7 @@ import threading
 import time
 import uuid
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,83 +24,22 @@ import stridewise as sw
 from stridewise import _cache
 from stridewise.backends import cpu
 
-# A child process: float64 then float32 remainder against NumPy; prints what it saw.
-CHILD = r"""
-import json, warnings
-import numpy as np
-with warnings.catch_warnings(record=True) as seen:
-    warnings.simplefilter("always")
-    import stridewise as sw
-    from stridewise import _cache
-    ok = True
-    for dt in (np.float64, np.float32):
-        a = np.linspace(-9, 9, 1001).astype(dt)
-        b = np.linspace(1, 4, 1001).astype(dt)
-        ok &= np.array_equal(sw.remainder(a, b), np.remainder(a, b))
-print(json.dumps({"ok": bool(ok), "builds": list(_cache.builds.items()),
-                  "warnings": [str(w.message) for w in seen
-                               if issubclass(w.category, _cache.CacheWarning)]}))
-"""
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+import reliability  # noqa: E402  (the fault injection lives with the figures it produces)
+
+FAULTS = reliability.FAULTS
 
 
-def _child(cache, **env):
-    e = dict(os.environ, STRIDEWISE_CACHE_DIR=str(cache), **env)
-    proc = subprocess.run([sys.executable, "-c", CHILD], env=e, capture_output=True, text=True,
-                          timeout=300)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+def _child(cache):
+    r = reliability.child(cache)
+    assert "crash" not in r, r["crash"]
+    return r
 
 
 @pytest.fixture(scope="module")
 def pristine(tmp_path_factory):
     """A cache holding the child's two kernels, and their keys (float64's first)."""
-    cache = tmp_path_factory.mktemp("pristine")
-    r = _child(cache)
-    assert r["ok"] and len(r["builds"]) == 2 and not r["warnings"]
-    return cache, [k for k, _ in r["builds"]]
-
-
-def _foreign_library(d, marker):
-    """A stand-in library whose constructor leaves `marker` behind if it is ever loaded."""
-    (d / "foreign.cpp").write_text(
-        '#include <cstdio>\n'
-        f'__attribute__((constructor)) static void planted() {{ fopen("{marker}", "w"); }}\n'
-        'extern "C" void sw_remainder(const char*) {}\n')
-    subprocess.run([cpu.compiler()[0], "-shared", "-fPIC", str(d / "foreign.cpp"), "-o",
-                    str(d / "foreign.so")], check=True)
-    return d / "foreign.so"
-
-
-def _damage(kind, entry, other, tmp_path, marker):
-    raw = entry.read_bytes()
-    if kind == "truncated-half":
-        os.truncate(entry, len(raw) // 2)
-    elif kind == "truncated-4k":
-        os.truncate(entry, 4096)
-    elif kind == "garbage":
-        entry.write_bytes(os.urandom(len(raw)))
-    elif kind == "wrong-arch":             # the ELF alone, its e_machine made aarch64's
-        elf = bytearray(raw[_cache._HEADER:])
-        elf[18:20] = (183).to_bytes(2, "little")
-        entry.write_bytes(bytes(elf))
-    elif kind == "directory":
-        entry.unlink()
-        (entry / "sub").mkdir(parents=True)
-    elif kind == "symlink":
-        entry.unlink()
-        entry.symlink_to(_foreign_library(tmp_path, marker))
-    elif kind == "foreign-library":        # a planted library with the same symbol
-        shutil.copyfile(_foreign_library(tmp_path, marker), entry)
-    elif kind == "swapped":                # the float32 entry under the float64 key and back
-        a, b = entry.read_bytes(), other.read_bytes()
-        entry.write_bytes(b)
-        other.write_bytes(a)
-    elif kind == "foreign-owner":
-        os.chown(entry, 65534, 65534)
-
-
-FAULTS = ["truncated-half", "truncated-4k", "garbage", "wrong-arch", "directory", "symlink",
-          "foreign-library", "swapped", "foreign-owner"]
+    return reliability.pristine_cache(tmp_path_factory.mktemp("pristine"))
 
 
 @pytest.mark.parametrize("kind", FAULTS)
@@ -113,7 +53,7 @@ def test_a_damaged_entry_is_a_miss_rebuilt_once(kind, pristine, tmp_path):
     shutil.copytree(pristine[0], cache)
     f64, f32 = (cache / "cpu" / f"{k}.so" for k in pristine[1])
     marker = tmp_path / "constructor-ran"
-    _damage(kind, f64, f32, tmp_path, marker)
+    reliability.damage(kind, f64, f32, tmp_path, marker)
     r = _child(cache)
     assert r["ok"], r
     assert not marker.exists(), "a foreign library was loaded"
@@ -472,3 +412,32 @@ def test_cubin_entries_are_verified_too(tmp_path, monkeypatch):
         assert cuda.compile(src % "1.0f", "k", "sm_90") == one
         assert cuda.compile(src % "2.0f", "k", "sm_90") == two
     assert len([w for w in seen if issubclass(w.category, _cache.CacheWarning)]) == 2
+
+
+def test_fuzz_oracle_sees_a_wrong_result(monkeypatch):
+    """The fuzz harness counts a mismatch when a result is off (here: subtract for add)."""
+    monkeypatch.setattr(reliability, "ROWS", [])
+    monkeypatch.setattr(reliability.sw, "add", sw.subtract)
+    reliability.fuzz_cpu(40, 7, ops=["add"], dtypes=["float32"], simple=True)
+    (r,) = reliability.ROWS
+    assert r["tried"] == 40 and r["held"] < 10
+
+
+def test_bad_input_harness_sees_a_silent_run(monkeypatch):
+    monkeypatch.setattr(reliability, "ROWS", [])
+    cases = {"fine": lambda o: sw.add(o, 1.0, out=o)}
+    monkeypatch.setattr(reliability, "_bad_cases", lambda: cases)
+    reliability.bad_inputs()
+    (r,) = reliability.ROWS
+    assert r["held"] == 0 and "no error" in r["detail"]
+
+
+def test_reliability_quick_slice(tmp_path):
+    """The CI slice of tools/reliability.py: every row holds."""
+    proc = subprocess.run([sys.executable, str(Path(reliability.__file__)), "--quick",
+                           "--out", str(tmp_path)], capture_output=True, text=True, timeout=600)
+    rows = json.loads((tmp_path / "reliability.json").read_text())
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert {r["section"] for r in rows} == {"bad input", "cache faults", "concurrency",
+                                            "largest array", "fuzz"}
+    assert all(r["held"] == r["tried"] > 0 for r in rows), rows
