@@ -22,7 +22,8 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-FLAGS = "-fsanitize=address,undefined -fno-omit-frame-pointer -fsanitize-recover=address,undefined"
+FLAGS = ("-fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer "
+         "-fsanitize-recover=address,undefined,float-cast-overflow")
 
 CONTROL = r"""
 import numpy as np, stridewise as sw

@@ -33,6 +33,8 @@ __all__ = ["cache_key", "cache_dir", "read", "write", "fetch", "header_digest", 
 
 INCLUDE_DIR = Path(__file__).parent / "include"
 
+# the entry format; part of every key too, so entries of an older format are never looked up
+# (an upgrade is a quiet miss, not a warning per kernel)
 MAGIC = b"stridew\x01"
 _HEADER = len(MAGIC) + 32 + 32          # magic, key (32 hex digits), sha256 of the payload
 _MAX_ENTRY = 1 << 30                     # larger than any kernel: a damaged or foreign file
@@ -79,7 +81,7 @@ def cache_key(*parts) -> str:
     from . import __version__
 
     h = hashlib.sha256()
-    for part in (*parts, header_digest(), __version__):
+    for part in (*parts, header_digest(), __version__, MAGIC):
         h.update(repr(part).encode())
         h.update(b"\0")
     return h.hexdigest()[:32]
