@@ -17,6 +17,9 @@ Sections (each row: tried, held, detail):
   fuzz           random shapes, strides, broadcasts, dtypes and ops against NumPy (CPU) and
                  torch (GPU), bit for bit
 --quick is the bounded slice CI runs (tests/test_reliability.py): under a minute on 2 cores.
+On a GPU host the GPU rows join in by themselves; one command for the whole table there:
+    python3 setup.py -q build_ext --inplace; python3 tools/reliability.py --out DIR
+(--only and --sanitize-args bound a run; --fuzz / --gpu-fuzz set the case counts).
 The table goes to stdout and, with --out, to DIR/reliability.txt and DIR/reliability.json.
 Exit status 1 when any row did not hold.
 """
@@ -326,7 +329,8 @@ def read_only(tmp: Path) -> None:
             "    return real(*a, dir=dir, **k)\n"
             "tempfile.mkstemp = mkstemp\n")
         env["PYTHONPATH"] = f"{site}{os.pathsep}{ROOT / 'src'}"
-    e = dict(os.environ, STRIDEWISE_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT / "src"), **env)
+    e = dict(os.environ, STRIDEWISE_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT / "src"))
+    e.update(env)
     proc = subprocess.run([sys.executable, "-c", CHILD], env=e, capture_output=True, text=True)
     r = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 else {}
     ok = r.get("ok") and len(r["builds"]) == 2 and not list((cache / "cpu").glob("*.so"))
