@@ -627,10 +627,12 @@ TORCH_OPS = {"add": "add", "subtract": "sub", "multiply": "mul", "divide": "div"
              "maximum": "maximum", "minimum": "minimum", "negative": "neg", "abs": "abs"}
 
 
-def fuzz_gpu(n: int, seed: int, jobs=None) -> None:
-    """The same kind of cases as CUDA tensors against torch's own ops (torch's conventions)."""
-    if torch is None or not torch.cuda.is_available():
-        row("fuzz", "GPU vs torch (cases)", 0, 0, "skipped: no CUDA GPU")
+def fuzz_torch(n: int, seed: int, device: str = "cuda", jobs=None, ops=None) -> None:
+    """The same kind of cases as torch tensors on `device` against torch's own ops (torch's
+    conventions); "cpu" runs the harness where there is no GPU."""
+    what = "GPU vs torch (cases)" if device == "cuda" else f"torch {device} vs torch (cases)"
+    if torch is None or device == "cuda" and not torch.cuda.is_available():
+        row("fuzz", what, 0, 0, "skipped: no CUDA GPU")
         return
     from concurrent.futures import ThreadPoolExecutor
 
@@ -641,18 +643,18 @@ def fuzz_gpu(n: int, seed: int, jobs=None) -> None:
             return x
         if x.dtype.name == "bfloat16":
             t = torch.from_numpy(np.ascontiguousarray(x).view(np.int16)).view(torch.bfloat16)
-            return t.cuda()
-        return torch.from_numpy(np.ascontiguousarray(x)).cuda()
+            return t.to(device)
+        return torch.from_numpy(np.ascontiguousarray(x)).to(device)
 
     def one(i):
         rng = np.random.default_rng([seed, i])
-        op, args, _ = fuzz_case(rng, list(TORCH_OPS), DTYPES)
+        op, args, _ = fuzz_case(rng, ops or list(TORCH_OPS), DTYPES)
         # device layouts: a transposed copy viewed back, or a strided slice of a wider tensor
         targs = []
         for x in args:
             t = to_cuda(x)
             if isinstance(t, torch.Tensor) and t.dim() >= 2 and rng.random() < 0.3:
-                t = t.T.contiguous().T
+                t = t.transpose(-1, -2).contiguous().transpose(-1, -2)
             elif isinstance(t, torch.Tensor) and t.dim() >= 1 and rng.random() < 0.3:
                 t = torch.repeat_interleave(t, 2, dim=-1)[..., ::2]
             targs.append(t)
@@ -670,11 +672,12 @@ def fuzz_gpu(n: int, seed: int, jobs=None) -> None:
         return None if ok else f"case {i} {op} {[getattr(x, 'dtype', type(x)) for x in targs]}"
     with ThreadPoolExecutor(max_workers=jobs or os.cpu_count()) as pool:
         notes = list(pool.map(one, range(n), chunksize=64))
-    torch.cuda.synchronize()
+    if device == "cuda":
+        torch.cuda.synchronize()
     skipped = notes.count("skip")
     bad = [x for x in notes if x not in (None, "skip")]
     done = n - skipped
-    row("fuzz", "GPU vs torch (cases)", done, done - len(bad),
+    row("fuzz", what, done, done - len(bad),
         f"{len(bad)} mismatches, seed {seed}, {time.perf_counter() - t0:.0f} s"
         + (f", {skipped} without a torch kernel" if skipped else "")
         + ("; " + "; ".join(bad[:3]) if bad else ""))
@@ -724,7 +727,7 @@ def main(argv=None) -> int:
         else:
             fuzz_cpu(args.fuzz or 100_000, args.seed)
             if gpu:
-                fuzz_gpu(args.gpu_fuzz, args.seed)
+                fuzz_torch(args.gpu_fuzz, args.seed)
     failed = [r for r in ROWS if r["held"] != r["tried"]]
     table = _table()
     print(table)
