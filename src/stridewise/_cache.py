@@ -127,11 +127,16 @@ def _root() -> Path | None:
     if not enabled():
         return None
     root = cache_dir()
-    try:
-        root.mkdir(mode=0o700, parents=True, exist_ok=True)
-        reason = _unsafe(root.stat(), f"the cache directory {root}")
-    except OSError as e:
-        reason = f"the cache directory {root} cannot be used ({e.strerror})"
+    for attempt in range(2):     # a directory removed between mkdir and stat is made again
+        try:
+            root.mkdir(mode=0o700, parents=True, exist_ok=True)
+            reason = _unsafe(root.stat(), f"the cache directory {root}")
+            break
+        except FileNotFoundError:
+            reason = f"the cache directory {root} keeps disappearing"
+        except OSError as e:
+            reason = f"the cache directory {root} cannot be used ({e.strerror})"
+            break
     if reason is None:
         return root
     _warn(("root", str(root)), f"{reason}; compiled kernels are not cached. Fix: "
