@@ -315,6 +315,9 @@ def _flock(backend: str, key: str, suffix: str) -> int | None:
             return None
 
 
+_built: dict = {}    # (backend, key) -> bytes built while the disk cache is off or read-only
+
+
 def fetch(backend: str, key: str, suffix: str, build: Callable[[], bytes]) -> bytes:
     """The verified bytes of entry `key`, built by `build()` on a miss, once per key across
     threads and processes (a waiter reads what the builder stored)."""
@@ -330,5 +333,3 @@ def fetch(backend: str, key: str, suffix: str, build: Callable[[], bytes]) -> by
                 _built[(backend, key)] = data   # no disk cache: other threads take it here
     return data
 
-
-_built: dict = {}    # (backend, key) -> bytes built while the disk cache is off or read-only
