@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import _meaning
 from ._compiled import torch_ext, warm
 from ._dtypes import DType, dtype_of
 from ._promote import ZeroDim, torch_result_type
@@ -87,6 +88,7 @@ def library_name(obj) -> str | None:
 
 
 def _numpy_view(a: np.ndarray, lib="numpy") -> View:
+    _meaning.check_numpy(a)
     dt = dtype_of(a.dtype)
     isz = dt.itemsize
     if not a.dtype.isnative:
@@ -101,6 +103,7 @@ def _numpy_view(a: np.ndarray, lib="numpy") -> View:
 
 
 def _torch_view(t) -> View:
+    _meaning.check_torch(t)
     dev = t.device
     return View("torch", (dev.type, dev.index or 0), t.data_ptr(), tuple(t.shape), t.stride(),
                 dtype_of(t.dtype), t)
@@ -284,8 +287,11 @@ def _numpy_key(x):
 
 
 def _torch_key(x):
-    ptr = x.data_ptr()
-    return (x.dtype, x.shape, x.stride(), x.get_device(), ptr % 16), ptr
+    try:
+        ptr = x.data_ptr()
+        return (x.dtype, x.shape, x.stride(), x.get_device(), ptr % 16 + _meaning.torch_mark(x)), ptr
+    except RuntimeError:         # sparse, nested: a key no call has; the full path refuses it
+        return (None,), None
 
 
 def _cupy_key(x):

@@ -1,21 +1,49 @@
-"""Compile cache: content-addressed artifacts on disk plus an in-process memo.
+"""Compile cache: verified artifacts on disk plus an in-process memo.
 
-Keys hash everything that changes the binary: source, options, target, compiler version,
-the header library's contents and the package version. Writes go to a temp file and are
-renamed into place, so readers never see half an entry; an unreadable entry is a miss.
+Keys hash everything that changes the binary: source, options, target, compiler identity,
+the header library's contents and the package version. An entry is a header (magic, the key
+it was built for, the sha256 of the payload) followed by the payload; a read checks all of
+it on the bytes in memory, so a truncated, garbage, foreign or swapped entry is a miss that
+is rebuilt and replaced (one CacheWarning), never loaded. Writes are fsynced temp files
+renamed into place. Builds are deduplicated: one per key in a process (other threads wait)
+and across processes (an flock'ed lock file per key; the kernel drops a dead holder's lock).
+
 `STRIDEWISE_CACHE_DIR` moves the cache; `STRIDEWISE_DISABLE_CACHE=1` turns the disk cache
-off; a read-only directory falls back to a private temporary one.
+off (artifacts then live only in memory: nothing is left behind). A directory that is not
+the user's own, or is writable by group or others, is not used (one warning): anyone who
+can write it could plant code. A read-only directory is read, and builds stay in memory.
 """
 from __future__ import annotations
 
+import collections
+import contextlib
 import functools
 import hashlib
 import os
+import stat
+import threading
+import time
+import warnings
 from pathlib import Path
+from typing import Callable, Iterator
 
-__all__ = ["cache_key", "cache_dir", "read", "write", "header_digest", "INCLUDE_DIR"]
+__all__ = ["cache_key", "cache_dir", "read", "write", "fetch", "header_digest", "INCLUDE_DIR",
+           "CacheWarning", "builds"]
 
 INCLUDE_DIR = Path(__file__).parent / "include"
+
+# the entry format; part of every key too, so entries of an older format are never looked up
+# (an upgrade is a quiet miss, not a warning per kernel)
+MAGIC = b"stridew\x01"
+_HEADER = len(MAGIC) + 32 + 32          # magic, key (32 hex digits), sha256 of the payload
+_MAX_ENTRY = 1 << 30                     # larger than any kernel: a damaged or foreign file
+_LOCK_WAIT = 600.0                       # seconds to wait on another process's build
+
+builds: collections.Counter = collections.Counter()   # key -> builds done by this process
+
+
+class CacheWarning(RuntimeWarning):
+    """A cache entry or directory could not be used; stridewise rebuilt or skipped it."""
 
 
 def _header_files() -> list:
@@ -52,7 +80,7 @@ def cache_key(*parts) -> str:
     from . import __version__
 
     h = hashlib.sha256()
-    for part in (*parts, header_digest(), __version__):
+    for part in (*parts, header_digest(), __version__, MAGIC):
         h.update(repr(part).encode())
         h.update(b"\0")
     return h.hexdigest()[:32]
@@ -62,16 +90,8 @@ def enabled() -> bool:
     return os.environ.get("STRIDEWISE_DISABLE_CACHE", "") not in ("1", "true", "yes")
 
 
-@functools.cache
-def _private_dir() -> Path:
-    import tempfile   # only writes need it; `import stridewise` stays cheap
-    return Path(tempfile.mkdtemp(prefix="stridewise-"))
-
-
 def cache_dir() -> Path:
-    """The directory artifacts live in (a private temp dir when the disk cache is off)."""
-    if not enabled():
-        return _private_dir()
+    """The configured cache directory (whether or not it is usable)."""
     env = os.environ.get("STRIDEWISE_CACHE_DIR")
     if env:
         return Path(env)
@@ -79,37 +99,238 @@ def cache_dir() -> Path:
     return Path(base) / "stridewise"
 
 
-def _path(backend: str, key: str, suffix: str) -> Path:
-    return cache_dir() / backend / f"{key}{suffix}"
+_warned: set = set()
+_warn_lock = threading.Lock()
 
 
-def read(backend: str, key: str, suffix: str) -> Path | None:
-    """Path of a readable, non-empty entry, or None (any problem is a miss)."""
-    path = _path(backend, key, suffix)
-    try:
-        if path.stat().st_size > 0 and os.access(path, os.R_OK):
-            return path
-    except OSError:
-        pass
+def _warn(what, message: str) -> None:
+    """One CacheWarning per `what` per process."""
+    with _warn_lock:
+        if what in _warned:
+            return
+        _warned.add(what)
+    warnings.warn(f"stridewise: {message}", CacheWarning, stacklevel=4)
+
+
+def _unsafe(st: os.stat_result, what: str) -> str | None:
+    """Why a directory or entry with this stat may hold files someone else wrote, or None."""
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        return f"{what} is owned by uid {st.st_uid}, not by you (uid {os.getuid()})"
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"{what} is writable by others (mode {stat.S_IMODE(st.st_mode):o})"
     return None
 
 
-def write(backend: str, key: str, suffix: str, data: bytes) -> Path:
-    """Store `data` atomically and return its path; fall back to a private directory."""
-    for root in (None, _private_dir()):
-        path = _path(backend, key, suffix) if root is None else root / backend / f"{key}{suffix}"
+def _root() -> Path | None:
+    """The cache directory if it may be used: enabled, the user's own, not writable by others."""
+    if not enabled():
+        return None
+    root = cache_dir()
+    for attempt in range(2):     # a directory removed between mkdir and stat is made again
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            import tempfile
+            root.mkdir(mode=0o700, parents=True, exist_ok=True)
+            reason = _unsafe(root.stat(), f"the cache directory {root}")
+            break
+        except FileNotFoundError:
+            reason = f"the cache directory {root} keeps disappearing"
+        except OSError as e:
+            reason = f"the cache directory {root} cannot be used ({e.strerror})"
+            break
+    if reason is None:
+        return root
+    _warn(("root", str(root)), f"{reason}; compiled kernels are not cached. Fix: "
+          f"chmod go-w {root} (and own it), or set STRIDEWISE_CACHE_DIR to a private directory")
+    return None
+
+
+def _backend_dir(backend: str, create: bool) -> Path | None:
+    root = _root()
+    if root is None:
+        return None
+    d = root / backend
+    try:
+        if create:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(d, 0o700)
+        st = os.lstat(d)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(st.st_mode):
+        _warn(("dir", str(d)), f"{d} is not a directory; compiled kernels are not cached. "
+              f"Fix: remove it")
+        return None
+    reason = _unsafe(st, str(d))
+    if reason is not None:
+        _warn(("dir", str(d)), f"{reason}; compiled kernels are not cached. Fix: chmod go-w {d}")
+        return None
+    return d
+
+
+def _entry(backend: str, key: str, suffix: str, create: bool = False) -> Path | None:
+    d = _backend_dir(backend, create)
+    return None if d is None else d / f"{key}{suffix}"
+
+
+def _verify(blob: bytes, key: str) -> tuple[bytes | None, str]:
+    """(payload, "") when `blob` is an intact entry built for `key`, else (None, why not)."""
+    if len(blob) < _HEADER or not blob.startswith(MAGIC):
+        return None, "not a stridewise cache entry (truncated, garbage or foreign)"
+    stored = blob[len(MAGIC):len(MAGIC) + 32]
+    if stored != key.encode():
+        return None, f"an entry built for another key ({stored.decode('ascii', 'replace')})"
+    payload = memoryview(blob)[_HEADER:]
+    if hashlib.sha256(payload).digest() != blob[len(MAGIC) + 32:_HEADER]:
+        return None, "damaged (its content hash does not match)"
+    return bytes(payload), ""
+
+
+def read(backend: str, key: str, suffix: str) -> bytes | None:
+    """The verified payload of entry `key`, read once into memory, or None (a miss).
+
+    A missing entry is a quiet miss; any other problem (not a regular file, not the
+    user's, unreadable, damaged, built for another key) is a miss with one warning.
+    """
+    path = _entry(backend, key, suffix)
+    if path is None:
+        return None
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) \
+        | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        _warn(path, f"cache entry {path} cannot be opened ({e.strerror}); rebuilding it")
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            why = "not a regular file"
+        elif st.st_size > _MAX_ENTRY:
+            why = f"implausibly large ({st.st_size} bytes)"
+        else:
+            why = _unsafe(st, "it")
+        if why is None:
+            with os.fdopen(fd, "rb", closefd=False) as f:
+                data, why = _verify(f.read(_MAX_ENTRY + 1), key)
+            if data is not None:
+                return data
+    except OSError as e:
+        why = f"unreadable ({e.strerror})"
+    finally:
+        os.close(fd)
+    _warn(path, f"cache entry {path} is {why}; rebuilding it")
+    return None
+
+
+def write(backend: str, key: str, suffix: str, data: bytes) -> Path | None:
+    """Store `data` as entry `key` (fsynced, then renamed into place); None where the cache
+    is off or cannot be written (the caller keeps its bytes in memory)."""
+    for attempt in range(2):     # a directory cleared underneath is made again, once
+        path = _entry(backend, key, suffix, create=True)
+        if path is None:
+            return None
+        try:
+            import tempfile   # only writes need it; `import stridewise` stays cheap
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    f.write(data)
-                os.replace(tmp, path)
-            except BaseException:
-                os.unlink(tmp)
-                raise
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return None          # read-only: readers still find what is there
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(MAGIC + key.encode() + hashlib.sha256(data).digest())
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            _clear_non_file(path)
+            os.replace(tmp, path)
             return path
         except OSError:
-            continue
-    raise OSError(f"cannot write the compiled kernel anywhere (tried {cache_dir()})")
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+    return None
+
+
+def _clear_non_file(path: Path) -> None:
+    """A directory under an entry's name cannot be renamed over: move it aside and drop it."""
+    with contextlib.suppress(OSError):
+        if stat.S_ISDIR(os.lstat(path).st_mode):
+            import shutil
+
+            import tempfile
+            aside = Path(tempfile.mkdtemp(dir=path.parent, prefix=".trash-"))
+            os.replace(path, aside / "entry")
+            shutil.rmtree(aside, ignore_errors=True)
+
+
+_locks: dict = {}
+_locks_guard = threading.Lock()
+
+
+@contextlib.contextmanager
+def _building(backend: str, key: str, suffix: str) -> Iterator[None]:
+    """Hold the build of `key`: a thread lock in this process, an flock across processes.
+
+    flock locks die with their process, so a crashed builder leaves no stale lock; a lock
+    held past _LOCK_WAIT (a hung builder) is given up on, and this process builds too.
+    """
+    with _locks_guard:
+        lock = _locks.setdefault((backend, key), threading.Lock())
+    with lock:
+        fd = _flock(backend, key, suffix)
+        try:
+            yield
+        finally:
+            if fd is not None:
+                os.close(fd)     # releases the flock
+
+
+def _flock(backend: str, key: str, suffix: str) -> int | None:
+    try:
+        import fcntl
+    except ImportError:
+        return None
+    path = _entry(backend, key, suffix + ".lock", create=True)
+    if path is None:
+        return None
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_CLOEXEC", 0), 0o600)
+    except OSError:
+        return None
+    deadline, pause = time.monotonic() + _LOCK_WAIT, 0.002
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                _warn(path, f"{path} has been locked for {_LOCK_WAIT:.0f} s; building anyway")
+                os.close(fd)
+                return None
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
+        except OSError:          # no flock on this filesystem: build unlocked
+            os.close(fd)
+            return None
+
+
+_built: dict = {}    # (backend, key) -> bytes built while the disk cache is off or read-only
+
+
+def fetch(backend: str, key: str, suffix: str, build: Callable[[], bytes]) -> bytes:
+    """The verified bytes of entry `key`, built by `build()` on a miss, once per key across
+    threads and processes (a waiter reads what the builder stored)."""
+    data = read(backend, key, suffix)
+    if data is not None:
+        return data
+    with _building(backend, key, suffix):
+        data = _built.get((backend, key)) or read(backend, key, suffix)
+        if data is None:
+            data = build()
+            builds[key] += 1
+            if write(backend, key, suffix, data) is None:
+                _built[(backend, key)] = data   # no disk cache: other threads take it here
+    return data
+

@@ -76,10 +76,31 @@ def _dtype_name(text: str, who: str) -> str:
     return name
 
 
+# C++ keywords and alternative tokens: a parameter so named would not compile, or not mean
+# what it says (a parameter `and` is the operator &&)
+_CPP_KEYWORDS = frozenset("""alignas alignof and and_eq asm auto bitand bitor bool break case catch
+    char char8_t char16_t char32_t class compl concept const consteval constexpr constinit
+    const_cast continue co_await co_return co_yield decltype default delete do double
+    dynamic_cast else enum explicit export extern false float for friend goto if inline int long
+    mutable namespace new noexcept not not_eq nullptr operator or or_eq private protected public
+    register reinterpret_cast requires return short signed sizeof static static_assert
+    static_cast struct switch template this thread_local throw true try typedef typeid typename
+    union unsigned using virtual void volatile wchar_t while xor xor_eq""".split())
+
+
 def _check_name(name: str, decl: str) -> None:
     if not name.isidentifier() or name == "i" or name.startswith("_"):
         raise ValueError(f"bad parameter name in {decl!r}: names are C identifiers, not i and "
                          "not starting with _ (those are reserved)")
+    if name in _CPP_KEYWORDS:
+        raise ValueError(f"bad parameter name in {decl!r}: {name} is a C++ keyword; rename the "
+                         "parameter")
+
+
+def _check_placeholder(text: str, decl: str) -> None:
+    if not ("A" <= text <= "Z" or "a" <= text <= "z"):
+        raise ValueError(f"cannot parse parameter {decl!r}: a one-character type is a placeholder "
+                         "letter (as T in 'T x'); write a letter or a dtype name")
 
 
 def _parse_cupy(params: str, output: bool) -> list[_Param]:
@@ -93,6 +114,7 @@ def _parse_cupy(params: str, output: bool) -> list[_Param]:
         name, text = words[-1], " ".join(words[:-1])
         _check_name(name, decl)
         if len(text) == 1:
+            _check_placeholder(text, decl)
             out.append(_Param(name, text, None, output, raw))
         else:
             out.append(_Param(name, None, _dtype_name(text, name), output, raw))
@@ -111,6 +133,8 @@ def _parse_pycuda(arguments: str) -> list[tuple[str, str, bool]]:
         name = words[-1]
         _check_name(name, decl)
         text = " ".join(words[:-1])
+        if len(text) == 1:
+            _check_placeholder(text, decl)
         out.append((name, text if len(text) == 1 else _dtype_name(text, name), is_array))
     return out
 

@@ -326,7 +326,8 @@ def _fast_key(op, args, out, convention, algorithm, inplace):
 
 
 def _fast_call(op, args, out, convention, algorithm, inplace, calls,
-               keyers=_arrays._KEYERS, torch_key=_arrays._torch_key, declines=_torch_ops.declines):
+               keyers=_arrays._KEYERS, torch_key=_arrays._torch_key,
+               torch_mark=_arrays._meaning.torch_mark):
     """The warm path, or None when this call must go through the full pipeline.
 
     With calls None, only _fast_key's answer. Torch tensors are keyed inline, as _torch_key
@@ -343,11 +344,12 @@ def _fast_call(op, args, out, convention, algorithm, inplace, calls,
             out = out[0]
         keyer = keyers.get(type(out))
         if keyer is torch_key:
-            if declines(out):       # the dispatcher's: _torch_ops.routed takes the call
+            try:
+                p = out.data_ptr()
+                key = [op, convention, algorithm, inplace, out.dtype, out.shape, out.stride(),
+                       out.get_device(), p % 16 + torch_mark(out)]
+            except RuntimeError:     # sparse, nested: the full path refuses them by name
                 return None
-            p = out.data_ptr()
-            key = [op, convention, algorithm, inplace,
-                   out.dtype, out.shape, out.stride(), out.get_device(), p % 16]
         else:
             keyer = keyer or _arrays.keyer(out)
             if keyer is None:
@@ -360,10 +362,11 @@ def _fast_call(op, args, out, convention, algorithm, inplace, calls,
     for x in args:
         keyer = keyers.get(type(x))
         if keyer is torch_key:
-            if declines(x):
+            try:
+                p = x.data_ptr()
+                key += x.dtype, x.shape, x.stride(), x.get_device(), p % 16 + torch_mark(x)
+            except RuntimeError:
                 return None
-            p = x.data_ptr()
-            key += x.dtype, x.shape, x.stride(), x.get_device(), p % 16
             ptrs.append(p)
             continue
         keyer = keyer or _arrays.keyer(x)

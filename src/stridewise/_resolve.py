@@ -68,16 +68,20 @@ def _fill(alg: Algorithm, tuning: ElementwiseTuning, plan, caps: Capabilities) -
     return dataclasses.replace(alg, **updates)
 
 
+def _check_mode(alg: Algorithm, plan, caps: Capabilities) -> None:
+    if not caps._supports_mode(alg.mode) or not plan.supports(alg.mode):
+        raise ValueError(f"{alg.name}() cannot run this problem (merged shape {plan.shape}, "
+                         f"strides {plan.strides}); its mode is {plan.mode!r}: use Auto() or "
+                         f"{ALGORITHMS[plan.mode].__name__}()")
+
+
 def _check(alg: Algorithm, plan, caps: Capabilities, dtypes) -> None:
     """Reject a complete algorithm that cannot run this problem on this backend."""
     for dt in dtypes:
         if not caps._supports_dtype(dt.name):
             raise ValueError(f"the {caps.backend} backend does not compute in {dt.name}; "
                              f"cast to one of {', '.join(caps.dtypes)}")
-    if not caps._supports_mode(alg.mode) or not plan.supports(alg.mode):
-        raise ValueError(f"{alg.name}() cannot run this problem (merged shape {plan.shape}, "
-                         f"strides {plan.strides}); its mode is {plan.mode!r}: use Auto() or "
-                         f"{ALGORITHMS[plan.mode].__name__}()")
+    _check_mode(alg, plan, caps)
     if not caps._supports_block_size(alg.block_size):
         raise ValueError(f"{alg.name}(block_size={alg.block_size}) exceeds the {caps.backend} "
                          f"limit of {caps.max_block_size}; use a smaller block_size")
@@ -97,6 +101,7 @@ def _resolve_elementwise(alg, plan, tuning: ElementwiseTuning, caps: Capabilitie
     _check_domain(alg)
     if isinstance(alg, Auto):
         alg = _select(plan, tuning, caps, alg)
+    _check_mode(alg, plan, caps)     # before _fill, which lays the mode out
     alg = _fill(alg, tuning, plan, caps)
     _check(alg, plan, caps, dtypes)
     return alg

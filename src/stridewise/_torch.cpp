@@ -63,7 +63,10 @@ extern "C" int sw_torch_key(PyObject* x, PyObject** items, uint64_t* ptr) {
     items[1] = shape;
     items[2] = stride;
     items[3] = PyLong_FromLong(t.get_device());
-    items[4] = PyLong_FromUnsignedLong(static_cast<unsigned long>(p % 16));
+    /* + 16 for what _meaning.check_torch refuses (lazy negation or conjugation, autograd):
+       such a tensor never matches a plain one's warm entry, so the full path refuses it */
+    const bool marked = t.is_neg() || t.is_conj() || (t.requires_grad() && at::GradMode::is_enabled());
+    items[4] = PyLong_FromUnsignedLong(static_cast<unsigned long>(p % 16 + (marked ? 16 : 0)));
     if (PyErr_Occurred()) {   /* out of memory: drop them all, and let the accessors try */
       for (int i = 0; i < 5; ++i) Py_XDECREF(items[i]);
       PyErr_Clear();

@@ -430,33 +430,7 @@ key_with(Keying *k, PyObject *keyer, PyObject *x, int is_out)
                 k->key[k->nkey++] = items[i];
             return 1;
         }
-        static PyObject *declines = NULL;    /* as _fast_call: _torch_ops.declines */
-        if (declines == NULL) {
-            PyObject *module = PyImport_ImportModule("stridewise._torch_ops");
-            declines = module ? PyObject_GetAttrString(module, "declines") : NULL;
-            Py_XDECREF(module);
-            if (declines == NULL)
-                return -1;
-        }
-        PyObject *flag = PyObject_CallOneArg(declines, x);
-        int set = flag ? PyObject_IsTrue(flag) : -1;
-        Py_XDECREF(flag);
-        if (set)                 /* the dispatcher's: _torch_ops.routed takes the call */
-            return set < 0 ? -1 : 0;
-        PyObject *p = PyObject_CallMethodNoArgs(x, s_data_ptr);
-        if (p == NULL)
-            return -1;
-        uint64_t ptr = PyLong_AsUnsignedLongLong(p);
-        Py_DECREF(p);
-        if (ptr == (uint64_t)-1 && PyErr_Occurred())
-            return -1;
-        k->ptrs[k->nptr++] = ptr;
-        if (push(k, PyObject_GetAttr(x, s_dtype)) || push(k, PyObject_GetAttr(x, s_shape)) ||
-            push(k, PyObject_CallMethodNoArgs(x, s_stride)) ||
-            push(k, PyObject_CallMethodNoArgs(x, s_get_device)) ||
-            push(k, PyLong_FromUnsignedLong((unsigned long)(ptr % 16))))
-            return -1;
-        return 1;
+        /* not keyed in C++: the Python keyer (it marks torch's lazy bits and autograd) */
     }
     if (keyer == numpy_key) {    /* inline, as _numpy_key: (ndarray, dtype, shape, strides,
                                     writeable, p % 16) */

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
+import threading
 from pathlib import Path
 
 from .. import _cache
@@ -39,8 +40,10 @@ def entry_point(spec, kernels=None) -> str:
 def compiler() -> tuple[str, str]:
     """(path, fingerprint) of the C++ compiler; `CXX` overrides g++.
 
-    The fingerprint (resolved path, size, mtime) changes with any compiler upgrade and costs
-    one stat, so a warm process never runs the compiler, not even for its version.
+    The fingerprint of the default g++ (resolved path, size, mtime) changes with any compiler
+    upgrade and costs one stat, so a warm process never runs the compiler. A `CXX` the user
+    set, or a compiler that resolves to a wrapper (a script, ccache), may hide the real
+    compiler behind it: its version output and its cc1plus are fingerprinted too.
     """
     name = os.environ.get("CXX", "g++")
     import shutil   # (with bz2, lzma) not at `import stridewise`: only the CPU backend needs it
@@ -52,7 +55,50 @@ def compiler() -> tuple[str, str]:
         )
     real = os.path.realpath(path)
     st = os.stat(real)
-    return path, f"{real}:{st.st_size}:{st.st_mtime_ns}"
+    fingerprint = f"{real}:{st.st_size}:{st.st_mtime_ns}"
+    if "CXX" in os.environ or not _plain_compiler(real):
+        fingerprint += ";" + _probe(path)
+    return path, fingerprint
+
+
+def _plain_compiler(real: str) -> bool:
+    """Whether `real` is an ELF compiler driver itself, not a script or a caching wrapper."""
+    base = os.path.basename(real)
+    if any(w in base for w in ("ccache", "distcc", "icecc")):
+        return False
+    try:
+        with open(real, "rb") as f:
+            return f.read(4) == b"\x7fELF"
+    except OSError:
+        return False
+
+
+def _probe(cxx: str) -> str:
+    """What the compiler behind `cxx` says it is: --version, -dumpfullversion and the stat of
+    the cc1plus it runs (the same wrapper can front another compiler tomorrow)."""
+    import subprocess
+
+    def ask(*args):
+        try:
+            return subprocess.run([cxx, *args], capture_output=True, text=True,
+                                  timeout=60).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return ""
+    parts = [ask("--version"), ask("-dumpfullversion")]
+    cc1 = ask("-print-prog-name=cc1plus")
+    if os.path.isabs(cc1) and os.path.exists(cc1):
+        real = os.path.realpath(cc1)
+        st = os.stat(real)
+        parts.append(f"{real}:{st.st_size}:{st.st_mtime_ns}")
+    return "|".join(parts)
+
+
+def extra_flags() -> tuple[str, ...]:
+    """`STRIDEWISE_CXXFLAGS`, split like a shell would: appended to every build (and to its
+    cache key), e.g. "-fsanitize=address,undefined" for a sanitizer run."""
+    import shlex
+
+    return tuple(shlex.split(os.environ.get("STRIDEWISE_CXXFLAGS", "")))
 
 
 @functools.cache
@@ -67,36 +113,83 @@ def host_cpu() -> str:
         return platform.machine() + platform.processor()
 
 
-def compile(source: str, name: str, device, options=()) -> Path:
-    """Build `source` into a shared library (or find it in the cache) and return its path.
+def compile(source: str, name: str, device, options=()) -> bytes:
+    """Build `source` into a shared library (or find it, verified, in the cache): its bytes.
 
     `options`: NVRTC's fields from a user kernel, which g++ has no use for (its -D macros
     reach g++ through the source)."""
     cxx, version = compiler()
-    key = _cache.cache_key(source, FLAGS, "cpu", version, host_cpu())
-    hit = _cache.read("cpu", key, ".so")
-    if hit is not None:
-        return hit
-    import subprocess   # only a cold build needs these; a warm first call stays cheap
-    import tempfile
+    flags = FLAGS + extra_flags()
+    key = _cache.cache_key(source, flags, "cpu", version, host_cpu())
 
-    with tempfile.TemporaryDirectory(prefix="stridewise-build-") as tmp:
-        src, lib = Path(tmp) / f"{name}.cpp", Path(tmp) / f"{name}.so"
-        src.write_text(source)
-        cmd = [cxx, *FLAGS, f"-I{_cache.INCLUDE_DIR}", str(src), "-o", str(lib)]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise CompileError(f"g++ failed on {name}:\n{proc.stderr}")
-        # Each build has a content-hash name: dlopen caches by path, and a loaded
-        # library must never be overwritten in place.
-        return _cache.write("cpu", key, ".so", lib.read_bytes())
+    def build() -> bytes:
+        import subprocess   # only a cold build needs these; a warm first call stays cheap
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="stridewise-build-") as tmp:
+            # fixed file names: a kernel's name may be longer than a file name can be
+            src, lib = Path(tmp) / "kernel.cpp", Path(tmp) / "kernel.so"
+            src.write_text(source)
+            cmd = [cxx, *flags, f"-I{_cache.INCLUDE_DIR}", str(src), "-o", str(lib)]
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise CompileError(f"g++ failed on {name}:\n{proc.stderr}")
+            return lib.read_bytes()
+    return _cache.fetch("cpu", key, ".so", build)
 
 
-def load(path: Path, name: str, device):
-    fn = getattr(ctypes.CDLL(str(path)), name)
+def load(data: bytes, name: str, device):
+    """The entry `name` of the shared library `data` (verified bytes, loaded from a private
+    in-memory copy: no later change to the cache can reach the loaded code)."""
+    fn = getattr(_dlopen_bytes(data), name)
     fn.argtypes = [ctypes.c_char_p]
     fn.restype = None
     return fn
+
+
+_fd_uses: dict = {}          # memfd number -> times a library was loaded through it
+_dl_lock = threading.Lock()
+
+
+def _dlopen_bytes(data: bytes) -> ctypes.CDLL:
+    """dlopen a library from memory: a memfd (Linux), else a private temp file, unlinked.
+
+    glibc's dlopen returns an already-loaded library whose name matches, and a closed memfd's
+    number comes back for the next one, so each load through a reused number spells its path
+    differently ("/proc/self/fd/../fd/N"): the same file, a name never seen before.
+    """
+    with _dl_lock:
+        if hasattr(os, "memfd_create") and os.path.isdir("/proc/self/fd"):
+            try:
+                fd = os.memfd_create("stridewise-kernel", os.MFD_CLOEXEC)
+            except OSError:
+                fd = -1
+            if fd >= 0:
+                try:
+                    _write_all(fd, data)
+                    uses = _fd_uses.get(fd, 0)
+                    if uses < 500:   # PATH_MAX bounds the spellings
+                        path = "/proc/self/fd" + "/../fd" * uses + f"/{fd}"
+                        lib = ctypes.CDLL(path)
+                        _fd_uses[fd] = uses + 1
+                        return lib
+                except OSError:
+                    pass     # a kernel that forbids executing memfds: the temp file below
+                finally:
+                    os.close(fd)
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="stridewise-load-") as tmp:
+            path = os.path.join(tmp, "kernel.so")
+            with open(path, "wb") as f:
+                f.write(data)
+            return ctypes.CDLL(path)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def configure(spec, plan, alg, device, lib):

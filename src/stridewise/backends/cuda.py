@@ -202,18 +202,8 @@ def _key(source: str, arch: str, nvrtc: str, extra=()) -> str:
     return _cache.cache_key(source, sorted({**OPTIONS, **dict(extra)}.items()), arch, nvrtc)
 
 
-def _cached(key: str) -> bytes | None:
-    hit = _cache.read("cuda", key, ".cubin")
-    if hit is not None:
-        try:
-            return hit.read_bytes()
-        except OSError:
-            pass
-    return None
-
-
 def compile(source: str, name: str, device, options=()) -> bytes:
-    """Compile `source` to a cubin for `device` (or find it in the disk cache).
+    """Compile `source` to a cubin for `device` (or find it, verified, in the disk cache).
 
     `device` is ("cuda", index) or an explicit "sm_XY"; NVRTC itself needs no GPU. A disk
     cache hit needs neither cuda.core nor NVRTC: only stats and libcuda for the arch.
@@ -222,7 +212,7 @@ def compile(source: str, name: str, device, options=()) -> bytes:
     arch = _arch(device)
     identity = nvrtc_identity()
     key = _key(source, arch, identity, options)
-    data = _cached(key)
+    data = _cache.read("cuda", key, ".cubin")
     if data is not None:
         return data
     core = _core()
@@ -230,16 +220,14 @@ def compile(source: str, name: str, device, options=()) -> bytes:
     if loaded not in identity.split(";"):
         # Another NVRTC was already in the process (loaded by someone else): key by it.
         key = _key(source, arch, loaded, options)
-        data = _cached(key)
-        if data is not None:
-            return data
-    try:
-        oc = core.Program(source, "c++", options=_options(arch, options)).compile("cubin")
-    except Exception as e:  # NVRTCError is public only from cuda.core 1.3
-        raise CompileError(f"NVRTC failed on {name} for {arch}:\n{e}") from None
-    data = bytes(oc.code)
-    _cache.write("cuda", key, ".cubin", data)
-    return data
+
+    def build() -> bytes:
+        try:
+            oc = core.Program(source, "c++", options=_options(arch, options)).compile("cubin")
+        except Exception as e:  # NVRTCError is public only from cuda.core 1.3
+            raise CompileError(f"NVRTC failed on {name} for {arch}:\n{e}") from None
+        return bytes(oc.code)
+    return _cache.fetch("cuda", key, ".cubin", build)
 
 
 # -- load -------------------------------------------------------------------------------
