@@ -359,7 +359,10 @@ def test_elwise_kernel(xp):
     c = xp.empty(a.shape, np.float32)
     lin_comb(5, xp.asarray(a), 6, xp.asarray(b), c)
     want = np.float32(5) * a + np.float32(6) * b
-    np.testing.assert_array_equal(xp.get(c), want)
+    if xp.name == "numpy":                   # g++ builds with -ffp-contract=off: exact
+        np.testing.assert_array_equal(xp.get(c), want)
+    else:   # NVRTC contracts a*x + b*y into an fma, as nvcc does for PyCUDA: upstream's bound
+        assert np.linalg.norm(xp.get(c) - want) < 1e-5
 
 
 @pytest.mark.parametrize("slc", [slice(5, 20000), slice(5, 20000, 17), slice(3000, 5, -1),

@@ -51,6 +51,15 @@ def test_scalar(dtype, value):
 def test_scalar_on_cupy_arrays(dtype):
     cupy = pytest.importorskip("cupy")
     x = cupy.arange(1, 25).reshape(2, 3, 4).astype(dtype)
+    host = cupy.asnumpy(x)
     for value in (-1, 2**32, 2**63 - 1, -(2**63)):
-        want = cupy.ElementwiseKernel("T x, T y", "T z", "z = x + y")(x, value)
-        cupy.testing.assert_array_equal(ADD(x, value), want)
+        got = cupy.asnumpy(ADD(x, value))
+        with np.errstate(all="ignore"):
+            np.testing.assert_array_equal(got, host + np.array(value).astype(dtype))
+        try:
+            want = cupy.ElementwiseKernel("T x, T y", "T z", "z = x + y")(x, value)
+        except OverflowError:
+            # CuPy 14 refuses a Python int outside T (NumPy 2's scalar rule); the upstream
+            # test's conversion, astype's, is what stridewise keeps (README, Dtypes)
+            continue
+        np.testing.assert_array_equal(got, cupy.asnumpy(want))

@@ -37,6 +37,9 @@ class KernelSpec:
     reads : reference form only: per output, whether the functor reads it (it is loaded first).
     keep_loads : dense and repeated operands' packs load through sw::load_kept (pack.h).
     row_heads : rows whose output rows start off a pack: the kernel peels each row's head.
+    max_registers : the registers per thread a block of the algorithm's block_size can have
+        (65536 / block_size, where that is below 255; 0 otherwise): an explicit block size
+        always launches, whatever the kernel would like to use.
     tile : tiled with `Tiled(stage=True)`: the tile's width in packs, compiled in (it sizes
         the shared memory the staged operands go through); 0 otherwise.
     index : user kernels: the array operand that is the flat loop index (_usercall.index_view;
@@ -67,6 +70,7 @@ class KernelSpec:
     index: int = -1
     options: tuple = ()
     row_heads: bool = False
+    max_registers: int = 0
 
     @property
     def entry(self) -> str:

@@ -166,7 +166,7 @@ def allocator(device: tuple, shape: tuple, dtype):
         dev = Device(device[1])
         dev.set_current()
         nbytes = max(int(np.prod(shape, dtype=np.int64)) * dtype.itemsize, 1)
-        buf = dev.allocate(nbytes)
+        buf = dev.allocate(nbytes, stream=dev.default_stream)   # ordered before the launch
         ptr = int(buf.handle)
         return Array(buf, ptr, device[1], shape, dtype.numpy), ptr
     return alloc

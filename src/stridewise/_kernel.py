@@ -13,6 +13,7 @@ import dataclasses
 import inspect
 import itertools
 import re
+import weakref
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -216,6 +217,7 @@ class _Source:
 
 
 _COUNTER = itertools.count()
+_LIVE: "weakref.WeakValueDictionary[int, ElementwiseKernel]" = weakref.WeakValueDictionary()  # by _id
 _UNDECIDED = "{}: the loop size is undecided: every array argument is raw, so pass size="
 
 
@@ -365,6 +367,7 @@ class ElementwiseKernel:
         self._calls, self._memo = {}, {}
         self._ranged = None
         self._id = next(_COUNTER)
+        _LIVE[self._id] = self
         self._backward = backward
         # what rebuilds this kernel in another process (dask workers)
         self._args = (args, tuple((k, tuple(v) if isinstance(v, list) else v)

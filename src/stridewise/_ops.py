@@ -221,6 +221,14 @@ def _prepare(op, operands, out_views, convention, inplace, index=None):
     return lib, device, typing, shape, conv
 
 
+def _register_budget(block_size: int | None) -> int:
+    """Registers per thread that let a block of `block_size` threads launch (an SM's 65536),
+    where that bounds the kernel below the 255 it may use anyway; 0 for no bound."""
+    if not block_size or 65536 // block_size >= 255:
+        return 0
+    return 65536 // block_size
+
+
 def _new_strides(lib: str, shape: tuple, operands, out_dtype: str, backend: str):
     """(strides, input layouts) of a new output of `shape`, by `lib`'s rule (_layout): the
     one place eager allocation and torch's fake implementations take them from."""
@@ -263,7 +271,8 @@ def _build(op, operands, outs: list, info, algorithm, index=None) -> Prepared:
         out_types=typing.out_types, reads=typing.reads, keep_loads=bool(alg.keep_loads),
         tile=be.tile_width(alg, layout.pack) if staged else 0,
         index=-1 if index is None else len(outs), options=typing.options,
-        row_heads=alg.mode == "rows" and bool(layout.aux))
+        row_heads=alg.mode == "rows" and bool(layout.aux),
+        max_registers=_register_budget(getattr(alg, "block_size", None)))
     source = _codegen.generate(spec, lambda s: be.entry_point(s, tuning.kernels))
     periods = layout.periods or (0,) * len(views)
     static = (p.n, layout.aux, *p.shape, *(s for st in p.strides for s in st), *periods)

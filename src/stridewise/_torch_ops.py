@@ -16,6 +16,7 @@ torch's copy_ bumps the version counter and refuses leaves that require grad in 
 from __future__ import annotations
 
 import numbers
+import re
 import sys
 
 from . import _arrays, _ops
@@ -80,12 +81,23 @@ def _name(op) -> str:
     return f"{op.name}_k{op._id}" if _is_kernel(op) else op.name
 
 
-def _ensure(op, mask: str) -> str:
+def _op_named(name: str):
+    """The op behind a custom op's name (strings, not the op, cross into _ensure: Dynamo
+    before torch 2.13 cannot pass a frozen dataclass to a function it runs at trace time)."""
+    kernel = re.fullmatch(r".*_k(\d+)", name)
+    if kernel:
+        from ._kernel import _LIVE
+        return _LIVE[int(kernel.group(1))]
+    from . import _builtins
+    return {o.name: o for o in (_ops.REMAINDER, *_builtins.OPS.values(),
+                                *_builtins._CASTS.values())}[name]
+
+
+def _ensure(name: str, mask: str) -> str:
     """The custom op's name, defining the overload `mask` on first use. Dynamo runs this at
     trace time and keeps its answer (marked constant below)."""
-    name = _name(op)
     if (name, mask) not in _DEFINED:
-        _define(op, name, mask)
+        _define(_op_named(name), name, mask)
         _DEFINED.add((name, mask))
     return name
 
@@ -265,7 +277,7 @@ def call(op, args, out=None, convention=None, algorithm=None, inplace=False):
             "x.detach(), or call it under torch.no_grad()")
     if inplace and grad and args[0].requires_grad:   # autograd may save x1, which copy_ overwrites
         args = (args[0].clone(), *args[1:])
-    fn = getattr(getattr(getattr(torch.ops, NAMESPACE), _ensure(op, mask)), mask)
+    fn = getattr(getattr(getattr(torch.ops, NAMESPACE), _ensure(_name(op), mask)), mask)
     extra = (targets or [None] * op.nout) if kernel else [convention]
     result = fn(*args, *extra, _algorithm_key(algorithm))
     if not targets:

@@ -84,8 +84,8 @@ def entry_point(spec, kernels=None) -> str:
     `kernels`: the device tuning's KernelTables (default: the backend's).
     """
     n = spec.nslots
-    cap = _max_registers(spec, kernels)
-    cap = f"__maxnreg__({cap}) " if cap else ""
+    caps = [c for c in (_max_registers(spec, kernels), spec.max_registers) if c]
+    cap = f"__maxnreg__({min(caps)}) " if caps else ""
     return (f"#include <stridewise/cuda/kernels.cuh>\n"
             f"struct SwArgs {{ sw::Slot s[{n + _extra_slots(spec, kernels)}]; }};\n"
             f'extern "C" __global__ void {cap}{spec.entry}(const __grid_constant__ SwArgs a) {{\n'
