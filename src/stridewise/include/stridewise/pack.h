@@ -50,8 +50,9 @@ SW_HOST_DEVICE SW_INLINE Pack<T, P> load_kept(const char* base, Index off) {
 // are (a misaligned slice, rows of odd length; the plan aligns the output's packs). On the
 // device, 1- and 2-byte elements read the two aligned P-element words the pack straddles and
 // shift them together: lanes take consecutive packs, so a word one lane reads second is its
-// neighbour's first (an L1 hit), and DRAM moves what aligned packs would. The second word is
-// the first again when the pack is aligned, so no read reaches past the pack's own bytes.
+// neighbour's first (an L1 hit), and DRAM moves what aligned packs would. The second word
+// reaches up to P - 1 elements past the pack: the kernels leave a run's last P - 1 elements
+// out of its packs (kernels.cuh unshifted_packs), so that read stays inside the run.
 // Wider elements load one by one: the two words held 6-8 more registers, which put float32
 // rows over 64 (no 1024-thread blocks).
 template <int B> struct Word;

@@ -149,8 +149,18 @@ SW_DEVICE SW_INLINE void build_period_tables(const Frame<Op>& f) {
   __syncthreads();
 }
 
+// Whole packs in a run of m elements after its head. A shifted operand's load (pack.h
+// load_shifted) reads the aligned word after its pack's last byte, up to P - 1 elements on: the
+// last P - 1 elements then go one by one, so no read leaves the run (or its allocation).
+template <class Op, class C>
+SW_DEVICE SW_INLINE C unshifted_packs(C m) {
+  enum { P = Op::kPack };
+  if constexpr (Op::kShifted) return m > (C)(P - 1) ? (m - (C)(P - 1)) / P : 0;
+  return m / P;
+}
+
 // contiguous, scalar, short_rows: the output is one dense run of n elements. The first
-// `aux` elements (the head peel) and the last < P elements (the tail) go one by one, one
+// `aux` elements (the head peel) and those after the last pack (the tail) go one by one, one
 // element per thread; everything between goes as aligned P-element packs. A block step
 // covers blockDim * items consecutive packs, lane t taking t, t + blockDim, ..., so each
 // warp access is coalesced and a thread has `items` independent packs per step, L of them
@@ -164,7 +174,7 @@ SW_DEVICE SW_INLINE void flat_kernel(const Slot* s, const Slot* x) {
   const Geometry g = geometry(x);
   const C n = (C)f.n();
   const C head = (C)f.aux() < n ? (C)f.aux() : n;
-  const C packs = (n - head) / P;
+  const C packs = unshifted_packs<Op>(n - head);
   const C tail = head + packs * P;
   const C tid = global_thread<C>();
   if constexpr (kPeriodic && Op::kPeriodicOperands > 0) build_period_tables<Op>(f);
@@ -262,7 +272,7 @@ SW_DEVICE void rows_kernel(const Slot* s, const Slot* x) {
     const C nr = height - h0 < (C)R ? height - h0 : (C)R;
     row_offsets<Op, R>(f, slab, h0, base);
     const C head = Op::kRowHeads ? row_head<Op>(f, base[0], len) : 0;
-    const C packs = (len - head) / P, ends = len - packs * P;   // head and tail elements
+    const C packs = unshifted_packs<Op>(len - head), ends = len - packs * P;   // head, tail
     const C first = c * span * chunk + lane;
     run_packs<Op, P, (R > 1), kBatch>(f, f.p, span * g.items * R, packs,
                      [&](C t) { return first + t / R * group; },
