@@ -7,13 +7,17 @@ mark torch's lazy bits and autograd (`torch_mark`) so those calls come here too.
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 __all__ = ["check_numpy", "check_torch", "check_autograd", "torch_mark"]
 
 
 def check_numpy(a: np.ndarray) -> None:
-    if isinstance(a, np.ma.MaskedArray):
+    # np.ma costs about 25 ms to import, and no masked array exists before it is imported
+    ma = sys.modules.get("numpy.ma")
+    if ma is not None and isinstance(a, ma.MaskedArray):
         raise TypeError("masked arrays are not supported: a kernel would read the masked "
                         "elements and drop the mask; pass a.filled(value) or np.asarray(a) "
                         "(and apply the mask to the result yourself)")
