@@ -19,7 +19,8 @@ import stridewise as sw
 from stridewise import cli
 
 SRC = Path(sw.__file__).parent
-OPTIONAL = ("ml_dtypes", "torch", "cupy", "rich", "matplotlib", "cuda.core", "cuda.bindings")
+OPTIONAL = ("ml_dtypes", "torch", "cupy", "rich", "matplotlib", "cuda.core", "cuda.bindings",
+            "numpy.ma", "dask")
 
 
 def _run(code: str) -> str:
