@@ -734,3 +734,19 @@ def test_int64_device_quotient_steps_argument(ulps):
         r = wrap(a - q0 * b)
         y = float(Fraction(r) * Fraction(inv) + Fraction(abs(inv) / 2))   # fma: one rounding
         assert wrap(r - math.floor(y) * b) == a % b, (a, b, ulps)
+
+
+@pytest.mark.parametrize("convention", ["numpy", "torch"])
+def test_every_float16_dividend_by_the_divisors_that_leave_fast_paths(convention):
+    """Every float16 bit pattern as the dividend (NaN, inf, subnormals, +-0 included) against
+    divisors where quotients are huge or the divisor is special: every 97th subnormal, the
+    smallest normals, +-0, +-inf, NaN, 1 and the largest values (the lanes that leave the
+    host's fast path)."""
+    a = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    sub = np.arange(1, 1024, 97, dtype=np.uint16).view(np.float16)
+    special = np.array([6.1035e-05, 1.0, 0.0, -0.0, np.inf, -np.inf, np.nan, 65504.0, -65504.0,
+                        3.0, -7.0], np.float16)
+    b = np.concatenate([sub, -sub, special])
+    got = sw.remainder(a[:, None], b[None, :], convention=convention)
+    want = ORACLES[convention](a[:, None], b[None, :])
+    assert same_bits(got, want), mismatches(got, want, a[:, None], b[None, :])
