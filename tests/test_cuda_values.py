@@ -9,25 +9,17 @@ import numpy as np
 import pytest
 
 import stridewise as sw
-from conftest import DTYPES
+import test_values
 from oracle import mismatches, numpy_remainder, same_bits
 from stridewise import bench, bench_values
+from test_values import CASES, layouts
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.gpu
 
-CASES = [(values, dtype) for values in bench_values.VALUES for dtype in DTYPES
-         if bench_values.applies(values, dtype)]
-
 
 def operands(values, dtype, shape=(256, 512)):
-    d = bench_values.drawer("torch", 4321, "cuda")
-    return (bench_values.draw(values, "a", dtype, d, shape),
-            bench_values.draw(values, "b", dtype, d, shape))
-
-
-def layouts(a, b):
-    return {"dense": (a, b), "outer": (a[:, :1], b[:1, :]), "row": (a, b[0])}
+    return test_values.operands(values, dtype, shape, "torch", "cuda", 4321)
 
 
 @pytest.mark.parametrize("values, dtype", CASES)

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import stridewise as sw
+import test_kernel
 from oracle import NP, same_bits
 from stridewise import _codegen, _usercall
 from stridewise.backends.cpu import CompileError
@@ -126,17 +127,10 @@ def test_raw_broadcast_operands_are_not_materialized():
 
 
 def _mode_cases():
-    f = np.float32
-    rng = np.random.default_rng(3)
-    r = lambda *s: rng.standard_normal(s).astype(f)  # noqa: E731
-    return {
-        "contiguous": ((r(64, 256), r(64, 256)), None),
-        "scalar": ((r(64, 256), 3.0), None),
-        "rows": ((r(64, 256), r(256)), None),
-        "short_rows": ((r(1000, 6), r(1, 6)), None),
-        "tiled": ((r(256, 64).T, r(64, 256)), None),
-        "general": ((r(64, 512)[:, ::2], r(64, 256)), sw.General()),
-    }
+    """test_kernel's case per mode, with a Python number as the scalar."""
+    cases = test_kernel._mode_cases()
+    cases["scalar"] = ((cases["scalar"][0][0], 3.0), None)
+    return cases
 
 
 @pytest.mark.parametrize("mode", list(_mode_cases()))

@@ -15,8 +15,8 @@ CASES = [(values, dtype) for values in bench_values.VALUES for dtype in DTYPES
          if bench_values.applies(values, dtype)]
 
 
-def operands(values, dtype, shape=(64, 96)):
-    d = bench_values.drawer("numpy", 1234)
+def operands(values, dtype, shape=(64, 96), lib="numpy", device="cpu", seed=1234):
+    d = bench_values.drawer(lib, seed, device)
     return (bench_values.draw(values, "a", dtype, d, shape),
             bench_values.draw(values, "b", dtype, d, shape))
 
