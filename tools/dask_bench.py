@@ -13,8 +13,13 @@ each; Dask's nanny sets OMP_NUM_THREADS=1 in them), and Dask's synchronous sched
 GPU (--gpu): dask arrays of CuPy chunks on one GPU, threaded scheduler: sw.remainder
 against da.remainder (CuPy's ufunc on each chunk), and the per-task overhead.
 
+GPUs (--gpus 1 2): a cluster of one worker process per GPU (dask_cuda's LocalCUDACluster where
+dask-cuda is installed, else distributed workers pinned with CUDA_VISIBLE_DEVICES), the same
+total data generated on the workers as CuPy chunks, on 1 and then on 2 GPUs: the scaling figure.
+
     PYTHONPATH=src python tools/dask_bench.py            # CPU
     PYTHONPATH=src python tools/dask_bench.py --gpu      # one GPU, CuPy chunks
+    PYTHONPATH=src python tools/dask_bench.py --gpus 1 2 # one worker per GPU, 1 against 2
 
 Runs alternate between stridewise and Dask's ufunc (--repeat each, after one warm-up);
 the table gives best and median, GB/s from the median; --json writes every figure.
@@ -182,9 +187,77 @@ def gpu(args):
     return results
 
 
+def gpu_cluster(n: int):
+    """A cluster of n worker processes, one per GPU (devices 0..n-1), one thread each."""
+    try:
+        from dask_cuda import LocalCUDACluster
+    except ImportError:
+        from dask.distributed import Nanny, Scheduler, SpecCluster
+
+        workers = {f"gpu{i}": {"cls": Nanny, "options": {
+            "nthreads": 1, "env": {"CUDA_VISIBLE_DEVICES": str(i)}}} for i in range(n)}
+        return SpecCluster(workers=workers, scheduler={
+            "cls": Scheduler, "options": {"dashboard_address": ":0"}})
+    return LocalCUDACluster(CUDA_VISIBLE_DEVICES=list(range(n)), threads_per_worker=1)
+
+
+def cupy_uniform(shape, chunks, seed, lo=-100.0, hi=100.0):
+    """A dask array of CuPy chunks drawn on the workers: no chunk crosses a process."""
+    import cupy as cp
+    import dask.array as da
+
+    return da.random.RandomState(seed, RandomState=cp.random.RandomState).uniform(
+        lo, hi, shape, chunks=chunks)
+
+
+def gpus(args):
+    import cupy as cp
+    from dask.distributed import Client, wait
+
+    rows, cols, c = args.rows, args.cols, args.chunk
+    have = cp.cuda.runtime.getDeviceCount()
+    results = {"rows": rows, "cols": cols, "chunk": c, "repeat": args.repeat, "gpus_present": have,
+               "device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode()}
+    moved = 2 * rows * cols * 8 / 1e9
+    print(f"{have} GPU(s), {results['device']}: remainder of {rows}x{cols} float64 "
+          f"({rows * cols * 8 / 2**30:.1f} GiB) in {c}x{c} CuPy chunks by a (1, {cols}) row, "
+          f"one worker per GPU; seconds")
+    print(f"{'GPUs':<6}{'sw best':>9}{'median':>9}{'da best':>9}{'median':>9}{'sw GB/s':>9}"
+          f"{'da GB/s':>9}")
+    for n in args.gpus:
+        if n > have:
+            print(f"{n:<6}skipped: this machine has {have} GPU(s)")
+            results[f"{n} gpus"] = "skipped"
+            continue
+        with gpu_cluster(n) as cluster, Client(cluster) as client:
+            x = cupy_uniform((rows, cols), c, 0).persist()
+            row = cupy_uniform((1, cols), (1, c), 1, 0.5, 3.0).persist()
+            wait([x, row])
+            done = [0]
+
+            def job(fn):
+                def go():
+                    done[0] += 1          # new keys each run (see _table)
+                    wait(fn(x, row * (1 + done[0] * 2.0**-40)).persist())
+                return go
+
+            import dask.array as da
+
+            t = interleaved({"sw": job(sw.remainder), "da": job(da.remainder)}, args.repeat)
+            (sb, sm), (db, dm) = t["sw"], t["da"]
+            ok = bool(da.all(sw.remainder(x, row) == da.remainder(x, row)).compute())
+            results[f"{n} gpus"] = {"sw": {"best_s": sb, "median_s": sm},
+                                    "da": {"best_s": db, "median_s": dm}, "equal": ok,
+                                    "workers": len(client.scheduler_info()["workers"])}
+            print(f"{n:<6}{sb:>9.4f}{sm:>9.4f}{db:>9.4f}{dm:>9.4f}{moved / sm:>9.1f}"
+                  f"{moved / dm:>9.1f}  results equal: {ok}")
+    return results
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--gpu", action="store_true", help="CuPy chunks on one GPU")
+    ap.add_argument("--gpus", type=int, nargs="+", help="one worker per GPU, for each count")
     ap.add_argument("--rows", type=int, default=4096)
     ap.add_argument("--cols", type=int, default=4096)
     ap.add_argument("--chunk", type=int, default=1024)
@@ -193,7 +266,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--json", help="write the figures here")
     args = ap.parse_args()
-    results = gpu(args) if args.gpu else cpu(args)
+    results = gpus(args) if args.gpus else gpu(args) if args.gpu else cpu(args)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
