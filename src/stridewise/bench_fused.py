@@ -149,11 +149,13 @@ def _names(case: Case) -> list:
     return [p.split()[-1] for p in case.params.split(",")]
 
 
-def _explicit(fn, lib, names):
-    """fn(lib, *args) as a function of exactly these named arguments: cupy.fuse reads the
-    signature and does not take *args."""
+def _explicit(fn, lib, names, name: str):
+    """fn(lib, *args) as a function of exactly these named arguments, called name: cupy.fuse
+    reads the signature (no *args) and names its kernel after the function (no <lambda>)."""
     args = ", ".join(names)
-    return eval(f"lambda {args}: fn(lib, {args})", {"fn": fn, "lib": lib})   # noqa: S307
+    scope = {"fn": fn, "lib": lib}
+    exec(f"def {name}({args}):\n    return fn(lib, {args})", scope)   # noqa: S102
+    return scope[name]
 
 
 def _impls(case, device, dtype, args, out_shape):
@@ -164,7 +166,8 @@ def _impls(case, device, dtype, args, out_shape):
                              name=case.name.split()[0])
     scal = list(case.scalars.values())
     names = _names(case)
-    fused = sw.fuse(_explicit(case.fused, sw, names), name=f"fused_{case.name.split()[0]}")
+    label = case.name.split()[0]
+    fused = sw.fuse(_explicit(case.fused, sw, names, f"fused_{label}"), name=f"fused_{label}")
     off = sw.Auto(hoist=False)
     impls = {}
     if device == "cpu":
@@ -197,10 +200,13 @@ def _impls(case, device, dtype, args, out_shape):
     else:
         import torch
 
-        eager = _explicit(case.eager, torch, names)
+        eager = _explicit(case.eager, torch, names, f"eager_{label}")
         impls["torch eager"] = lambda: eager(*args, *scal)
-        # a fresh function per case: each compiles once per dtype, its compile timed apart
-        compiled = torch.compile(_explicit(case.eager, torch, names), dynamic=False)
+        # a fresh compile per case and dtype, timed apart as the first call: Dynamo's
+        # recompile limit (8 per wrapped code object) would otherwise run later ones eagerly
+        torch._dynamo.reset()
+        compiled = torch.compile(_explicit(case.eager, torch, names, f"compiled_{label}"),
+                                 dynamic=False)
         impls["torch.compile"] = lambda: compiled(*args, *scal)
         try:
             import cupy
@@ -210,7 +216,7 @@ def _impls(case, device, dtype, args, out_shape):
             ck = cupy.ElementwiseKernel(case.params, "T out", case.operation,
                                         preamble=case.preamble, name=f"cupy_{k.name}")
             impls["cupy kernel"] = lambda: ck(*cargs, *scal, cout)
-            cf = cupy.fuse(_explicit(case.fused, cupy, names))
+            cf = cupy.fuse(_explicit(case.fused, cupy, names, f"cupy_fused_{label}"))
             impls["cupy.fuse"] = lambda: cf(*cargs, *scal)
         except Exception as e:  # noqa: BLE001 - an anchor that cannot run is reported
             impls["cupy"] = e
