@@ -280,16 +280,74 @@ def _number(t: str) -> bool:
 
 
 def _preamble_functions(preamble: str):
-    """(functions taking every argument by value, with their declared return type or None),
-    and function-like macros."""
+    """(functions taking every argument by value whose bodies have no effect outside them, with
+    their declared return type or None), and function-like macros."""
     macros = set(re.findall(r"#\s*define\s+(\w+)\(", preamble))
     funcs: dict = {}
+    bodies: dict = {}
     for m in re.finditer(r"([\w:]+(?:\s+long)?)\s+(\w+)\s*\(([^()]*)\)\s*(?:const\s*)?\{", preamble):
         ret, name, params = m.groups()
         if name in funcs and funcs[name] is False:
             continue
         funcs[name] = False if ("&" in params or "*" in params or name in funcs) else ret
-    return {n: r for n, r in funcs.items() if r is not False}, macros
+        bodies[name] = (_body(preamble, m.end() - 1), [w for w in re.findall(r"\w+", params)])
+    pure = {n for n, r in funcs.items() if r is not False}
+    while True:   # a function is pure when its body is and every function it calls is
+        keep = {n for n in pure if _pure_body(*bodies[n], pure)}
+        if keep == pure:
+            break
+        pure = keep
+    return {n: funcs[n] for n in pure}, macros
+
+
+def _body(text: str, brace: int) -> str:
+    depth = 0
+    for j in range(brace, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[j], 0)
+        if depth == 0:
+            return text[brace + 1:j]
+    return ""
+
+
+# what makes a body's effect reach outside it, or its result depend on more than its arguments
+_IMPURE = {"static", "volatile", "asm", "__asm__", "extern", "new", "delete", "throw", "goto",
+           "this", "__shared__", "__syncthreads", "printf", "clock", "clock64", "rand"}
+_KEYWORDS = {"if", "else", "for", "while", "do", "return", "sizeof", "switch", "case", "break",
+             "continue", "static_cast", "const", "auto", "unsigned", "signed", "long", "int",
+             "float", "double", "bool", "char", "short", "true", "false", "std", "sw", "default"}
+_PURE_CALLS = {"isnan", "isinf", "isfinite", "signbit", "fpclassify", "ldexp", "frexp_", "modf_",
+               "fminf", "fmaxf", "sqrtf", "expf", "logf", "sinf", "cosf", "tanhf", "powf",
+               "fabsf", "floorf", "ceilf"}
+
+
+def _pure_body(body: str, params: list, pure: set) -> bool:
+    """Whether a preamble function's body assigns only its own locals and arguments and calls
+    only math functions and pure preamble functions (by tokens: conservative)."""
+    from ._kernel import _tokens
+    toks = [t for t, _ in _tokens(body)]
+    local = set(params)
+    for j, t in enumerate(toks):
+        if t in _IMPURE or t.startswith("atomic") or t.startswith("__"):
+            return False
+        nxt = toks[j + 1] if j + 1 < len(toks) else ""
+        prev = toks[j - 1] if j else ""
+        if _ident(t) and prev and (_ident(prev) or prev in ("*", "&")) and prev not in \
+                ("return", "else", "case") and nxt in ("=", ";", ",", "[", ")", ":"):
+            local.add(t)     # a declaration (a type word before the name)
+        if t in ("=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="):
+            target = prev
+            if not (_ident(target) and target in local):
+                return False
+        if t in ("++", "--"):
+            target = nxt if _ident(nxt) else prev
+            if target not in local:
+                return False
+        if t in ("->", "[") and prev not in local:
+            return False
+        if _ident(t) and nxt == "(" and t not in _KEYWORDS and t not in local:
+            if not (t in _MATH1 or t in _MATH2 or t in _MATH3 or t in pure or t in _PURE_CALLS):
+                return False
+    return True
 
 
 def parse(operation: str, params, outputs, letters, preamble: str):
@@ -532,8 +590,8 @@ def _full_plan(k, t, ins, outs, want):
     if plan is False:
         try:
             plan = _plan_for(k, t, operands, out_views, want)
-        except (TypeError, ValueError):   # the unhoisted call reports what is wrong
-            plan = None
+        except Exception:   # noqa: BLE001 - never rejected: the unhoisted call runs (and
+            plan = None     # reports what is wrong with the arguments, if anything)
         t.plans[key] = plan
     if plan is not None:
         plan.key = key

@@ -1,6 +1,6 @@
 """Fused-expression bench: expressions users write, each as one stridewise user kernel (with and
-without broadcast-invariant hoisting) and through sw.fuse, against eager evaluation (NumPy,
-torch), numexpr on the CPU, and torch.compile, CuPy's ElementwiseKernel and cupy.fuse on the GPU.
+without broadcast-invariant hoisting) and through sw.fuse, against NumPy eager and numexpr on the
+CPU, and torch eager, torch.compile, CuPy's ElementwiseKernel and cupy.fuse on the GPU.
 
 `run_fused(device)` returns plain rows that `python -m stridewise.bench_fused [cpu|cuda]
 [scale]` prints; every result is checked against the eager one before it is timed, and the
@@ -188,13 +188,6 @@ def _impls(case, device, dtype, args, out_shape):
             if case.numexpr:
                 env = dict(zip(names, args + scal))
                 impls["numexpr"] = lambda: numexpr.evaluate(case.numexpr, local_dict=env)
-        except ImportError:
-            pass
-        try:
-            import torch
-
-            targs = [torch.from_numpy(v) for v in args]
-            impls["torch eager"] = lambda: case.eager(torch, *targs, *scal)
         except ImportError:
             pass
     else:
