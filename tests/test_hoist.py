@@ -454,3 +454,25 @@ def test_autograd_calls_take_the_custom_op_and_stay_exact():
     torch.testing.assert_close(x.grad, x2.grad)
     with torch.no_grad():                      # plain tensors: hoisted
         assert [h.text for h in sw.explain(k, a, x).hoisted] == ["cos(a)"]
+
+
+def test_warm_hoisted_calls_across_layouts_shapes_and_bad_outputs():
+    """A warm hoisted call finds its plan from dtypes and shapes alone: other layouts of the same
+    shapes reuse it bit-identically, other shapes plan anew, and a bad output is refused as the
+    unhoisted call refuses it, with nothing written."""
+    rng = np.random.default_rng(13)
+    k = sw.ElementwiseKernel("T a, T b, T c", "T out", SEED, name="seed_warm")
+    for step in range(6):
+        a, b, c = seed_inputs("float64", rng)
+        if step % 2:
+            a, c = _layout(a, "reversed"), _layout(c, "transposed")
+        if step >= 4:
+            a, b, c = a[:4], b[:, :32], c[:32]
+        same_bits(k(a, b, c, algorithm=ON), k(a, b, c, algorithm=OFF))
+        out = np.full(np.broadcast_shapes(a.shape, b.shape, c.shape), 7.0)[..., ::-1]
+        same_bits(k(a, b, c, out, algorithm=ON), k(a, b, c, algorithm=OFF))
+    frozen = np.full((4, 32, 256), 7.0)
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only|writeable"):
+        k(a, b, c, frozen, algorithm=ON)
+    assert (frozen == 7.0).all()
