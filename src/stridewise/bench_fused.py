@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -243,8 +244,8 @@ def _as_torch(x, device):
     return x if isinstance(x, torch.Tensor) else torch.as_tensor(x, device=device)
 
 
-def run_fused(device: str = "cpu", dtypes=("float32", "float64"), scale: float = 1.0,
-              cases=None, log=None) -> list[dict]:
+def run_fused(device: str = "cpu", dtypes: tuple = ("float32", "float64"), scale: float = 1.0,
+              cases: list | None = None, log: Callable[[list], None] | None = None) -> list[dict]:
     """Time every case per dtype and implementation.
 
     scale: the CPU shapes' largest dim times this (a smaller run on a busy host).
@@ -343,7 +344,7 @@ def format_rows(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def main(argv=None) -> None:
+def main(argv: list[str] | None = None) -> None:
     """python -m stridewise.bench_fused [cpu|cuda] [scale] [--cases a,b] [--dtypes ..]
     [--json PATH]: the table per case as it is measured; --json rewrites PATH after each."""
     import argparse
