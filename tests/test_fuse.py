@@ -125,6 +125,14 @@ def test_traced_once_per_signature_and_layouts_share_it():
     y = np.zeros((4, 3))
     assert f(x.T, x.T, out=y) is y
     same_bits(y, x.T * x.T + 1)
+    # warm calls find the kernel from the arguments' types and dtypes: alternate them
+    for _ in range(2):
+        same_bits(f(x, 2.0), x * 2.0 + 1)
+        same_bits(f(x, np.float64(3.0)), x * 3.0 + 1)
+        same_bits(f(x, np.array(0.5)), x * 0.5 + 1)
+        same_bits(f(x, 2), x * 2 + 1)
+        same_bits(f(x.astype(np.float32), x), x.astype(np.float32) * x + 1)
+    assert len(calls) == 4            # the Python int is the only new signature
 
 
 def test_several_outputs_ints_and_remainder():

@@ -242,7 +242,86 @@ def test_random_expressions_hoist_bit_identically(dtype, problem, seed):
     ref = k(*arrays, algorithm=OFF)
     got = k(*arrays, algorithm=ON)
     same_bits(got, ref)
-    assert sw.explain(k, *arrays, algorithm=ON).hoisted, op
+    hoisted = sw.explain(k, *arrays, algorithm=ON).hoisted
+    assert hoisted, op
+    # every temporary is the size of a small shape, never the output's
+    assert all(_arrays._prod(h.shape) * _hoist.RATIO <= ref.size for h in hoisted), hoisted
+
+
+# -- what is never hoisted, and what never fails ----------------------------------------------
+def test_preamble_functions_with_effects_are_never_hoisted():
+    """A preamble function that writes a global or a static, or calls one that does, runs at
+    every element as written; a pure one is computed once."""
+    pre = ("double last_seen;\n"
+           "inline double keep(double v) { last_seen = v; return v; }\n"
+           "inline double counted(double v) { static long n = 0; ++n; return v; }\n"
+           "inline double via(double v) { double w = v * 2; w += 1; return keep(w); }\n"
+           "inline double sq(double v) { double w = v; for (int j = 0; j < 2; ++j) w = w * v; return w; }")
+    k = sw.ElementwiseKernel("float64 a, float64 x", "float64 z",
+                             "z = x * keep(cos(a)) + x * counted(a) + x * via(a) + x * sq(cos(a))",
+                             preamble=pre, name="effects")
+    rng = np.random.default_rng(12)
+    a, x = rng.random((1, 64)), rng.random((512, 64))
+    assert [h.text for h in sw.explain(k, a, x, algorithm=ON).hoisted] == ["sq(cos(a))"]
+    same_bits(k(a, x, algorithm=ON), k(a, x, algorithm=OFF))
+    np.testing.assert_allclose(k(a, x), x * np.cos(a) + x * a + x * (2 * a + 1) + x * np.cos(a) ** 3,
+                               rtol=1e-14)
+
+
+_SOUP = ["z", "x", "a", "t", "T", "int", "double", "cos", "keep", "sizeof", "(", ")", "?", ":",
+         ";", "=", "+=", "++", "--", "+", "-", "*", "/", "%", "<", "<<", "&&", "!", "~", "&", "[",
+         "]", "{", "}", ",", ".", "->", "::", "std", "if", "for", "return", "1", "2.5f", "0x1p3",
+         "1e", "07", "1ull", "'c'", "\"s\"", "#define", "static_cast", "<", ">", "i", "_ind"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_SOUP), max_size=24))
+def test_the_parser_never_raises(tokens):
+    """Whatever a user writes, parsing answers a template or None (run unhoisted), and typing
+    a template's expressions answers a type or None: it never raises."""
+    env = {"x": "double", "a": "float"}
+    t = _hoist.parse(" ".join(tokens), ["x", "a"], ["z"], ["T"], "inline double keep(double v) { return v; }")
+    if t is not None:
+        for r in t.roots:
+            assert _hoist.infer(r, env, {"T": "double"}, t.pre) in (None, "bool", "int", "long long",
+                                                                   "float", "double")
+
+
+_FORMS = ["z = x * cos(a)", "z = x; z += cos(a) * x", "if (a > 0.5) z = x * cos(a); else z = x",
+          "T t = cos(a); z = t * x", "z = x * (a > 0.5 ? cos(a) : sin(a))",
+          "z = x * keep(cos(a))", "z = x * sq(cos(a))", "z = x * SQ(cos(a))",
+          "z = x; { z = z * cos(a); }", "z = x * [&]{ return cos(a); }()",
+          "z = x * cos(a) + (T)sizeof(T)", "z = x * std::cos(a) + ::sin(a)",
+          "z = x * static_cast<T>(cos(a))", "z = x * cos(a), z = z + 1", "z = x * cos(a); ;;"]
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.sampled_from(_FORMS), min_size=1, max_size=2, unique=True), st.integers(0, 2**32 - 1))
+def test_operations_in_or_out_of_the_subset_are_never_rejected(forms, seed):
+    """Statements in and out of the parsed subset, mixed: every one compiles and runs, and the
+    hoisted call (where it hoists) is bit-identical to the unhoisted one."""
+    pre = ("double last_seen; inline double keep(double v) { last_seen = v; return v; }\n"
+           "inline double sq(double v) { return v * v; }\n#define SQ(v) ((v) * (v))")
+    op = "; ".join(forms)
+    k = sw.ElementwiseKernel("T a, T x", "T z", op, preamble=pre, name="mixed_forms")
+    rng = np.random.default_rng(seed)
+    a, x = rng.random((1, 64)), rng.random((256, 64))
+    same_bits(k(a, x, algorithm=ON), k(a, x, algorithm=OFF))
+    same_bits(k(a, x), k(a, x, algorithm=OFF))
+
+
+def test_the_bench_hands_cupy_fuse_explicit_named_functions():
+    """cupy.fuse reads the function's signature (no *args) and names its kernel after it."""
+    import inspect
+
+    from stridewise import bench_fused
+
+    case = bench_fused.CASES[1]
+    f = bench_fused._explicit(case.fused, np, bench_fused._names(case), "cupy_fused_norm")
+    assert f.__name__ == "cupy_fused_norm"
+    assert list(inspect.signature(f).parameters) == ["x", "mean", "var", "gamma", "beta", "eps"]
+    x, m, v, g, b = (np.full((2, 3), 2.0),) * 5
+    np.testing.assert_array_equal(f(x, m, v, g, b, 0.25), case.fused(np, x, m, v, g, b, 0.25))
 
 
 # -- the type inference against both compilers ------------------------------------------------
@@ -375,3 +454,25 @@ def test_autograd_calls_take_the_custom_op_and_stay_exact():
     torch.testing.assert_close(x.grad, x2.grad)
     with torch.no_grad():                      # plain tensors: hoisted
         assert [h.text for h in sw.explain(k, a, x).hoisted] == ["cos(a)"]
+
+
+def test_warm_hoisted_calls_across_layouts_shapes_and_bad_outputs():
+    """A warm hoisted call finds its plan from dtypes and shapes alone: other layouts of the same
+    shapes reuse it bit-identically, other shapes plan anew, and a bad output is refused as the
+    unhoisted call refuses it, with nothing written."""
+    rng = np.random.default_rng(13)
+    k = sw.ElementwiseKernel("T a, T b, T c", "T out", SEED, name="seed_warm")
+    for step in range(6):
+        a, b, c = seed_inputs("float64", rng)
+        if step % 2:
+            a, c = _layout(a, "reversed"), _layout(c, "transposed")
+        if step >= 4:
+            a, b, c = a[:4], b[:, :32], c[:32]
+        same_bits(k(a, b, c, algorithm=ON), k(a, b, c, algorithm=OFF))
+        out = np.full(np.broadcast_shapes(a.shape, b.shape, c.shape), 7.0)[..., ::-1]
+        same_bits(k(a, b, c, out, algorithm=ON), k(a, b, c, algorithm=OFF))
+    frozen = np.full((4, 32, 256), 7.0)
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only|writeable"):
+        k(a, b, c, frozen, algorithm=ON)
+    assert (frozen == 7.0).all()

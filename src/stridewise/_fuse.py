@@ -14,8 +14,11 @@ from __future__ import annotations
 import ast
 import functools
 import numbers
+import sys
 import threading
 from typing import Callable
+
+import numpy as np
 
 from . import _arrays, _builtins, _ops
 from ._arrays import View
@@ -165,6 +168,7 @@ class Fused:
         self.fn = fn
         self.name = name or getattr(fn, "__name__", "fused")
         self._kernels: dict = {}
+        self._quick: dict = {}     # _quick_signature -> kernel
         functools.update_wrapper(self, fn)
 
     def _signature(self, args):
@@ -186,10 +190,15 @@ class Fused:
 
     def kernel(self, *args):
         """The ElementwiseKernel these arguments run (traced on first use)."""
-        sig = self._signature(args)
-        k = self._kernels.get(sig)
+        quick = _quick_signature(args)
+        k = self._quick.get(quick)
         if k is None:
-            k = self._kernels[sig] = self._trace(*sig)
+            sig = self._signature(args)
+            k = self._kernels.get(sig)
+            if k is None:
+                k = self._kernels[sig] = self._trace(*sig)
+            if quick is not None:
+                self._quick[quick] = k
         return k
 
     def _trace(self, lib, key):
@@ -222,6 +231,24 @@ class Fused:
                  algorithm: AlgorithmLike | None = None) -> Array | tuple[Array, ...]:
         """Run the fused kernel: broadcast, any layout, hoisting as the algorithm says."""
         return self.kernel(*args)(*args, out=out, algorithm=algorithm)
+
+
+def _quick_signature(args):
+    """What the signature depends on, read straight off NumPy arrays, torch tensors and Python
+    numbers (a warm call then converts no argument to a View; None: some other type)."""
+    torch = sys.modules.get("torch")
+    key = []
+    for x in args:
+        tx = type(x)
+        if tx is np.ndarray:
+            key.append((tx, x.dtype, x.ndim == 0))
+        elif tx is float or tx is int or tx is bool:
+            key.append(tx)
+        elif torch is not None and tx is torch.Tensor:
+            key.append((tx, x.dtype, x.ndim == 0, x.device.type))
+        else:
+            return None
+    return tuple(key)
 
 
 def fuse(fn: Callable | None = None, *, name: str | None = None) -> Fused | Callable[[Callable], Fused]:

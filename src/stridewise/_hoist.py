@@ -26,7 +26,10 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import sys
 from dataclasses import dataclass, field
+
+import numpy as _np
 
 from . import _arrays, _ops, _plan, _torch_ops, _usercall
 from ._arrays import Scalar, View
@@ -89,6 +92,7 @@ class Template:
     pre: dict                 # preamble functions: name -> declared return type
     plans: dict = field(default_factory=dict)
     kernels: dict = field(default_factory=dict)
+    quick: dict = field(default_factory=dict)   # _quick_key -> a plan that ran
 
 
 class _Parser:
@@ -276,16 +280,74 @@ def _number(t: str) -> bool:
 
 
 def _preamble_functions(preamble: str):
-    """(functions taking every argument by value, with their declared return type or None),
-    and function-like macros."""
+    """(functions taking every argument by value whose bodies have no effect outside them, with
+    their declared return type or None), and function-like macros."""
     macros = set(re.findall(r"#\s*define\s+(\w+)\(", preamble))
     funcs: dict = {}
+    bodies: dict = {}
     for m in re.finditer(r"([\w:]+(?:\s+long)?)\s+(\w+)\s*\(([^()]*)\)\s*(?:const\s*)?\{", preamble):
         ret, name, params = m.groups()
         if name in funcs and funcs[name] is False:
             continue
         funcs[name] = False if ("&" in params or "*" in params or name in funcs) else ret
-    return {n: r for n, r in funcs.items() if r is not False}, macros
+        bodies[name] = (_body(preamble, m.end() - 1), [w for w in re.findall(r"\w+", params)])
+    pure = {n for n, r in funcs.items() if r is not False}
+    while True:   # a function is pure when its body is and every function it calls is
+        keep = {n for n in pure if _pure_body(*bodies[n], pure)}
+        if keep == pure:
+            break
+        pure = keep
+    return {n: funcs[n] for n in pure}, macros
+
+
+def _body(text: str, brace: int) -> str:
+    depth = 0
+    for j in range(brace, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[j], 0)
+        if depth == 0:
+            return text[brace + 1:j]
+    return ""
+
+
+# what makes a body's effect reach outside it, or its result depend on more than its arguments
+_IMPURE = {"static", "volatile", "asm", "__asm__", "extern", "new", "delete", "throw", "goto",
+           "this", "__shared__", "__syncthreads", "printf", "clock", "clock64", "rand"}
+_KEYWORDS = {"if", "else", "for", "while", "do", "return", "sizeof", "switch", "case", "break",
+             "continue", "static_cast", "const", "auto", "unsigned", "signed", "long", "int",
+             "float", "double", "bool", "char", "short", "true", "false", "std", "sw", "default"}
+_PURE_CALLS = {"isnan", "isinf", "isfinite", "signbit", "fpclassify", "ldexp", "frexp_", "modf_",
+               "fminf", "fmaxf", "sqrtf", "expf", "logf", "sinf", "cosf", "tanhf", "powf",
+               "fabsf", "floorf", "ceilf"}
+
+
+def _pure_body(body: str, params: list, pure: set) -> bool:
+    """Whether a preamble function's body assigns only its own locals and arguments and calls
+    only math functions and pure preamble functions (by tokens: conservative)."""
+    from ._kernel import _tokens
+    toks = [t for t, _ in _tokens(body)]
+    local = set(params)
+    for j, t in enumerate(toks):
+        if t in _IMPURE or t.startswith("atomic") or t.startswith("__"):
+            return False
+        nxt = toks[j + 1] if j + 1 < len(toks) else ""
+        prev = toks[j - 1] if j else ""
+        if _ident(t) and prev and (_ident(prev) or prev in ("*", "&")) and prev not in \
+                ("return", "else", "case") and nxt in ("=", ";", ",", "[", ")", ":"):
+            local.add(t)     # a declaration (a type word before the name)
+        if t in ("=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="):
+            target = prev
+            if not (_ident(target) and target in local):
+                return False
+        if t in ("++", "--"):
+            target = nxt if _ident(nxt) else prev
+            if target not in local:
+                return False
+        if t in ("->", "[") and prev not in local:
+            return False
+        if _ident(t) and nxt == "(" and t not in _KEYWORDS and t not in local:
+            if not (t in _MATH1 or t in _MATH2 or t in _MATH3 or t in pure or t in _PURE_CALLS):
+                return False
+    return True
 
 
 def parse(operation: str, params, outputs, letters, preamble: str):
@@ -422,6 +484,8 @@ class _Plan:
     main: object
     main_ins: list       # names of the main kernel's inputs (original inputs, then temps)
     checked: bool = False
+    key: tuple = ()      # its key in Template.plans
+    place: tuple = ()    # (library, device) the temporaries are allocated on
 
 
 def _template(k):
@@ -445,6 +509,71 @@ def call(k, ins, outs, algorithm, stream, dry):
     t = _template(k)
     if t is None:
         return None
+    quick = _quick_key(want, ins, outs)
+    plan = t.quick.get(quick)
+    if plan is None or dry:
+        plan = _full_plan(k, t, ins, outs, want)
+        if plan is None:
+            return None
+    alg = strip(algorithm)
+    by_name = dict(zip((p.name for p in k._ops_ins), ins))
+    lib, device = plan.place
+    temps = {}
+    for pre, names, hs in plan.pre:
+        for h in hs:
+            temps[h.name] = _arrays.allocator(lib, device, h.shape, DTYPES[h.dtype])()[0]
+    if not plan.checked:   # compile the pre-passes first: a failed type guard runs unhoisted
+        try:
+            for pre, names, hs in plan.pre:
+                p = _ops._call(pre, [by_name[n] for n in names], [temps[h.name] for h in hs],
+                               None, alg, dry=True, calls=pre._calls, memo=pre._memo)
+                p.kernel = p.kernel or _ops._kernel(p)
+        except Exception:   # noqa: BLE001 - whatever the hoisted form cannot build runs unhoisted
+            t.plans[plan.key] = None
+            return None
+    if not dry:
+        for pre, names, hs in plan.pre:
+            _ops._call(pre, [by_name[n] for n in names], [temps[h.name] for h in hs], None, alg,
+                       calls=pre._calls, memo=pre._memo, stream=stream)
+    main_args = [temps[n] if n in temps else by_name[n] for n in plan.main_ins]
+    try:
+        result = _ops._call(plan.main, main_args, outs, None, alg, dry=dry,
+                            calls=plan.main._calls, memo=plan.main._memo, stream=stream)
+    except Exception:   # noqa: BLE001 - a first call that fails (before any launch) runs unhoisted
+        if plan.checked:
+            raise
+        t.plans[plan.key] = None
+        return None
+    if dry:
+        result.hoisted = tuple(plan.hoisted)
+    else:
+        plan.checked = True
+        if quick is not None:
+            t.quick[quick] = plan
+    return result
+
+
+def _quick_key(want, ins, outs):
+    """What the plan depends on (libraries, devices, dtypes, shapes, scalars' types), read
+    straight off the common argument types: a warm call skips converting every argument to a
+    View, which cost more than the hoisted launches (None: some other type, the full key)."""
+    torch = sys.modules.get("torch")
+    key = [want]
+    for x in (*ins, *(outs or ())):
+        tx = type(x)
+        if tx is _np.ndarray:
+            key.append((x.dtype, x.shape))
+        elif tx is float or tx is int or tx is bool or x is None:
+            key.append(tx)
+        elif torch is not None and tx is torch.Tensor:
+            key.append((x.dtype, x.shape, x.device, x.layout))
+        else:
+            return None
+    return tuple(key)
+
+
+def _full_plan(k, t, ins, outs, want):
+    """The plan for this call from its operands' Views, or None (it runs unhoisted)."""
     try:
         operands = [_arrays.as_operand(x, p.name) for p, x in zip(k._ops_ins, ins)]
         out_views = [None if o is None else _arrays.as_operand(o, p.name)
@@ -461,45 +590,13 @@ def call(k, ins, outs, algorithm, stream, dry):
     if plan is False:
         try:
             plan = _plan_for(k, t, operands, out_views, want)
-        except (TypeError, ValueError):   # the unhoisted call reports what is wrong
-            plan = None
+        except Exception:   # noqa: BLE001 - never rejected: the unhoisted call runs (and
+            plan = None     # reports what is wrong with the arguments, if anything)
         t.plans[key] = plan
-    if plan is None:
-        return None
-    alg = strip(algorithm)
-    by_name = dict(zip((p.name for p in k._ops_ins), ins))
-    lib, device = next((o.lib, o.device) for o in operands + out_views if isinstance(o, View))
-    temps = {}
-    for pre, names, hs in plan.pre:
-        for h in hs:
-            temps[h.name] = _arrays.allocator(lib, device, h.shape, DTYPES[h.dtype])()[0]
-    if not plan.checked:   # compile the pre-passes first: a failed type guard runs unhoisted
-        try:
-            for pre, names, hs in plan.pre:
-                p = _ops._call(pre, [by_name[n] for n in names], [temps[h.name] for h in hs],
-                               None, alg, dry=True, calls=pre._calls, memo=pre._memo)
-                p.kernel = p.kernel or _ops._kernel(p)
-        except Exception:   # noqa: BLE001 - whatever the hoisted form cannot build runs unhoisted
-            t.plans[key] = None
-            return None
-    if not dry:
-        for pre, names, hs in plan.pre:
-            _ops._call(pre, [by_name[n] for n in names], [temps[h.name] for h in hs], None, alg,
-                       calls=pre._calls, memo=pre._memo, stream=stream)
-    main_args = [temps[n] if n in temps else by_name[n] for n in plan.main_ins]
-    try:
-        result = _ops._call(plan.main, main_args, outs, None, alg, dry=dry,
-                            calls=plan.main._calls, memo=plan.main._memo, stream=stream)
-    except Exception:   # noqa: BLE001 - a first call that fails (before any launch) runs unhoisted
-        if plan.checked:
-            raise
-        t.plans[key] = None
-        return None
-    if dry:
-        result.hoisted = tuple(plan.hoisted)
-    else:
-        plan.checked = True
-    return result
+    if plan is not None:
+        plan.key = key
+        plan.place = next((o.lib, o.device) for o in operands + out_views if isinstance(o, View))
+    return plan
 
 
 # Dynamo traces a call unhoisted: the compiled graph holds the kernel's custom op (_torch_ops)
