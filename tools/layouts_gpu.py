@@ -1,7 +1,10 @@
-"""The layouts matrix on a GPU, one JSON written after every cell (so a run cut short still
-returns what it measured), optionally beside an older source tree on a few cells.
+"""The layouts matrix on a GPU, the JSON written after every cell (so a run cut short still
+returns what it measured).
 
     python tools/layouts_gpu.py OUT.json [--dtypes float16,bfloat16,...] [--cases ...]
+
+An older source tree runs the same cells with its own src on PYTHONPATH (and its own
+STRIDEWISE_CACHE_DIR), in the same call, for a before/after on one machine.
 
 Same cells, verification and timing as `stridewise bench --layouts --device cuda`
 (bench_layouts.run_cell); the dtypes run in the order given, so the ones that matter most
