@@ -17,7 +17,8 @@ def _values(shape, dtype, seed, divisor=False):
     if dtype.is_floating_point:
         v = (torch.rand(shape, generator=g, device="cuda") * 100 - 50).to(dtype)
         return torch.where(v.abs() < 0.5, torch.full_like(v, 3), v) if divisor else v
-    v = torch.randint(-1000, 1000, shape, generator=g, device="cuda", dtype=dtype)
+    lo, hi = {torch.int8: (-127, 128), torch.uint8: (0, 256)}.get(dtype, (-1000, 1000))
+    v = torch.randint(lo, hi, shape, generator=g, device="cuda", dtype=dtype)
     return torch.where(v == 0, torch.full_like(v, 7), v) if divisor else v
 
 
@@ -55,9 +56,11 @@ def test_cupy_strides_are_cupys():
 
 
 DT = [torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int32, torch.int64]
+# 1-byte elements shift by any byte within a word (pack.h load_shifted)
+BYTES = [torch.int8, torch.uint8]
 
 
-@pytest.mark.parametrize("dtype", DT, ids=str)
+@pytest.mark.parametrize("dtype", DT + BYTES, ids=str)
 def test_every_mode_every_offset_cuda(dtype):
     """Offsets 1..pack-1 and odd row lengths in contiguous, scalar, rows (shared or not),
     short_rows, tiled and general, against torch on CUDA; full packs where the plan says."""

@@ -48,13 +48,16 @@ SW_HOST_DEVICE SW_INLINE Pack<T, P> load_kept(const char* base, Index off) {
 
 // load_pack for a "shifted" operand: dense, but its packs are not aligned where the output's
 // are (a misaligned slice, rows of odd length; the plan aligns the output's packs). On the
-// device, 1- and 2-byte elements read the two aligned P-element words the pack straddles and
-// shift them together: lanes take consecutive packs, so a word one lane reads second is its
-// neighbour's first (an L1 hit), and DRAM moves what aligned packs would. The second word
-// reaches up to P - 1 elements past the pack: the kernels leave a run's last P - 1 elements
-// out of its packs (kernels.cuh unshifted_packs), so that read stays inside the run.
-// Wider elements load one by one: the two words held 6-8 more registers, which put float32
-// rows over 64 (no 1024-thread blocks).
+// device a 16-byte pack of 1- or 2-byte elements reads the five 4-byte words it straddles
+// (four where it starts on a word) and funnel-shifts neighbours together by the pack's byte
+// offset in its first word. Lanes take consecutive packs, so the words a lane reads are its
+// neighbours' too (L1 hits) and DRAM moves what aligned packs would. Two aligned 16-byte words
+// shifted together measured 67% of copy in float16 misaligned rows: picking the words by the
+// run-time misalignment cost a select chain per pack. The fifth word reaches up to 3 bytes
+// past the pack: the kernels leave a run's last P - 1 elements out of its packs
+// (kernels.cuh unshifted_packs), so that read stays inside the run.
+// Wider elements load one by one (int32 misaligned rows at 96% of copy): the two words held
+// 6-8 more registers, which put float32 rows over 64 (no 1024-thread blocks).
 template <int B> struct Word;
 template <> struct Word<2> { typedef u16 type; };
 template <> struct Word<4> { typedef u32 type; };
@@ -71,16 +74,12 @@ SW_HOST_DEVICE SW_INLINE Pack<T, P> load_shifted(const char* base, Index off) {
     return v;
   } else if constexpr (P > 1) {
     const char* a = reinterpret_cast<const char*>(reinterpret_cast<const T*>(base) + off);
-    const u32 mis = (u32)(reinterpret_cast<u64>(a) & (B - 1));
-    const char* lo = a - mis;
-    const char* hi = mis ? lo + B : lo;
     if constexpr (B == 16) {
-      const uint4 w0 = *reinterpret_cast<const uint4*>(lo), w1 = *reinterpret_cast<const uint4*>(hi);
-      const u32 w[8] = {w0.x, w0.y, w0.z, w0.w, w1.x, w1.y, w1.z, w1.w};
-      const u32 q = mis >> 2, sh = (mis & 3) * 8;
+      const u32 mis = (u32)(reinterpret_cast<u64>(a) & 3), sh = mis * 8;
+      const u32* w = reinterpret_cast<const u32*>(a - mis);
       u32 s[5];
-      SW_UNROLL for (int i = 0; i < 5; ++i)
-        s[i] = q == 0 ? w[i] : q == 1 ? w[i + 1] : q == 2 ? w[i + 2] : w[i + 3];
+      SW_UNROLL for (int i = 0; i < 4; ++i) s[i] = w[i];
+      s[4] = mis ? w[4] : 0u;
       uint4 r;
       r.x = __funnelshift_r(s[0], s[1], sh);
       r.y = __funnelshift_r(s[1], s[2], sh);
@@ -88,7 +87,11 @@ SW_HOST_DEVICE SW_INLINE Pack<T, P> load_shifted(const char* base, Index off) {
       r.w = __funnelshift_r(s[3], s[4], sh);
       return bit_cast<Pack<T, P>>(r);
     } else {
+      // narrower packs: the two aligned B-byte words the pack straddles, shifted together
       typedef typename Word<B>::type W;
+      const u32 mis = (u32)(reinterpret_cast<u64>(a) & (B - 1));
+      const char* lo = a - mis;
+      const char* hi = mis ? lo + B : lo;
       const W w0 = *reinterpret_cast<const W*>(lo), w1 = *reinterpret_cast<const W*>(hi);
       const u32 sh = mis * 8;     // below 8 * B
       const W r = sh ? (W)((w0 >> sh) | (w1 << (8 * B - sh))) : w0;
