@@ -382,7 +382,14 @@ template <> struct Divisor<float> {
 template <bool kStep0>
 SW_DEVICE SW_INLINE bool remainder_wide(float a, const Divisor<float>& d) {
   const float A = fabsf(a);
-  return !(A < (kStep0 ? d.lim0 : d.lim)) & (A < __int_as_float(0x7f800000));
+  return !(A < (kStep0 ? d.lim0 : d.lim)) & (A < sw_inf_dev());
+}
+// The same for a divisor of its own (dense): compares with predicates chained, no selects.
+template <bool kStep0>
+SW_DEVICE SW_INLINE bool remainder_wide(float a, float b) {
+  const float A = fabsf(a), B = fabsf(b), inf = sw_inf_dev();
+  const bool in = (B >= 0x1p-126f) & (B <= (kStep0 ? 0x1p86f : 0x1p100f));
+  return (A < inf) & (B > 0.0f) & (B < inf) & (!in | (A >= B * (kStep0 ? 0x1p59f : 0x1p39f)));
 }
 // kStep0: one more step first, modulo Bs0 = |b| 2^40, the same argument with 2^40 for 2^20
 // (rcp0 stays normal for |b| <= 2^86, which `wide0` checks): quotients below 2^60 then stay
@@ -471,7 +478,7 @@ struct RemainderFunctor {
   // float: flags first (remainder_wide), then the fast path without its checks
   enum { kFlagsFirst = sizeof(M) == 4 };
   SW_DEVICE SW_INLINE static Divisor<M> prepare(M b) { return Divisor<M>::make(b); }
-  SW_DEVICE SW_INLINE static bool wide(M a, M b) { return wide(a, prepare(b)); }
+  SW_DEVICE SW_INLINE static bool wide(M a, M b) { return remainder_wide<true>(a, b); }
   SW_DEVICE SW_INLINE static bool wide(M a, const Divisor<M>& d) { return remainder_wide<true>(a, d); }
   SW_DEVICE SW_INLINE static M fast(M a, M b, FastFlag& slow) {
     if constexpr (sizeof(M) == 4) return remainder_fast<C, true, false>(a, b, slow);
@@ -533,7 +540,7 @@ struct ShortRemainderFunctor : RemainderFunctor<float, C> {
   }
   // bfloat16 (flags first) runs without the checks; float16 keeps them for its two-lane
   // form's fallback, where they never fire
-  SW_DEVICE SW_INLINE static bool wide(float a, float b) { return wide(a, Divisor<float>::make(b)); }
+  SW_DEVICE SW_INLINE static bool wide(float a, float b) { return remainder_wide<kBf16 && kStep0>(a, b); }
   SW_DEVICE SW_INLINE static bool wide(float a, const Divisor<float>& d) {
     return remainder_wide<kBf16 && kStep0>(a, d);
   }
