@@ -286,12 +286,14 @@ SW_HOST_DEVICE SW_INLINE double times_pow2(double x, i32 k) {
 }
 SW_HOST_DEVICE SW_INLINE float fmod_wide_fast(float a, float b) {
   const u32 ia = bit_cast<u32>(a) & 0x7fffffffu, ib = bit_cast<u32>(b) & 0x7fffffffu;
-  if (!(ia < 0x7f800000u) || !(ib - 1u < 0x7f7fffffu))   // inf or NaN a; 0, inf or NaN b
-    return ib == 0x7f800000u && ia < 0x7f800000u ? a : bit_cast<float>(0x7fffffffu);
+  if (!(ia - 1u < 0x7f7fffffu) || !(ib - 1u < 0x7f7fffffu))   // 0, inf or NaN a or b
+    return (ia == 0 || ib == 0x7f800000u) && ia < 0x7f800000u && ib - 1u < 0x7f800000u
+               ? a : bit_cast<float>(0x7fffffffu);   // a itself for a = 0 or b = inf
   const u64 bB = bit_cast<u64>((double)bit_cast<float>(ib)), e = bB & 0x7ff0000000000000ull;
   const u64 bm = (bB ^ e) | 0x3ff0000000000000ull;                   // m's bits
   const double m = bit_cast<double>(bm);
-  double x = (double)bit_cast<float>(ia) * bit_cast<double>(0x7fe0000000000000ull - e);   // A 2^-e
+  const i32 eb = (i32)(e >> 52) - 1023;
+  double x = times_pow2((double)bit_cast<float>(ia), -eb);           // A 2^-e (A normal in double)
   const float mf = bit_cast<float>(((u32)(bm >> 29) & 0x007fffffu) | 0x3f800000u);   // m, exactly
 #if defined(__CUDA_ARCH__)
   float rf;
@@ -424,14 +426,18 @@ template <Convention C, bool kStep0, bool kChecks = true>
 SW_DEVICE SW_INLINE float remainder_fast(float a, float b, FastFlag& slow) {
   return remainder_fast<C, kStep0, kChecks>(a, Divisor<float>::make(b), slow);
 }
-// The lanes remainder_fast leaves: fmod_wide_fast (above) as a call, whose registers do not
-// count against the fast path's, as the slow paths before it.
-static __noinline__ SW_DEVICE float fmod_wide(float a, float b) { return fmod_wide_fast(a, b); }
+// The lanes remainder_fast leaves: fmod_wide_fast (above), inline: with the check first
+// (FlagsFirst) it runs in a branch of its own, so its registers do not add to the fast
+// path's, and a call cost ~10 of its ~90 instructions per lane.
+SW_DEVICE SW_INLINE float fmod_wide(float a, float b) { return fmod_wide_fast(a, b); }
+// As a call, for the paths whose exact form follows their fast path on the same lanes
+// (fmod, float16), where an inline copy per lane would add its registers to the fast path's.
+static __noinline__ SW_DEVICE float fmod_wide_call(float a, float b) { return fmod_wide_fast(a, b); }
 SW_DEVICE SW_INLINE float sw_fmod(float a, float b) {
   // remainder_fast of magnitudes is fmod's magnitude (a +0 for a zero), a's sign copied in
   FastFlag slow = false;
   const float r = remainder_fast<kTorch, true>(fabsf(a), fabsf(b), slow);
-  return slow ? fmod_wide(a, b) : copysignf(r, a);
+  return slow ? fmod_wide_call(a, b) : copysignf(r, a);
 }
 #endif
 
@@ -533,10 +539,16 @@ struct ShortRemainderFunctor : RemainderFunctor<float, C> {
   SW_DEVICE SW_INLINE float operator()(float a, float b) const {
     // float16's packs are redone only by its two-lane form (Fast2), for quotients past 500:
     // the fast path serves them; bfloat16's by the fast path, as float32's.
-    if constexpr (kBf16) return RemainderFunctor<float, C>::adjust(fmod_wide(a, b), b);
+    // bfloat16's exact form: quotients below 2^60 through the fast path with step 0 (its
+    // range checked first, as float32's), the rest in fmod_wide.
+    if constexpr (kBf16) {
+      if (remainder_wide<true>(a, b)) return RemainderFunctor<float, C>::adjust(fmod_wide(a, b), b);
+      FastFlag never = false;
+      return remainder_fast<C, true, false>(a, b, never);
+    }
     FastFlag slow = false;
     const float r = remainder_fast<C, false>(a, b, slow);
-    return slow ? RemainderFunctor<float, C>::adjust(fmod_wide(a, b), b) : r;
+    return slow ? RemainderFunctor<float, C>::adjust(fmod_wide_call(a, b), b) : r;
   }
   // bfloat16 (flags first) runs without the checks; float16 keeps them for its two-lane
   // form's fallback, where they never fire
