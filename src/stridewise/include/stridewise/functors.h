@@ -104,8 +104,8 @@ SW_HOST_DEVICE SW_INLINE double rcp_newton(double x) {
 }
 
 // fmod of any two floats, exactly, in double, at a cost bound by the exponent gap (the
-// device's remainder_fast leaves it the lanes it cannot take; the host's slow lanes take it
-// in place of libm's fmodf, whose loop costs a step per bit of the quotient). With
+// host's slow lanes take it in place of libm's fmodf, whose loop costs a step per bit of the
+// quotient; the device's exact path is fmod_wide_fast, below). With
 // B = m 2^e (m in [1, 2), exact: a float's significand), x = A 2^-e and y = m: fmod(A, B) =
 // fmod(x, m) 2^e, every scaling exact in double. inv is rcp_newton(m) (within 2^-43.3) after a
 // second Newton step: within 2^-86 + 2^-53 of 1 / m. While x >= 2^48 (x = X 2^(s + 47), X in
@@ -253,6 +253,16 @@ SW_INLINE double sw_fmod(double a, double b) {
 }
 #endif
 
+// x 2^k by an add to x's exponent field (x and the result normal): on the device, to the high
+// word alone (a 64-bit add there is two instructions and a carry).
+SW_HOST_DEVICE SW_INLINE double times_pow2(double x, i32 k) {
+#if defined(__CUDA_ARCH__)
+  return __hiloint2double(__double2hiint(x) + k * (1 << 20), __double2loint(x));
+#else
+  return bit_cast<double>(bit_cast<u64>(x) + ((u64)(i64)k << 52));
+#endif
+}
+
 // fmod of any two floats, exactly, in double, with no rounding instruction and a loop of at
 // most 7 steps (one per 44 bits of the quotient): the device's exact path for the float lanes
 // its fast paths leave (subnormal divisors, quotients past 2^40 or 2^60). fmod_wide_exact
@@ -275,15 +285,6 @@ SW_INLINE double sw_fmod(double a, double b) {
 // below m). The result times 2^e is a float (a multiple of b's grid below |b|).
 // tests/test_remainder_cpu.py checks the argument as arithmetic with the float reciprocal
 // 1 ulp either way, and the host build (a correctly rounded reciprocal) against NumPy.
-// x 2^k by an add to x's exponent field (x and the result normal): on the device, to the high
-// word alone (a 64-bit add there is two instructions and a carry).
-SW_HOST_DEVICE SW_INLINE double times_pow2(double x, i32 k) {
-#if defined(__CUDA_ARCH__)
-  return __hiloint2double(__double2hiint(x) + k * (1 << 20), __double2loint(x));
-#else
-  return bit_cast<double>(bit_cast<u64>(x) + ((u64)(i64)k << 52));
-#endif
-}
 SW_HOST_DEVICE SW_INLINE float fmod_wide_fast(float a, float b) {
   const u32 ia = bit_cast<u32>(a) & 0x7fffffffu, ib = bit_cast<u32>(b) & 0x7fffffffu;
   if (!(ia - 1u < 0x7f7fffffu) || !(ib - 1u < 0x7f7fffffu))   // 0, inf or NaN a or b
@@ -328,7 +329,7 @@ SW_HOST_DEVICE SW_INLINE float sw_inf() {
 
 #if defined(__CUDA_ARCH__)
 // The device's float remainder, whose cost does not depend on the operands' values within
-// |a / b| < 2^40 (every float16 pair) or, with step 0 (float32, bfloat16), 2^60: every pair
+// |a / b| < 2^40 (every float16 pair; bfloat16) or, with step 0 (float32), 2^60: every pair
 // short of extreme quotients or divisors. Steps of the form below, with no branch or call:
 // Step form (from the signed quotient, fewer instructions than fmod then a sign fix):
 // w = x * rcp.approx(y) is within 2^-22.4 of x / y (relative); w + |w| 2^-21 is then at least x / y and, for
@@ -354,7 +355,8 @@ SW_HOST_DEVICE SW_INLINE float sw_inf() {
 // is not NaN (q1 = inf from an overflowing A * rcp1 leaves r1 = -inf, and sets it).
 // A subnormal divisor (rcp.approx.ftz gives inf) and |b| in (2^100, inf) (a reciprocal near
 // or below the subnormal range) set `slow` too, through the prepared flag `wide`; those and
-// quotients of 2^40 and more take fmod_wide. tests/test_remainder_cpu.py checks this
+// quotients of 2^40 and more take fmod_wide. float32 and bfloat16 find those lanes first
+// (remainder_wide, FlagsFirst) and run this without the checks. tests/test_remainder_cpu.py checks this
 // argument as float arithmetic, with the reciprocal 1 ulp either way, and tests/test_cuda.py
 // every float16 and bfloat16 pair, with the divisors dense and prepared.
 template <> struct Divisor<float> {
@@ -397,8 +399,8 @@ SW_DEVICE SW_INLINE bool remainder_wide(float a, float b) {
 // (rcp0 stays normal for |b| <= 2^86, which `wide0` checks): quotients below 2^60 then stay
 // on the fast path, for 4 instructions more per element. Its r0 in [-Bs0, Bs0) gets Bs0 added
 // where negative (exact: for A < Bs0 it gives A back, else a multiple of ulp(Bs0) below Bs0),
-// and step 1 sees A < Bs0, so its quotient needs no check. float32 and bfloat16 take it;
-// float16 (quotients below 2^40) does not.
+// and step 1 sees A < Bs0, so its quotient needs no check. float32 takes it, and bfloat16's
+// exact form; float16 (quotients below 2^40) does not.
 template <Convention C, bool kStep0, bool kChecks = true>
 SW_DEVICE SW_INLINE float remainder_fast(float a, const Divisor<float>& d, FastFlag& slow) {
   float A = fabsf(a);
@@ -535,12 +537,10 @@ struct ShortRemainderFunctor : RemainderFunctor<float, C> {
   // (0.89x torch eager), while its quotients past 2^40 take fmod_wide_fast, flags first.
 #if defined(__CUDA_ARCH__)
   enum { kFlagsFirst = kBf16 };   // float16 never leaves its fast path (above)
-  static constexpr bool kStep0 = false;
   SW_DEVICE SW_INLINE float operator()(float a, float b) const {
     // float16's packs are redone only by its two-lane form (Fast2), for quotients past 500:
-    // the fast path serves them; bfloat16's by the fast path, as float32's.
-    // bfloat16's exact form: quotients below 2^60 through the fast path with step 0 (its
-    // range checked first, as float32's), the rest in fmod_wide.
+    // the fast path serves them. bfloat16's exact form: quotients below 2^60 through the fast
+    // path with step 0 (its range checked first, as float32's), the rest in fmod_wide.
     if constexpr (kBf16) {
       if (remainder_wide<true>(a, b)) return RemainderFunctor<float, C>::adjust(fmod_wide(a, b), b);
       FastFlag never = false;
@@ -552,15 +552,15 @@ struct ShortRemainderFunctor : RemainderFunctor<float, C> {
   }
   // bfloat16 (flags first) runs without the checks; float16 keeps them for its two-lane
   // form's fallback, where they never fire
-  SW_DEVICE SW_INLINE static bool wide(float a, float b) { return remainder_wide<kBf16 && kStep0>(a, b); }
+  SW_DEVICE SW_INLINE static bool wide(float a, float b) { return remainder_wide<false>(a, b); }
   SW_DEVICE SW_INLINE static bool wide(float a, const Divisor<float>& d) {
-    return remainder_wide<kBf16 && kStep0>(a, d);
+    return remainder_wide<false>(a, d);
   }
   SW_DEVICE SW_INLINE static float fast(float a, float b, FastFlag& slow) {
-    return remainder_fast<C, kBf16 && kStep0, !kBf16>(a, b, slow);
+    return remainder_fast<C, false, !kBf16>(a, b, slow);
   }
   SW_DEVICE SW_INLINE static float fast(float a, const Divisor<float>& d, FastFlag& slow) {
-    return remainder_fast<C, kBf16 && kStep0, !kBf16>(a, d, slow);
+    return remainder_fast<C, false, !kBf16>(a, d, slow);
   }
 #else
   SW_INLINE float operator()(float a, float b) const {
