@@ -131,3 +131,20 @@ def test_cli_explain_and_info(capsys):
     assert "tiled" in capsys.readouterr().out
     assert cli.main(["info"]) == 0
     assert "cache dir" in capsys.readouterr().out
+
+
+def test_gpu_table_shows_how_many_torch_compile_results_differ_from_eager():
+    """The bench counts torch.compile's results that differ from eager bit for bit (a NaN
+    matches any NaN) and the table shows that count beside the times, so a faster inexact
+    anchor is visible as such."""
+    torch = pytest.importorskip("torch")
+    eager = torch.tensor([1.0, -0.0, float("nan"), 3.0, 2.5])
+    other = torch.tensor([1.0, 0.0, float("nan"), 3.0000002, 2.5])
+    assert bench.differing(other, eager) == 2 and bench.differing(eager, eager) == 0
+    cell = {"case": "contiguous", "dtype": "float32", "values": "wide", "verified": True, "ceiling": "copy",
+            "impls": {"stridewise": {"time_s": 3.7e-4, "gbps": 4350.0, "pct_ceiling": 101.0},
+                      "torch eager": {"time_s": 3.8e-4}, "torch.compile": {"time_s": 2.0e-4}},
+            "speedup": {"torch eager": 1.03, "torch.compile": 0.54},
+            "differs_from_eager": {"torch.compile": bench.differing(other, eager)}}
+    header, rows = bench.table_rows({"meta": {"device": "cuda"}, "cells": [cell]})
+    assert header[-1] == "torch.compile ≠ eager" and rows[0][-1] == "2"

@@ -750,3 +750,74 @@ def test_every_float16_dividend_by_the_divisors_that_leave_fast_paths(convention
     got = sw.remainder(a[:, None], b[None, :], convention=convention)
     want = ORACLES[convention](a[:, None], b[None, :])
     assert same_bits(got, want), mismatches(got, want, a[:, None], b[None, :])
+
+
+def _fmod_wide_fast_model(a, b, ulps):
+    """functors.h fmod_wide_fast as double arithmetic, m's float reciprocal moved `ulps` ulp
+    from the correctly rounded one (rcp.approx is within 1)."""
+    import math
+    A, B = abs(float(a)), abs(float(b))
+    if not A < math.inf or not 0 < B < math.inf:
+        return float(a) if B == math.inf and A < math.inf else math.nan
+    m, e = math.frexp(B)
+    m, e = 2 * m, e - 1                                  # B = m 2^e, m in [1, 2)
+    x = A * 2.0 ** -e
+    rf = np.float32(1) / np.float32(m)
+    for _ in range(abs(ulps)):
+        rf = np.nextafter(rf, np.float32(np.inf if ulps > 0 else 0))
+    r0 = float(rf)
+    u = _fma(r0, _fma(-m, r0, 1.0), r0)
+    ex = math.frexp(x)[1] - 1 if x else -1023
+    s = max(ex - 43, 0)
+    big = 1.5 * 2.0 ** 52
+    while True:
+        q = _fma(x, u * 2.0 ** -s, big) - big
+        x = _fma(-q, m * 2.0 ** s, x)
+        if s == 0:
+            break
+        s = max(s - 44, 0)
+    return math.copysign(float(np.float32((x + m if x < 0 else x) * 2.0 ** e)), float(a))
+
+
+def _wide_operands(rng, n):
+    """Float pairs over the whole range: quotients up to 2^277, subnormal and huge divisors,
+    dividends at multiples of the divisor and one ulp either side, the maximum, specials."""
+    f32 = np.float32
+    b = (rng.uniform(1, 2, n) * 2.0 ** rng.integers(-149, 128, n)).astype(f32)
+    with np.errstate(over="ignore"):
+        kb = (np.floor(2.0 ** rng.uniform(0, 90, n)) * b.astype(np.float64)).astype(f32)
+    kb = np.where(np.isfinite(kb) & (kb > 0), kb, b)
+    a = np.concatenate([(rng.uniform(1, 2, n) * 2.0 ** rng.integers(-149, 128, n)).astype(f32),
+                        kb, np.nextafter(kb, f32(0)), np.nextafter(kb, f32(np.inf)),
+                        np.full(n, np.finfo(f32).max)])
+    b = np.tile(b, 5)
+    specials = f32([np.inf, -np.inf, np.nan, 0.0, -0.0, np.finfo(f32).max, 1e-45, 2.0 ** -126])
+    a[rng.random(a.size) < 0.02] = rng.choice(specials)
+    b[rng.random(b.size) < 0.02] = rng.choice(specials)
+    a *= rng.choice(f32([-1, 1]), a.size)
+    b *= rng.choice(f32([-1, 1]), b.size)
+    return a, b
+
+
+@pytest.mark.parametrize("ulps", [-1, 0, 1])
+def test_float_device_fmod_wide_fast_argument(ulps):
+    """functors.h fmod_wide_fast (the device's exact path for float lanes) checked as arithmetic
+    against np.fmod with the float reciprocal anywhere within rcp.approx's 1 ulp: every
+    quotient size up to float's 2^277 in steps of 44 bits, subnormal and huge divisors."""
+    a, b = _wide_operands(np.random.default_rng(15 + ulps), 800)
+    got = np.array([_fmod_wide_fast_model(x, y, ulps) for x, y in zip(a, b)], dtype=np.float32)
+    with np.errstate(all="ignore"):
+        want = np.fmod(a, b)
+    assert same_bits(got, want), mismatches(got, want, a, b)
+
+
+def test_fmod_wide_fast_host_build_matches_numpy():
+    """fmod_wide_fast built for the host through a user kernel (a correctly rounded
+    reciprocal): equal to np.fmod over the whole float range, subnormals, extremes, specials."""
+    k = sw.ElementwiseKernel("float32 a, float32 b", "float32 y", "y = sw::fmod_wide_fast(a, b);",
+                             name="fmod_wide_fast")
+    a, b = _wide_operands(np.random.default_rng(16), 1 << 16)
+    with np.errstate(all="ignore"):
+        want = np.fmod(a, b)
+    got = k(a, b)
+    assert same_bits(got, want), mismatches(got, want, a, b)
