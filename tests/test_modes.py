@@ -66,6 +66,7 @@ TOY = modes.Mode(
     applies=_one_dense_run,
     kind=lambda plan, k, share_rows: "dense",
     pack=lambda plan, kinds, cap: (1, 0),    # one element per access: no alignment to keep
+    example=lambda new: (new((5003,)), new((5003,))),
     kernels={
         "cpu": modes.Kernel("toy::backwards_loop", source=CPU_LOOP),
         "cuda": modes.Kernel("toy::backwards_kernel", source=CUDA_KERNEL,
@@ -115,6 +116,20 @@ def test_a_registered_mode_runs_end_to_end_on_the_cpu(toy, dtype, n, offset):
         out = np.empty_like(a)
         assert op(a, b, out=out, algorithm=Backwards()) is out and same_bits(out, oracle(a, b))
     assert _ran_toy_loop()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_every_registered_mode_runs_its_example_on_the_cpu(toy, dtype):
+    """Each registered mode, the toy included, on its own example with its algorithm, against
+    NumPy bit for bit: a new mode is run here without a case of its own."""
+    rng = np.random.default_rng(17)
+    assert "backwards" in [m.name for m in modes.registered()]
+    for m in modes.registered():
+        a, b = m.example(lambda shape: np.asarray(random_values(rng, dtype, shape)))
+        alg = m.algorithm()
+        assert sw.explain(sw.remainder, a, b, algorithm=alg).mode == m.name
+        assert same_bits(sw.remainder(a, b, algorithm=alg), numpy_remainder(a, b)), (m.name, dtype)
+        assert same_bits(sw.add(a, b, algorithm=alg), numpy_op(np.add, a, b)), (m.name, dtype)
 
 
 def test_a_user_kernel_runs_in_the_registered_mode(toy):
@@ -213,6 +228,7 @@ def test_every_shipped_mode_is_complete():
     include = Path(_plan.__file__).parent / "include"
     for m in modes.registered():
         assert m.algorithm.mode == m.name and issubclass(m.algorithm, algorithms.Algorithm)
+        assert m.example is not None, m.name
         for backend in ("cpu", "cuda"):
             k = m.kernel(backend)
             header = (include / k.header).read_text()

@@ -71,6 +71,9 @@ class Mode:
     prefers : (plan) -> whether Auto runs it where it applies (default: always).
     row_heads : `aux` says the rows peel their heads (compiled in as Op::kRowHeads).
     kernels : backend name -> Kernel; a backend without one cannot run the mode.
+    example : (new) -> the inputs of a problem the mode runs with its algorithm, `new(shape)`
+        making a dense array (of any library and dtype): the tests run every registered
+        mode's example on each backend against an oracle.
     """
 
     name: str
@@ -82,6 +85,7 @@ class Mode:
     prefers: Callable | None = None
     row_heads: bool = False
     kernels: dict = field(default_factory=dict)
+    example: Callable | None = None
 
     def __post_init__(self):
         if getattr(self.algorithm, "mode", None) != self.name:

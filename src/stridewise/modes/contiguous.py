@@ -16,4 +16,5 @@ MODE = register(Mode(
     "contiguous", Contiguous, rank=10,
     applies=lambda plan: _flat.one_run(plan, scalar=False),
     kind=_flat.dense, pack=_flat.pack,
+    example=lambda new: (new((64, 256)), new((64, 256))),
     kernels=in_headers("contiguous", args=_args, grid=_flat.grid)))

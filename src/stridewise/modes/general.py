@@ -23,4 +23,5 @@ MODE = register(Mode(
     applies=lambda plan: True,
     kind=lambda plan, k, share_rows: "strided",
     pack=lambda plan, kinds, cap: (1, 0),
+    example=lambda new: (new((64, 512))[:, ::2], new((64, 1))),
     kernels=in_headers("general", slots=_slots, grid=_grid)))

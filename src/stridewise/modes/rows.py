@@ -65,4 +65,5 @@ MODE = register(Mode(
     "rows", Rows, rank=50,
     applies=lambda plan: plan._outputs_inner_unit(),
     kind=_kind, pack=_pack, row_heads=True,
+    example=lambda new: (new((64, 256)), new((256,))),
     kernels=in_headers("rows", args=_args, slots=_slots, grid=_grid)))

@@ -9,4 +9,5 @@ MODE = register(Mode(
     "scalar", Scalar, rank=20,
     applies=lambda plan: _flat.one_run(plan, scalar=True),
     kind=_flat.dense, pack=_flat.pack,
+    example=lambda new: (new((64, 256)), new(())),
     kernels=in_headers("scalar", grid=_flat.grid)))

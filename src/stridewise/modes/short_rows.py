@@ -58,4 +58,5 @@ def _grid(spec, plan, alg, tables) -> tuple:
 MODE = register(Mode(
     "short_rows", ShortRows, rank=40,
     applies=_applies, prefers=_prefers, kind=_kind, pack=_flat.pack,
+    example=lambda new: (new((1000, 6)), new((1, 6))),
     kernels=in_headers("short_rows", args=_args, slots=_slots, grid=_grid)))

@@ -62,4 +62,5 @@ def _grid(spec, plan, alg, tables) -> tuple:
 MODE = register(Mode(
     "tiled", Tiled, rank=30,
     applies=_applies, kind=_kind, pack=_pack,
+    example=lambda new: (new((256, 64)).T, new((64, 256))),
     kernels=in_headers("tiled", args=_args, slots=_slots, grid=_grid)))
