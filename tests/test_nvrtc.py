@@ -14,7 +14,7 @@ from hypothesis import given, settings, strategies as st
 
 pytest.importorskip("cuda.core", reason="needs the cuda extra (cuda.core + NVRTC wheels)")
 
-from stridewise import _codegen, _ops, algorithms  # noqa: E402
+from stridewise import _codegen, _ops, algorithms, modes  # noqa: E402
 from stridewise._dtypes import DTYPES  # noqa: E402
 
 pytestmark = pytest.mark.nvrtc
@@ -56,6 +56,9 @@ def _base_specs():
         "tiled": ((np.ones((256, 64), f).T, a), None),
         "general": ((np.ones((64, 512), f)[:, ::2], a.T.copy().T), algorithms.General()),
     }
+    for m in modes.registered():   # a mode without a case here: its registered example
+        if m.example and not any(name.split("/")[0] == m.name for name in cases):
+            cases[m.name] = (m.example(lambda shape: np.ones(shape, f)), m.algorithm())
     specs = {}
     for name, (args, alg) in cases.items():
         prepared = _ops._call(_ops.REMAINDER, args, algorithm=alg, dry=True)

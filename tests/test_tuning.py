@@ -15,7 +15,7 @@ import pytest
 
 import stridewise as sw
 from stridewise import _ops, _resolve, _tune, tuning
-from stridewise._plan import plan
+from stridewise._plan import MODES, plan
 from stridewise.backends import cpu, cuda
 from stridewise.capabilities import CUDA
 from stridewise.tuning import ElementwiseTuning, KernelTables, elementwise_tuning, register_tuning
@@ -80,8 +80,7 @@ def test_a_device_name_wins_over_its_arch_over_the_backend_default():
 @pytest.mark.parametrize("dtype", [None, "float16", "bfloat16", "float32", "float64", "int32", "int64"])
 def test_every_cuda_value_off_the_oneflow_defaults_carries_its_measurement(dtype):
     t, plain = elementwise_tuning("cuda", None, dtype), ElementwiseTuning()
-    modes = ("contiguous", "scalar", "rows", "short_rows", "tiled", "general")
-    for mode in modes:
+    for mode in MODES:
         tm = t.for_mode(mode)
         for f in tuning._TUNABLE:
             if getattr(tm, f) != getattr(plain, f):

@@ -24,8 +24,7 @@ SHIPPED_CAPS = dict(KERNELS.max_registers)
 SHIPPED_UNITS = KERNELS.row_unit_packs, KERNELS.row_unit_batches, KERNELS.row_unit_batches_outer
 SHIPPED_TILE_ROWS = dict(KERNELS.tile_rows)
 
-CLASSES = {"contiguous": algorithms.Contiguous, "scalar": algorithms.Scalar, "rows": algorithms.Rows,
-           "short_rows": algorithms.ShortRows, "tiled": algorithms.Tiled, "general": algorithms.General}
+CLASSES = algorithms.ALGORITHMS   # mode -> algorithm class, from the mode registry
 
 
 def main(argv=None):

@@ -8,14 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from . import modes as _modes
+
 __all__ = ["Plan", "Layout", "plan", "broadcast_shapes", "MODES", "MAX_DIMS"]
 
-MODES = ("contiguous", "scalar", "rows", "short_rows", "tiled", "general")
 MAX_DIMS = 8
 PACK_BYTES = 16
-# A row shorter than one warp of 16-byte packs leaves lanes idle in `rows`; such problems
-# go flat (`short_rows`) when the layout allows it.
-SHORT_ROW_BYTES = 512
 INT32_LIMIT = 2**31 - 1
 
 
@@ -57,6 +55,11 @@ class Layout:
     pack: int
     aux: int = 0
     periods: tuple = ()
+
+    @property
+    def row_heads(self) -> bool:
+        """Rows peel their heads to output 0's alignment (the mode says aux holds that)."""
+        return _modes.get(self.mode).row_heads and bool(self.aux)
 
 
 @dataclass(frozen=True)
@@ -139,41 +142,19 @@ class Plan:
     def _outputs_inner_unit(self) -> bool:
         return all(self.strides[k][-1] == 1 for k in range(self.nout))
 
-    # -- modes -------------------------------------------------------------------------
+    def _inner_kind(self, k: int) -> str:
+        """How operand k is read along the innermost dim."""
+        s = self.strides[k][-1]
+        return "dense" if s == 1 else "bcast" if s == 0 else "strided"
+
+    def _dense(self, kinds) -> list:
+        """The operands read as whole packs."""
+        return [k for k, kind in enumerate(kinds) if kind in ("dense", "staged", "repeated")]
+
+    # -- modes (each one's rules: its module in stridewise.modes) ----------------------
     def supports(self, mode: str) -> bool:
         """Whether `mode` can run this problem at all."""
-        na = len(self.strides)
-        inputs = range(self.nout, na)
-        if mode == "general":
-            return True
-        if mode in ("contiguous", "scalar"):
-            if self.ndim != 1 or not all(self.strides[k][0] == 1 for k in range(self.nout)):
-                return False
-            uniform = [self._uniform(k) for k in inputs]
-            if not all(u or self.strides[k][0] == 1 for k, u in zip(inputs, uniform)):
-                return False
-            has_scalar = any(uniform) or self.nparams > 0
-            return has_scalar if mode == "scalar" else not has_scalar
-        if not self._outputs_inner_unit():
-            return False
-        if mode == "rows":
-            return True
-        if mode == "short_rows":
-            return self.ndim >= 2 and all(self._flat(k) for k in range(self.nout)) and all(
-                self._uniform(k) or self._flat(k) or self._period(k) for k in inputs)
-        if mode == "tiled":
-            return any(self._transposed_dim(k) >= 0 for k in inputs)
-        raise ValueError(f"unknown mode {mode!r}; modes are {', '.join(MODES)}")
-
-    def _classify(self) -> str:
-        for mode in ("contiguous", "scalar", "tiled"):
-            if self.supports(mode):
-                return mode
-        if self.supports("short_rows"):
-            inner_bytes = self.shape[-1] * max(self.itemsizes)
-            if inner_bytes < SHORT_ROW_BYTES or self.max_pack("rows") < self.max_pack("short_rows"):
-                return "short_rows"
-        return "rows" if self.supports("rows") else "general"
+        return _modes.get(mode).applies(self)
 
     def _base_pack(self, packed) -> int:
         sizes = [self.itemsizes[k] for k in packed] or [max(self.itemsizes)]
@@ -182,52 +163,15 @@ class Plan:
     def layout(self, mode: str, pack: int | None = None, share_rows: bool = False) -> Layout:
         """Operand kinds, pack (at most `pack`) and auxiliary values for `mode`; row vectors
         are "repeated" only with `share_rows` (Rows)."""
+        m = _modes.get(mode)
         na = len(self.strides)
-        kinds = []
-        periods = [0] * na
-        jd = self._tile_dim() if mode == "tiled" else -1
-        for k in range(na):
-            if self._uniform(k):
-                kinds.append("uniform")
-            elif mode == "general":
-                kinds.append("strided")
-            elif mode == "tiled" and k >= self.nout and self._transposed_dim(k) >= 0 \
-                    and self.strides[k][jd] == 1:
-                kinds.append("staged")
-            elif mode == "short_rows" and not self._flat(k):
-                kinds.append("periodic")
-                periods[k] = self._period(k)
-            elif share_rows and mode == "rows" and self._row_vector(k):
-                kinds.append("repeated")
-            elif mode in ("rows", "tiled"):
-                s = self.strides[k][-1]
-                kinds.append("dense" if s == 1 else "bcast" if s == 0 else "strided")
-            else:
-                kinds.append("dense")
-        dense = [k for k in range(na) if kinds[k] in ("dense", "staged", "repeated")]
+        kinds = ["uniform" if self._uniform(k) else m.kind(self, k, share_rows) for k in range(na)]
         cap = self._base_pack([k for k in range(na) if kinds[k] != "uniform"])
         if pack is not None:
             cap = min(cap, pack)
-        aux = jd if mode == "tiled" else 0
-        if mode == "general":
-            cap = 1
-        elif mode == "rows":
-            cap = self._row_pack(kinds, dense, cap)
-            aux = int(cap > 1 and not self._rows_aligned(cap))    # rows need their heads peeled
-        elif mode == "tiled":
-            # Packs run along the last dim (along dim jd for a staged operand); a tile holds
-            # whole packs, so both of its extents divide too.
-            def aligned(k):
-                along = jd if kinds[k] == "staged" else self.ndim - 1
-                return self.ptrs[k] % (cap * self.itemsizes[k]) == 0 and all(
-                    s % cap == 0 for d, s in enumerate(self.strides[k]) if d != along)
-
-            while cap > 1 and not (all(aligned(k) for k in dense) and (
-                    self.shape[-1] % cap == self.shape[jd] % cap == 0)):
-                cap //= 2
-        else:  # flat modes: peel a head so every dense operand's packs are aligned at once
-            cap, aux = self._flat_pack(dense, cap, kinds)
-        return Layout(mode, tuple(kinds), cap, aux, tuple(periods) if mode == "short_rows" else ())
+        cap, aux = m.pack(self, kinds, cap)
+        periods = tuple(self._period(k) if kind == "periodic" else 0 for k, kind in enumerate(kinds))
+        return Layout(mode, tuple(kinds), cap, aux, periods if "periodic" in kinds else ())
 
     def _agrees(self, k: int, cap: int, dims) -> bool:
         """Operand k's packs of `cap` are aligned exactly where output 0's are, at every index
@@ -249,21 +193,6 @@ class Plan:
             if k >= self.nout and cap > 1 and not self._agrees(k, cap, dims):
                 kinds[k] = "shifted"
         return cap
-
-    def _rows_aligned(self, cap: int) -> bool:
-        """Every row of output 0 starts on a pack of `cap`."""
-        return (self.ptrs[0] // self.itemsizes[0]) % cap == 0 and all(
-            s % cap == 0 for d, s in enumerate(self.strides[0][:-1]) if self.shape[d] > 1)
-
-    def _row_pack(self, kinds, dense, cap) -> int:
-        """rows: each row is peeled to output 0's alignment (kernels.cuh rows_kernel), so a
-        row stride or pointer off the pack costs nothing but the peel."""
-        return self._align_to_output(kinds, dense, cap, range(self.ndim - 1))
-
-    def _flat_pack(self, dense, cap, kinds) -> tuple[int, int]:
-        cap = self._align_to_output(kinds, dense, cap, ())
-        head = (-(self.ptrs[0] // self.itemsizes[0])) % cap if cap > 1 else 0
-        return cap, min(head, self.n)
 
     def max_pack(self, mode: str) -> int:
         return self.layout(mode).pack
@@ -317,5 +246,11 @@ def plan(out_shape: tuple, operands: list[tuple], nout: int = 1, nparams: int = 
         n=n,
         index_bits=32 if reach + PACK_BYTES <= INT32_LIMIT else 64,
     )
-    object.__setattr__(p, "mode", p._classify())
+    object.__setattr__(p, "mode", _modes.auto(p))
     return p
+
+
+def __getattr__(name: str):
+    if name == "MODES":   # the registered modes' names, read live (a registered mode is in it)
+        return _modes.names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from .algorithms import ALGORITHMS, Algorithm, Auto
+from . import modes
+from .algorithms import Algorithm, Auto
 from .capabilities import Capabilities
 from .tuning import ElementwiseTuning
 
@@ -22,7 +23,7 @@ def _is_pow2(x: int) -> bool:
 def _check_domain(alg) -> None:
     """Reject out-of-domain values among the fields the caller set."""
     if not isinstance(alg, (Algorithm, Auto)):
-        raise TypeError(f"algorithm must be Auto() or one of {', '.join(c.__name__ for c in ALGORITHMS.values())}; "
+        raise TypeError(f"algorithm must be Auto() or one of {', '.join(m.algorithm.__name__ for m in modes.registered())}; "
                         f"got {alg!r}")
     limits = {"block_size": (32, 1024), "pack": (1, 16), "items_per_thread": (1, 16), "tile": (8, 64),
               "tile_group": (1, 64)}
@@ -43,10 +44,10 @@ def _check_domain(alg) -> None:
 
 
 def _select(plan, tuning: ElementwiseTuning, caps: Capabilities, auto: Auto = None) -> Algorithm:
-    """For Auto(): the algorithm of the plan's mode, its fields left unset but those Auto
-    sets (block_size)."""
-    mode = plan.mode if caps._supports_mode(plan.mode) else "general"
-    return ALGORITHMS[mode](block_size=getattr(auto, "block_size", None))
+    """For Auto(): the algorithm of the plan's mode (the fallback mode's where the backend
+    has none), its fields left unset but those Auto sets (block_size)."""
+    mode = plan.mode if caps._supports_mode(plan.mode) else modes.fallback()
+    return modes.get(mode).algorithm(block_size=getattr(auto, "block_size", None))
 
 
 def _fill(alg: Algorithm, tuning: ElementwiseTuning, plan, caps: Capabilities) -> Algorithm:
@@ -72,7 +73,7 @@ def _check_mode(alg: Algorithm, plan, caps: Capabilities) -> None:
     if not caps._supports_mode(alg.mode) or not plan.supports(alg.mode):
         raise ValueError(f"{alg.name}() cannot run this problem (merged shape {plan.shape}, "
                          f"strides {plan.strides}); its mode is {plan.mode!r}: use Auto() or "
-                         f"{ALGORITHMS[plan.mode].__name__}()")
+                         f"{modes.get(plan.mode).algorithm.__name__}()")
 
 
 def _check(alg: Algorithm, plan, caps: Capabilities, dtypes) -> None:

@@ -1,5 +1,8 @@
 """Algorithms: `Auto()` and one concrete algorithm per mode, each with optional knobs.
 
+Each concrete algorithm names its mode; the mode's registration (stridewise.modes) ties it
+to the plan, the kernels and Auto's choice.
+
 An explicit algorithm is honoured field by field or rejected with a ValueError that names
 the value and the remedy; it is never silently replaced.
 """
@@ -129,4 +132,8 @@ class General(Algorithm):
     mode = "general"
 
 
-ALGORITHMS = {cls.mode: cls for cls in (Contiguous, Scalar, Rows, ShortRows, Tiled, General)}
+def __getattr__(name: str):
+    if name == "ALGORITHMS":   # mode -> algorithm class, read from the registry
+        from . import modes
+        return {m.name: m.algorithm for m in modes.registered()}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -18,6 +18,7 @@ class Capabilities:
     dtypes : dtype names the backend computes in.
     max_block_size : most threads per block (None: the backend has no blocks).
     max_pack_bytes : widest single vector access.
+    modes : the modes it runs (None: every registered mode with a kernel for `backend`).
     knobs : the algorithm fields the backend reads (None: all); _fill leaves the others unset.
     """
 
@@ -25,13 +26,16 @@ class Capabilities:
     dtypes: tuple
     max_block_size: int | None
     max_pack_bytes: int
-    modes: tuple = ("contiguous", "scalar", "rows", "short_rows", "tiled", "general")
+    modes: tuple | None = None
     knobs: tuple | None = None
 
     def _supports_dtype(self, name: str) -> bool:
         return name in self.dtypes
 
     def _supports_mode(self, mode: str) -> bool:
+        if self.modes is None:
+            from . import modes
+            return modes.runs_on(mode, self.backend)
         return mode in self.modes
 
     def _supports_block_size(self, block: int) -> bool:

@@ -32,8 +32,13 @@ def device_key(device) -> None:
 
 
 def entry_point(spec, kernels=None) -> str:
-    return (f'#include <stridewise/cpu/loops.h>\n'
-            f'extern "C" void {spec.entry}(const sw::Slot* s) {{ sw::cpu::{spec.mode}_loop<Op>(s); }}\n')
+    """The extern "C" loop: the mode's CPU template over the slot record."""
+    from .. import modes
+
+    k = modes.get(spec.mode).kernel("cpu")
+    include = f"#include <{k.header}>\n" if k.header else ""
+    return (f'{include}{k.source}'
+            f'extern "C" void {spec.entry}(const sw::Slot* s) {{ {k.template}<Op>(s); }}\n')
 
 
 @functools.cache

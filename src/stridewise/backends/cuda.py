@@ -43,19 +43,15 @@ def _core():
 
 
 # -- entry point ------------------------------------------------------------------------
+def _kernel(spec):
+    """The mode's CUDA kernel (stridewise.modes)."""
+    from .. import modes
+    return modes.get(spec.mode).kernel("cuda")
+
+
 def _extra_slots(spec, kernels=None) -> int:
-    """Slots after the record: the Geometry, then per-mode launch facts (see kernels.cuh):
-    general's magic and shift per dim, short_rows' per periodic operand's period, rows' work
-    units (four counts and three magic-shift pairs), tiled's tiles per group."""
-    if spec.mode == "general":
-        return 1 + 2 * spec.ndim
-    if _fast_div(spec, kernels):
-        return 1 + 2 * spec.kinds.count("periodic")
-    if spec.mode == "rows":
-        return 11
-    if spec.mode == "tiled":
-        return 2
-    return 1
+    """Slots after the record: the Geometry, then the mode's launch facts (its Kernel.slots)."""
+    return 1 + _kernel(spec).slots(spec, _tables(kernels))
 
 
 def _tables(kernels):
@@ -86,10 +82,12 @@ def entry_point(spec, kernels=None) -> str:
     n = spec.nslots
     caps = [c for c in (_max_registers(spec, kernels), spec.max_registers) if c]
     cap = f"__maxnreg__({min(caps)}) " if caps else ""
-    return (f"#include <stridewise/cuda/kernels.cuh>\n"
+    k = _kernel(spec)
+    include = f"#include <{k.header}>\n" if k.header else ""
+    return (f"{include}{k.source}"
             f"struct SwArgs {{ sw::Slot s[{n + _extra_slots(spec, kernels)}]; }};\n"
             f'extern "C" __global__ void {cap}{spec.entry}(const __grid_constant__ SwArgs a) {{\n'
-            f"  sw::cuda::{spec.mode}_kernel<Op{_template_args(spec, kernels)}>(a.s, a.s + {n});\n}}\n")
+            f"  {k.template}<Op{_template_args(spec, kernels)}>(a.s, a.s + {n});\n}}\n")
 
 
 def tile_width(alg, pack: int) -> int:
@@ -99,15 +97,8 @@ def tile_width(alg, pack: int) -> int:
 
 
 def _template_args(spec, kernels=None) -> str:
-    """The kernel's mode-specific template arguments after Op: short_rows' fast division,
-    rows' batches, tiled's rows per tile (and width, staged), contiguous's packs in flight."""
-    k = _tables(kernels)
-    if _fast_div(spec, k) or k.lookup("batched", spec, False):
-        return ", true"
-    if spec.tile:   # the staged tile's width is compiled in: it sizes the shared memory
-        return f", {k.lookup('tile_rows', spec) or 0}, {spec.tile}"
-    n = k.lookup("tile_rows", spec) or k.lookup("flat_loads", spec)
-    return f", {n}" if n else ""
+    """The kernel's mode-specific template arguments after Op (its Kernel.args)."""
+    return _kernel(spec).args(spec, _tables(kernels))
 
 
 # -- compile ----------------------------------------------------------------------------
@@ -422,7 +413,8 @@ _LOADS = 4   # kLoads in cuda/kernels.cuh
 
 
 def configure(spec, plan, alg, device, lib) -> Config:
-    """Grid = min(work / block, SMs x resident blocks x waves), plus the per-mode launch facts."""
+    """Grid = min(work / block, SMs x resident blocks x waves), plus the mode's launch facts
+    (its Kernel.grid)."""
     import struct
 
     from ..tuning import elementwise_tuning
@@ -430,49 +422,8 @@ def configure(spec, plan, alg, device, lib) -> Config:
     sms, threads_per_sm, ctx = _device_facts(device[1])
     tuning = elementwise_tuning("cuda", device_key(device), spec.compute.name).for_mode(spec.mode)
     k = tuning.kernels
-    block, items, pack = alg.block_size, alg.items_per_thread, spec.pack
-    group, extra = 0, []
-    if spec.mode in ("contiguous", "scalar", "short_rows"):
-        work = -(-max(1, (plan.n - 0) // pack) // (block * items))
-        if _fast_div(spec, k):   # flat_offsets: i mod period as a multiply-high
-            periods = plan.layout("short_rows").periods
-            for kind, period in zip(spec.kinds, periods):
-                if kind == "periodic":
-                    extra.extend(_magic(period, spec.index_bits))
-    elif spec.mode == "rows":
-        length = plan.shape[-1]
-        packs = length // pack
-        # as rows_kernel's units: R rows of one slab of dim -2 where an operand is repeated
-        r = _LOADS if "repeated" in spec.kinds else 1
-        height = plan.shape[-2] if r > 1 else 1
-        if r > 1:
-            batches = k.row_unit_batches_outer.get(spec.compute.name, k.row_unit_batches) \
-                if plan.outer() else k.row_unit_batches
-            items, unit = min(items, batches), batches * r
-        else:
-            unit = k.row_unit_packs_outer if plan.outer() else k.row_unit_packs
-        group = min(block, max(32, _pow2_at_least(-(-max(packs, 1) // items))))
-        chunks = -(-packs // (group * items)) if packs else 1
-        span = min(chunks, max(1, unit // (items * r)))
-        units = -(-chunks // span)
-        per_slab = -(-height // r)
-        total, groups = plan.n // length // height * per_slab * units, block // group
-        bits = spec.index_bits
-        extra.extend([span, units, total, groups, *_magic(units, bits), *_magic(per_slab, bits),
-                      *_magic(group, bits)])
-        work = -(-total // groups)
-    elif spec.mode == "tiled":   # tiles of `rows` rows by `group` packs, as tiled_kernel's
-        group = tile_width(alg, pack)
-        rows = k.lookup("tile_rows", spec) or group
-        jd, id_ = plan.layout("tiled").aux, plan.ndim - 1
-        work = plan.n // (plan.shape[jd] * plan.shape[id_]) * \
-            -(-plan.shape[jd] // rows) * -(-plan.shape[id_] // (group * pack))
-        extra.append(alg.tile_group)
-    else:  # general
-        work = -(-plan.n // (block * items))
-        bits = spec.index_bits
-        for d in plan.shape:
-            extra.extend(_magic(d, bits))
+    block = alg.block_size
+    work, items, group, extra = _kernel(spec).grid(spec, plan, alg, k)
     resident = max(1, threads_per_sm // block)
     grid = max(1, min(work, sms * resident * tuning.waves, 2**31 - 1))
     geometry = struct.pack("<ii", items, group)

@@ -1,0 +1,69 @@
+"""rows: unit-stride output rows; each operand's row offset is computed once per row."""
+from __future__ import annotations
+
+from ..algorithms import Rows
+from ._mode import Mode, in_headers, register
+
+
+def _kind(plan, k: int, share_rows: bool) -> str:
+    if share_rows and plan._row_vector(k):
+        return "repeated"
+    return plan._inner_kind(k)
+
+
+def _aligned(plan, cap: int) -> bool:
+    """Every row of output 0 starts on a pack of `cap`."""
+    return (plan.ptrs[0] // plan.itemsizes[0]) % cap == 0 and all(
+        s % cap == 0 for d, s in enumerate(plan.strides[0][:-1]) if plan.shape[d] > 1)
+
+
+def _pack(plan, kinds: list, cap: int) -> tuple[int, int]:
+    """Each row is peeled to output 0's alignment (kernels.cuh rows_kernel), so a row stride
+    or pointer off the pack costs nothing but the peel: (pack, whether rows peel heads)."""
+    cap = plan._align_to_output(kinds, plan._dense(kinds), cap, range(plan.ndim - 1))
+    return cap, int(cap > 1 and not _aligned(plan, cap))
+
+
+def _args(spec, tables) -> str:
+    """Batches through the fast path together (kernels.cuh run_packs kBatch), where tuned."""
+    return ", true" if tables.lookup("batched", spec, False) else ""
+
+
+def _slots(spec, tables) -> int:
+    return 10    # span, units, total, groups, then three (magic, shift) pairs
+
+
+def _grid(spec, plan, alg, tables) -> tuple:
+    """Work units as rows_kernel takes them: R rows of one slab of dim -2 where an operand
+    is repeated (one column of rows shares it), else row parts of about a unit's packs."""
+    from ..backends.cuda import _LOADS, _magic, _pow2_at_least
+
+    k, block, items, pack = tables, alg.block_size, alg.items_per_thread, spec.pack
+    length = plan.shape[-1]
+    packs = length // pack
+    r = _LOADS if "repeated" in spec.kinds else 1
+    height = plan.shape[-2] if r > 1 else 1
+    if r > 1:
+        batches = k.row_unit_batches_outer.get(spec.compute.name, k.row_unit_batches) \
+            if plan.outer() else k.row_unit_batches
+        items, unit = min(items, batches), batches * r
+    else:
+        unit = k.row_unit_packs_outer if plan.outer() else k.row_unit_packs
+    group = min(block, max(32, _pow2_at_least(-(-max(packs, 1) // items))))
+    chunks = -(-packs // (group * items)) if packs else 1
+    span = min(chunks, max(1, unit // (items * r)))
+    units = -(-chunks // span)
+    per_slab = -(-height // r)
+    total, groups = plan.n // length // height * per_slab * units, block // group
+    bits = spec.index_bits
+    facts = [span, units, total, groups, *_magic(units, bits), *_magic(per_slab, bits),
+             *_magic(group, bits)]
+    return -(-total // groups), items, group, facts
+
+
+MODE = register(Mode(
+    "rows", Rows, rank=50,
+    applies=lambda plan: plan._outputs_inner_unit(),
+    kind=_kind, pack=_pack, row_heads=True,
+    example=lambda new: (new((64, 256)), new((256,))),
+    kernels=in_headers("rows", args=_args, slots=_slots, grid=_grid)))

@@ -1,0 +1,62 @@
+"""short_rows: flat packs over a dense output; periodic operands gathered by index mod period.
+
+For rows too short to fill a warp's packs, and for rows whose alignment leaves `rows` a
+narrower pack than the flat walk.
+"""
+from __future__ import annotations
+
+from ..algorithms import ShortRows
+from . import _flat
+from ._mode import Mode, in_headers, register
+
+# A row shorter than one warp of 16-byte packs leaves lanes idle in `rows`; such problems
+# go flat when the layout allows it.
+SHORT_ROW_BYTES = 512
+
+
+def _applies(plan) -> bool:
+    return plan.ndim >= 2 and plan._outputs_inner_unit() and all(
+        plan._flat(k) for k in range(plan.nout)) and all(
+        plan._uniform(k) or plan._flat(k) or plan._period(k)
+        for k in range(plan.nout, len(plan.strides)))
+
+
+def _prefers(plan) -> bool:
+    inner_bytes = plan.shape[-1] * max(plan.itemsizes)
+    return inner_bytes < SHORT_ROW_BYTES or plan.max_pack("rows") < plan.max_pack("short_rows")
+
+
+def _kind(plan, k: int, share_rows: bool) -> str:
+    return "dense" if plan._flat(k) else "periodic"
+
+
+def _fast_div(spec, tables) -> bool:
+    """Whether the kernel takes i mod period as a multiply-high (kernels.cuh flat_offsets)."""
+    from ..backends.cuda import _fast_div
+    return _fast_div(spec, tables)
+
+
+def _args(spec, tables) -> str:
+    return ", true" if _fast_div(spec, tables) else ""
+
+
+def _slots(spec, tables) -> int:
+    return 2 * spec.kinds.count("periodic") if _fast_div(spec, tables) else 0
+
+
+def _grid(spec, plan, alg, tables) -> tuple:
+    from ..backends.cuda import _magic
+
+    work, items, group, facts = _flat.grid(spec, plan, alg, tables)
+    if _fast_div(spec, tables):
+        periods = plan.layout("short_rows").periods
+        facts = [x for kind, period in zip(spec.kinds, periods) if kind == "periodic"
+                 for x in _magic(period, spec.index_bits)]
+    return work, items, group, facts
+
+
+MODE = register(Mode(
+    "short_rows", ShortRows, rank=40,
+    applies=_applies, prefers=_prefers, kind=_kind, pack=_flat.pack,
+    example=lambda new: (new((1000, 6)), new((1, 6))),
+    kernels=in_headers("short_rows", args=_args, slots=_slots, grid=_grid)))

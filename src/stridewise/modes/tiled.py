@@ -1,0 +1,66 @@
+"""tiled: tiles keep transposed reads coalesced (on the GPU, P x P blocks transposed in
+registers, or staged in shared memory)."""
+from __future__ import annotations
+
+from ..algorithms import Tiled
+from ._mode import Mode, in_headers, register
+
+
+def _applies(plan) -> bool:
+    return plan._outputs_inner_unit() and any(
+        plan._transposed_dim(k) >= 0 for k in range(plan.nout, len(plan.strides)))
+
+
+def _kind(plan, k: int, share_rows: bool) -> str:
+    if k >= plan.nout and plan._transposed_dim(k) >= 0 and plan.strides[k][plan._tile_dim()] == 1:
+        return "staged"
+    return plan._inner_kind(k)
+
+
+def _pack(plan, kinds: list, cap: int) -> tuple[int, int]:
+    """Packs run along the last dim (along the tile dim j for a staged operand); a tile holds
+    whole packs, so both of its extents divide too: (pack, j)."""
+    jd = plan._tile_dim()
+
+    def aligned(k):
+        along = jd if kinds[k] == "staged" else plan.ndim - 1
+        return plan.ptrs[k] % (cap * plan.itemsizes[k]) == 0 and all(
+            s % cap == 0 for d, s in enumerate(plan.strides[k]) if d != along)
+
+    dense = plan._dense(kinds)
+    while cap > 1 and not (all(aligned(k) for k in dense) and (
+            plan.shape[-1] % cap == plan.shape[jd] % cap == 0)):
+        cap //= 2
+    return cap, jd
+
+
+def _args(spec, tables) -> str:
+    """Rows per tile where tuned; staged, the tile's width too (it sizes shared memory)."""
+    rows = tables.lookup("tile_rows", spec)
+    if spec.tile:
+        return f", {rows or 0}, {spec.tile}"
+    return f", {rows}" if rows else ""
+
+
+def _slots(spec, tables) -> int:
+    return 1     # tiles per group
+
+
+def _grid(spec, plan, alg, tables) -> tuple:
+    """Tiles of `rows` rows by `group` packs, as tiled_kernel takes them."""
+    from ..backends.cuda import tile_width
+
+    pack = spec.pack
+    group = tile_width(alg, pack)
+    rows = tables.lookup("tile_rows", spec) or group
+    jd, id_ = plan.layout("tiled").aux, plan.ndim - 1
+    work = plan.n // (plan.shape[jd] * plan.shape[id_]) * \
+        -(-plan.shape[jd] // rows) * -(-plan.shape[id_] // (group * pack))
+    return work, alg.items_per_thread, group, [alg.tile_group]
+
+
+MODE = register(Mode(
+    "tiled", Tiled, rank=30,
+    applies=_applies, kind=_kind, pack=_pack,
+    example=lambda new: (new((256, 64)).T, new((64, 256))),
+    kernels=in_headers("tiled", args=_args, slots=_slots, grid=_grid)))
