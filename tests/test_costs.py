@@ -42,6 +42,28 @@ def test_import_and_float_ops_load_no_optional_library():
     assert _run(code).splitlines() == ["[]", "[]"]
 
 
+# What `import stridewise` leaves for first use: user kernels and fusion (their parsers, the
+# hoisting pass), and the build machinery (hashlib, subprocess, json) a warm cache never needs.
+ON_FIRST_USE = ("stridewise._kernel", "stridewise._usercall", "stridewise._hoist",
+                "stridewise._fuse", "hashlib", "json", "subprocess")
+
+
+def test_import_leaves_user_kernels_fusion_and_the_build_for_first_use():
+    code = ("import sys, numpy\n"
+            "before = set(sys.modules)\n"
+            "import stridewise as sw\n"
+            "new = lambda: [m for m in %r if m in sys.modules and m not in before]\n"
+            "print(new())\n"
+            "from stridewise import ElementwiseKernel, fuse\n"
+            "from stridewise._kernel import ElementwiseKernel as K\n"
+            "assert ElementwiseKernel is K is sw.ElementwiseKernel and sw.evaluate.__module__ == 'stridewise._fuse'\n"
+            "assert {'ElementwiseKernel', 'fuse', 'evaluate'} <= set(dir(sw))\n"
+            "print(new())\n" % (ON_FIRST_USE,))
+    first, after = _run(code).splitlines()
+    assert first == "[]"
+    assert after == "['stridewise._kernel', 'stridewise._usercall', 'stridewise._hoist', 'stridewise._fuse']"
+
+
 def test_bfloat16_loads_ml_dtypes_on_first_use():
     """A process that never imported ml_dtypes still gets bfloat16 outputs, bit for bit."""
     code = ("import sys, numpy as np, stridewise as sw\n"

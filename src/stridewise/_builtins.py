@@ -239,10 +239,11 @@ _CONVENTION_DOC = ('convention: "torch" (a zero result keeps the dividend\'s sig
                    "library's.\n")
 
 
-def _function(row: Row, op: ElementwiseOp, inplace: bool = False) -> Callable:
+def _source(row: Row, inplace: bool) -> str:
     """The public function of `row`: a real signature (inputs positional, then out=,
-    convention= where the row has one, algorithm=), its docstring, its annotations. It starts
-    with the warm path, as every entry point does, then takes the full one (_ops._call)."""
+    convention= where the row has one, algorithm=) and annotations. It starts with the warm
+    path, as every entry point does, then takes the full one (_ops._call); both are read per
+    call, since tests swap the warm path and fuse's tracing swaps _call."""
     name = row.name + "_" * inplace
     ins = ", ".join(f"{p}: {'Array' if inplace and i == 0 else 'Operand'}"
                     for i, p in enumerate(row.params))
@@ -250,55 +251,65 @@ def _function(row: Row, op: ElementwiseOp, inplace: bool = False) -> Callable:
     kws += ["convention: Convention | None = None"] * row.convention
     kws += ["algorithm: AlgorithmLike | None = None"]
     args = ", ".join(row.params) + ("," if len(row.params) == 1 else "")
-    call = (f"_op, ({args}), {'None' if inplace else 'out'}, "
+    call = (f"_op_{row.name}, ({args}), {'None' if inplace else 'out'}, "
             f"{'convention' if row.convention else 'None'}, algorithm, {inplace}")
-    source = (f"def {name}({ins}, /, *, {', '.join(kws)}) -> Array:\n"
-              + (f"    _check({args})\n" if row.check else "")
-              + f"    r = _ops._warm_call({call}, _CALLS)\n"
-              + f"    return _ops._call({call}) if r is None else r\n")
-    # _ops._warm_call and _ops._call are read per call: tests swap the warm path, and
-    # fuse's tracing swaps _call.
-    namespace = {"__name__": __name__, "_ops": _ops, "_op": op, "_check": row.check,
-                 "_CALLS": _ops._CALLS, "Array": Array, "Operand": Operand,
-                 "Convention": Convention, "AlgorithmLike": AlgorithmLike}
-    exec(compile("from __future__ import annotations\n" + source, f"<stridewise op {name}>",
-                 "exec"), namespace)
-    fn = namespace[name]
+    return (f"def {name}({ins}, /, *, {', '.join(kws)}) -> Array:\n"
+            + (f"    _check_{row.name}({args})\n" if row.check else "")
+            + f"    r = _ops._warm_call({call}, _CALLS)\n"
+            + f"    return _ops._call({call}) if r is None else r\n")
+
+
+def _doc(row: Row, inplace: bool) -> str:
     if inplace:
-        fn.__doc__ = f"In-place {row.name}: {row.params[0]} = {row.name}({', '.join(row.params)});" \
-                     f" the others must broadcast to {row.params[0]}'s shape."
-    else:
-        dtypes = textwrap.fill(f"Computes in {', '.join(row.dtypes)}.", 92)
-        fn.__doc__ = row.doc + "\n" + _COMMON_DOC.format(
-            dtypes=dtypes, convention=_CONVENTION_DOC if row.convention else "")
-    # Dynamo traces this in place of the function: the op's torch.library custom op.
+        first = row.params[0]
+        return (f"In-place {row.name}: {first} = {row.name}({', '.join(row.params)}); "
+                f"the others must broadcast to {first}'s shape.")
+    dtypes = textwrap.fill(f"Computes in {', '.join(row.dtypes)}.", 92)
+    return row.doc + "\n" + _COMMON_DOC.format(
+        dtypes=dtypes, convention=_CONVENTION_DOC if row.convention else "")
+
+
+def _traced(row: Row, op: ElementwiseOp, inplace: bool) -> Callable:
+    """What Dynamo traces in place of the function: the op's torch.library custom op."""
     traced = _torch_ops.traced(op, inplace)
-    if row.check:
-        def checked(*a, _traced=traced, **kw):
-            row.check(*a)
-            return _traced(*a, **kw)
-        traced = checked
-    fn._torchdynamo_inline = traced
-    return fn
+    if row.check is None:
+        return traced
+
+    def checked(*args, **kw):
+        row.check(*args)
+        return traced(*args, **kw)
+    return checked
 
 
-def register(row: Row) -> Callable:
-    """Add `row` to the table: its op, its function(s) (in this module and `__all__`), what
-    `explain` and torch's custom ops know. Returns the function."""
-    if row.name in ROWS:
-        raise ValueError(f"an op named {row.name!r} is already in the table")
-    op = ElementwiseOp(row.name, len(row.params), row.functor, row.ufunc, row.dtypes,
-                       row.promote, row.header, code=row.code)
-    ROWS[row.name], OPS[row.name] = row, op
-    if row.ulp:
-        TOLERANCE_ULP[row.name] = dict(row.ulp)
+def register(*rows: Row) -> Callable:
+    """Add `rows` to the table: their ops, their functions (in this module and `__all__`),
+    what `explain` and torch's custom ops know. Returns the last row's function."""
+    namespace = {"__name__": __name__, "_ops": _ops, "_CALLS": _ops._CALLS, "Array": Array,
+                 "Operand": Operand, "Convention": Convention, "AlgorithmLike": AlgorithmLike}
+    sources, made = ["from __future__ import annotations"], []
+    for row in rows:
+        if row.name in ROWS or any(r.name == row.name for r, *_ in made):
+            raise ValueError(f"an op named {row.name!r} is already in the table")
+        op = ElementwiseOp(row.name, len(row.params), row.functor, row.ufunc, row.dtypes,
+                           row.promote, row.header, code=row.code)
+        namespace[f"_op_{row.name}"], namespace[f"_check_{row.name}"] = op, row.check
+        for inplace in (False, True)[:1 + row.inplace]:
+            sources.append(_source(row, inplace))
+            made.append((row, op, inplace))
+    # one compile for all the rows: import pays for it once, not per op
+    exec(compile("\n".join(sources), "<stridewise op table>", "exec"), namespace)
     module = sys.modules[__name__]
-    for inplace in (False, True)[:1 + row.inplace]:
-        fn = _function(row, op, inplace)
+    for row, op, inplace in made:
+        ROWS[row.name], OPS[row.name] = row, op
+        if row.ulp:
+            TOLERANCE_ULP[row.name] = dict(row.ulp)
+        fn = namespace[row.name + "_" * inplace]
+        fn.__doc__ = _doc(row, inplace)
+        fn._torchdynamo_inline = _traced(row, op, inplace)
         setattr(module, fn.__name__, fn)
         __all__.append(fn.__name__)
         _ops._OPS[fn.__name__] = (op, inplace)
-    return getattr(module, row.name)
+    return getattr(module, rows[-1].name)
 
 
 def unregister(name: str) -> None:
@@ -312,8 +323,7 @@ def unregister(name: str) -> None:
         del _ops._OPS[fname]
 
 
-for _row in _TABLE:
-    register(_row)
+register(*_TABLE)
 
 # cast: one op per target dtype (the target is part of what selects the kernel).
 CAST_DTYPES = _BOOL
