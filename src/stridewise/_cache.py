@@ -324,9 +324,11 @@ def _flock(backend: str, key: str, suffix: str) -> int | None:
 _built: dict = {}    # (backend, key) -> bytes built while the disk cache is off or read-only
 
 
-def fetch(backend: str, key: str, suffix: str, build: Callable[[], bytes]) -> bytes:
+def fetch(backend: str, key: str, suffix: str, build: Callable[[], bytes],
+          counter: collections.Counter | None = None) -> bytes:
     """The verified bytes of entry `key`, built by `build()` on a miss, once per key across
-    threads and processes (a waiter reads what the builder stored)."""
+    threads and processes (a waiter reads what the builder stored). A build is counted in
+    `counter` (default `builds`, the kernels')."""
     data = read(backend, key, suffix)
     if data is not None:
         return data
@@ -334,7 +336,7 @@ def fetch(backend: str, key: str, suffix: str, build: Callable[[], bytes]) -> by
         data = _built.get((backend, key)) or read(backend, key, suffix)
         if data is None:
             data = build()
-            builds[key] += 1
+            (builds if counter is None else counter)[key] += 1
             if write(backend, key, suffix, data) is None:
                 _built[(backend, key)] = data   # no disk cache: other threads take it here
     return data

@@ -11,6 +11,7 @@ only. `STRIDEWISE_PCH=0` turns it off.
 """
 from __future__ import annotations
 
+import collections
 import os
 import threading
 from pathlib import Path
@@ -25,6 +26,7 @@ TEXT = "".join(f"#include <stridewise/{h}>\n" for h in HEADERS)
 NAME = "stridewise_pch.h"
 
 _made: dict = {}          # (compiler, its fingerprint, flags) -> the .gch bytes, or None
+builds: collections.Counter = collections.Counter()   # key -> builds by this process
 _lock = threading.Lock()
 
 
@@ -74,7 +76,7 @@ def _fetch(cxx: str, version: str, flags: tuple) -> bytes | None:
 
     key = _cache.cache_key("pch", TEXT, flags, "cpu", version, host_cpu())
     try:
-        return _cache.fetch("cpu", key, ".gch", build)
+        return _cache.fetch("cpu", key, ".gch", build, builds)   # not one of the kernels
     except _Failed:
         return None        # every kernel parses the headers itself, as without one
 
