@@ -627,6 +627,24 @@ def test_readme_table_is_the_generated_one():
         assert f"| `{name}` | {', '.join(dtypes)} |" in _builtins.op_table(), name
 
 
+def test_the_stub_is_the_generated_one_and_names_the_whole_module():
+    """_builtins.pyi (what type checkers read for the module whose functions are made at
+    import) is what the table generates, and declares every public name the module has."""
+    import ast
+    import types
+    from pathlib import Path
+
+    text = Path(_builtins.__file__).with_suffix(".pyi").read_text()
+    assert text == _builtins.stub(), "run `python tools/op_table.py --write`"
+    tree = ast.parse(text)
+    declared = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    declared |= {n.target.id for n in tree.body if isinstance(n, ast.AnnAssign)}
+    public = {n for n, v in vars(_builtins).items() if not n.startswith("_")
+              and not isinstance(v, types.ModuleType) and getattr(v, "__module__", _builtins.__name__)
+              in (_builtins.__name__, None) and n != "annotations"}
+    assert public <= declared, public - declared
+
+
 def test_each_row_is_a_public_function_with_its_signature():
     import inspect
 

@@ -1,9 +1,11 @@
-"""The README's table of built-in ops, generated from the op table (stridewise._builtins).
+"""What the op table (stridewise._builtins) generates into files: README.md's table of
+built-in ops and src/stridewise/_builtins.pyi, the stub that names each op's function to
+type checkers.
 
-    python tools/op_table.py           print the section
-    python tools/op_table.py --write   replace the section in README.md
+    python tools/op_table.py           print the README section
+    python tools/op_table.py --write   rewrite the README section and the stub
 
-tests/test_builtin_ops.py fails while README.md's section differs from the generated one.
+tests/test_builtin_ops.py fails while either file differs from what the table generates.
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from pathlib import Path
 from stridewise import _builtins
 
 README = Path(__file__).resolve().parents[1] / "README.md"
+STUB = Path(_builtins.__file__).with_suffix(".pyi")
 
 
 def main(argv: list[str]) -> int:
@@ -30,7 +33,8 @@ def main(argv: list[str]) -> int:
         return 1
     README.write_text(text[:begin] + _builtins.readme_section()
                       + text[end + len(_builtins.README_END):])
-    print(f"wrote the ops table into {README}")
+    STUB.write_text(_builtins.stub())
+    print(f"wrote the ops table into {README} and the stub {STUB}")
     return 0
 
 

@@ -52,7 +52,7 @@ _ALL = _FLOATS + _INTS
 _BOOL = _ALL + ("bool",)   # where bool is closed under the op in NumPy and torch (or, and)
 _BITS = _INTS + ("bool",)
 
-X, X2 = ("x",), ("x1", "x2")
+_X, _X2 = ("x",), ("x1", "x2")
 # The transcendentals come from different libraries (glibc here, NumPy's SIMD loops, Sleef in
 # torch, CUDA's libdevice on the GPU), each accurate to about 1 ulp of the true value; 16-bit
 # results can land one ulp apart when float32 results straddle a rounding boundary.
@@ -88,15 +88,15 @@ class Row:
     """
 
     name: str
-    params: tuple
+    params: tuple[str, ...]
     functor: str
-    dtypes: tuple
+    dtypes: tuple[str, ...]
     ufunc: str | None
     doc: str
     torch: str | None = ""
     promote: str = "same"
-    ulp: dict = field(default_factory=dict)
-    check: Callable | None = None
+    ulp: dict[str, int] = field(default_factory=dict)
+    check: Callable[..., None] | None = None
     convention: bool = False
     inplace: bool = False
     header: str = "stridewise/ops.h"
@@ -119,100 +119,100 @@ def _is_int_array(x) -> bool:
 
 
 _TABLE = (
-    Row("remainder", X2, "sw::RemainderFunctor<{T}, {C}>", _ALL, "remainder",
+    Row("remainder", _X2, "sw::RemainderFunctor<{T}, {C}>", _ALL, "remainder",
         "Elementwise remainder with the sign of the divisor, broadcast without copies.",
         convention=True, inplace=True, header=""),
-    Row("add", X2, "sw::AddFunctor<{M}>", _BOOL, "add", "x1 + x2, broadcast; integers wrap."),
-    Row("subtract", X2, "sw::SubtractFunctor<{M}>", _ALL, "subtract",
+    Row("add", _X2, "sw::AddFunctor<{M}>", _BOOL, "add", "x1 + x2, broadcast; integers wrap."),
+    Row("subtract", _X2, "sw::SubtractFunctor<{M}>", _ALL, "subtract",
         "x1 - x2, broadcast; integers wrap."),
-    Row("multiply", X2, "sw::MultiplyFunctor<{M}>", _BOOL, "multiply",
+    Row("multiply", _X2, "sw::MultiplyFunctor<{M}>", _BOOL, "multiply",
         "x1 * x2, broadcast; integers wrap."),
-    Row("divide", X2, "sw::DivideFunctor<{M}>", _FLOATS, "divide",
+    Row("divide", _X2, "sw::DivideFunctor<{M}>", _FLOATS, "divide",
         "True division; integers compute in the library's default float.", promote="float"),
-    Row("fmod", X2, "sw::FmodFunctor<{M}>", _ALL, "fmod",
+    Row("fmod", _X2, "sw::FmodFunctor<{M}>", _ALL, "fmod",
         "C's fmod (the dividend's sign); integer x % 0 is 0."),
-    Row("floor_divide", X2, "sw::FloorDivideFunctor<{M}>", _ALL, "floor_divide",
+    Row("floor_divide", _X2, "sw::FloorDivideFunctor<{M}>", _ALL, "floor_divide",
         "floor(x1 / x2) as NumPy and torch define it; integer x // 0 is 0 (never traps)."),
-    Row("maximum", X2, "sw::MaximumFunctor<{M}>", _BOOL, "maximum",
+    Row("maximum", _X2, "sw::MaximumFunctor<{M}>", _BOOL, "maximum",
         "Elementwise maximum; a NaN operand gives NaN."),
-    Row("minimum", X2, "sw::MinimumFunctor<{M}>", _BOOL, "minimum",
+    Row("minimum", _X2, "sw::MinimumFunctor<{M}>", _BOOL, "minimum",
         "Elementwise minimum; a NaN operand gives NaN."),
-    Row("pow", X2, "sw::PowFunctor<{M}>", _ALL, "power",
+    Row("pow", _X2, "sw::PowFunctor<{M}>", _ALL, "power",
         "x1 ** x2. Integer bases with a negative Python-int exponent raise ValueError.",
         ulp=_LIBM, check=_no_negative_int_power),      # float pow is the C library's
     Row("where", ("condition", "x", "y"), "sw::WhereFunctor<{M}>", _BOOL, None,
         "x where condition (dtype bool) is true, else y; x and y promote.", promote="where"),
-    Row("relu", X, "sw::ReluFunctor<{M}>", _ALL, None,
+    Row("relu", _X, "sw::ReluFunctor<{M}>", _ALL, None,
         "max(x, 0) as torch.relu: NaN and -0.0 pass through."),
-    Row("abs", X, "sw::AbsFunctor<{M}>", _ALL, "absolute", "|x|; |INT_MIN| wraps to INT_MIN."),
-    Row("negative", X, "sw::NegativeFunctor<{M}>", _ALL, "negative", "-x; integers wrap."),
-    Row("exp", X, "sw::ExpFunctor<{M}>", _FLOATS, "exp",
+    Row("abs", _X, "sw::AbsFunctor<{M}>", _ALL, "absolute", "|x|; |INT_MIN| wraps to INT_MIN."),
+    Row("negative", _X, "sw::NegativeFunctor<{M}>", _ALL, "negative", "-x; integers wrap."),
+    Row("exp", _X, "sw::ExpFunctor<{M}>", _FLOATS, "exp",
         "e ** x (within TOLERANCE_ULP['exp'] of NumPy and torch).", promote="float", ulp=_LIBM),
-    Row("log", X, "sw::LogFunctor<{M}>", _FLOATS, "log",
+    Row("log", _X, "sw::LogFunctor<{M}>", _FLOATS, "log",
         "Natural logarithm (within TOLERANCE_ULP['log']).", promote="float", ulp=_LIBM),
-    Row("sqrt", X, "sw::SqrtFunctor<{M}>", _FLOATS, "sqrt",
+    Row("sqrt", _X, "sw::SqrtFunctor<{M}>", _FLOATS, "sqrt",
         "Square root, correctly rounded.", promote="float"),
-    Row("sin", X, "sw::SinFunctor<{M}>", _FLOATS, "sin",
+    Row("sin", _X, "sw::SinFunctor<{M}>", _FLOATS, "sin",
         "Sine (within TOLERANCE_ULP['sin']).", promote="float", ulp=_LIBM),
-    Row("cos", X, "sw::CosFunctor<{M}>", _FLOATS, "cos",
+    Row("cos", _X, "sw::CosFunctor<{M}>", _FLOATS, "cos",
         "Cosine (within TOLERANCE_ULP['cos']).", promote="float", ulp=_LIBM),
     Row("fma", ("x", "y", "z"), "sw::FmaFunctor<{M}>", _ALL, None,
         "x * y + z in one rounding (float32, float64); integers wrap.", torch=None,
         ulp={"float16": 1, "bfloat16": 1}),           # 16-bit: float32's fma, rounded again
-    Row("equal", X2, "sw::EqualFunctor<{M}>", _BOOL, "equal", "x1 == x2 (bool).",
+    Row("equal", _X2, "sw::EqualFunctor<{M}>", _BOOL, "equal", "x1 == x2 (bool).",
         torch="eq", promote="bool"),
-    Row("not_equal", X2, "sw::NotEqualFunctor<{M}>", _BOOL, "not_equal", "x1 != x2 (bool).",
+    Row("not_equal", _X2, "sw::NotEqualFunctor<{M}>", _BOOL, "not_equal", "x1 != x2 (bool).",
         torch="ne", promote="bool"),
-    Row("less", X2, "sw::LessFunctor<{M}>", _BOOL, "less", "x1 < x2 (bool).", promote="bool"),
-    Row("less_equal", X2, "sw::LessEqualFunctor<{M}>", _BOOL, "less_equal", "x1 <= x2 (bool).",
+    Row("less", _X2, "sw::LessFunctor<{M}>", _BOOL, "less", "x1 < x2 (bool).", promote="bool"),
+    Row("less_equal", _X2, "sw::LessEqualFunctor<{M}>", _BOOL, "less_equal", "x1 <= x2 (bool).",
         promote="bool"),
-    Row("greater", X2, "sw::GreaterFunctor<{M}>", _BOOL, "greater", "x1 > x2 (bool).",
+    Row("greater", _X2, "sw::GreaterFunctor<{M}>", _BOOL, "greater", "x1 > x2 (bool).",
         promote="bool"),
-    Row("greater_equal", X2, "sw::GreaterEqualFunctor<{M}>", _BOOL, "greater_equal",
+    Row("greater_equal", _X2, "sw::GreaterEqualFunctor<{M}>", _BOOL, "greater_equal",
         "x1 >= x2 (bool).", promote="bool"),
-    Row("logical_and", X2, "sw::LogicalAndFunctor<{M}>", _BOOL, "logical_and",
+    Row("logical_and", _X2, "sw::LogicalAndFunctor<{M}>", _BOOL, "logical_and",
         "x1 and x2, nonzero meaning true (bool).", promote="bool"),
-    Row("logical_or", X2, "sw::LogicalOrFunctor<{M}>", _BOOL, "logical_or",
+    Row("logical_or", _X2, "sw::LogicalOrFunctor<{M}>", _BOOL, "logical_or",
         "x1 or x2, nonzero meaning true (bool).", promote="bool"),
-    Row("logical_xor", X2, "sw::LogicalXorFunctor<{M}>", _BOOL, "logical_xor",
+    Row("logical_xor", _X2, "sw::LogicalXorFunctor<{M}>", _BOOL, "logical_xor",
         "Exactly one of x1, x2 nonzero (bool).", promote="bool"),
-    Row("logical_not", X, "sw::LogicalNotFunctor<{M}>", _BOOL, "logical_not", "x == 0 (bool).",
+    Row("logical_not", _X, "sw::LogicalNotFunctor<{M}>", _BOOL, "logical_not", "x == 0 (bool).",
         promote="bool"),
-    Row("bitwise_and", X2, "sw::BitwiseAndFunctor<{M}>", _BITS, "bitwise_and",
+    Row("bitwise_and", _X2, "sw::BitwiseAndFunctor<{M}>", _BITS, "bitwise_and",
         "x1 & x2 on integers and bool."),
-    Row("bitwise_or", X2, "sw::BitwiseOrFunctor<{M}>", _BITS, "bitwise_or",
+    Row("bitwise_or", _X2, "sw::BitwiseOrFunctor<{M}>", _BITS, "bitwise_or",
         "x1 | x2 on integers and bool."),
-    Row("bitwise_xor", X2, "sw::BitwiseXorFunctor<{M}>", _BITS, "bitwise_xor",
+    Row("bitwise_xor", _X2, "sw::BitwiseXorFunctor<{M}>", _BITS, "bitwise_xor",
         "x1 ^ x2 on integers and bool."),
-    Row("bitwise_not", X, "sw::InvertFunctor<{M}>", _BITS, "invert",
+    Row("bitwise_not", _X, "sw::InvertFunctor<{M}>", _BITS, "invert",
         "~x on integers; not x on bool (NumPy's invert)."),
-    Row("left_shift", X2, "sw::LeftShiftFunctor<{M}>", _INTS, "left_shift",
+    Row("left_shift", _X2, "sw::LeftShiftFunctor<{M}>", _INTS, "left_shift",
         "x1 << x2; a count outside [0, bits) gives 0.", torch="bitwise_left_shift"),
-    Row("right_shift", X2, "sw::RightShiftFunctor<{M}>", _INTS, "right_shift",
+    Row("right_shift", _X2, "sw::RightShiftFunctor<{M}>", _INTS, "right_shift",
         "x1 >> x2 (arithmetic for signed); a count outside [0, bits) gives 0 or -1.",
         torch="bitwise_right_shift"),
-    Row("isnan", X, "sw::IsNanFunctor<{M}>", _BOOL, "isnan",
+    Row("isnan", _X, "sw::IsNanFunctor<{M}>", _BOOL, "isnan",
         "x is NaN (bool; False for integers).", promote="bool"),
-    Row("isinf", X, "sw::IsInfFunctor<{M}>", _BOOL, "isinf", "x is +-inf (bool).",
+    Row("isinf", _X, "sw::IsInfFunctor<{M}>", _BOOL, "isinf", "x is +-inf (bool).",
         promote="bool"),
-    Row("isfinite", X, "sw::IsFiniteFunctor<{M}>", _BOOL, "isfinite",
+    Row("isfinite", _X, "sw::IsFiniteFunctor<{M}>", _BOOL, "isfinite",
         "x is neither NaN nor +-inf (bool; True for integers).", promote="bool"),
-    Row("floor", X, "sw::FloorFunctor<{M}>", _BOOL, "floor",
+    Row("floor", _X, "sw::FloorFunctor<{M}>", _BOOL, "floor",
         "Largest integer <= x; integers unchanged."),
-    Row("ceil", X, "sw::CeilFunctor<{M}>", _BOOL, "ceil",
+    Row("ceil", _X, "sw::CeilFunctor<{M}>", _BOOL, "ceil",
         "Smallest integer >= x; integers unchanged."),
-    Row("trunc", X, "sw::TruncFunctor<{M}>", _BOOL, "trunc",
+    Row("trunc", _X, "sw::TruncFunctor<{M}>", _BOOL, "trunc",
         "x rounded toward zero; integers unchanged."),
-    Row("sign", X, "sw::SignFunctor<{M}, {C}>", _ALL, "sign",
+    Row("sign", _X, "sw::SignFunctor<{M}, {C}>", _ALL, "sign",
         "-1, 0 or 1; NaN gives NaN for NumPy arrays and 0 for torch tensors, as each does."),
-    Row("copysign", X2, "sw::CopysignFunctor<{M}>", _FLOATS, "copysign",
+    Row("copysign", _X2, "sw::CopysignFunctor<{M}>", _FLOATS, "copysign",
         "|x1| with the sign of x2; integers compute in the library's float.", promote="float"),
-    Row("square", X, "sw::SquareFunctor<{M}>", _ALL, "square", "x * x; integers wrap."),
-    Row("reciprocal", X, "sw::ReciprocalFunctor<{M}>", _FLOATS, "reciprocal",
+    Row("square", _X, "sw::SquareFunctor<{M}>", _ALL, "square", "x * x; integers wrap."),
+    Row("reciprocal", _X, "sw::ReciprocalFunctor<{M}>", _FLOATS, "reciprocal",
         "1 / x, floats (integers: torch's float32).", promote="float"),
-    Row("tanh", X, "sw::TanhFunctor<{M}>", _FLOATS, "tanh",
+    Row("tanh", _X, "sw::TanhFunctor<{M}>", _FLOATS, "tanh",
         "Hyperbolic tangent (within TOLERANCE_ULP['tanh']).", promote="float", ulp=_LIBM),
-    Row("sigmoid", X, "sw::SigmoidFunctor<{M}>", _FLOATS, None,
+    Row("sigmoid", _X, "sw::SigmoidFunctor<{M}>", _FLOATS, None,
         "1 / (1 + exp(-x)) (within TOLERANCE_ULP['sigmoid']).", promote="float", ulp=_LIBM),
     Row("clip", ("x", "lo", "hi"), "sw::ClipFunctor<{M}>", _ALL, None,
         "clip(x, lo, hi) = minimum(maximum(x, lo), hi) (np.clip, torch.clamp)."),
@@ -239,21 +239,25 @@ _CONVENTION_DOC = ('convention: "torch" (a zero result keeps the dividend\'s sig
                    "library's.\n")
 
 
-def _source(row: Row, inplace: bool) -> str:
-    """The public function of `row`: a real signature (inputs positional, then out=,
-    convention= where the row has one, algorithm=) and annotations. It starts with the warm
-    path, as every entry point does, then takes the full one (_ops._call); both are read per
-    call, since tests swap the warm path and fuse's tracing swaps _call."""
-    name = row.name + "_" * inplace
+def _signature(row: Row, inplace: bool) -> str:
+    """`def name(inputs, /, *, out=, convention=, algorithm=) -> Array`, annotated: the inputs
+    positional, then out= (not in place), convention= where the row has one, algorithm=."""
     ins = ", ".join(f"{p}: {'Array' if inplace and i == 0 else 'Operand'}"
                     for i, p in enumerate(row.params))
     kws = [] if inplace else ["out: Array | None = None"]
     kws += ["convention: Convention | None = None"] * row.convention
     kws += ["algorithm: AlgorithmLike | None = None"]
+    return f"def {row.name + '_' * inplace}({ins}, /, *, {', '.join(kws)}) -> Array:"
+
+
+def _source(row: Row, inplace: bool) -> str:
+    """The public function of `row`. It starts with the warm path, as every entry point does,
+    then takes the full one (_ops._call); both are read per call, since tests swap the warm
+    path and fuse's tracing swaps _call."""
     args = ", ".join(row.params) + ("," if len(row.params) == 1 else "")
     call = (f"_op_{row.name}, ({args}), {'None' if inplace else 'out'}, "
             f"{'convention' if row.convention else 'None'}, algorithm, {inplace}")
-    return (f"def {name}({ins}, /, *, {', '.join(kws)}) -> Array:\n"
+    return (_signature(row, inplace) + "\n"
             + (f"    _check_{row.name}({args})\n" if row.check else "")
             + f"    r = _ops._warm_call({call}, _CALLS)\n"
             + f"    return _ops._call({call}) if r is None else r\n")
@@ -366,3 +370,57 @@ def op_table() -> str:
 def readme_section() -> str:
     """The README's generated section, its markers included."""
     return f"{README_BEGIN}\n{op_table()}\n{README_END}"
+
+
+# The module as type checkers see it (_builtins.pyi, which tools/op_table.py writes): the
+# table's functions are made at import, so only a stub can name them to a checker.
+_STUB_HEAD = """\
+# Generated from the op table (_builtins.py) by tools/op_table.py --write: do not edit.
+from typing import Callable
+
+from ._ops import ElementwiseOp
+from ._typing import AlgorithmLike, Array, Convention, Operand
+
+class Row:
+{fields}
+    def __init__(self, {init}) -> None: ...
+    @property
+    def torch_name(self) -> str | None: ...
+
+ROWS: dict[str, Row]
+OPS: dict[str, ElementwiseOp]
+TOLERANCE_ULP: dict[str, dict[str, int]]
+CAST_DTYPES: tuple[str, ...]
+SUPPORTED: dict[str, tuple[str, ...]]
+README_BEGIN: str
+README_END: str
+
+def register(*rows: Row) -> Callable[..., Array]: ...
+def unregister(name: str) -> None: ...
+def supported() -> dict[str, tuple[str, ...]]: ...
+def op_table() -> str: ...
+def readme_section() -> str: ...
+def stub() -> str: ...
+def cast(x: Operand, dtype: object, /, *, out: Array | None = None,
+         algorithm: AlgorithmLike | None = None) -> Array: ...
+
+"""
+
+
+def stub() -> str:
+    """The text of _builtins.pyi: this module's public names, each op of the table a function
+    of its own signature."""
+    import dataclasses
+
+    fields = dataclasses.fields(Row)
+    body = "\n".join(f"    {f.name}: {f.type}" for f in fields)
+    init = ", ".join(f"{f.name}: {f.type}"
+                     + ("" if f.default is dataclasses.MISSING
+                        and f.default_factory is dataclasses.MISSING else " = ...")
+                     for f in fields)
+    defs = [_signature(row, inplace) + " ..."
+            for row in ROWS.values() for inplace in (False, True)[:1 + row.inplace]]
+    names = ",\n".join(f"    {n!r}" for n in __all__)
+    return (_STUB_HEAD.format(fields=body, init=init) + f"__all__ = [\n{names},\n]\n\n"
+            + "\n".join(defs) + "\n")
+
