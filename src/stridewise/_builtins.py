@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import numbers
 import sys
-import textwrap
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -268,7 +267,14 @@ def _doc(row: Row, inplace: bool) -> str:
         first = row.params[0]
         return (f"In-place {row.name}: {first} = {row.name}({', '.join(row.params)}); "
                 f"the others must broadcast to {first}'s shape.")
-    dtypes = textwrap.fill(f"Computes in {', '.join(row.dtypes)}.", 92)
+    dtypes, line = [], "Computes in"        # wrapped by hand: textwrap costs 1 ms an op
+    for i, dt in enumerate(row.dtypes):
+        word = f" {dt}{'.' if i == len(row.dtypes) - 1 else ','}"
+        if len(line) + len(word) > 92:
+            dtypes.append(line)
+            line = ""
+        line += word
+    dtypes = "\n".join(dtypes + [line]).replace("\n ", "\n")
     return row.doc + "\n" + _COMMON_DOC.format(
         dtypes=dtypes, convention=_CONVENTION_DOC if row.convention else "")
 
