@@ -2,7 +2,8 @@
 
     python tools/import_cost.py [--rounds 9] [SRC_DIR ...]
 
-Per round and per SRC_DIR (default: this checkout's src), fresh processes run
+Per round and per SRC_DIR (default: this checkout's src; .pyc files written first), fresh
+processes run
 `python -X importtime -c "import numpy"` and `... -c "import stridewise"`; a third runs
 `import numpy` then `import stridewise` timing each with process CPU time, which a busy
 shared machine distorts far less than wall time. Prints medians (and minima) in ms.
@@ -28,6 +29,7 @@ def _cumulative(stderr: str, name: str) -> float:
 
 def _run(src: str, code: str, importtime: bool) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": src}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)     # time imports from .pyc, as users have them
     args = [sys.executable, *(["-X", "importtime"] if importtime else []), "-c", code]
     return subprocess.run(args, env=env, capture_output=True, text=True, check=True)
 
@@ -37,6 +39,8 @@ def main(argv: list[str]) -> None:
     srcs = [a for a in argv if not a.startswith("--") and not a.isdigit()] or \
         [str(Path(__file__).resolve().parents[1] / "src")]
     got: dict = {s: {"numpy": [], "stridewise": [], "cpu numpy": [], "cpu added": []} for s in srcs}
+    for s in srcs:                                # write the .pyc files first
+        _run(s, "import stridewise", False)
     for _ in range(rounds):
         for s in srcs:
             got[s]["numpy"].append(_cumulative(_run(s, "import numpy", True).stderr, "numpy"))
