@@ -2,14 +2,15 @@
 
 Each row of `_TABLE` is one op: its inputs, functor, compute dtypes, promotion, NumPy and
 torch counterparts, tolerance and docstring. From the rows come the public functions
-(`sw.add`, with real signatures, in `__all__`), what `explain` knows, the README's table
-(tools/op_table.py writes it) and the tests that hold every row to
-its NumPy and torch counterpart (tests/test_builtin_ops.py). A new op is one row, plus a
-functor in include/stridewise/ops.h where its math is new (CuPy's create_ufunc pattern).
+(`sw.add`, with real signatures, in `__all__`), what `explain` knows, the README's table and
+the type stub `_builtins.pyi` (tools/op_table.py writes both), and the tests that hold every
+row to its NumPy and torch counterparts (tests/test_builtin_ops.py). A new op is one row,
+plus a functor in include/stridewise/ops.h where its math is new (CuPy's create_ufunc
+pattern). `cast` is the one op outside the table: its target dtype selects the kernel.
 
 Every op runs on the same pipeline as user kernels (broadcasting, every mode, out=, torch /
-CuPy / NumPy arrays). The functors live in include/stridewise/ops.h; remainder's, whose
-exact fmod fast paths are most of functors.h, lives there.
+CuPy / NumPy arrays). The functors live in include/stridewise/ops.h, remainder's in
+functors.h (its exact fmod fast paths are most of that header).
 
 Semantics, where the libraries leave room:
 
