@@ -1,6 +1,8 @@
 """Built-in ops on the CPU backend against NumPy and torch: bit for bit where the op is exact,
-within stridewise._builtins.TOLERANCE_ULP where it is not (transcendentals, float pow, 16-bit
-fma). Each documented departure from one library is asserted as such, not skipped."""
+within its row's tolerance where it is not (transcendentals, float pow, 16-bit fma). Every
+row of the op table is tested in every compute dtype it lists (TABLE_CASES); each documented
+departure from one library is declared beside the oracles and asserted as such."""
+import zlib
 from fractions import Fraction
 
 import ml_dtypes
@@ -9,8 +11,9 @@ import pytest
 
 import stridewise as sw
 from conftest import DTYPES
-from oracle import NP, numpy_op, same_bits
-from stridewise._builtins import OPS, SUPPORTED, TOLERANCE_ULP
+from oracle import NP, numpy_op, same_bits, torch_remainder
+from stridewise import _builtins
+from stridewise._builtins import OPS, ROWS, SUPPORTED, TOLERANCE_ULP
 
 torch = pytest.importorskip("torch")
 
@@ -74,52 +77,231 @@ def undefined_to_zero(x: np.ndarray, dst: str) -> np.ndarray:
     return np.where(ok, wide, 0.0).astype(x.dtype)
 
 
-def vs_numpy(name, *args):
-    return numpy_op(getattr(np, {"pow": "power", "abs": "absolute"}.get(name, name)), *args)
+# -- every row of the op table, against NumPy and torch ---------------------------------------
+# One case per (row, compute dtype): a new row is tested with no change here. What a row's
+# NumPy ufunc and torch function cannot stand for is declared below, beside the oracles.
+
+def sample(rng, dtype: str, n: int = 4099) -> np.ndarray:
+    """Random values of `dtype` with every special one (NaN, +-inf, +-0, extremes), values that
+    meet often (small integers, rounded floats), at an unaligned length."""
+    if dtype == "bool":
+        return rng.random(n) < 0.5
+    dt = NP[dtype]
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        x = rng.integers(info.min, info.max, n, dtype=dt, endpoint=True)
+        x[:4] = [info.min, info.max, 0, 1]
+        x[4:80] = rng.integers(-3 if info.min else 0, 4, 76)
+        return x
+    x = (rng.standard_normal(n) * 4).astype(dt)
+    x[:8] = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5]
+    x[8:80] = np.round(x[8:80].astype(np.float64)).astype(dt)
+    return x
 
 
-# -- binary ops -----------------------------------------------------------------------------
-
-EXACT_BINARY = ("add", "subtract", "multiply", "divide", "fmod", "floor_divide", "maximum", "minimum")
-
-
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("name", EXACT_BINARY)
-def test_exact_binary_vs_numpy(name, dtype):
-    rng = np.random.default_rng(abs(hash((name, dtype))) % 2**32)
-    x, y = values(rng, dtype), values(rng, dtype)
-    y = np.roll(y, 3)                                  # pair specials with specials and randoms
-    got = getattr(sw, name)(x, y)
-    want = vs_numpy(name, x, y)
-    assert got.dtype == want.dtype and same_bits(got, want), name
+def _shift_counts(args, dtype, rng):
+    bits = 8 * NP[dtype].itemsize                  # counts in and outside [0, bits)
+    args[1] = rng.integers(-2 if NP[dtype].kind == "i" else 0, bits + 3, args[1].size).astype(NP[dtype])
+    return args
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("name", EXACT_BINARY)
-def test_exact_binary_vs_torch(name, dtype):
-    rng = np.random.default_rng(7)
-    x, y = values(rng, dtype), np.roll(values(rng, dtype), 3)
-    if dtype in INTS and name in ("fmod", "floor_divide"):
-        y[y == 0] = 7                                  # torch raises on x // 0 and x % 0
-    got = from_torch(getattr(sw, name)(to_torch(x), to_torch(y)))
-    want = from_torch(getattr(torch, name)(to_torch(x), to_torch(y)))
-    assert got.dtype == want.dtype
-    if name in ("maximum", "minimum"):
-        # torch's own vector and scalar CPU paths disagree on the sign of a +-0 tie; stridewise
-        # follows NumPy (second operand), so compare values, NaN positions and all.
-        np.testing.assert_array_equal(got.astype(np.float64), want.astype(np.float64))
-    elif name == "floor_divide" and dtype in ("float16", "bfloat16"):
-        # torch rounds intermediates to 16 bits and can miss the floor by one (bfloat16:
-        # -9.4375 // 0.1016 gives -94, where the quotient is -92.9); NumPy and stridewise
-        # compute in float32 and round once. Same NaN positions, values within 1.
-        g, w = got.astype(np.float64), want.astype(np.float64)
-        np.testing.assert_array_equal(np.isnan(g), np.isnan(w))
-        finite = np.isfinite(g) & np.isfinite(w)
-        np.testing.assert_array_equal(g[~finite], w[~finite])
-        assert np.all(np.abs(g[finite] - w[finite]) <= 1)
+def _pow_operands(args, dtype, rng):
+    if NP[dtype].kind in "iu":                     # NumPy raises on a negative exponent array
+        args[1] = rng.integers(0, 40, args[1].size).astype(NP[dtype])
+    else:                                          # bases and exponents where pow is finite
+        args[0][8:] = (rng.random(args[0].size - 8) * 4).astype(NP[dtype])
+        args[1][8:] = (rng.random(args[1].size - 8) * 6 - 3).astype(NP[dtype])
+    return args
+
+
+def _clip_bounds(args, dtype, rng):
+    lo, hi = np.minimum(args[1], args[2]), np.maximum(args[1], args[2])
+    hi[:20] = lo[:20] if dtype == "bool" else lo[:20] - NP[dtype].type(1)   # crossed bounds
+    return [args[0], lo, hi]
+
+
+def _bool_condition(args, dtype, rng):
+    return [rng.random(args[0].size) < 0.5, *args[1:]]
+
+
+# Inputs beyond sample(): the domain an op's arguments need.
+OPERANDS = {"left_shift": _shift_counts, "right_shift": _shift_counts, "pow": _pow_operands,
+            "clip": _clip_bounds, "where": _bool_condition}
+
+
+def operands(row, dtype, rng):
+    args = [sample(rng, dtype) for _ in row.params]
+    args[1:] = [np.roll(a, 3 * k) for k, a in enumerate(args[1:], 1)]   # specials meet randoms
+    return OPERANDS.get(row.name, lambda a, d, r: a)(args, dtype, rng)
+
+
+def exact_fma(x, y, z):
+    """x * y + z rounded once to the inputs' dtype (ties to even), from exact rational
+    arithmetic; integers wrap as NumPy's do; non-finite and zero results from float64
+    arithmetic, where no rounding is at stake; 16-bit floats from the float64 result."""
+    dt = x.dtype
+    if dt.kind in "iu":
+        with np.errstate(all="ignore"):
+            return x * y + z
+    with np.errstate(all="ignore"):
+        wide = x.astype(np.float64) * y.astype(np.float64) + z.astype(np.float64)
+    if dt.itemsize == 2:
+        return wide.astype(dt)
+    out = wide.astype(dt)
+    for i in np.flatnonzero(np.isfinite(wide)):
+        q = Fraction(float(x[i])) * Fraction(float(y[i])) + Fraction(float(z[i]))
+        if q == 0:                      # a zero's sign: float64's, exact here (x * y == -z)
+            continue
+        r = dt.type(float(q))           # float(q) rounds once to float64; float32 may be 1 off
+        cands = [c for c in (np.nextafter(r, dt.type(-np.inf)), r, np.nextafter(r, dt.type(np.inf)))
+                 if np.isfinite(c)]
+        out[i] = min(cands, key=lambda c: (abs(Fraction(float(c)) - q),
+                                           int(np.array(c).view(f"u{dt.itemsize}")) & 1))
+    return out
+
+
+# NumPy's result for the rows without a NumPy ufunc of their meaning (row.ufunc None).
+NUMPY_ORACLE = {
+    "where": np.where,
+    "relu": lambda x: np.where(x < 0, np.zeros_like(x), x),     # NaN < 0 is false: NaN stays
+    "fma": exact_fma,
+    "sigmoid": lambda x: (1.0 / (1.0 + np.exp(-x.astype(np.float64)))).astype(
+        np.float64 if x.dtype.kind in "iu" else x.dtype),         # integers: NumPy's float64
+    "clip": np.clip,
+}
+# torch's result where the row names no torch function, or torch's CPU function is not the
+# op's definition (stridewise's remainder is torch's on CUDA: a zero keeps the dividend's sign).
+TORCH_ORACLE = {"fma": exact_fma, "remainder": torch_remainder}
+
+
+def numpy_result(row, args):
+    fn = NUMPY_ORACLE.get(row.name) or getattr(np, row.ufunc)
+    return numpy_op(fn, *args)
+
+
+def _values_equal(got, want, row, dtype):
+    # The library's result differs only in the sign of a zero tie: values, NaN included.
+    np.testing.assert_array_equal(got.astype(np.float64), want.astype(np.float64))
+
+
+def _within_one(got, want, row, dtype):
+    # torch rounds 16-bit floor_divide's intermediates to 16 bits and can miss the floor by
+    # one (bfloat16: -9.4375 // 0.1016 gives -94, the quotient being -92.9); NumPy and
+    # stridewise compute in float32 and round once. Same NaN and infinities, values within 1.
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    np.testing.assert_array_equal(np.isnan(g), np.isnan(w))
+    finite = np.isfinite(g) & np.isfinite(w)
+    np.testing.assert_array_equal(g[~finite], w[~finite])
+    assert np.all(np.abs(g[finite] - w[finite]) <= 1)
+
+
+def _sleef_sqrt(got, want, row, dtype):
+    # torch's sqrt comes from Sleef's u05 routines: within 1 ulp, not correctly rounded.
+    assert ulp_diff(got, want) <= 1
+
+
+# Where NumPy departs from the op's definition: the comparison made instead of the row's.
+NUMPY_DEPARTURES = {
+    # NumPy's float16 maximum and minimum return the first operand of a +-0 tie, its float32
+    # and float64 loops the second, which stridewise returns in every dtype.
+    ("maximum", "float16"): _values_equal, ("minimum", "float16"): _values_equal,
+    # NumPy's float32 and float64 clip return the bound of a +-0 tie; stridewise keeps x, as
+    # NumPy's float16 loop and torch's scalar path do.
+    ("clip", "float32"): _values_equal, ("clip", "float64"): _values_equal,
+}
+# Where torch departs from the op's definition.
+TORCH_DEPARTURES = {
+    # torch's vector and scalar CPU paths disagree on the sign of a +-0 tie with maximum,
+    # minimum and clip's bounds; stridewise follows NumPy's float32 loops (maximum, minimum)
+    # and torch's scalar path (clip).
+    **{(op, d): _values_equal for op in ("maximum", "minimum", "clip") for d in DTYPES + ("bool",)},
+    ("floor_divide", "float16"): _within_one, ("floor_divide", "bfloat16"): _within_one,
+    ("sqrt", "float32"): _sleef_sqrt, ("sqrt", "float64"): _sleef_sqrt,
+}
+# torch raises on an integer division by zero; the torch cases divide by nonzero integers.
+NONZERO_DIVISOR = ("fmod", "floor_divide")
+
+
+def assert_matches(row, got, want):
+    """Result dtype, then bits (bool: values), or within the row's tolerance."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype, (row.name, got.dtype, want.dtype)
+    tol = row.ulp.get(str(got.dtype), 0)
+    if want.dtype == np.bool_:
+        np.testing.assert_array_equal(got, want)
+    elif tol:
+        assert ulp_diff(got, want) <= tol, row.name
     else:
-        assert same_bits(got, want), name
+        assert same_bits(got, want), row.name
 
+
+def check_numpy(row, dtype):
+    args = operands(row, dtype, np.random.default_rng(zlib.crc32(f"{row.name} {dtype}".encode())))
+    got, want = getattr(_builtins, row.name)(*args), numpy_result(row, args)
+    compare = NUMPY_DEPARTURES.get((row.name, dtype))
+    if compare:
+        assert got.dtype == want.dtype
+        compare(got, want, row, dtype)
+    else:
+        assert_matches(row, got, want)
+
+
+def check_torch(row, dtype):
+    args = operands(row, dtype, np.random.default_rng(7))
+    if row.name in NONZERO_DIVISOR and NP[dtype].kind in "iu":
+        args[1][args[1] == 0] = 7
+    tensors = [to_torch(a) for a in args]
+    if row.name in TORCH_ORACLE:
+        want = TORCH_ORACLE[row.name](*args)
+    else:
+        try:
+            want = from_torch(getattr(torch, row.torch_name)(*tensors))
+        except (RuntimeError, TypeError) as e:        # no kernel for the dtype, e.g. uint16
+            pytest.skip(f"torch has no {row.torch_name} for {dtype}: {str(e)[:60]}")
+    got = from_torch(getattr(_builtins, row.name)(*tensors))
+    compare = TORCH_DEPARTURES.get((row.name, dtype))
+    if compare:
+        assert got.dtype == want.dtype
+        compare(got, want, row, dtype)
+    else:
+        assert_matches(row, got, want)
+
+
+TABLE_CASES = [(name, dtype) for name, row in ROWS.items() for dtype in row.dtypes]
+
+
+@pytest.mark.parametrize("name, dtype", TABLE_CASES)
+def test_op_matches_numpy(name, dtype):
+    check_numpy(ROWS[name], dtype)
+
+
+@pytest.mark.parametrize("name, dtype", TABLE_CASES)
+def test_op_matches_torch(name, dtype):
+    check_torch(ROWS[name], dtype)
+
+
+@pytest.mark.parametrize("name", [n for n, r in ROWS.items() if r.promote == "float"])
+@pytest.mark.parametrize("dtype", ["int8", "int32", "uint16"])
+def test_float_ops_compute_integers_in_the_librarys_float(name, dtype):
+    """NumPy computes these ops on integers in float64 (its integer loops' resolution), torch in
+    float32; where NumPy has only an integer loop (reciprocal) stridewise raises."""
+    row = ROWS[name]
+    x = np.arange(1, 60).astype(dtype)
+    args = [x] * len(row.params)
+    fn = getattr(_builtins, name)
+    if np.dtype(numpy_result(row, args).dtype).kind in "iu":
+        with pytest.raises(TypeError, match="float dtype first"):
+            fn(*args)
+    else:
+        assert_matches(row, fn(*args), numpy_result(row, args))
+    if dtype != "uint16":                             # torch promotes uint16 with nothing
+        tensors = [torch.from_numpy(a) for a in args]
+        want = getattr(torch, row.torch_name)(*tensors)
+        assert want.dtype == torch.float32
+        assert_matches(row, fn(*tensors).numpy(), want.numpy())
+
+
+# -- division, promotion, modes -----------------------------------------------------------
 
 def test_division_promotes_integers_like_each_library():
     a, b = np.arange(-6, 6, dtype=np.int32), np.full(12, 4, np.int32)
@@ -187,48 +369,6 @@ def test_integer_pow(dtype):
     assert torch.equal(sw.pow(to_torch(a), to_torch(b)), torch.pow(to_torch(a), to_torch(b)))
     with pytest.raises(ValueError, match="negative integer powers"):
         sw.pow(a, -1)
-
-
-# -- unary ops ------------------------------------------------------------------------------
-
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("name", ["relu", "abs", "negative"])
-def test_exact_unary(name, dtype):
-    rng = np.random.default_rng(3)
-    x = values(rng, dtype)
-    got = getattr(sw, name)(x)
-    want = np.where(x < 0, np.zeros_like(x), x) if name == "relu" else vs_numpy(name, x)
-    assert same_bits(got, want)
-    tgot = from_torch(getattr(sw, name)(to_torch(x)))
-    assert same_bits(tgot, from_torch(getattr(torch, name)(to_torch(x))))
-
-
-@pytest.mark.parametrize("dtype", FLOATS + INTS)
-@pytest.mark.parametrize("name", ["exp", "log", "sqrt", "sin", "cos"])
-def test_transcendentals_within_tolerance(name, dtype):
-    rng = np.random.default_rng(13)
-    x = values(rng, dtype, lo=0 if name in ("log", "sqrt") else None)
-    if dtype in INTS:
-        x = np.abs(x) % 50 if name != "exp" else x % 30
-    got, want = getattr(sw, name)(x), vs_numpy(name, x)
-    tol = TOLERANCE_ULP.get(name, {}).get(str(got.dtype), 0)
-    assert got.dtype == want.dtype and ulp_diff(got, want) <= tol
-    tgot = from_torch(getattr(sw, name)(to_torch(x)))
-    twant = from_torch(getattr(torch, name)(to_torch(x)))
-    # torch's sqrt comes from Sleef's u05 routines: within 1 ulp, not correctly rounded.
-    ttol = max(tol, 1) if name == "sqrt" and tgot.dtype.itemsize >= 4 else tol
-    assert tgot.dtype == twant.dtype and ulp_diff(tgot, twant) <= ttol
-
-
-@pytest.mark.parametrize("dtype", FLOATS)
-def test_float_pow_within_tolerance(dtype):
-    rng = np.random.default_rng(17)
-    x = (rng.random(3000) * 4).astype(NP[dtype])
-    y = (rng.random(3000) * 6 - 3).astype(NP[dtype])
-    got = sw.pow(x, y)
-    assert ulp_diff(got, vs_numpy("pow", x, y)) <= TOLERANCE_ULP["pow"][dtype]
-    tgot = from_torch(sw.pow(to_torch(x), to_torch(y)))
-    assert ulp_diff(tgot, from_torch(torch.pow(to_torch(x), to_torch(y)))) <= TOLERANCE_ULP["pow"][dtype]
 
 
 # -- where, cast, fma -------------------------------------------------------------------------
@@ -495,14 +635,102 @@ def test_every_op_compiles_with_nvrtc():
     assert compile_batched(sources) == len(sources)
 
 
-def test_readme_table_matches_the_supported_data():
+def test_readme_table_is_the_generated_one():
+    """README.md's ops section is exactly what tools/op_table.py generates from the table
+    (run `python tools/op_table.py --write` after changing a row)."""
     from pathlib import Path
 
     readme = (Path(__file__).parents[1] / "README.md").read_text()
+    begin, end = readme.index(_builtins.README_BEGIN), readme.index(_builtins.README_END)
+    assert readme[begin:end + len(_builtins.README_END)] == _builtins.readme_section()
     for name, dtypes in SUPPORTED.items():
-        assert f"| `{name}` | {', '.join(dtypes)} |" in readme, name
-    # the whole table, as sw._builtins.op_table() generates it (paste its output on a change)
-    assert sw._builtins.op_table() in readme
+        assert f"| `{name}` | {', '.join(dtypes)} |" in _builtins.op_table(), name
+
+
+def test_the_stub_is_the_generated_one_and_names_the_whole_module():
+    """_builtins.pyi (what type checkers read for the module whose functions are made at
+    import) is what the table generates, and declares every public name the module has."""
+    import ast
+    import types
+    from pathlib import Path
+
+    text = Path(_builtins.__file__).with_suffix(".pyi").read_text()
+    assert text == _builtins.stub(), "run `python tools/op_table.py --write`"
+    tree = ast.parse(text)
+    declared = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    declared |= {n.target.id for n in tree.body if isinstance(n, ast.AnnAssign)}
+    public = {n for n, v in vars(_builtins).items() if not n.startswith("_")
+              and not isinstance(v, types.ModuleType) and getattr(v, "__module__", _builtins.__name__)
+              in (_builtins.__name__, None) and n != "annotations"}
+    assert public <= declared, public - declared
+
+
+def test_each_row_is_a_public_function_with_its_signature():
+    import inspect
+
+    for name, row in ROWS.items():
+        fn = getattr(sw, name)
+        assert fn is getattr(_builtins, name) and name in sw.__all__
+        params = list(inspect.signature(fn).parameters.values())
+        assert [p.name for p in params[:len(row.params)]] == list(row.params)
+        assert all(p.kind is p.POSITIONAL_ONLY for p in params[:len(row.params)])
+        keywords = ["out", "convention", "algorithm"] if row.convention else ["out", "algorithm"]
+        assert [p.name for p in params[len(row.params):]] == keywords
+        assert all(p.kind is p.KEYWORD_ONLY for p in params[len(row.params):])
+        assert fn.__doc__.startswith(row.doc) and ", ".join(row.dtypes[:2]) in fn.__doc__
+        assert sw.explain(name, *operands(row, row.dtypes[0], np.random.default_rng(0))).shape
+    assert [n for n in sw.__all__ if n.endswith("_") and not n.startswith("_")] == ["remainder_"]
+
+
+# -- a toy op, registered from here: one row is the whole change ------------------------------
+
+TOY_CODE = """
+namespace toy {
+// 2 * a - b, integers wrapping (through the unsigned type, as ops.h's arithmetic does)
+template <class T> struct TwiceMinusFunctor {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const {
+    typedef typename sw::Unsigned<T>::type U;
+    if constexpr (sw::IsInt<T>::value) return (T)((U)a * 2u - (U)b);
+    else return a * T(2) - b;
+  }
+};
+}  // namespace toy
+"""
+
+
+def test_a_toy_op_is_one_row(monkeypatch):
+    """A row whose functor is C++ from this test: registered, it is a public function of its
+    own signature that runs end to end (NumPy arrays and torch CPU tensors, broadcast, out=),
+    explain and the README table know it, and the table tests' checks apply to it unchanged;
+    unregistered, it is gone."""
+    row = _builtins.Row("toy_twice_minus", ("a", "b"), "toy::TwiceMinusFunctor<{M}>",
+                        ("float32", "float64", "int8", "int32", "uint64"), None,
+                        "2 * a - b; integers wrap.", torch=None, code=TOY_CODE)
+    oracle = lambda a, b: (2 * a - b).astype(np.result_type(a, b))  # noqa: E731
+    monkeypatch.setitem(NUMPY_ORACLE, row.name, oracle)
+    monkeypatch.setitem(TORCH_ORACLE, row.name, oracle)
+    fn = _builtins.register(row)
+    try:
+        assert fn.__name__ == row.name and row.name in _builtins.__all__
+        assert "| `toy_twice_minus` | float32, float64, int8, int32, uint64 |" in _builtins.op_table()
+        for dtype in row.dtypes:
+            check_numpy(row, dtype)
+            check_torch(row, dtype)
+        rng = np.random.default_rng(5)
+        x, y = rng.standard_normal((64, 300)).astype(np.float32), rng.standard_normal(300).astype(np.float32)
+        out = np.empty((300, 64), np.float32).T
+        assert fn(x, y, out=out) is out and same_bits(out, oracle(x, y))
+        assert sw.explain(row.name, x, y).mode == "rows"
+        t = fn(torch.from_numpy(x.T), torch.from_numpy(y[:64]))
+        assert isinstance(t, torch.Tensor) and same_bits(t.numpy(), oracle(x.T, y[:64]))
+        with pytest.raises(TypeError, match="unsupported dtype float16 for toy_twice_minus"):
+            fn(np.ones(3, np.float16), np.ones(3, np.float16))
+    finally:
+        _builtins.unregister(row.name)
+    assert not hasattr(_builtins, row.name) and row.name not in _builtins.__all__
+    assert row.name not in _builtins.OPS and "toy_twice_minus" not in _builtins.op_table()
+    with pytest.raises(ValueError, match="explain knows"):
+        sw.explain(row.name, np.ones(3), np.ones(3))
 
 
 @pytest.mark.nvrtc

@@ -6,6 +6,7 @@ trusted); what is asserted is that optional libraries stay unimported until need
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -40,6 +41,81 @@ def test_import_and_float_ops_load_no_optional_library():
             "assert (sw.add(a, a[0]) == a + a[0]).all()\n"
             "print(loaded())\n" % (OPTIONAL,))
     assert _run(code).splitlines() == ["[]", "[]"]
+
+
+# What `import stridewise` leaves for first use: user kernels and fusion (their parsers, the
+# hoisting pass), and the build machinery (hashlib, subprocess, json) a warm cache never needs.
+ON_FIRST_USE = ("stridewise._kernel", "stridewise._usercall", "stridewise._hoist",
+                "stridewise._fuse", "hashlib", "json", "subprocess")
+
+
+def test_import_leaves_user_kernels_fusion_and_the_build_for_first_use():
+    code = ("import sys, numpy\n"
+            "before = set(sys.modules)\n"
+            "import stridewise as sw\n"
+            "new = lambda: [m for m in %r if m in sys.modules and m not in before]\n"
+            "print(new())\n"
+            "from stridewise import ElementwiseKernel, fuse\n"
+            "from stridewise._kernel import ElementwiseKernel as K\n"
+            "assert ElementwiseKernel is K is sw.ElementwiseKernel and sw.evaluate.__module__ == 'stridewise._fuse'\n"
+            "assert {'ElementwiseKernel', 'fuse', 'evaluate'} <= set(dir(sw))\n"
+            "print(new())\n" % (ON_FIRST_USE,))
+    first, after = _run(code).splitlines()
+    assert first == "[]"
+    assert after == "['stridewise._kernel', 'stridewise._usercall', 'stridewise._hoist', 'stridewise._fuse']"
+
+
+COLD = r"""
+import json, os, subprocess, sys, tempfile
+from pathlib import Path
+import numpy as np
+import stridewise as sw
+from stridewise import _cache, _codegen, _ops, _pch
+from stridewise.backends import cpu
+a = np.linspace(-9, 9, 1001)
+assert (sw.remainder(a, 2.5) == np.remainder(a, 2.5)).all()
+used = None
+if os.environ["STRIDEWISE_PCH"] == "1":     # g++ reads it: -H marks a used header with "!"
+    cxx, version = cpu.compiler()
+    flags = cpu.FLAGS + cpu.extra_flags()
+    spec = _ops._call(_ops.REMAINDER, (a, 2.5), dry=True).spec
+    with tempfile.TemporaryDirectory() as d:
+        src = Path(d) / "k.cpp"
+        src.write_text(_codegen.generate(spec, cpu.entry_point))
+        inc = _pch.include(cxx, version, flags, Path(d))
+        log = subprocess.run([cxx, *flags, *inc, "-H", f"-I{_cache.INCLUDE_DIR}", str(src), "-o",
+                              str(Path(d) / "k.so")], capture_output=True, text=True).stderr
+        used = log.splitlines()[0] == "! " + str(Path(d) / (_pch.NAME + ".gch"))
+print(json.dumps({"pch": sum(_pch.builds.values()), "kernels": sum(_cache.builds.values()),
+                  "used": used}))
+"""
+
+
+def test_cold_builds_read_the_precompiled_header_and_build_the_same_library(tmp_path):
+    """The header library is precompiled once into the cache, g++ reads it for a kernel, and
+    the kernel's library is byte for byte the one built without it."""
+    from stridewise import _pch
+    from stridewise.backends import cpu
+
+    if not _pch.enabled(cpu.compiler()[0]):
+        pytest.skip("the precompiled header is GCC's (CXX is another compiler)")
+    seen = {}
+    for pch in ("1", "0"):
+        cache = tmp_path / pch
+        env = {**os.environ, "PYTHONPATH": str(SRC.parent), "STRIDEWISE_CACHE_DIR": str(cache),
+               "STRIDEWISE_PCH": pch}
+        proc = subprocess.run([sys.executable, "-c", COLD], capture_output=True, text=True,
+                              env=env, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        seen[pch] = json.loads(proc.stdout)
+        seen[pch]["entries"] = {p.name: p.read_bytes() for p in (cache / "cpu").iterdir()
+                                if not p.name.endswith(".lock")}
+    on, off = seen["1"], seen["0"]
+    assert on["pch"] == 1 and on["kernels"] == off["kernels"] == 1 and off["pch"] == 0
+    assert on["used"] is True
+    assert [n for n in on["entries"] if n.endswith(".gch")] and len(on["entries"]) == 2
+    (kernel,) = off["entries"]
+    assert on["entries"][kernel] == off["entries"][kernel]     # same key, same bytes
 
 
 def test_bfloat16_loads_ml_dtypes_on_first_use():

@@ -1,7 +1,16 @@
-"""Built-in elementwise ops: the op table, its tolerances, and one public function per op.
+"""Built-in elementwise ops: the op table, and everything generated from it.
 
-Every op runs on the same pipeline as remainder and user kernels (broadcasting, every mode,
-out=, torch / CuPy / NumPy arrays). The functors live in include/stridewise/ops.h.
+Each row of `_TABLE` is one op: its inputs, functor, compute dtypes, promotion, NumPy and
+torch counterparts, tolerance and docstring. From the rows come the public functions
+(`sw.add`, with real signatures, in `__all__`), what `explain` knows, the README's table and
+the type stub `_builtins.pyi` (tools/op_table.py writes both), and the tests that hold every
+row to its NumPy and torch counterparts (tests/test_builtin_ops.py). A new op is one row,
+plus a functor in include/stridewise/ops.h where its math is new (CuPy's create_ufunc
+pattern). `cast` is the one op outside the table: its target dtype selects the kernel.
+
+Every op runs on the same pipeline as user kernels (broadcasting, every mode, out=, torch /
+CuPy / NumPy arrays). The functors live in include/stridewise/ops.h, remainder's in
+functors.h (its exact fmod fast paths are most of that header).
 
 Semantics, where the libraries leave room:
 
@@ -23,168 +32,85 @@ Semantics, where the libraries leave room:
 - cast(x, dtype): float64 -> float16 rounds once (NumPy; torch rounds through float32 and can
   differ on rare ties); float -> int of NaN, inf or out-of-range values is undefined.
 - fma(x, y, z) = x * y + z with one rounding for float32 and float64; integers wrap.
+- remainder: the sign of the divisor; a zero result keeps the dividend's sign under the
+  torch convention (torch on CUDA) and takes the divisor's under NumPy's.
 """
 from __future__ import annotations
 
 import numbers
+import sys
+from dataclasses import dataclass, field
+from typing import Callable
 
-from . import _ops
+from . import _ops, _torch_ops
 from ._ops import ElementwiseOp, _call
-from ._typing import AlgorithmLike, Array, Operand
-
-__all__ = ["OPS", "SUPPORTED", "TOLERANCE_ULP", "add", "subtract", "multiply", "divide", "fmod",
-           "floor_divide", "maximum", "minimum", "pow", "where", "relu", "abs", "negative",
-           "exp", "log", "sqrt", "sin", "cos", "cast", "fma"]
+from ._typing import AlgorithmLike, Array, Convention, Operand
 
 _FLOATS = ("float16", "bfloat16", "float32", "float64")
 _INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 _ALL = _FLOATS + _INTS
 _BOOL = _ALL + ("bool",)   # where bool is closed under the op in NumPy and torch (or, and)
+_BITS = _INTS + ("bool",)
 
-# name: (inputs, functor, NumPy ufunc, compute dtypes, promotion)
-_TABLE = {
-    "add": (2, "sw::AddFunctor<{M}>", "add", _BOOL, "same"),
-    "subtract": (2, "sw::SubtractFunctor<{M}>", "subtract", _ALL, "same"),
-    "multiply": (2, "sw::MultiplyFunctor<{M}>", "multiply", _BOOL, "same"),
-    "divide": (2, "sw::DivideFunctor<{M}>", "divide", _FLOATS, "float"),
-    "fmod": (2, "sw::FmodFunctor<{M}>", "fmod", _ALL, "same"),
-    "floor_divide": (2, "sw::FloorDivideFunctor<{M}>", "floor_divide", _ALL, "same"),
-    "maximum": (2, "sw::MaximumFunctor<{M}>", "maximum", _BOOL, "same"),
-    "minimum": (2, "sw::MinimumFunctor<{M}>", "minimum", _BOOL, "same"),
-    "pow": (2, "sw::PowFunctor<{M}>", "power", _ALL, "same"),
-    "where": (3, "sw::WhereFunctor<{M}>", None, _BOOL, "where"),
-    "relu": (1, "sw::ReluFunctor<{M}>", None, _ALL, "same"),
-    "abs": (1, "sw::AbsFunctor<{M}>", "absolute", _ALL, "same"),
-    "negative": (1, "sw::NegativeFunctor<{M}>", "negative", _ALL, "same"),
-    "exp": (1, "sw::ExpFunctor<{M}>", "exp", _FLOATS, "float"),
-    "log": (1, "sw::LogFunctor<{M}>", "log", _FLOATS, "float"),
-    "sqrt": (1, "sw::SqrtFunctor<{M}>", "sqrt", _FLOATS, "float"),
-    "sin": (1, "sw::SinFunctor<{M}>", "sin", _FLOATS, "float"),
-    "cos": (1, "sw::CosFunctor<{M}>", "cos", _FLOATS, "float"),
-    "fma": (3, "sw::FmaFunctor<{M}>", None, _ALL, "same"),
-    "equal": (2, "sw::EqualFunctor<{M}>", "equal", _BOOL, "bool"),
-    "not_equal": (2, "sw::NotEqualFunctor<{M}>", "not_equal", _BOOL, "bool"),
-    "less": (2, "sw::LessFunctor<{M}>", "less", _BOOL, "bool"),
-    "less_equal": (2, "sw::LessEqualFunctor<{M}>", "less_equal", _BOOL, "bool"),
-    "greater": (2, "sw::GreaterFunctor<{M}>", "greater", _BOOL, "bool"),
-    "greater_equal": (2, "sw::GreaterEqualFunctor<{M}>", "greater_equal", _BOOL, "bool"),
-    "logical_and": (2, "sw::LogicalAndFunctor<{M}>", "logical_and", _BOOL, "bool"),
-    "logical_or": (2, "sw::LogicalOrFunctor<{M}>", "logical_or", _BOOL, "bool"),
-    "logical_xor": (2, "sw::LogicalXorFunctor<{M}>", "logical_xor", _BOOL, "bool"),
-    "logical_not": (1, "sw::LogicalNotFunctor<{M}>", "logical_not", _BOOL, "bool"),
-    "bitwise_and": (2, "sw::BitwiseAndFunctor<{M}>", "bitwise_and", _INTS + ("bool",), "same"),
-    "bitwise_or": (2, "sw::BitwiseOrFunctor<{M}>", "bitwise_or", _INTS + ("bool",), "same"),
-    "bitwise_xor": (2, "sw::BitwiseXorFunctor<{M}>", "bitwise_xor", _INTS + ("bool",), "same"),
-    "bitwise_not": (1, "sw::InvertFunctor<{M}>", "invert", _INTS + ("bool",), "same"),
-    "left_shift": (2, "sw::LeftShiftFunctor<{M}>", "left_shift", _INTS, "same"),
-    "right_shift": (2, "sw::RightShiftFunctor<{M}>", "right_shift", _INTS, "same"),
-    "isnan": (1, "sw::IsNanFunctor<{M}>", "isnan", _BOOL, "bool"),
-    "isinf": (1, "sw::IsInfFunctor<{M}>", "isinf", _BOOL, "bool"),
-    "isfinite": (1, "sw::IsFiniteFunctor<{M}>", "isfinite", _BOOL, "bool"),
-    "floor": (1, "sw::FloorFunctor<{M}>", "floor", _BOOL, "same"),
-    "ceil": (1, "sw::CeilFunctor<{M}>", "ceil", _BOOL, "same"),
-    "trunc": (1, "sw::TruncFunctor<{M}>", "trunc", _BOOL, "same"),
-    "sign": (1, "sw::SignFunctor<{M}, {C}>", "sign", _ALL, "same"),
-    "copysign": (2, "sw::CopysignFunctor<{M}>", "copysign", _FLOATS, "float"),
-    "square": (1, "sw::SquareFunctor<{M}>", "square", _ALL, "same"),
-    "reciprocal": (1, "sw::ReciprocalFunctor<{M}>", "reciprocal", _FLOATS, "float"),
-    "tanh": (1, "sw::TanhFunctor<{M}>", "tanh", _FLOATS, "float"),
-    "sigmoid": (1, "sw::SigmoidFunctor<{M}>", None, _FLOATS, "float"),
-    "clip": (3, "sw::ClipFunctor<{M}>", None, _ALL, "same"),
-}
-OPS = {name: ElementwiseOp(name, nin, functor, ufunc, dtypes, promote, "stridewise/ops.h")
-       for name, (nin, functor, ufunc, dtypes, promote) in _TABLE.items()}
-
-# cast: one op per target dtype (the target is part of what selects the kernel).
-CAST_DTYPES = _BOOL
-_CASTS = {dt: ElementwiseOp(f"cast_{dt}", 1, "sw::CastFunctor<{M}>", None, CAST_DTYPES, dt,
-                            "stridewise/ops.h")
-          for dt in CAST_DTYPES}
-
-_ops._OPS.update({name: (op, False) for name, op in OPS.items()})  # explain() knows them
-
-# (op, compute dtype) pairs that run: plain data for tests and docs.
-SUPPORTED = {name: op.dtypes for name, op in OPS.items()} | {"cast": CAST_DTYPES}
-
-
-def op_table() -> str:
-    """The README's table of ops and their compute dtypes, generated from SUPPORTED."""
-    rows = [f"| `{name}` | {', '.join(dtypes)} |" for name, dtypes in SUPPORTED.items()]
-    return "\n".join(["| op | compute dtypes |", "|---|---|", *rows])
-
-# Largest difference, in units in the last place of the result dtype, from NumPy and torch on
-# the CPU. Every op not listed is exact (bit for bit; sqrt is correctly rounded by IEEE 754).
+_X, _X2 = ("x",), ("x1", "x2")
 # The transcendentals come from different libraries (glibc here, NumPy's SIMD loops, Sleef in
 # torch, CUDA's libdevice on the GPU), each accurate to about 1 ulp of the true value; 16-bit
-# results can land one ulp apart when float32 results straddle a rounding boundary. pow on
-# floats is the C library's; fma on 16-bit floats rounds twice (float32, then 16-bit).
-TOLERANCE_ULP = {
-    "exp": {"float64": 2, "float32": 4, "float16": 1, "bfloat16": 1},
-    "log": {"float64": 2, "float32": 4, "float16": 1, "bfloat16": 1},
-    "sin": {"float64": 2, "float32": 4, "float16": 1, "bfloat16": 1},
-    "cos": {"float64": 2, "float32": 4, "float16": 1, "bfloat16": 1},
-    "pow": {"float64": 2, "float32": 4, "float16": 1, "bfloat16": 1},
-    "fma": {"float16": 1, "bfloat16": 1},
-    "tanh": {"float64": 2, "float32": 4, "float16": 1, "bfloat16": 1},
-    "sigmoid": {"float64": 2, "float32": 4, "float16": 1, "bfloat16": 1},
-}
+# results can land one ulp apart when float32 results straddle a rounding boundary.
+_LIBM = {"float64": 2, "float32": 4, "float16": 1, "bfloat16": 1}
 
 
-def add(x1: Operand, x2: Operand, /, *,
-        out: Array | None = None, algorithm: AlgorithmLike | None = None) -> Array:
-    """x1 + x2, broadcast; integers wrap."""
-    return _call(OPS["add"], (x1, x2), out, None, algorithm)
+@dataclass(frozen=True)
+class Row:
+    """One built-in op: everything its function, its README row and its tests come from.
+
+    Attributes
+    ----------
+    name : the public function's name (and the kernel's).
+    params : the inputs' names, in order; their number is the op's arity.
+    functor : C++ functor template; "{T}" is the compute type, "{M}" its OpMath type, "{C}"
+        the convention (sw::kTorch or sw::kNumpy).
+    dtypes : the compute dtypes the op supports.
+    ufunc : the NumPy ufunc whose dtype resolution the op follows, and the tests' NumPy
+        oracle (None: NumPy's result_type, and an oracle the tests declare).
+    doc : the docstring's first lines.
+    torch : the torch function of the same meaning (the tests' torch oracle); "" is `name`,
+        None is none.
+    promote : "same", "float", "bool" or "where" (ElementwiseOp.promote).
+    ulp : per result dtype, the largest distance from NumPy and torch in units in the last
+        place; a dtype not listed is exact (bit for bit).
+    check : called with the inputs before anything runs; raises on arguments the libraries
+        refuse (pow's negative integer exponent).
+    convention : the function takes convention= ("torch" or "numpy").
+    inplace : there is also `name_`, which writes into its first input.
+    header : the header the functor lives in ("": functors.h, always included).
+    code : C++ the functor needs, placed before the kernel (an op whose functor is not in a
+        header: a test's toy op).
+    """
+
+    name: str
+    params: tuple[str, ...]
+    functor: str
+    dtypes: tuple[str, ...]
+    ufunc: str | None
+    doc: str
+    torch: str | None = ""
+    promote: str = "same"
+    ulp: dict[str, int] = field(default_factory=dict)
+    check: Callable[..., None] | None = None
+    convention: bool = False
+    inplace: bool = False
+    header: str = "stridewise/ops.h"
+    code: str = ""
+
+    @property
+    def torch_name(self) -> str | None:
+        return self.name if self.torch == "" else self.torch
 
 
-def subtract(x1: Operand, x2: Operand, /, *,
-             out: Array | None = None, algorithm: AlgorithmLike | None = None) -> Array:
-    """x1 - x2, broadcast; integers wrap."""
-    return _call(OPS["subtract"], (x1, x2), out, None, algorithm)
-
-
-def multiply(x1: Operand, x2: Operand, /, *,
-             out: Array | None = None, algorithm: AlgorithmLike | None = None) -> Array:
-    """x1 * x2, broadcast; integers wrap."""
-    return _call(OPS["multiply"], (x1, x2), out, None, algorithm)
-
-
-def divide(x1: Operand, x2: Operand, /, *,
-           out: Array | None = None, algorithm: AlgorithmLike | None = None) -> Array:
-    """True division; integers compute in the library's default float."""
-    return _call(OPS["divide"], (x1, x2), out, None, algorithm)
-
-
-def fmod(x1: Operand, x2: Operand, /, *,
-         out: Array | None = None, algorithm: AlgorithmLike | None = None) -> Array:
-    """C's fmod (the dividend's sign); integer x % 0 is 0."""
-    return _call(OPS["fmod"], (x1, x2), out, None, algorithm)
-
-
-def floor_divide(x1: Operand, x2: Operand, /, *,
-                 out: Array | None = None, algorithm: AlgorithmLike | None = None) -> Array:
-    """floor(x1 / x2) as NumPy and torch define it; integer x // 0 is 0 (never traps)."""
-    return _call(OPS["floor_divide"], (x1, x2), out, None, algorithm)
-
-
-def maximum(x1: Operand, x2: Operand, /, *,
-            out: Array | None = None, algorithm: AlgorithmLike | None = None) -> Array:
-    """Elementwise maximum; a NaN operand gives NaN."""
-    return _call(OPS["maximum"], (x1, x2), out, None, algorithm)
-
-
-def minimum(x1: Operand, x2: Operand, /, *,
-            out: Array | None = None, algorithm: AlgorithmLike | None = None) -> Array:
-    """Elementwise minimum; a NaN operand gives NaN."""
-    return _call(OPS["minimum"], (x1, x2), out, None, algorithm)
-
-
-def pow(x1: Operand, x2: Operand, /, *,  # noqa: A001 - NumPy's name
-        out: Array | None = None, algorithm: AlgorithmLike | None = None) -> Array:
-    """x1 ** x2. Integer bases with a negative Python-int exponent raise ValueError."""
+def _no_negative_int_power(x1: object, x2: object) -> None:
     if isinstance(x2, numbers.Integral) and x2 < 0 and _is_int_array(x1):
         raise ValueError("Integers to negative integer powers are not allowed; "
                          "cast the base to a float dtype first")
-    return _call(OPS["pow"], (x1, x2), out, None, algorithm)
 
 
 def _is_int_array(x) -> bool:
@@ -192,64 +118,229 @@ def _is_int_array(x) -> bool:
     return "int" in dt and "uint" not in dt
 
 
-def where(condition: Operand, x: Operand, y: Operand, /, *,
-          out: Array | None = None, algorithm: AlgorithmLike | None = None) -> Array:
-    """x where condition (dtype bool) is true, else y; x and y promote."""
-    return _call(OPS["where"], (condition, x, y), out, None, algorithm)
+_TABLE = (
+    Row("remainder", _X2, "sw::RemainderFunctor<{T}, {C}>", _ALL, "remainder",
+        "Elementwise remainder with the sign of the divisor, broadcast without copies.",
+        convention=True, inplace=True, header=""),
+    Row("add", _X2, "sw::AddFunctor<{M}>", _BOOL, "add", "x1 + x2, broadcast; integers wrap."),
+    Row("subtract", _X2, "sw::SubtractFunctor<{M}>", _ALL, "subtract",
+        "x1 - x2, broadcast; integers wrap."),
+    Row("multiply", _X2, "sw::MultiplyFunctor<{M}>", _BOOL, "multiply",
+        "x1 * x2, broadcast; integers wrap."),
+    Row("divide", _X2, "sw::DivideFunctor<{M}>", _FLOATS, "divide",
+        "True division; integers compute in the library's default float.", promote="float"),
+    Row("fmod", _X2, "sw::FmodFunctor<{M}>", _ALL, "fmod",
+        "C's fmod (the dividend's sign); integer x % 0 is 0."),
+    Row("floor_divide", _X2, "sw::FloorDivideFunctor<{M}>", _ALL, "floor_divide",
+        "floor(x1 / x2) as NumPy and torch define it; integer x // 0 is 0 (never traps)."),
+    Row("maximum", _X2, "sw::MaximumFunctor<{M}>", _BOOL, "maximum",
+        "Elementwise maximum; a NaN operand gives NaN."),
+    Row("minimum", _X2, "sw::MinimumFunctor<{M}>", _BOOL, "minimum",
+        "Elementwise minimum; a NaN operand gives NaN."),
+    Row("pow", _X2, "sw::PowFunctor<{M}>", _ALL, "power",
+        "x1 ** x2. Integer bases with a negative Python-int exponent raise ValueError.",
+        ulp=_LIBM, check=_no_negative_int_power),      # float pow is the C library's
+    Row("where", ("condition", "x", "y"), "sw::WhereFunctor<{M}>", _BOOL, None,
+        "x where condition (dtype bool) is true, else y; x and y promote.", promote="where"),
+    Row("relu", _X, "sw::ReluFunctor<{M}>", _ALL, None,
+        "max(x, 0) as torch.relu: NaN and -0.0 pass through."),
+    Row("abs", _X, "sw::AbsFunctor<{M}>", _ALL, "absolute", "|x|; |INT_MIN| wraps to INT_MIN."),
+    Row("negative", _X, "sw::NegativeFunctor<{M}>", _ALL, "negative", "-x; integers wrap."),
+    Row("exp", _X, "sw::ExpFunctor<{M}>", _FLOATS, "exp",
+        "e ** x (within TOLERANCE_ULP['exp'] of NumPy and torch).", promote="float", ulp=_LIBM),
+    Row("log", _X, "sw::LogFunctor<{M}>", _FLOATS, "log",
+        "Natural logarithm (within TOLERANCE_ULP['log']).", promote="float", ulp=_LIBM),
+    Row("sqrt", _X, "sw::SqrtFunctor<{M}>", _FLOATS, "sqrt",
+        "Square root, correctly rounded.", promote="float"),
+    Row("sin", _X, "sw::SinFunctor<{M}>", _FLOATS, "sin",
+        "Sine (within TOLERANCE_ULP['sin']).", promote="float", ulp=_LIBM),
+    Row("cos", _X, "sw::CosFunctor<{M}>", _FLOATS, "cos",
+        "Cosine (within TOLERANCE_ULP['cos']).", promote="float", ulp=_LIBM),
+    Row("fma", ("x", "y", "z"), "sw::FmaFunctor<{M}>", _ALL, None,
+        "x * y + z in one rounding (float32, float64); integers wrap.", torch=None,
+        ulp={"float16": 1, "bfloat16": 1}),           # 16-bit: float32's fma, rounded again
+    Row("equal", _X2, "sw::EqualFunctor<{M}>", _BOOL, "equal", "x1 == x2 (bool).",
+        torch="eq", promote="bool"),
+    Row("not_equal", _X2, "sw::NotEqualFunctor<{M}>", _BOOL, "not_equal", "x1 != x2 (bool).",
+        torch="ne", promote="bool"),
+    Row("less", _X2, "sw::LessFunctor<{M}>", _BOOL, "less", "x1 < x2 (bool).", promote="bool"),
+    Row("less_equal", _X2, "sw::LessEqualFunctor<{M}>", _BOOL, "less_equal", "x1 <= x2 (bool).",
+        promote="bool"),
+    Row("greater", _X2, "sw::GreaterFunctor<{M}>", _BOOL, "greater", "x1 > x2 (bool).",
+        promote="bool"),
+    Row("greater_equal", _X2, "sw::GreaterEqualFunctor<{M}>", _BOOL, "greater_equal",
+        "x1 >= x2 (bool).", promote="bool"),
+    Row("logical_and", _X2, "sw::LogicalAndFunctor<{M}>", _BOOL, "logical_and",
+        "x1 and x2, nonzero meaning true (bool).", promote="bool"),
+    Row("logical_or", _X2, "sw::LogicalOrFunctor<{M}>", _BOOL, "logical_or",
+        "x1 or x2, nonzero meaning true (bool).", promote="bool"),
+    Row("logical_xor", _X2, "sw::LogicalXorFunctor<{M}>", _BOOL, "logical_xor",
+        "Exactly one of x1, x2 nonzero (bool).", promote="bool"),
+    Row("logical_not", _X, "sw::LogicalNotFunctor<{M}>", _BOOL, "logical_not", "x == 0 (bool).",
+        promote="bool"),
+    Row("bitwise_and", _X2, "sw::BitwiseAndFunctor<{M}>", _BITS, "bitwise_and",
+        "x1 & x2 on integers and bool."),
+    Row("bitwise_or", _X2, "sw::BitwiseOrFunctor<{M}>", _BITS, "bitwise_or",
+        "x1 | x2 on integers and bool."),
+    Row("bitwise_xor", _X2, "sw::BitwiseXorFunctor<{M}>", _BITS, "bitwise_xor",
+        "x1 ^ x2 on integers and bool."),
+    Row("bitwise_not", _X, "sw::InvertFunctor<{M}>", _BITS, "invert",
+        "~x on integers; not x on bool (NumPy's invert)."),
+    Row("left_shift", _X2, "sw::LeftShiftFunctor<{M}>", _INTS, "left_shift",
+        "x1 << x2; a count outside [0, bits) gives 0.", torch="bitwise_left_shift"),
+    Row("right_shift", _X2, "sw::RightShiftFunctor<{M}>", _INTS, "right_shift",
+        "x1 >> x2 (arithmetic for signed); a count outside [0, bits) gives 0 or -1.",
+        torch="bitwise_right_shift"),
+    Row("isnan", _X, "sw::IsNanFunctor<{M}>", _BOOL, "isnan",
+        "x is NaN (bool; False for integers).", promote="bool"),
+    Row("isinf", _X, "sw::IsInfFunctor<{M}>", _BOOL, "isinf", "x is +-inf (bool).",
+        promote="bool"),
+    Row("isfinite", _X, "sw::IsFiniteFunctor<{M}>", _BOOL, "isfinite",
+        "x is neither NaN nor +-inf (bool; True for integers).", promote="bool"),
+    Row("floor", _X, "sw::FloorFunctor<{M}>", _BOOL, "floor",
+        "Largest integer <= x; integers unchanged."),
+    Row("ceil", _X, "sw::CeilFunctor<{M}>", _BOOL, "ceil",
+        "Smallest integer >= x; integers unchanged."),
+    Row("trunc", _X, "sw::TruncFunctor<{M}>", _BOOL, "trunc",
+        "x rounded toward zero; integers unchanged."),
+    Row("sign", _X, "sw::SignFunctor<{M}, {C}>", _ALL, "sign",
+        "-1, 0 or 1; NaN gives NaN for NumPy arrays and 0 for torch tensors, as each does."),
+    Row("copysign", _X2, "sw::CopysignFunctor<{M}>", _FLOATS, "copysign",
+        "|x1| with the sign of x2; integers compute in the library's float.", promote="float"),
+    Row("square", _X, "sw::SquareFunctor<{M}>", _ALL, "square", "x * x; integers wrap."),
+    Row("reciprocal", _X, "sw::ReciprocalFunctor<{M}>", _FLOATS, "reciprocal",
+        "1 / x, floats (integers: torch's float32).", promote="float"),
+    Row("tanh", _X, "sw::TanhFunctor<{M}>", _FLOATS, "tanh",
+        "Hyperbolic tangent (within TOLERANCE_ULP['tanh']).", promote="float", ulp=_LIBM),
+    Row("sigmoid", _X, "sw::SigmoidFunctor<{M}>", _FLOATS, None,
+        "1 / (1 + exp(-x)) (within TOLERANCE_ULP['sigmoid']).", promote="float", ulp=_LIBM),
+    Row("clip", ("x", "lo", "hi"), "sw::ClipFunctor<{M}>", _ALL, None,
+        "clip(x, lo, hi) = minimum(maximum(x, lo), hi) (np.clip, torch.clamp)."),
+)
+
+ROWS: dict[str, Row] = {}                 # name -> row
+OPS: dict[str, ElementwiseOp] = {}        # name -> the pipeline's op
+__all__: list[str] = []                   # the public functions (stridewise exports these)
+
+# Largest difference from NumPy and torch on the CPU, in units in the last place of the
+# result dtype, per op; an op not listed is exact (bit for bit; sqrt is correctly rounded).
+TOLERANCE_ULP: dict[str, dict[str, int]] = {}
+
+_COMMON_DOC = """
+Inputs are NumPy, torch or CuPy arrays of any strides, or Python numbers (at least one
+array); they broadcast, and promote by the owning library's rules.
+{dtypes}
+{convention}out: an array of the broadcast shape and result dtype, any strides.
+algorithm: Auto() (default) or an explicit algorithm such as Rows(block_size=512).
+Returns the output array, from the same library and device as the inputs.
+"""
+_CONVENTION_DOC = ('convention: "torch" (a zero result keeps the dividend\'s sign, as torch on '
+                   'CUDA) or\n"numpy" (it takes the divisor\'s sign); default: the owning '
+                   "library's.\n")
 
 
-def relu(x: Operand, /, *,
-         out: Array | None = None, algorithm: AlgorithmLike | None = None) -> Array:
-    """max(x, 0) as torch.relu: NaN and -0.0 pass through."""
-    return _call(OPS["relu"], (x,), out, None, algorithm)
+def _signature(row: Row, inplace: bool) -> str:
+    """`def name(inputs, /, *, out=, convention=, algorithm=) -> Array`, annotated: the inputs
+    positional, then out= (not in place), convention= where the row has one, algorithm=."""
+    ins = ", ".join(f"{p}: {'Array' if inplace and i == 0 else 'Operand'}"
+                    for i, p in enumerate(row.params))
+    kws = [] if inplace else ["out: Array | None = None"]
+    kws += ["convention: Convention | None = None"] * row.convention
+    kws += ["algorithm: AlgorithmLike | None = None"]
+    return f"def {row.name + '_' * inplace}({ins}, /, *, {', '.join(kws)}) -> Array:"
 
 
-def abs(x: Operand, /, *,  # noqa: A001 - NumPy's name
-        out: Array | None = None, algorithm: AlgorithmLike | None = None) -> Array:
-    """|x|; |INT_MIN| wraps to INT_MIN."""
-    return _call(OPS["abs"], (x,), out, None, algorithm)
+def _source(row: Row, inplace: bool) -> str:
+    """The public function of `row`. It starts with the warm path, as every entry point does,
+    then takes the full one (_ops._call); both are read per call, since tests swap the warm
+    path and fuse's tracing swaps _call."""
+    args = ", ".join(row.params) + ("," if len(row.params) == 1 else "")
+    call = (f"_op_{row.name}, ({args}), {'None' if inplace else 'out'}, "
+            f"{'convention' if row.convention else 'None'}, algorithm, {inplace}")
+    return (_signature(row, inplace) + "\n"
+            + (f"    _check_{row.name}({args})\n" if row.check else "")
+            + f"    r = _ops._warm_call({call}, _CALLS)\n"
+            + f"    return _ops._call({call}) if r is None else r\n")
 
 
-def negative(x: Operand, /, *,
-             out: Array | None = None, algorithm: AlgorithmLike | None = None) -> Array:
-    """-x; integers wrap."""
-    return _call(OPS["negative"], (x,), out, None, algorithm)
+def _doc(row: Row, inplace: bool) -> str:
+    if inplace:
+        first = row.params[0]
+        return (f"In-place {row.name}: {first} = {row.name}({', '.join(row.params)}); "
+                f"the others must broadcast to {first}'s shape.")
+    dtypes, line = [], "Computes in"        # wrapped by hand: textwrap costs 1 ms an op
+    for i, dt in enumerate(row.dtypes):
+        word = f" {dt}{'.' if i == len(row.dtypes) - 1 else ','}"
+        if len(line) + len(word) > 92:
+            dtypes.append(line)
+            line = ""
+        line += word
+    dtypes = "\n".join(dtypes + [line]).replace("\n ", "\n")
+    return row.doc + "\n" + _COMMON_DOC.format(
+        dtypes=dtypes, convention=_CONVENTION_DOC if row.convention else "")
 
 
-def exp(x: Operand, /, *,
-        out: Array | None = None, algorithm: AlgorithmLike | None = None) -> Array:
-    """e ** x (within TOLERANCE_ULP["exp"] of NumPy and torch)."""
-    return _call(OPS["exp"], (x,), out, None, algorithm)
+def _traced(row: Row, op: ElementwiseOp, inplace: bool) -> Callable:
+    """What Dynamo traces in place of the function: the op's torch.library custom op."""
+    traced = _torch_ops.traced(op, inplace)
+    if row.check is None:
+        return traced
+
+    def checked(*args, **kw):
+        row.check(*args)
+        return traced(*args, **kw)
+    return checked
 
 
-def log(x: Operand, /, *,
-        out: Array | None = None, algorithm: AlgorithmLike | None = None) -> Array:
-    """Natural logarithm (within TOLERANCE_ULP["log"])."""
-    return _call(OPS["log"], (x,), out, None, algorithm)
+def register(*rows: Row) -> Callable:
+    """Add `rows` to the table: their ops, their functions (in this module and `__all__`),
+    what `explain` and torch's custom ops know. Returns the last row's function."""
+    namespace = {"__name__": __name__, "_ops": _ops, "_CALLS": _ops._CALLS, "Array": Array,
+                 "Operand": Operand, "Convention": Convention, "AlgorithmLike": AlgorithmLike}
+    sources, made = ["from __future__ import annotations"], []
+    for row in rows:
+        if row.name in ROWS or any(r.name == row.name for r, *_ in made):
+            raise ValueError(f"an op named {row.name!r} is already in the table")
+        op = ElementwiseOp(row.name, len(row.params), row.functor, row.ufunc, row.dtypes,
+                           row.promote, row.header, code=row.code)
+        namespace[f"_op_{row.name}"], namespace[f"_check_{row.name}"] = op, row.check
+        for inplace in (False, True)[:1 + row.inplace]:
+            sources.append(_source(row, inplace))
+            made.append((row, op, inplace))
+    # one compile for all the rows: import pays for it once, not per op
+    exec(compile("\n".join(sources), "<stridewise op table>", "exec"), namespace)
+    module = sys.modules[__name__]
+    for row, op, inplace in made:
+        ROWS[row.name], OPS[row.name] = row, op
+        if row.ulp:
+            TOLERANCE_ULP[row.name] = dict(row.ulp)
+        fn = namespace[row.name + "_" * inplace]
+        fn.__doc__ = _doc(row, inplace)
+        fn._torchdynamo_inline = _traced(row, op, inplace)
+        setattr(module, fn.__name__, fn)
+        __all__.append(fn.__name__)
+        _ops._OPS[fn.__name__] = (op, inplace)
+    return getattr(module, rows[-1].name)
 
 
-def sqrt(x: Operand, /, *,
-         out: Array | None = None, algorithm: AlgorithmLike | None = None) -> Array:
-    """Square root, correctly rounded."""
-    return _call(OPS["sqrt"], (x,), out, None, algorithm)
+def unregister(name: str) -> None:
+    """Remove op `name` and its functions (a test's toy op)."""
+    row = ROWS.pop(name)
+    del OPS[name]
+    TOLERANCE_ULP.pop(name, None)
+    for fname in (name, name + "_")[:1 + row.inplace]:
+        delattr(sys.modules[__name__], fname)
+        __all__.remove(fname)
+        del _ops._OPS[fname]
 
 
-def sin(x: Operand, /, *,
-        out: Array | None = None, algorithm: AlgorithmLike | None = None) -> Array:
-    """Sine (within TOLERANCE_ULP["sin"])."""
-    return _call(OPS["sin"], (x,), out, None, algorithm)
+register(*_TABLE)
 
-
-def cos(x: Operand, /, *,
-        out: Array | None = None, algorithm: AlgorithmLike | None = None) -> Array:
-    """Cosine (within TOLERANCE_ULP["cos"])."""
-    return _call(OPS["cos"], (x,), out, None, algorithm)
-
-
-def fma(x: Operand, y: Operand, z: Operand, /, *,
-        out: Array | None = None, algorithm: AlgorithmLike | None = None) -> Array:
-    """x * y + z in one rounding (float32, float64); integers wrap."""
-    return _call(OPS["fma"], (x, y, z), out, None, algorithm)
+# cast: one op per target dtype (the target is part of what selects the kernel).
+CAST_DTYPES = _BOOL
+_CASTS = {dt: ElementwiseOp(f"cast_{dt}", 1, "sw::CastFunctor<{M}>", None, CAST_DTYPES, dt,
+                            "stridewise/ops.h")
+          for dt in CAST_DTYPES}
 
 
 def cast(x: Operand, dtype: object, /, *,
@@ -263,44 +354,80 @@ def cast(x: Operand, dtype: object, /, *,
     return _call(_CASTS[target], (x,), out, None, algorithm)
 
 
-def _op_function(name: str, doc: str):
-    """The public function of table op `name` (its inputs positional, then out and algorithm)."""
-    op = OPS[name]
-
-    def f(*args: object, out: object = None, algorithm: object = None) -> object:
-        return _call(op, args, out, None, algorithm)
-
-    f.__name__ = f.__qualname__ = name
-    f.__doc__ = doc
-    return f
+__all__.append("cast")
 
 
-# Ops of NumPy's and torch's own meaning; each takes its inputs positionally, then out= and
-# algorithm=, and returns the library's result dtype (bool for comparisons and tests).
-_DOCS = {
-    "equal": "x1 == x2 (bool).", "not_equal": "x1 != x2 (bool).", "less": "x1 < x2 (bool).",
-    "less_equal": "x1 <= x2 (bool).", "greater": "x1 > x2 (bool).",
-    "greater_equal": "x1 >= x2 (bool).",
-    "logical_and": "x1 and x2, nonzero meaning true (bool).",
-    "logical_or": "x1 or x2, nonzero meaning true (bool).",
-    "logical_xor": "Exactly one of x1, x2 nonzero (bool).", "logical_not": "x == 0 (bool).",
-    "bitwise_and": "x1 & x2 on integers and bool.", "bitwise_or": "x1 | x2 on integers and bool.",
-    "bitwise_xor": "x1 ^ x2 on integers and bool.",
-    "bitwise_not": "~x on integers; not x on bool (NumPy's invert).",
-    "left_shift": "x1 << x2; a count outside [0, bits) gives 0.",
-    "right_shift": "x1 >> x2 (arithmetic for signed); a count outside [0, bits) gives 0 or -1.",
-    "isnan": "x is NaN (bool; False for integers).", "isinf": "x is +-inf (bool).",
-    "isfinite": "x is neither NaN nor +-inf (bool; True for integers).",
-    "floor": "Largest integer <= x; integers unchanged.",
-    "ceil": "Smallest integer >= x; integers unchanged.",
-    "trunc": "x rounded toward zero; integers unchanged.",
-    "sign": "-1, 0 or 1; NaN gives NaN for NumPy arrays and 0 for torch tensors, as each does.",
-    "copysign": "|x1| with the sign of x2; integers compute in the library's float.",
-    "square": "x * x; integers wrap.", "reciprocal": "1 / x, floats (integers: torch's float32).",
-    "tanh": "Hyperbolic tangent (within TOLERANCE_ULP['tanh']).",
-    "sigmoid": "1 / (1 + exp(-x)) (within TOLERANCE_ULP['sigmoid']).",
-    "clip": "clip(x, lo, hi) = minimum(maximum(x, lo), hi) (np.clip, torch.clamp).",
-}
-for _name, _doc in _DOCS.items():
-    globals()[_name] = _op_function(_name, _doc)
-__all__ += list(_DOCS)
+def supported() -> dict[str, tuple]:
+    """(op, compute dtypes) of every op that runs, cast included: plain data."""
+    return {name: op.dtypes for name, op in OPS.items()} | {"cast": CAST_DTYPES}
+
+
+SUPPORTED = supported()   # the table as imported (a toy op registered later is not in it)
+
+README_BEGIN = "<!-- ops table: generated from the op table by tools/op_table.py -->"
+README_END = "<!-- end of ops table -->"
+
+
+def op_table() -> str:
+    """The README's table of ops and their compute dtypes, generated from the table."""
+    rows = [f"| `{name}` | {', '.join(dtypes)} |" for name, dtypes in supported().items()]
+    return "\n".join(["| op | compute dtypes |", "|---|---|", *rows])
+
+
+def readme_section() -> str:
+    """The README's generated section, its markers included."""
+    return f"{README_BEGIN}\n{op_table()}\n{README_END}"
+
+
+# The module as type checkers see it (_builtins.pyi, which tools/op_table.py writes): the
+# table's functions are made at import, so only a stub can name them to a checker.
+_STUB_HEAD = """\
+# Generated from the op table (_builtins.py) by tools/op_table.py --write: do not edit.
+from typing import Callable
+
+from ._ops import ElementwiseOp
+from ._typing import AlgorithmLike, Array, Convention, Operand
+
+class Row:
+{fields}
+    def __init__(self, {init}) -> None: ...
+    @property
+    def torch_name(self) -> str | None: ...
+
+ROWS: dict[str, Row]
+OPS: dict[str, ElementwiseOp]
+TOLERANCE_ULP: dict[str, dict[str, int]]
+CAST_DTYPES: tuple[str, ...]
+SUPPORTED: dict[str, tuple[str, ...]]
+README_BEGIN: str
+README_END: str
+
+def register(*rows: Row) -> Callable[..., Array]: ...
+def unregister(name: str) -> None: ...
+def supported() -> dict[str, tuple[str, ...]]: ...
+def op_table() -> str: ...
+def readme_section() -> str: ...
+def stub() -> str: ...
+def cast(x: Operand, dtype: object, /, *, out: Array | None = None,
+         algorithm: AlgorithmLike | None = None) -> Array: ...
+
+"""
+
+
+def stub() -> str:
+    """The text of _builtins.pyi: this module's public names, each op of the table a function
+    of its own signature."""
+    import dataclasses
+
+    fields = dataclasses.fields(Row)
+    body = "\n".join(f"    {f.name}: {f.type}" for f in fields)
+    init = ", ".join(f"{f.name}: {f.type}"
+                     + ("" if f.default is dataclasses.MISSING
+                        and f.default_factory is dataclasses.MISSING else " = ...")
+                     for f in fields)
+    defs = [_signature(row, inplace) + " ..."
+            for row in ROWS.values() for inplace in (False, True)[:1 + row.inplace]]
+    names = ",\n".join(f"    {n!r}" for n in __all__)
+    return (_STUB_HEAD.format(fields=body, init=init) + f"__all__ = [\n{names},\n]\n\n"
+            + "\n".join(defs) + "\n")
+

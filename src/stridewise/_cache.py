@@ -18,7 +18,6 @@ from __future__ import annotations
 import collections
 import contextlib
 import functools
-import hashlib
 import os
 import stat
 import threading
@@ -40,6 +39,12 @@ _MAX_ENTRY = 1 << 30                     # larger than any kernel: a damaged or 
 _LOCK_WAIT = 600.0                       # seconds to wait on another process's build
 
 builds: collections.Counter = collections.Counter()   # key -> builds done by this process
+
+
+def _sha256(data: bytes = b""):
+    import hashlib   # OpenSSL's start-up: paid by the first kernel, not by `import stridewise`
+
+    return hashlib.sha256(data)
 
 
 class CacheWarning(RuntimeWarning):
@@ -67,7 +72,7 @@ def header_digest() -> str:
     Every process hashes the contents (88 KB: about 0.1 ms), so the key follows any edit;
     os.scandir, not Path.rglob, keeps the walk itself cheap on a first call.
     """
-    h = hashlib.sha256()
+    h = _sha256()
     for rel, path in _header_files():
         h.update(rel.encode())
         with open(path, "rb") as f:
@@ -79,7 +84,7 @@ def cache_key(*parts) -> str:
     """A hex digest over `parts`, the header library and the package version."""
     from . import __version__
 
-    h = hashlib.sha256()
+    h = _sha256()
     for part in (*parts, header_digest(), __version__, MAGIC):
         h.update(repr(part).encode())
         h.update(b"\0")
@@ -179,7 +184,7 @@ def _verify(blob: bytes, key: str) -> tuple[bytes | None, str]:
     if stored != key.encode():
         return None, f"an entry built for another key ({stored.decode('ascii', 'replace')})"
     payload = memoryview(blob)[_HEADER:]
-    if hashlib.sha256(payload).digest() != blob[len(MAGIC) + 32:_HEADER]:
+    if _sha256(payload).digest() != blob[len(MAGIC) + 32:_HEADER]:
         return None, "damaged (its content hash does not match)"
     return bytes(payload), ""
 
@@ -239,7 +244,7 @@ def write(backend: str, key: str, suffix: str, data: bytes) -> Path | None:
             return None          # read-only: readers still find what is there
         try:
             with os.fdopen(fd, "wb") as f:
-                f.write(MAGIC + key.encode() + hashlib.sha256(data).digest())
+                f.write(MAGIC + key.encode() + _sha256(data).digest())
                 f.write(data)
                 f.flush()
                 os.fsync(f.fileno())
@@ -319,9 +324,11 @@ def _flock(backend: str, key: str, suffix: str) -> int | None:
 _built: dict = {}    # (backend, key) -> bytes built while the disk cache is off or read-only
 
 
-def fetch(backend: str, key: str, suffix: str, build: Callable[[], bytes]) -> bytes:
+def fetch(backend: str, key: str, suffix: str, build: Callable[[], bytes],
+          counter: collections.Counter | None = None) -> bytes:
     """The verified bytes of entry `key`, built by `build()` on a miss, once per key across
-    threads and processes (a waiter reads what the builder stored)."""
+    threads and processes (a waiter reads what the builder stored). A build is counted in
+    `counter` (default `builds`, the kernels')."""
     data = read(backend, key, suffix)
     if data is not None:
         return data
@@ -329,7 +336,7 @@ def fetch(backend: str, key: str, suffix: str, build: Callable[[], bytes]) -> by
         data = _built.get((backend, key)) or read(backend, key, suffix)
         if data is None:
             data = build()
-            builds[key] += 1
+            (builds if counter is None else counter)[key] += 1
             if write(backend, key, suffix, data) is None:
                 _built[(backend, key)] = data   # no disk cache: other threads take it here
     return data

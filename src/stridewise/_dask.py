@@ -189,7 +189,7 @@ def _chunk(ref, convention, algorithm) -> _Chunk:
         if kind == "op":
             from . import _builtins
 
-            ops = {o.name: o for o in (_ops.REMAINDER, *_builtins.OPS.values(),
+            ops = {o.name: o for o in (*_builtins.OPS.values(),
                                        *_builtins._CASTS.values())}
             op = ops[what]
         else:

@@ -39,7 +39,7 @@ class Traced:
         self.expr, self.dtype = expr, dtype
 
     def _op(self, name, *args):
-        return _record(_builtins.OPS[name] if name in _builtins.OPS else _ops.REMAINDER, args)
+        return _record(_builtins.OPS[name], args)
 
     __add__ = lambda s, o: s._op("add", s, o)            # noqa: E731
     __radd__ = lambda s, o: s._op("add", o, s)           # noqa: E731

@@ -19,9 +19,9 @@ from .backends import get_backend
 from .capabilities import capabilities
 from .tuning import elementwise_tuning, field_origins, tuning_device
 from ._explain import Explanation
-from ._typing import AlgorithmLike, Array, Convention, Operand
+from ._typing import Operand
 
-__all__ = ["ElementwiseOp", "Typing", "remainder", "remainder_", "explain", "Prepared"]
+__all__ = ["ElementwiseOp", "Typing", "explain", "Prepared"]
 
 CONVENTIONS = ("torch", "numpy")
 
@@ -85,6 +85,7 @@ class ElementwiseOp:
     dtypes: tuple
     promote: str = "same"
     header: str = ""            # header library file the functor lives in, beyond functors.h
+    code: str = ""              # C++ the functor needs, placed before the kernel
     nout = 1
     broadcast_outputs = False   # out must have the inputs' broadcast shape
 
@@ -126,7 +127,8 @@ class ElementwiseOp:
                             f"it computes in {', '.join(self.dtypes)}")
         nparams = sum(isinstance(k, (type, HostScalar)) for k in key)
         return Typing(compute, (out,), (compute,) * nparams, self.functor_for(compute, convention),
-                      arg_types, preamble=f"#include <{self.header}>" if self.header else "")
+                      arg_types, preamble="\n".join(
+                          filter(None, (self.header and f"#include <{self.header}>", self.code))))
 
 
 def _opmath(dt: DType) -> str:
@@ -135,13 +137,6 @@ def _opmath(dt: DType) -> str:
 
 def _key_name(k) -> str:
     return f"a Python {k.__name__}" if isinstance(k, type) else k
-
-
-REMAINDER = ElementwiseOp(
-    "remainder", 2, "sw::RemainderFunctor<{T}, {C}>", "remainder",
-    ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64",
-     "uint8", "uint16", "uint32", "uint64"),
-)
 
 
 @dataclass
@@ -561,35 +556,18 @@ def _check_outs(op, operands, out_views, shape, dtypes):
                 raise ValueError(f"outputs {nm} and {out_names[k]} overlap; pass separate arrays")
 
 
-def remainder(x1: Operand, x2: Operand, /, *, out: Array | None = None,
-              convention: Convention | None = None,
-              algorithm: AlgorithmLike | None = None) -> Array:
-    """Elementwise remainder with the sign of the divisor, broadcast without copies.
-
-    Parameters
-    ----------
-    x1, x2 : NumPy, torch or CuPy arrays, or Python numbers (at least one array).
-    out : optional array of the broadcast shape and result dtype; any strides.
-    convention : "torch" (a zero result keeps the dividend's sign, as torch on CUDA) or
-        "numpy" (it takes the divisor's sign); default: the owning library's.
-    algorithm : Auto() (default) or an explicit algorithm such as Rows(block_size=512).
-
-    Returns
-    -------
-    The output array, from the same library and device as the inputs.
-    """
-    r = _warm_call(REMAINDER, (x1, x2), out, convention, algorithm, False, _CALLS)
-    return _call(REMAINDER, (x1, x2), out, convention, algorithm) if r is None else r
+# name -> (op, in place): what explain knows; the op table (_builtins) fills it.
+_OPS: dict = {}
 
 
-def remainder_(x1: Array, x2: Operand, /, *, convention: Convention | None = None,
-               algorithm: AlgorithmLike | None = None) -> Array:
-    """In-place remainder: x1 = remainder(x1, x2); x2 must broadcast to x1's shape."""
-    r = _warm_call(REMAINDER, (x1, x2), None, convention, algorithm, True, _CALLS)
-    return _call(REMAINDER, (x1, x2), None, convention, algorithm, inplace=True) if r is None else r
+def __getattr__(name: str):
+    # The remainder op is a row of the op table (_builtins) like every built-in; the
+    # pipeline's tests and tools name it here.
+    if name == "REMAINDER":
+        from ._builtins import OPS
+        return OPS["remainder"]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-
-_OPS = {"remainder": (REMAINDER, False), "remainder_": (REMAINDER, True)}
 
 def _warm_user(kernel, args, out, algorithm, calls):
     """A user kernel's warm call, or None where the call takes the full path (_call)."""
@@ -600,8 +578,6 @@ def _warm_user(kernel, args, out, algorithm, calls):
 # torch.library custom op (_torch_ops).
 _call._torchdynamo_inline = _torch_ops.traced_call
 _warm_user._torchdynamo_inline = lambda *args: None     # traced calls go through _call
-remainder._torchdynamo_inline = _torch_ops.traced(REMAINDER)
-remainder_._torchdynamo_inline = _torch_ops.traced(REMAINDER, inplace=True)
 
 
 def explain(op: object, *args: Operand, **kw: object) -> Explanation:

@@ -89,7 +89,7 @@ def _op_named(name: str):
         from ._kernel import _LIVE
         return _LIVE[int(kernel.group(1))]
     from . import _builtins
-    return {o.name: o for o in (_ops.REMAINDER, *_builtins.OPS.values(),
+    return {o.name: o for o in (*_builtins.OPS.values(),
                                 *_builtins._CASTS.values())}[name]
 
 

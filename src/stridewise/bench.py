@@ -370,7 +370,8 @@ def ceilings_cpu(log2: int = 25) -> dict:
 # ---------------------------------------------------------------- the matrix
 
 def _ceiling_for(case: str, a, b, out, nbytes: int, ceilings: dict) -> tuple[str, float]:
-    """Which ceiling a case is held to (issue 4), in compulsory-byte GB/s."""
+    """Which ceiling a case is held to, in compulsory-byte GB/s: the write ceiling for an outer
+    product (it reads almost nothing), a sector-adjusted copy for a strided slice, else copy."""
     if "copy" not in ceilings:
         return "", 0.0
     if case == "outer" and "write" in ceilings:

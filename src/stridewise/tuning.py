@@ -9,7 +9,6 @@ carries its Measurement: device, date, command and figure. docs/tuning.md explai
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import re
 from dataclasses import dataclass, field, replace
@@ -193,6 +192,8 @@ def load_tuning_file(backend: str, device: DeviceKey, path: str | None = None) -
     path = path or tuning_path(backend, device)
     try:
         with open(path) as f:
+            import json   # only a process with a tuning file pays for json
+
             doc = json.load(f)
     except (OSError, ValueError):
         return 0

@@ -10,7 +10,7 @@ import os
 import threading
 from pathlib import Path
 
-from .. import _cache
+from .. import _cache, _pch
 
 __all__ = ["entry_point", "compile", "load", "configure", "launch", "bind", "compiler",
            "CompileError"]
@@ -135,7 +135,8 @@ def compile(source: str, name: str, device, options=()) -> bytes:
             # fixed file names: a kernel's name may be longer than a file name can be
             src, lib = Path(tmp) / "kernel.cpp", Path(tmp) / "kernel.so"
             src.write_text(source)
-            cmd = [cxx, *flags, f"-I{_cache.INCLUDE_DIR}", str(src), "-o", str(lib)]
+            pch = _pch.include(cxx, version, flags, Path(tmp))   # the headers, parsed once
+            cmd = [cxx, *flags, *pch, f"-I{_cache.INCLUDE_DIR}", str(src), "-o", str(lib)]
             proc = subprocess.run(cmd, capture_output=True, text=True)
             if proc.returncode != 0:
                 raise CompileError(f"g++ failed on {name}:\n{proc.stderr}")

@@ -1,0 +1,85 @@
+"""A precompiled header for the CPU backend: g++ parses the header library (and libstdc++'s
+<cmath> under it) once per compiler, flags and header version, not once per kernel.
+
+Parsing those headers is about half of a cold kernel build (docs/decisions.md has the
+figures). The header is built once into the kernel cache, a verified entry like any kernel,
+and each build copies the verified bytes next to its own source (g++ reads a .gch from the
+directory of the header it stands for; reading one straight from a shared cache directory
+would bypass the verification). g++ generates the same code with or without it, and skips a
+precompiled header it cannot use (it parses the headers instead), so it changes build time
+only. `STRIDEWISE_PCH=0` turns it off.
+"""
+from __future__ import annotations
+
+import collections
+import os
+import threading
+from pathlib import Path
+
+from . import _cache
+
+__all__ = ["include"]
+
+# What every generated kernel includes; user.h brings raw.h for user kernels.
+HEADERS = ("functors.h", "pack.h", "ops.h", "user.h", "cpu/loops.h")
+TEXT = "".join(f"#include <stridewise/{h}>\n" for h in HEADERS)
+NAME = "stridewise_pch.h"
+
+_made: dict = {}          # (compiler, its fingerprint, flags) -> the .gch bytes, or None
+builds: collections.Counter = collections.Counter()   # key -> builds by this process
+_lock = threading.Lock()
+
+
+def enabled(cxx: str) -> bool:
+    """Only GCC reads a .gch beside an -include'd header, and only a disk cache keeps the
+    precompiled header past this process (without one, building it would cost each process
+    more than it saves)."""
+    name = os.path.basename(os.path.realpath(cxx))
+    return (os.environ.get("STRIDEWISE_PCH", "1") != "0" and _cache.enabled()
+            and "g++" in name and "clang" not in name)
+
+
+def include(cxx: str, version: str, flags: tuple, build_dir: Path) -> tuple[str, ...]:
+    """The flags that make g++ read the precompiled header, written into `build_dir` for
+    this build; () where there is none (turned off, not GCC, or its build failed)."""
+    if not enabled(cxx):
+        return ()
+    key = (cxx, version, flags)
+    with _lock:
+        if key not in _made:
+            _made[key] = _fetch(cxx, version, flags)
+        data = _made[key]
+    if data is None:
+        return ()
+    header = build_dir / NAME
+    header.write_text(TEXT)
+    (build_dir / (NAME + ".gch")).write_bytes(data)
+    return ("-include", str(header))
+
+
+def _fetch(cxx: str, version: str, flags: tuple) -> bytes | None:
+    import subprocess
+    import tempfile
+
+    from .backends.cpu import host_cpu
+
+    def build() -> bytes:
+        with tempfile.TemporaryDirectory(prefix="stridewise-pch-") as tmp:
+            header, out = Path(tmp) / NAME, Path(tmp) / (NAME + ".gch")
+            header.write_text(TEXT)
+            cmd = [cxx, *(f for f in flags if f != "-shared"), f"-I{_cache.INCLUDE_DIR}",
+                   "-x", "c++-header", str(header), "-o", str(out)]
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise _Failed(proc.stderr)
+            return out.read_bytes()
+
+    key = _cache.cache_key("pch", TEXT, flags, "cpu", version, host_cpu())
+    try:
+        return _cache.fetch("cpu", key, ".gch", build, builds)   # not one of the kernels
+    except _Failed:
+        return None        # every kernel parses the headers itself, as without one
+
+
+class _Failed(Exception):
+    """g++ could not precompile the header library."""
