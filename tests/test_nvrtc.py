@@ -394,3 +394,26 @@ def test_new_dtype_variants(monkeypatch):
                     compute=dt, functor=_ops.REMAINDER.functor_for(dt, "torch"),
                     pack=pack, index_bits=bits, keep_loads=pack == wide and bits == 32))
     assert compile_batched(specs) == len(specs) > 100
+
+
+FIRST_COMPILES = r"""
+from concurrent.futures import ThreadPoolExecutor
+from stridewise.backends import cuda
+src = 'extern "C" __global__ void k{}(float* x) {{ x[0] = {}; }}'
+with ThreadPoolExecutor(4) as pool:
+    cubins = list(pool.map(lambda i: cuda.compile(src.format(i, i), "k", "sm_90"), range(4)))
+assert all(b"k%d" % i in c for i, c in enumerate(cubins))
+"""
+
+
+def test_concurrent_first_compiles_in_a_fresh_process(tmp_path):
+    """A process's first compiles, from four threads at once: each one succeeds (two at once
+    used to fail with "failed to open libnvrtc-builtins.so.13.0" or a half-imported cuda.core)."""
+    import subprocess
+    import sys
+
+    for attempt in range(3):     # the race it guards against hit about every other process
+        env = dict(os.environ, STRIDEWISE_CACHE_DIR=str(tmp_path / str(attempt)))
+        proc = subprocess.run([sys.executable, "-c", FIRST_COMPILES], env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-2000:]

@@ -206,19 +206,41 @@ def compile(source: str, name: str, device, options=()) -> bytes:
     data = _cache.read("cuda", key, ".cubin")
     if data is not None:
         return data
-    core = _core()
-    loaded = _fingerprint(_nvrtc_loaded())
-    if loaded not in identity.split(";"):
-        # Another NVRTC was already in the process (loaded by someone else): key by it.
-        key = _key(source, arch, loaded, options)
+    with _first_compile():
+        core = _core()
+        loaded = _fingerprint(_nvrtc_loaded())
+        if loaded not in identity.split(";"):
+            # Another NVRTC was already in the process (loaded by someone else): key by it.
+            key = _key(source, arch, loaded, options)
 
-    def build() -> bytes:
-        try:
-            oc = core.Program(source, "c++", options=_options(arch, options)).compile("cubin")
-        except Exception as e:  # NVRTCError is public only from cuda.core 1.3
-            raise CompileError(f"NVRTC failed on {name} for {arch}:\n{e}") from None
-        return bytes(oc.code)
-    return _cache.fetch("cuda", key, ".cubin", build)
+        def build() -> bytes:
+            try:
+                oc = core.Program(source, "c++", options=_options(arch, options)).compile("cubin")
+            except Exception as e:  # NVRTCError is public only from cuda.core 1.3
+                raise CompileError(f"NVRTC failed on {name} for {arch}:\n{e}") from None
+            return bytes(oc.code)
+        return _cache.fetch("cuda", key, ".cubin", build)
+
+
+_NVRTC_READY = threading.Event()
+_NVRTC_FIRST = threading.Lock()
+
+
+class _first_compile:
+    """Holds other threads back while a process's first compile imports cuda.core, loads
+    NVRTC and compiles: two threads doing that at once failed, one of them with "failed to
+    open libnvrtc-builtins.so.13.0" or with a half-imported cuda.core (no `Program`)."""
+
+    def __enter__(self):
+        self.held = not _NVRTC_READY.is_set() and _NVRTC_FIRST.acquire()
+        if self.held and _NVRTC_READY.is_set():    # another thread's first compile finished
+            _NVRTC_FIRST.release()
+            self.held = False
+
+    def __exit__(self, *exc):
+        if self.held:
+            _NVRTC_READY.set()
+            _NVRTC_FIRST.release()
 
 
 # -- load -------------------------------------------------------------------------------
