@@ -63,7 +63,8 @@ class Scalar:
     def pytype(self) -> type:
         if isinstance(self.value, np.generic):   # a user kernel's NumPy scalar keeps its type
             return type(self.value)
-        return bool if isinstance(self.value, bool) else int if isinstance(self.value, int) else float
+        return (bool if isinstance(self.value, bool) else int if isinstance(self.value, int)
+                else float if isinstance(self.value, numbers.Real) else complex)
 
 
 def _prod(xs) -> int:
@@ -186,11 +187,11 @@ def as_operand(x, position: int):
         return _interface_view(x)
     if lib == "dlpack":
         return _dlpack_view(x)
-    if isinstance(x, numbers.Real):      # bool included: weak like int in every library
+    if isinstance(x, numbers.Complex):   # bool included: weak like int in every library
         return Scalar(x)
     raise TypeError(
         f"argument {position} has type {type(x).__name__}: pass a NumPy, torch or CuPy array, "
-        "an object with __cuda_array_interface__, or a Python int or float"
+        "an object with __cuda_array_interface__, or a Python int, float or complex"
     )
 
 

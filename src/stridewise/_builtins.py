@@ -29,6 +29,7 @@ from __future__ import annotations
 import numbers
 
 from . import _ops
+from ._complex import COMPLEX, COMPLEX_OPS
 from ._ops import ElementwiseOp, _call
 from ._typing import AlgorithmLike, Array, Operand
 
@@ -92,11 +93,12 @@ _TABLE = {
     "sigmoid": (1, "sw::SigmoidFunctor<{M}>", None, _FLOATS, "float"),
     "clip": (3, "sw::ClipFunctor<{M}>", None, _ALL, "same"),
 }
-OPS = {name: ElementwiseOp(name, nin, functor, ufunc, dtypes, promote, "stridewise/ops.h")
+OPS = {name: ElementwiseOp(name, nin, functor, ufunc,
+                          dtypes + (COMPLEX if name in COMPLEX_OPS else ()), promote, "stridewise/ops.h")
        for name, (nin, functor, ufunc, dtypes, promote) in _TABLE.items()}
 
 # cast: one op per target dtype (the target is part of what selects the kernel).
-CAST_DTYPES = _BOOL
+CAST_DTYPES = _BOOL + COMPLEX
 _CASTS = {dt: ElementwiseOp(f"cast_{dt}", 1, "sw::CastFunctor<{M}>", None, CAST_DTYPES, dt,
                             "stridewise/ops.h")
           for dt in CAST_DTYPES}
