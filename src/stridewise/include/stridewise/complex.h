@@ -28,6 +28,8 @@ struct alignas(2 * sizeof(R)) complex {
   R re, im;
   complex() = default;
   SW_HOST_DEVICE constexpr complex(R r, R i = R(0)) : re(r), im(i) {}
+  template <class S>   // complex<double>(complex<float>) and back, as thrust converts
+  SW_HOST_DEVICE constexpr complex(const complex<S>& z) : re((R)z.re), im((R)z.im) {}
   SW_HOST_DEVICE constexpr R real() const { return re; }
   SW_HOST_DEVICE constexpr R imag() const { return im; }
   SW_HOST_DEVICE SW_INLINE void real(R r) { re = r; }
