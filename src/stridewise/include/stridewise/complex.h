@@ -106,7 +106,9 @@ template <class R> SW_HOST_DEVICE SW_INLINE complex<R> operator*(complex<R> a, c
                     add_rn(mul_rn(a.re, b.im), mul_rn(a.im, b.re)));
 }
 // Smith's division as NumPy writes it (loops.c.src and npy_math's cdiv; torch's c10::complex
-// copies it): a zero divisor divides each part by |br| = 0, giving inf or NaN parts.
+// copies it): a zero divisor divides each part by |br| = 0, giving inf or NaN parts. Its
+// subtractions negate as integers too (sub_product): GCC fused a + b * rat, b - a * rat as
+// a complex product where rows peeled a lane.
 template <class R> SW_HOST_DEVICE SW_INLINE complex<R> operator/(complex<R> a, complex<R> b) {
   const R abr = fabs(b.re), abi = fabs(b.im);
   if (abr >= abi) {
@@ -114,12 +116,12 @@ template <class R> SW_HOST_DEVICE SW_INLINE complex<R> operator/(complex<R> a, c
     const R rat = b.im / b.re;
     const R scl = R(1) / add_rn(b.re, mul_rn(b.im, rat));
     return complex<R>(mul_rn(add_rn(a.re, mul_rn(a.im, rat)), scl),
-                      mul_rn(sub_rn(a.im, mul_rn(a.re, rat)), scl));
+                      mul_rn(sub_product(a.im, mul_rn(a.re, rat)), scl));
   }
   const R rat = b.re / b.im;
   const R scl = R(1) / add_rn(b.im, mul_rn(b.re, rat));
   return complex<R>(mul_rn(add_rn(mul_rn(a.re, rat), a.im), scl),
-                    mul_rn(sub_rn(mul_rn(a.im, rat), a.re), scl));
+                    mul_rn(sub_product(mul_rn(a.im, rat), a.re), scl));
 }
 // Mixed with a real value (user kernels write 2 * z, z / 2.0f): the real promoted first.
 #define SW_COMPLEX_MIXED(op)                                                              \
