@@ -391,3 +391,35 @@ def test_new_dtype_variants(monkeypatch):
                     compute=dt, functor=_ops.REMAINDER.functor_for(dt, "torch"),
                     pack=pack, index_bits=bits, keep_loads=pack == wide and bits == 32))
     assert compile_batched(specs) == len(specs) > 100
+
+
+def test_complex_variants(monkeypatch):
+    """Every mode in complex64 (8-byte elements, two a pack) and complex128 (16 bytes, one a
+    pack: staged and periodic operands copy them as 16-byte words), multiply in both
+    conventions, both index widths, plus keep_loads: batched programs."""
+    from stridewise._builtins import OPS
+
+    monkeypatch.setenv("STRIDEWISE_DISABLE_CACHE", "1")
+    specs = []
+    for name, base in _base_specs().items():
+        for dt in (DTYPES["complex64"], DTYPES["complex128"]):
+            wide = 1 if base.mode == "general" else 16 // dt.itemsize
+            for pack, bits, conv in ((wide, 32, "numpy"), (1, 64, "torch")):
+                specs.append(dataclasses.replace(
+                    base, arrays=(dt,) * len(base.arrays), params=(dt,) * len(base.params),
+                    compute=dt, functor=OPS["multiply"].functor_for(dt, conv),
+                    pack=pack, index_bits=bits, keep_loads=pack == wide and bits == 32))
+    assert compile_batched(specs) == len(specs) >= 50
+
+
+def test_one_and_two_byte_types_move_in_16_byte_packs():
+    """int8, uint8 and bool: 16 values a pack; int16, float16: 8 (the plan and the source)."""
+    from stridewise._builtins import OPS
+
+    for dtype, pack in (("int8", 16), ("uint8", 16), ("bool", 16), ("int16", 8), ("float16", 8)):
+        a = np.ones((64, 256), dtype)
+        for args in ((a, a), (a, a[0]), (np.ones((64, 1), dtype), a[:1])):
+            op = _ops.REMAINDER if dtype != "bool" else OPS["logical_xor"]
+            prepared = _ops._call(op, args, dry=True)
+            assert prepared.spec.pack == pack, (dtype, prepared.spec.mode)
+            assert f"kPack = {pack}," in prepared.source
