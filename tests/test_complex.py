@@ -15,7 +15,7 @@ import pytest
 
 import stridewise as sw
 from stridewise._builtins import OPS, TOLERANCE_ULP
-from stridewise._complex import COMPLEX_OPS
+from stridewise._complex import COMPLEX_OPS, NUMPY_ONLY
 
 torch = pytest.importorskip("torch")
 
@@ -77,12 +77,12 @@ def numpy_op(op, *args):
 def test_complex_ops_are_the_table_ops():
     for op in COMPLEX_OPS:
         assert set(COMPLEX) <= set(OPS[op].dtypes), op
-    for op in ("remainder", "fmod", "floor_divide", "less", "maximum", "floor", "sign", "clip"):
+    for op in ("remainder", "fmod", "floor_divide", "floor", "sign", "clip"):
         assert not set(COMPLEX) & set(getattr(OPS.get(op), "dtypes", ())), op
 
 
 @pytest.mark.parametrize("dtype", COMPLEX)
-@pytest.mark.parametrize("op", UNARY + BINARY)
+@pytest.mark.parametrize("op", UNARY + BINARY + NUMPY_ONLY)
 def test_numpy_bit_for_bit(op, dtype):
     """Every complex op on NumPy arrays equals NumPy's, specials included, contiguous and
     strided, with NumPy's result dtype (abs: the real dtype; comparisons and tests: bool).
@@ -92,7 +92,7 @@ def test_numpy_bit_for_bit(op, dtype):
     if op == "pow":
         b = np.concatenate([b[:1000], np.arange(-5, 5, dtype=dtype), b[1000:] * 0.25]).astype(dtype)
         b = b[: len(a)]
-    args = (a, b)[: 2 if op in BINARY else 1]
+    args = (a, b)[: 2 if op in BINARY + NUMPY_ONLY else 1]
     fn = getattr(sw, op)
     for view in (lambda x: x, lambda x: x[::3]):
         xs = [view(x) for x in args]
@@ -187,9 +187,23 @@ def test_where_with_complex_branches():
     assert same(t.numpy(), np.where(c, a, b)).all()
 
 
-@pytest.mark.parametrize("op", ["remainder", "fmod", "floor_divide", "less", "greater_equal",
-                                "maximum", "minimum", "floor", "ceil", "trunc", "sign",
-                                "copysign", "bitwise_and", "left_shift", "clip", "relu", "fma"])
+@pytest.mark.parametrize("op", NUMPY_ONLY)
+def test_complex_order_is_numpys_only(op):
+    """NumPy orders complex values lexicographically (its CLT, CGE, ... macros; maximum keeps
+    x1 on a tie or a NaN part); torch raises RuntimeError, and so does stridewise on tensors.
+    Values: every pair of special parts, in test_numpy_bit_for_bit."""
+    a = np.array([1 + 2j, 1 + 3j, 2 - 1j, complex(1, math.nan)], np.complex64)
+    b = np.array([1 + 3j, 1 + 2j, 1 + 9j, 0j], np.complex64)
+    assert same(getattr(sw, op)(a, b), numpy_op(op, a, b)).all()
+    with pytest.raises(RuntimeError, match="torch orders no complex"):
+        getattr(sw, op)(torch.from_numpy(a), torch.from_numpy(b))
+    with pytest.raises(RuntimeError):       # torch's own answer
+        getattr(torch, op)(torch.from_numpy(a), torch.from_numpy(b))
+
+
+@pytest.mark.parametrize("op", ["remainder", "fmod", "floor_divide", "floor", "ceil", "trunc",
+                                "sign", "copysign", "bitwise_and", "left_shift", "clip", "relu",
+                                "fma"])
 def test_ops_undefined_for_complex_raise_the_librarys_error(op):
     """NumPy raises TypeError, torch RuntimeError: the error is both kinds, it names the
     dtype, and out stays untouched."""

@@ -8,17 +8,18 @@ one: "ufunc 'remainder' not supported for the input types") and a RuntimeError (
 """
 from __future__ import annotations
 
-__all__ = ["COMPLEX", "COMPLEX_OPS", "UnsupportedDtypeError", "functor"]
+__all__ = ["COMPLEX", "COMPLEX_OPS", "NUMPY_ONLY", "UnsupportedDtypeError", "functor", "check"]
 
 COMPLEX = ("complex64", "complex128")
 
-# The ops that compute in complex (both libraries define them for complex inputs); abs gives
-# the real dtype. NumPy's lexicographic ordering of complex numbers (less, maximum, sign,
-# clip) has no torch counterpart and is not provided.
+# The ops that compute in complex; abs gives the real dtype. NUMPY_ONLY: NumPy's
+# lexicographic order of complex values, which torch does not define (it raises there).
+# NumPy's complex sign (z / |z|) and clip are not provided.
+NUMPY_ONLY = ("less", "less_equal", "greater", "greater_equal", "maximum", "minimum")
 COMPLEX_OPS = ("add", "subtract", "multiply", "divide", "pow", "where", "abs", "negative",
                "exp", "log", "sqrt", "sin", "cos", "tanh", "equal", "not_equal", "logical_and",
                "logical_or", "logical_xor", "logical_not", "isnan", "isinf", "isfinite",
-               "square", "reciprocal")
+               "square", "reciprocal") + NUMPY_ONLY
 
 # Where the complex formula differs between NumPy and torch (complex.h says how).
 _FUNCTORS = {
@@ -46,3 +47,12 @@ def real_of(dtype):
     from ._dtypes import DTYPES
 
     return DTYPES[{"complex64": "float32", "complex128": "float64"}.get(dtype.name, dtype.name)]
+
+
+def check(name: str, lib: str, compute) -> None:
+    """Raise where torch has no complex form of op `name` (the order-based ops)."""
+    if compute.is_complex and lib == "torch" and name in NUMPY_ONLY:
+        raise UnsupportedDtypeError(
+            f"{name} is not defined for {compute.name} torch tensors (torch orders no complex "
+            "values; NumPy's lexicographic order serves NumPy and CuPy arrays): compare the "
+            "real parts (x.real) or the magnitudes (x.abs())")

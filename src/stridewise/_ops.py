@@ -128,6 +128,7 @@ class ElementwiseOp:
         if compute.name not in self.dtypes:
             raise _complex.UnsupportedDtypeError(f"unsupported dtype {compute.name} for {self.name}: "
                             f"it computes in {', '.join(self.dtypes)}")
+        _complex.check(self.name, lib, compute)
         nparams = sum(isinstance(k, (type, HostScalar)) for k in key)
         return Typing(compute, (out,), (compute,) * nparams, self.functor_for(compute, convention),
                       arg_types, preamble=f"#include <{self.header}>" if self.header else "")

@@ -142,6 +142,16 @@ template <class R> SW_HOST_DEVICE SW_INLINE bool operator==(complex<R> a, comple
 }
 template <class R> SW_HOST_DEVICE SW_INLINE bool operator!=(complex<R> a, complex<R> b) { return !(a == b); }
 
+// NumPy's lexicographic order (loops.c.src CLT, CLE, ...): by the real parts where neither
+// imaginary part is NaN, by the imaginary parts where the real parts are equal. torch has no
+// order on complex values; the ops that use it are NumPy's only (_complex.NUMPY_ONLY).
+#define SW_COMPLEX_ORDER(op, strict)                                                     \
+  template <class R> SW_HOST_DEVICE SW_INLINE bool operator op(complex<R> a, complex<R> b) { \
+    return (a.re strict b.re && a.im == a.im && b.im == b.im) || (a.re == b.re && a.im op b.im); \
+  }
+SW_COMPLEX_ORDER(<, <) SW_COMPLEX_ORDER(<=, <) SW_COMPLEX_ORDER(>, >) SW_COMPLEX_ORDER(>=, >)
+#undef SW_COMPLEX_ORDER
+
 template <class R> SW_HOST_DEVICE SW_INLINE R real(complex<R> z) { return z.re; }
 template <class R> SW_HOST_DEVICE SW_INLINE R imag(complex<R> z) { return z.im; }
 template <class R> SW_HOST_DEVICE SW_INLINE complex<R> conj(complex<R> z) { return complex<R>(z.re, -z.im); }
@@ -328,6 +338,18 @@ template <class T, Convention C> struct ComplexPowFunctor;
 template <class R, Convention C> struct ComplexPowFunctor<complex<R>, C> {
   SW_HOST_DEVICE SW_INLINE complex<R> operator()(complex<R> a, complex<R> b) const {
     return C == kNumpy ? numpy_pow(a, b) : cpow(a, b);
+  }
+};
+// maximum / minimum as NumPy's complex loops: x1 where it has a NaN part or x1 >= x2 (<=),
+// else x2 (a tie keeps x1, unlike the real loops).
+template <class R> struct MaximumFunctor<complex<R> > {
+  SW_HOST_DEVICE SW_INLINE complex<R> operator()(complex<R> a, complex<R> b) const {
+    return (a != a || a >= b) ? a : b;
+  }
+};
+template <class R> struct MinimumFunctor<complex<R> > {
+  SW_HOST_DEVICE SW_INLINE complex<R> operator()(complex<R> a, complex<R> b) const {
+    return (a != a || a <= b) ? a : b;
   }
 };
 // isinf: either part infinite (a NaN in the other part included), as NumPy and torch say.
