@@ -258,9 +258,22 @@ template <class R> SW_DEVICE SW_INLINE complex<R> cos(complex<R> z) {
   sincos(z.re, &s, &c);
   return complex<R>(c * cosh(z.im), -(s * sinh(z.im)));
 }
+// Kahan's ctanh (as FreeBSD's msun writes it): with t = tan(y), beta = 1 + t^2, s = sinh(x),
+// rho = sqrt(1 + s^2): tanh(z) = (beta rho s + i t) / (1 + beta s^2); past |x| = 22 the real
+// part is +-1 and the imaginary part 4 sin(y) cos(y) e^(-2|x|), never inf / inf.
 template <class R> SW_DEVICE SW_INLINE complex<R> tanh(complex<R> z) {
-  const complex<R> e = exp(complex<R>(R(2) * z.re, R(2) * z.im));
-  return (e - complex<R>(R(1))) / (e + complex<R>(R(1)));
+  const R x = z.re, y = z.im;
+  if (x != x) return complex<R>(x, y == R(0) ? y : x);
+  if (fabs(x) >= R(22)) {
+    const R e = ::exp(-fabs(x));
+    R sy, cy;
+    sincos(y, &sy, &cy);
+    return complex<R>(copysign(R(1), x), fabs(y) == R(1) / R(0) ? copysign(R(0), y) : R(4) * sy * cy * e * e);
+  }
+  if (y == R(0)) return complex<R>(::tanh(x), y);
+  const R t = ::tan(y), beta = R(1) + t * t, sh = ::sinh(x), rho = ::sqrt(R(1) + sh * sh);
+  const R denom = R(1) + beta * sh * sh;
+  return complex<R>(beta * rho * sh / denom, t / denom);
 }
 template <class R> SW_DEVICE SW_INLINE complex<R> cpow(complex<R> a, complex<R> b) {
   return exp(b * log(a));
