@@ -409,6 +409,15 @@ def test_complex_variants(monkeypatch):
                     base, arrays=(dt,) * len(base.arrays), params=(dt,) * len(base.params),
                     compute=dt, functor=OPS["multiply"].functor_for(dt, conv),
                     pack=pack, index_bits=bits, keep_loads=pack == wide and bits == 32))
+    # user kernels: CuPy's and PyCUDA's spellings, the math names, a complex<float> argument
+    # widened to T = complex<double>
+    import stridewise as sw
+    k = sw.ElementwiseKernel("complex<float> x, T y", "T z",
+                             "z = T(x) * y + exp(y) / sqrt(y) + pycuda::conj(y) * abs(y) + pow(y, 2.0)")
+    x, y = np.ones(64, np.complex64), np.ones(64, np.complex128)
+    specs.append(k._explain((x, y), {}).spec)
+    k2 = sw.ElementwiseKernel("pycuda::complex<float> *z, float *w", "z[i] = z[i] * w[i] + real(z[i])")
+    specs.append(k2._explain((x, np.ones(64, np.float32)), {}).spec)
     assert compile_batched(specs) == len(specs) >= 50
 
 
