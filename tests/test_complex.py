@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import stridewise as sw
 from stridewise._builtins import OPS, TOLERANCE_ULP
@@ -352,3 +353,33 @@ def test_gpu_layouts_and_user_kernel(dtype):
     x, y = draw(1000).astype(np.complex64), draw(1000)
     got = cupy.asnumpy(k(cupy.asarray(x), cupy.asarray(y)))
     np.testing.assert_allclose(got, x.astype(dtype) * y + y, rtol=1e-5)
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data(), dtype=st.sampled_from(COMPLEX),
+       op=st.sampled_from(["add", "multiply", "divide", "equal", "abs", "sqrt", "maximum"]))
+def test_hypothesis_shapes_and_strides(data, dtype, op):
+    """Random shapes, broadcasting and slices (negative steps included) against NumPy's dense
+    loop on contiguous copies (NumPy's own negative-stride complex64 product rounds
+    otherwise, as docs/semantics.md says)."""
+    shape = data.draw(st.lists(st.integers(1, 7), min_size=1, max_size=3), label="shape")
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16), label="seed"))
+
+    def operand():
+        full = [n * 2 for n in shape]
+        base = (rng.standard_normal(full) + 1j * rng.standard_normal(full)).astype(dtype)
+        idx = []
+        for n in shape:
+            step = data.draw(st.sampled_from([1, 2, -1, -2]))
+            keep = data.draw(st.booleans())      # or broadcast along this dim
+            idx.append(slice(None, None, step) if keep else slice(0, 1))
+        view = base[tuple(idx)]
+        return view[tuple(slice(0, n) for n in shape)] if view.ndim else view
+
+    nin = 1 if op in ("abs", "sqrt") else 2
+    xs = [operand() for _ in range(nin)]
+    dense = [x.copy(order="C") for x in np.broadcast_arrays(*xs)]   # fresh: positive strides
+    got = getattr(sw, op)(*xs)
+    want = numpy_op(op, *dense)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    assert same(got, want).all()
