@@ -4,8 +4,8 @@ On the CPU every op is NumPy's bit for bit (NumPy's arithmetic formulas, and the
 library's cexp, clog, ... which NumPy and torch both call); torch's CPU results agree bit for
 bit except where torch's own kernels round differently (its vectorized division and
 reciprocal, its scalar tail's fused multiply, abs in complex128): those within
-TOLERANCE_ULP, measured norm-wise (the largest part difference in ulps of the result's
-larger part). The GPU's transcendentals are formulas, within TOLERANCE_ULP of NumPy.
+COMPLEX_TOLERANCE_ULP, measured norm-wise (the largest part difference in ulps of the result's
+larger part). The GPU's transcendentals are formulas, within COMPLEX_TOLERANCE_ULP of NumPy.
 """
 import math
 import warnings
@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import stridewise as sw
-from stridewise._builtins import OPS, TOLERANCE_ULP
+from stridewise._builtins import COMPLEX_TOLERANCE_ULP as TOLERANCE_ULP, OPS
 from stridewise._complex import COMPLEX_OPS, NUMPY_ONLY
 
 torch = pytest.importorskip("torch")

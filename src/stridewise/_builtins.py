@@ -33,7 +33,7 @@ from ._complex import COMPLEX, COMPLEX_OPS
 from ._ops import ElementwiseOp, _call
 from ._typing import AlgorithmLike, Array, Operand
 
-__all__ = ["OPS", "SUPPORTED", "TOLERANCE_ULP", "add", "subtract", "multiply", "divide", "fmod",
+__all__ = ["OPS", "SUPPORTED", "TOLERANCE_ULP", "COMPLEX_TOLERANCE_ULP", "add", "subtract", "multiply", "divide", "fmod",
            "floor_divide", "maximum", "minimum", "pow", "where", "relu", "abs", "negative",
            "exp", "log", "sqrt", "sin", "cos", "cast", "fma"]
 
@@ -130,20 +130,21 @@ TOLERANCE_ULP = {
     "tanh": {"float64": 2, "float32": 4, "float16": 1, "bfloat16": 1},
     "sigmoid": {"float64": 2, "float32": 4, "float16": 1, "bfloat16": 1},
 }
-# Complex results, norm-wise: the largest part difference in ulps of the result's larger part.
-# On the CPU every complex op is NumPy's bit for bit (its formulas; the C library's cexp, clog,
-# ... for the transcendentals, which torch calls too). "torch <dtype>": where torch's CPU
-# kernels round otherwise (a reciprocal-based vector division, a fused scalar tail, abs).
-# "cuda <dtype>": the device's transcendentals are formulas (complex.h), not the C library's;
-# pow = exp(b log a) carries log's rounding times |b log a| (|a| <= 10, |b| <= 3: 30-38 ulp
-# for the formula in NumPy's own float arithmetic), integer exponents below 100 are exact.
-for _op, _tol in {"multiply": (1, 1, 0, 0), "square": (1, 1, 0, 0), "abs": (1, 1, 0, 0),
-                  "divide": (6, 6, 0, 0), "reciprocal": (3, 3, 0, 0), "exp": (0, 0, 4, 4),
-                  "log": (0, 0, 8, 8), "sqrt": (0, 0, 2, 2), "sin": (0, 0, 4, 4),
-                  "cos": (0, 0, 4, 4), "tanh": (0, 0, 8, 8), "pow": (0, 0, 64, 64)}.items():
-    TOLERANCE_ULP.setdefault(_op, {}).update(
-        {k: t for k, t in zip(("torch complex64", "torch complex128", "cuda complex64",
-                               "cuda complex128"), _tol) if t})
+# Complex results (TOLERANCE_ULP's own entries are real dtypes'), norm-wise: the largest part
+# difference in ulps of the result's larger part. On the CPU every complex op is NumPy's bit
+# for bit (its formulas; the C library's cexp, clog, ... for the transcendentals, which torch
+# calls too). "torch <dtype>": where torch's CPU kernels round otherwise (a reciprocal-based
+# vector division, a fused scalar tail, abs). "cuda <dtype>": the device's transcendentals
+# are formulas (complex.h), not the C library's; pow = exp(b log a) carries log's rounding
+# times |b log a| (|a| <= 10, |b| <= 3: 30-38 ulp for the formula in NumPy's own float
+# arithmetic), integer exponents below 100 are exact.
+COMPLEX_TOLERANCE_ULP = {
+    op: {k: t for k, t in zip(("torch complex64", "torch complex128", "cuda complex64",
+                               "cuda complex128"), tol) if t}
+    for op, tol in {"multiply": (1, 1, 0, 0), "square": (1, 1, 0, 0), "abs": (1, 1, 0, 0),
+                    "divide": (6, 6, 0, 0), "reciprocal": (3, 3, 0, 0), "exp": (0, 0, 4, 4),
+                    "log": (0, 0, 8, 8), "sqrt": (0, 0, 2, 2), "sin": (0, 0, 4, 4),
+                    "cos": (0, 0, 4, 4), "tanh": (0, 0, 8, 8), "pow": (0, 0, 64, 64)}.items()}
 
 
 def add(x1: Operand, x2: Operand, /, *,

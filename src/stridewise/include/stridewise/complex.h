@@ -12,11 +12,11 @@
 //   imaginary part as fma(ar, bi, ai * br) (x86-64 with FMA, which NumPy dispatches to);
 //   torch's CPU kernel rounds each product (ar * br - ai * bi). square is multiply(a, a).
 // - divide: NumPy's Smith division (torch's CPU kernel scales by an approximate reciprocal
-//   and is not reproduced bit for bit: within TOLERANCE_ULP there).
+//   and is not reproduced bit for bit: within COMPLEX_TOLERANCE_ULP there).
 // - abs: NumPy's max * sqrt(1 + (min / max)^2) with one fma; torch's hypot.
 // - exp, log, sqrt, sin, cos, pow: the C library's cexp, clog, ... on the host (what NumPy
 //   and torch call on the CPU: bit for bit there), formulas of ordinary accuracy on the
-//   device (TOLERANCE_ULP). pow follows NumPy's npy_cpow: x ** 0 = 1, integer exponents
+//   device (COMPLEX_TOLERANCE_ULP). pow follows NumPy's npy_cpow: x ** 0 = 1, integer exponents
 //   |n| < 100 by repeated multiplication (then 1 / r for n < 0), else the library's cpow.
 #pragma once
 #include "ops.h"   // the functors specialized below (ops.h includes this file last)
