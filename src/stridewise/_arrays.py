@@ -242,7 +242,9 @@ def _result_dtypes(lib: str, ufunc: str | None, key: tuple, zero_d: tuple) -> tu
         try:
             resolved = uf.resolve_dtypes(np_args + (None,) * uf.nout)
         except TypeError as e:
-            raise TypeError(f"{ufunc} has no loop for {key}: {e}") from None
+            names = ", ".join(k.__name__ if isinstance(k, type) else str(k) for k in key)
+            raise TypeError(f"unsupported dtype for {ufunc}: NumPy's {ufunc} has no loop for "
+                            f"({names}) ({e})") from None
         return dtype_of(resolved[0]), dtype_of(resolved[-1])
     dt = dtype_of(np.result_type(*(k(0) if isinstance(k, type) else k for k in np_args)))
     return dt, dt

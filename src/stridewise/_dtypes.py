@@ -110,9 +110,9 @@ def dtype_of(obj) -> DType:
     if name not in ALL_DTYPES:
         if name in ("longdouble", "float128", "float96", "clongdouble", "complex256", "complex192"):
             raise TypeError(
-                f"stridewise does not compute in long double ({name}): no GPU has it and the "
-                "CPU backend keeps one set of kernels for both; cast to float64 (or complex128) "
-                "first, e.g. x.astype(np.float64)")
+                f"unsupported dtype {name}: stridewise does not compute in long double (no GPU "
+                "has it, and the CPU backend keeps one set of kernels for both); cast to float64 "
+                "(or complex128) first, e.g. x.astype(np.float64)")
         raise TypeError(
             f"unsupported dtype {name}: stridewise computes in {', '.join(DTYPES)}; "
             "cast the array first (for example with .astype or .to)"
