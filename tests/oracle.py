@@ -6,7 +6,8 @@ NP = {
     "float16": np.dtype(np.float16), "bfloat16": np.dtype(ml_dtypes.bfloat16),
     "float32": np.dtype(np.float32), "float64": np.dtype(np.float64),
     "int32": np.dtype(np.int32), "int64": np.dtype(np.int64),
-    **{n: np.dtype(n) for n in ("int8", "int16", "uint8", "uint16", "uint32", "uint64", "bool")},
+    **{n: np.dtype(n) for n in ("int8", "int16", "uint8", "uint16", "uint32", "uint64", "bool",
+                                "complex64", "complex128")},
 }
 
 

@@ -148,3 +148,20 @@ def test_gpu_table_shows_how_many_torch_compile_results_differ_from_eager():
             "differs_from_eager": {"torch.compile": bench.differing(other, eager)}}
     header, rows = bench.table_rows({"meta": {"device": "cuda"}, "cells": [cell]})
     assert header[-1] == "torch.compile ≠ eager" and rows[0][-1] == "2"
+
+
+def test_small_dtypes_are_selectable_and_verified():
+    """--dtypes int8,uint8,bool: cells outside the default matrix, each verified against the
+    library (remainder; bool: bitwise_xor, which both libraries define on bool), with every
+    anchor timed (no zero divisor in 8-bit data: torch would raise on the CPU)."""
+    doc = bench.run(cases=["contiguous", "row", "outer", "python_scalar"],
+                    dtypes=["int8", "uint8", "bool"], values=["narrow", "specials"], **TINY)
+    cells = doc["cells"]
+    assert {(c["dtype"], c["op"]) for c in cells} == {
+        ("int8", "remainder"), ("uint8", "remainder"), ("bool", "bitwise_xor")}
+    assert len(cells) == 4 * (2 + 2 + 1)     # bool: the narrow draw only
+    for c in cells:
+        assert c["verified"], c
+        assert {"stridewise", "numpy", "torch"} <= set(c["impls"]), c
+        assert all("time_s" in r for r in c["impls"].values()), c
+    assert set(bench.DTYPES).isdisjoint(bench.EXTRA_DTYPES)

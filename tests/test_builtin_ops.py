@@ -454,7 +454,7 @@ def test_fma_16bit_and_integers(dtype):
 def test_supported_table_is_plain_data_and_enforced():
     assert set(SUPPORTED) == set(OPS) | {"cast"}
     assert all(isinstance(v, tuple) for v in SUPPORTED.values())
-    assert SUPPORTED["divide"] == FLOATS and "int32" in SUPPORTED["add"]
+    assert SUPPORTED["divide"] == FLOATS + ("complex64", "complex128") and "int32" in SUPPORTED["add"]
     # bool is closed under add (or) but not subtract, in NumPy and torch alike
     assert sw.add(np.ones(3, bool), np.ones(3, bool)).dtype == np.bool_
     with pytest.raises(TypeError, match="bool"):

@@ -417,3 +417,44 @@ def test_concurrent_first_compiles_in_a_fresh_process(tmp_path):
         proc = subprocess.run([sys.executable, "-c", FIRST_COMPILES], env=env,
                               capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def test_complex_variants(monkeypatch):
+    """Every mode in complex64 (8-byte elements, two a pack) and complex128 (16 bytes, one a
+    pack: staged and periodic operands copy them as 16-byte words), multiply in both
+    conventions, both index widths, plus keep_loads: batched programs."""
+    from stridewise._builtins import OPS
+
+    monkeypatch.setenv("STRIDEWISE_DISABLE_CACHE", "1")
+    specs = []
+    for name, base in _base_specs().items():
+        for dt in (DTYPES["complex64"], DTYPES["complex128"]):
+            wide = 1 if base.mode == "general" else 16 // dt.itemsize
+            for pack, bits, conv in ((wide, 32, "numpy"), (1, 64, "torch")):
+                specs.append(dataclasses.replace(
+                    base, arrays=(dt,) * len(base.arrays), params=(dt,) * len(base.params),
+                    compute=dt, functor=OPS["multiply"].functor_for(dt, conv),
+                    pack=pack, index_bits=bits, keep_loads=pack == wide and bits == 32))
+    # user kernels: CuPy's and PyCUDA's spellings, the math names, a complex<float> argument
+    # widened to T = complex<double>
+    import stridewise as sw
+    k = sw.ElementwiseKernel("complex<float> x, T y", "T z",
+                             "z = T(x) * y + exp(y) / sqrt(y) + pycuda::conj(y) * abs(y) + pow(y, 2.0)")
+    x, y = np.ones(64, np.complex64), np.ones(64, np.complex128)
+    specs.append(k._explain((x, y), {}).spec)
+    k2 = sw.ElementwiseKernel("pycuda::complex<float> *z, float *w", "z[i] = z[i] * w[i] + real(z[i])")
+    specs.append(k2._explain((x, np.ones(64, np.float32)), {}).spec)
+    assert compile_batched(specs) == len(specs) >= 50
+
+
+def test_one_and_two_byte_types_move_in_16_byte_packs():
+    """int8, uint8 and bool: 16 values a pack; int16, float16: 8 (the plan and the source)."""
+    from stridewise._builtins import OPS
+
+    for dtype, pack in (("int8", 16), ("uint8", 16), ("bool", 16), ("int16", 8), ("float16", 8)):
+        a = np.ones((64, 256), dtype)
+        for args in ((a, a), (a, a[0]), (np.ones((64, 1), dtype), a[:1])):
+            op = _ops.REMAINDER if dtype != "bool" else OPS["logical_xor"]
+            prepared = _ops._call(op, args, dry=True)
+            assert prepared.spec.pack == pack, (dtype, prepared.spec.mode)
+            assert f"kPack = {pack}," in prepared.source

@@ -1,15 +1,14 @@
 """CuPy's ElementwiseKernel dtype loops, re-expressed against stridewise: inputs and expected
 results from tests/cupy_tests/core_tests/test_userkernel.py, our own test code, run on NumPy
 arrays (the CPU backend) and, marked gpu, on CuPy arrays. testing.for_all_dtypes covers bool,
-float16/32/64, the signed and unsigned integers and complex64/128; the complex ones are not
-carried over (stridewise has no complex dtypes yet)."""
+float16/32/64, the signed and unsigned integers and complex64/128, all carried over."""
 import numpy as np
 import pytest
 
 import stridewise as sw
 
 ALL_DTYPES = (np.bool_, np.float16, np.float32, np.float64, np.int8, np.int16, np.int32,
-              np.int64, np.uint8, np.uint16, np.uint32, np.uint64)
+              np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.complex64, np.complex128)
 ADD = sw.ElementwiseKernel("T x, T y", "T z", "z = x + y", name="uesr_kernel_1")
 
 

@@ -63,7 +63,8 @@ class Scalar:
     def pytype(self) -> type:
         if isinstance(self.value, np.generic):   # a user kernel's NumPy scalar keeps its type
             return type(self.value)
-        return bool if isinstance(self.value, bool) else int if isinstance(self.value, int) else float
+        return (bool if isinstance(self.value, bool) else int if isinstance(self.value, int)
+                else float if isinstance(self.value, numbers.Real) else complex)
 
 
 def _prod(xs) -> int:
@@ -186,11 +187,11 @@ def as_operand(x, position: int):
         return _interface_view(x)
     if lib == "dlpack":
         return _dlpack_view(x)
-    if isinstance(x, numbers.Real):      # bool included: weak like int in every library
+    if isinstance(x, numbers.Complex):   # bool included: weak like int in every library
         return Scalar(x)
     raise TypeError(
         f"argument {position} has type {type(x).__name__}: pass a NumPy, torch or CuPy array, "
-        "an object with __cuda_array_interface__, or a Python int or float"
+        "an object with __cuda_array_interface__, or a Python int, float or complex"
     )
 
 
@@ -241,7 +242,9 @@ def _result_dtypes(lib: str, ufunc: str | None, key: tuple, zero_d: tuple) -> tu
         try:
             resolved = uf.resolve_dtypes(np_args + (None,) * uf.nout)
         except TypeError as e:
-            raise TypeError(f"{ufunc} has no loop for {key}: {e}") from None
+            names = ", ".join(k.__name__ if isinstance(k, type) else str(k) for k in key)
+            raise TypeError(f"unsupported dtype for {ufunc}: NumPy's {ufunc} has no loop for "
+                            f"({names}) ({e})") from None
         return dtype_of(resolved[0]), dtype_of(resolved[-1])
     dt = dtype_of(np.result_type(*(k(0) if isinstance(k, type) else k for k in np_args)))
     return dt, dt

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from . import _ops, _torch_ops
+from . import _complex
 from ._ops import ElementwiseOp, _call
 from ._typing import AlgorithmLike, Array, Convention, Operand
 
@@ -225,6 +226,21 @@ __all__: list[str] = []                   # the public functions (stridewise exp
 # Largest difference from NumPy and torch on the CPU, in units in the last place of the
 # result dtype, per op; an op not listed is exact (bit for bit; sqrt is correctly rounded).
 TOLERANCE_ULP: dict[str, dict[str, int]] = {}
+# Complex results (TOLERANCE_ULP's own entries are real dtypes'), norm-wise: the largest part
+# difference in ulps of the result's larger part. On the CPU every complex op is NumPy's bit
+# for bit (its formulas; the C library's cexp, clog, ... for the transcendentals, which torch
+# calls too). "torch <dtype>": where torch's CPU kernels round otherwise (a reciprocal-based
+# vector division, a fused scalar tail, abs). "cuda <dtype>": the device's transcendentals
+# are formulas (complex.h), not the C library's; pow = exp(b log a) carries log's rounding
+# times |b log a| (|a| <= 10, |b| <= 3: 30-38 ulp for the formula in NumPy's own float
+# arithmetic), integer exponents below 100 are exact.
+COMPLEX_TOLERANCE_ULP: dict[str, dict[str, int]] = {
+    op: {k: t for k, t in zip(("torch complex64", "torch complex128", "cuda complex64",
+                               "cuda complex128"), tol) if t}
+    for op, tol in {"multiply": (1, 1, 0, 0), "square": (1, 1, 0, 0), "abs": (1, 1, 0, 0),
+                    "divide": (6, 6, 0, 0), "reciprocal": (3, 3, 0, 0), "exp": (0, 0, 4, 4),
+                    "log": (0, 0, 8, 8), "sqrt": (0, 0, 2, 2), "sin": (0, 0, 4, 4),
+                    "cos": (0, 0, 4, 4), "tanh": (0, 0, 8, 8), "pow": (0, 0, 64, 64)}.items()}
 
 _COMMON_DOC = """
 Inputs are NumPy, torch or CuPy arrays of any strides, or Python numbers (at least one
@@ -301,7 +317,9 @@ def register(*rows: Row) -> Callable:
     for row in rows:
         if row.name in ROWS or any(r.name == row.name for r, *_ in made):
             raise ValueError(f"an op named {row.name!r} is already in the table")
-        op = ElementwiseOp(row.name, len(row.params), row.functor, row.ufunc, row.dtypes,
+        # complex64/128 where the op defines them (_complex: their tolerances and tests)
+        dtypes = row.dtypes + (_complex.COMPLEX if row.name in _complex.COMPLEX_OPS else ())
+        op = ElementwiseOp(row.name, len(row.params), row.functor, row.ufunc, dtypes,
                            row.promote, row.header, code=row.code)
         namespace[f"_op_{row.name}"], namespace[f"_check_{row.name}"] = op, row.check
         for inplace in (False, True)[:1 + row.inplace]:
@@ -337,7 +355,7 @@ def unregister(name: str) -> None:
 register(*_TABLE)
 
 # cast: one op per target dtype (the target is part of what selects the kernel).
-CAST_DTYPES = _BOOL
+CAST_DTYPES = _BOOL + _complex.COMPLEX
 _CASTS = {dt: ElementwiseOp(f"cast_{dt}", 1, "sw::CastFunctor<{M}>", None, CAST_DTYPES, dt,
                             "stridewise/ops.h")
           for dt in CAST_DTYPES}
@@ -397,6 +415,7 @@ class Row:
 ROWS: dict[str, Row]
 OPS: dict[str, ElementwiseOp]
 TOLERANCE_ULP: dict[str, dict[str, int]]
+COMPLEX_TOLERANCE_ULP: dict[str, dict[str, int]]
 CAST_DTYPES: tuple[str, ...]
 SUPPORTED: dict[str, tuple[str, ...]]
 README_BEGIN: str

@@ -26,6 +26,7 @@ class Row:
 ROWS: dict[str, Row]
 OPS: dict[str, ElementwiseOp]
 TOLERANCE_ULP: dict[str, dict[str, int]]
+COMPLEX_TOLERANCE_ULP: dict[str, dict[str, int]]
 CAST_DTYPES: tuple[str, ...]
 SUPPORTED: dict[str, tuple[str, ...]]
 README_BEGIN: str

@@ -20,6 +20,11 @@ class DType:
     is_float: bool = False
     itemsize: int = 0
     wrap: bool = False  # scalars convert as NumPy's astype (CuPy's user kernels), not raise
+    slots: int = 1     # 8-byte argument slots a scalar parameter fills (complex128: two)
+
+    @property
+    def is_complex(self) -> bool:
+        return self.name.startswith("complex")
 
     def __getattr__(self, attr: str):
         # Only reached for bfloat16's `numpy`, left unset at import: ml_dtypes costs 0.1-1 s
@@ -38,6 +43,8 @@ class DType:
                 value = np.array(value).astype(self.numpy)
         if self.ctype in ("sw::half", "sw::bfloat16"):
             return int(np.asarray(value, dtype=self.numpy).view(np.uint16))
+        if self.is_complex:     # struct has no complex format: the value's bytes
+            return self.numpy.type(value).tobytes()
         return self.numpy.type(value).item()
 
     def wrapping(self) -> "DType":
@@ -63,6 +70,9 @@ DTYPES = {
         DType("uint16", np.dtype(np.uint16), "sw::u16", "H6x", False, 2),
         DType("uint32", np.dtype(np.uint32), "sw::u32", "I4x", False, 4),
         DType("uint64", np.dtype(np.uint64), "sw::u64", "Q", False, 8),
+        DType("complex64", np.dtype(np.complex64), "sw::complex<float>", "8s", False, 8),
+        DType("complex128", np.dtype(np.complex128), "sw::complex<double>", "16s", False, 16,
+              slots=2),
     )
 }
 object.__delattr__(DTYPES["bfloat16"], "numpy")     # resolved by __getattr__ on first use
@@ -98,6 +108,11 @@ def dtype_of(obj) -> DType:
         except TypeError:
             pass
     if name not in ALL_DTYPES:
+        if name in ("longdouble", "float128", "float96", "clongdouble", "complex256", "complex192"):
+            raise TypeError(
+                f"unsupported dtype {name}: stridewise does not compute in long double (no GPU "
+                "has it, and the CPU backend keeps one set of kernels for both); cast to float64 "
+                "(or complex128) first, e.g. x.astype(np.float64)")
         raise TypeError(
             f"unsupported dtype {name}: stridewise computes in {', '.join(DTYPES)}; "
             "cast the array first (for example with .astype or .to)"

@@ -20,7 +20,8 @@ def _pow(g, ins, out):
         gx = torch.where(torch.as_tensor(y, device=g.device) == 0, 0.0, g * y * torch.pow(x, y - 1))
     if isinstance(y, torch.Tensor):     # pow_backward_exponent: 0 where 0 ** (y >= 0)
         xv = torch.as_tensor(x, dtype=out.dtype, device=g.device)
-        gy = g * torch.where((xv == 0) & (y >= 0), 0.0, out * torch.log(xv))
+        yr = y.real if y.is_complex() else y      # torch compares the exponent's real part
+        gy = g * torch.where((xv == 0) & (yr >= 0), 0.0, out * torch.log(xv))
     return gx, gy
 
 
@@ -65,6 +66,23 @@ FORMULAS = {
     "cos": lambda g, ins, out: (g * -torch.sin(ins[0]),),
     "fma": lambda g, ins, out: (g * ins[1], g * ins[0], g),
 }
+
+
+def _conjugated(formula):
+    """A holomorphic op's formula for complex values: torch's convention is
+    grad * conj(f'(z)), and the formulas above give grad * f'(z), so the complex form is
+    conj(formula(conj(grad))). A real input of a complex op keeps the real part (the caller's
+    reduction to its dtype), as torch does."""
+    def complex_formula(g, ins, out):
+        if not g.is_complex():
+            return formula(g, ins, out)
+        return tuple(None if r is None else r.conj() for r in formula(g.conj(), ins, out))
+    return complex_formula
+
+
+for _name in ("multiply", "divide", "pow", "exp", "log", "sqrt", "sin", "cos", "fma"):
+    FORMULAS[_name] = _conjugated(FORMULAS[_name])
+
 # casts: the gradient goes back in the input's dtype (the caller's reduction does that)
 FORMULAS.update({f"cast_{dt}": (lambda g, ins, out: (g,))
                  for dt in ("float16", "bfloat16", "float32", "float64")})

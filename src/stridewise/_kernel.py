@@ -35,6 +35,9 @@ C_NAMES = {
     "short": "int16", "int16_t": "int16", "unsigned short": "uint16", "uint16_t": "uint16",
     "unsigned int": "uint32", "unsigned": "uint32", "uint32_t": "uint32",
     "unsigned long long": "uint64", "unsigned long": "uint64", "uint64_t": "uint64",
+    # CuPy names complex64 complex<float> (thrust's); PyCUDA's header pycuda::complex<float>
+    **{f"{ns}complex<{c}>": d for ns in ("", "thrust::", "pycuda::")
+       for c, d in (("float", "complex64"), ("double", "complex128"))},
 }
 _QUALIFIERS = {"const", "volatile", "restrict", "__restrict__", "__restrict"}
 _COMPOUND = {"+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=", "++", "--"}

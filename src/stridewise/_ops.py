@@ -9,7 +9,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from . import _arrays, _codegen, _dask, _foreign, _layout, _plan, _resolve, _torch_ops
+from . import _arrays, _codegen, _complex, _dask, _foreign, _layout, _plan, _resolve, _torch_ops
 from ._arrays import Scalar, View
 from ._compiled import warm as _WARM
 from ._dtypes import ALL_DTYPES as DTYPES, DType
@@ -90,7 +90,8 @@ class ElementwiseOp:
     broadcast_outputs = False   # out must have the inputs' broadcast shape
 
     def functor_for(self, compute, convention: str) -> str:
-        return self.functor.format(T=compute.ctype, M=_opmath(compute),
+        functor = _complex.functor(self.name, compute, self.functor)
+        return functor.format(T=compute.ctype, M=_opmath(compute),
                                    C="sw::kTorch" if convention == "torch" else "sw::kNumpy")
 
     @property
@@ -116,15 +117,19 @@ class ElementwiseOp:
             compute, out = _arrays.result_dtypes(lib, self.ufunc, key)
             if self.promote == "bool":     # comparisons and tests: bool whatever the inputs
                 out = DTYPES["bool"]
-            if self.promote == "float" and not compute.is_float and self.ufunc and lib != "torch":
+            inexact = compute.is_float or compute.is_complex
+            if self.promote == "float" and not inexact and self.ufunc and lib != "torch":
                 raise TypeError(f"{self.name} of NumPy's integer arrays is NumPy's integer "
                                 f"{self.ufunc}, which stridewise does not provide; cast to a "
                                 "float dtype first (x.astype(np.float64))")
-            if self.promote == "float" and not compute.is_float:
+            if self.promote == "float" and not inexact:
                 compute = out = DTYPES["float32" if lib == "torch" else "float64"]
+            if self.name == "abs":         # |complex| is real, in both libraries
+                out = _complex.real_of(out)
         if compute.name not in self.dtypes:
-            raise TypeError(f"unsupported dtype {compute.name} for {self.name}: "
+            raise _complex.UnsupportedDtypeError(f"unsupported dtype {compute.name} for {self.name}: "
                             f"it computes in {', '.join(self.dtypes)}")
+        _complex.check(self.name, lib, compute)
         nparams = sum(isinstance(k, (type, HostScalar)) for k in key)
         return Typing(compute, (out,), (compute,) * nparams, self.functor_for(compute, convention),
                       arg_types, preamble="\n".join(

@@ -27,6 +27,15 @@ from . import bench_values
 __all__ = ["CASES", "DTYPES", "run", "print_report", "write_json", "plot"]
 
 DTYPES = ("float16", "bfloat16", "float32", "float64", "int32", "int64")
+# Selectable with --dtypes, outside the default matrix. bool has no remainder in torch: its
+# cells measure bitwise_xor (NumPy's and torch's xor on bool), the other dtypes remainder.
+EXTRA_DTYPES = ("int8", "uint8", "bool")
+_OP = {"bool": "bitwise_xor"}
+
+
+def op_name(dtype: str) -> str:
+    """The op a cell of `dtype` measures (the same name in stridewise, NumPy, torch, CuPy)."""
+    return _OP.get(dtype, "remainder")
 
 # name: (a ⊙ b label in output rows R and columns C, builder(new, R, C) -> (a, b)).
 # `new(shape, role)` makes random data; role "a" is the dividend, "b" the divisor.
@@ -46,7 +55,7 @@ CASES = {
 }
 
 # The Python-scalar divisor, per kind; negative, so the sign adjustment is exercised.
-_PY_SCALAR = {"f": -2.75, "i": -7}
+_PY_SCALAR = {"f": -2.75, "i": -7, "b": True}
 
 GPU_LOG2 = 27        # docs/baselines.md: every output 2^27 elements
 CPU_LOG2 = 22
@@ -83,12 +92,13 @@ def _make_case(case: str, dtype: str, log2: int, lib: str, device: str = "cpu", 
     new = lambda shape, role: bench_values.draw(values, role, dtype, d, shape)   # noqa: E731
     a, b = CASES[case][1](new, R, C)
     if b is None:
-        b = _PY_SCALAR["f" if _is_float(dtype) else "i"]
+        b = _PY_SCALAR["f" if _is_float(dtype) else "b" if dtype == "bool" else "i"]
+        b = -b if dtype.startswith("uint") else b     # in an unsigned dtype's range (NEP 50)
     shape = np.broadcast_shapes(tuple(a.shape), tuple(getattr(b, "shape", ())))
     # The output takes the library's promotion (NumPy makes bfloat16 ⊙ float a float32).
     if lib == "numpy":
         with np.errstate(all="ignore"):
-            out = np.empty(shape, np.remainder(a.ravel()[:1], b).dtype)
+            out = np.empty(shape, getattr(np, op_name(dtype))(a.ravel()[:1], b).dtype)
     else:
         import torch
         out = torch.empty(shape, dtype=torch.result_type(a, b), device=device)
@@ -278,21 +288,21 @@ def time_cuda(fns, reps: int = 15, warmup: int = 3) -> float:
 
 # ---------------------------------------------------------------- anchors per backend
 
-def _cpu_anchors(a, b, out):
+def _cpu_anchors(a, b, out, op: str = "remainder"):
     """name -> zero-argument callable, for NumPy (and torch CPU when installed).
 
     Every anchor writes `out`, the array stridewise writes (see _gpu_anchors).
     """
     def numpy_remainder():
         with np.errstate(all="ignore"):
-            return np.remainder(a, b, out=out)
+            return getattr(np, op)(a, b, out=out)
     anchors = {"numpy": numpy_remainder}
     try:
         import torch
     except ImportError:
         return anchors
     ta, tb, to = _to_torch(a), _to_torch(b), _to_torch(out)
-    anchors["torch"] = lambda: torch.remainder(ta, tb, out=to)
+    anchors["torch"] = lambda: getattr(torch, op)(ta, tb, out=to)
     return anchors
 
 
@@ -304,14 +314,15 @@ def _gpu_anchors(a, b, out, dtype: str, compile_times: dict):
     """
     import torch
 
-    anchors = {"torch": lambda: torch.remainder(a, b, out=out)}
+    f = getattr(torch, op_name(dtype))
+    anchors = {"torch": lambda: f(a, b, out=out)}
     try:
         torch._dynamo.reset()
         if isinstance(b, (int, float)):
-            fn = torch.compile(lambda x: torch.remainder(x, b), dynamic=False)
+            fn = torch.compile(lambda x: f(x, b), dynamic=False)
             args = (a,)
         else:
-            fn = torch.compile(lambda x, y: torch.remainder(x, y), dynamic=False)
+            fn = torch.compile(lambda x, y: f(x, y), dynamic=False)
             args = (a, b)
         t = time.perf_counter()
         fn(*args)
@@ -326,14 +337,14 @@ def _gpu_anchors(a, b, out, dtype: str, compile_times: dict):
             ca = cupy.from_dlpack(a)
             cb = b if isinstance(b, (int, float)) else cupy.from_dlpack(b)
             co = cupy.from_dlpack(out)
-            anchors["cupy"] = lambda: cupy.remainder(ca, cb, out=co)
+            anchors["cupy"] = lambda: getattr(cupy, op_name(dtype))(ca, cb, out=co)
         except Exception as e:  # noqa: BLE001
             anchors["cupy"] = e
     if isinstance(b, (int, float)):
         anchors["naive"] = ValueError("n/a: nothing to materialize")
     else:
         shape = out.shape
-        anchors["naive"] = lambda: torch.remainder(
+        anchors["naive"] = lambda: f(
             a.expand(shape).contiguous(), b.expand(shape).contiguous(), out=out)
     return anchors
 
@@ -388,24 +399,25 @@ def run_cell(case: str, dtype: str, device: str, log2: int, ceilings: dict, valu
     import stridewise as sw
 
     lib = "numpy" if device == "cpu" else "torch"
+    op = op_name(dtype)
     a, b, out = _make_case(case, dtype, log2, lib, "cuda" if device == "cuda" else "cpu", values)
     nbytes = compulsory_bytes(a, b, out)
-    cell = {"case": case, "dtype": dtype, "values": values, "label": CASES[case][0],
+    cell = {"case": case, "dtype": dtype, "op": op, "values": values, "label": CASES[case][0],
             "a_shape": list(a.shape), "b_shape": list(getattr(b, "shape", ())),
             "out_shape": list(out.shape), "bytes": nbytes, "impls": {}, "compile_s": {}}
     if device == "cuda":
         import torch
-        ref = torch.remainder(a, b)                      # torch on CUDA is the exact oracle
+        ref = getattr(torch, op)(a, b)                   # torch on CUDA is the exact oracle
         anchors = _gpu_anchors(a, b, out, dtype, cell["compile_s"])
         sync = torch.cuda.synchronize
     else:
         with np.errstate(all="ignore"):                  # specials: NaN is the answer
-            ref = np.remainder(a, b)                     # NumPy convention, exact
-        anchors = _cpu_anchors(a, b, out)
+            ref = getattr(np, op)(a, b)                  # NumPy convention, exact
+        anchors = _cpu_anchors(a, b, out, op)
         sync = lambda: None  # noqa: E731
     try:
         t = time.perf_counter()
-        sw.remainder(a, b, out=out)
+        getattr(sw, op)(a, b, out=out)
         sync()
         cell["compile_s"]["stridewise"] = time.perf_counter() - t
         cell["verified"] = same_bits(out, ref)
@@ -418,7 +430,7 @@ def run_cell(case: str, dtype: str, device: str, log2: int, ceilings: dict, valu
     if device == "cuda" and callable(anchors.get("torch.compile")):
         cell["differs_from_eager"] = {"torch.compile": differing(anchors["torch.compile"](), ref)}
     del ref
-    fns = {"stridewise": lambda: sw.remainder(a, b, out=out)} if cell["verified"] else {}
+    fns = {"stridewise": lambda: getattr(sw, op)(a, b, out=out)} if cell["verified"] else {}
     for name, fn in anchors.items():
         if isinstance(fn, Exception):
             cell["impls"][name] = {"error": str(fn)[:200]}
@@ -709,8 +721,8 @@ def run(device: str = "auto", cases=None, dtypes=None, quick: bool = False, log2
         if c not in CASES:
             raise ValueError(f"unknown case {c!r}; choose from {', '.join(CASES)}")
     for d in dtypes:
-        if d not in DTYPES:
-            raise ValueError(f"unknown dtype {d!r}; choose from {', '.join(DTYPES)}")
+        if d not in DTYPES + EXTRA_DTYPES:
+            raise ValueError(f"unknown dtype {d!r}; choose from {', '.join(DTYPES + EXTRA_DTYPES)}")
     log2 = log2 or (GPU_LOG2 if device == "cuda" else CPU_LOG2)
     doc = {"meta": {**_describe_device(device), "date": datetime.datetime.now().isoformat(timespec="seconds"),
                     "command": " ".join(["stridewise", *sys.argv[1:]]) if sys.argv else "",

@@ -12,9 +12,10 @@ import math
 
 import numpy as np
 
-# name: (kinds it applies to, what it draws). "f": float dtypes, "i": integer dtypes.
+# name: (kinds it applies to, what it draws). "f": float dtypes, "i": integer dtypes, "b": bool.
 VALUES = {
-    "narrow": ("fi", "a in +-100, b in +-[0.5, 10) (floats) or +-[1, 1000) (integers)"),
+    "narrow": ("fib", "a in +-100, b in +-[0.5, 10) (floats) or +-[1, 1000) (integers, below "
+                      "the largest value of 8-bit ones); bool: either value, evenly"),
     "wide": ("f", "a ~ N(0, 3e4) (clipped to half the dtype's max), b ~ N(0, 0.05)"),
     "huge_quotients": ("f", "|a| = 2^[5, 30], |b| = 2^[-30, -5] within the dtype's range "
                             "(float16: 2^[5, 14] / 2^[-24, -5])"),
@@ -35,7 +36,8 @@ VALUE_CASES = ("contiguous", "outer")
 
 def applies(values: str, dtype: str) -> bool:
     """Whether distribution `values` is defined for `dtype` (floats and integers differ)."""
-    return ("f" if dtype.startswith(("float", "bfloat")) else "i") in VALUES[values][0]
+    kind = "f" if dtype.startswith(("float", "bfloat")) else "b" if dtype == "bool" else "i"
+    return kind in VALUES[values][0]
 
 
 def check(values) -> list[str]:
@@ -127,6 +129,8 @@ def draw(values: str, role: str, dtype: str, d, shape):
     """Operand `role` ("a" or "b") of distribution `values`, as `dtype`, drawn by `d`."""
     if dtype.startswith(("float", "bfloat")):
         return d.cast(_floats(values, role, dtype, d, shape), dtype)
+    if dtype == "bool":
+        return d.cast(d.integers(0, 2, shape), dtype)
     return d.cast(_integers(values, role, dtype, d, shape), dtype)
 
 
@@ -165,8 +169,8 @@ def _integers(values, role, dtype, d, shape):
         if values == "specials":
             x = d.where(d.uniform(0, 1, shape) < 0.05, d.choice([lo, hi, 0, lo + 1], shape), x)
         return x
-    if values in ("narrow", "specials"):
-        x = d.integers(1, 1000, shape) * d.choice([-1, 1], shape)
+    if values in ("narrow", "specials"):   # |b| < 128 for 8-bit types: no wrap to 0
+        x = d.integers(1, min(1000, hi), shape) * d.choice([-1, 1], shape)
         if values == "specials":       # not -1: torch on CUDA leaves min % -1 to the hardware
             x = d.where(d.uniform(0, 1, shape) < 0.05, d.choice([1, -2, lo, hi], shape), x)
         return x

@@ -315,3 +315,4 @@ template <class T> struct ClipFunctor {
 #undef SW_U
 
 }  // namespace sw
+#include "complex.h"   // complex64 / complex128 and their functors

@@ -111,6 +111,9 @@ SW_HOST_DEVICE SW_INLINE void store_pack(char* base, Index off, const Pack<T, P>
 #endif
 }
 
+// A 16-byte element (complex128) copied as bits.
+struct alignas(16) Word16 { u64 lo, hi; };
+
 // Runs the statement(s) after E with E the unsigned word of `size` bytes (a constant in the
 // kernels' unrolled operand loops): tiled and short_rows kernels copy operands as bits. A
 // macro, as NVRTC 13.0 takes a generic lambda in device code for a host function.
@@ -119,7 +122,8 @@ SW_HOST_DEVICE SW_INLINE void store_pack(char* base, Index off, const Pack<T, P>
     if ((size) == 1) { typedef unsigned char E; __VA_ARGS__; } \
     else if ((size) == 2) { typedef sw::u16 E; __VA_ARGS__; }  \
     else if ((size) == 4) { typedef sw::u32 E; __VA_ARGS__; }  \
-    else { typedef sw::u64 E; __VA_ARGS__; }                   \
+    else if ((size) == 8) { typedef sw::u64 E; __VA_ARGS__; }  \
+    else { typedef sw::Word16 E; __VA_ARGS__; }                \
   } while (0)
 
 // A periodic operand (short_rows) whose period is short enough has, on the device, a table

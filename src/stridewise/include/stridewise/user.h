@@ -20,3 +20,15 @@
 template <class A, class B> inline auto min(A a, B b) -> decltype(a + b) { return b < a ? b : a; }
 template <class A, class B> inline auto max(A a, B b) -> decltype(a + b) { return a < b ? b : a; }
 #endif
+
+// complex<float> and complex<double> as CuPy's and PyCUDA's kernels spell them; the math
+// functions (exp, abs, real, conj, ...) are found by argument-dependent lookup.
+using sw::complex;
+namespace pycuda {
+using sw::complex;
+using sw::real;
+using sw::imag;
+using sw::conj;
+using sw::norm;
+using sw::arg;
+}  // namespace pycuda

@@ -1,0 +1,58 @@
+"""complex64 and complex128 in the built-in ops: which ops define them, and the functors
+whose complex form depends on the owning library (include/stridewise/complex.h).
+
+An op neither NumPy nor torch defines for complex (remainder, fmod, floor_divide, the
+ordering comparisons, floor, ...) raises UnsupportedDtypeError, a TypeError (NumPy raises
+one: "ufunc 'remainder' not supported for the input types") and a RuntimeError (torch's
+"not implemented for 'ComplexFloat'"), so each library's users catch what they expect.
+"""
+from __future__ import annotations
+
+__all__ = ["COMPLEX", "COMPLEX_OPS", "NUMPY_ONLY", "UnsupportedDtypeError", "functor", "check"]
+
+COMPLEX = ("complex64", "complex128")
+
+# The ops that compute in complex; abs gives the real dtype. NUMPY_ONLY: NumPy's
+# lexicographic order of complex values, which torch does not define (it raises there).
+# NumPy's complex sign (z / |z|) and clip are not provided.
+NUMPY_ONLY = ("less", "less_equal", "greater", "greater_equal", "maximum", "minimum")
+COMPLEX_OPS = ("add", "subtract", "multiply", "divide", "pow", "where", "abs", "negative",
+               "exp", "log", "sqrt", "sin", "cos", "tanh", "equal", "not_equal", "logical_and",
+               "logical_or", "logical_xor", "logical_not", "isnan", "isinf", "isfinite",
+               "square", "reciprocal") + NUMPY_ONLY
+
+# Where the complex formula differs between NumPy and torch (complex.h says how).
+_FUNCTORS = {
+    "multiply": "sw::ComplexMultiplyFunctor<{M}, {C}>",
+    "square": "sw::ComplexSquareFunctor<{M}, {C}>",
+    "abs": "sw::ComplexAbsFunctor<{M}, {C}>",
+    "reciprocal": "sw::ComplexReciprocalFunctor<{M}, {C}>",
+    "pow": "sw::ComplexPowFunctor<{M}, {C}>",
+}
+
+
+class UnsupportedDtypeError(TypeError, RuntimeError):
+    """An op given a dtype it does not compute in (NumPy raises TypeError, torch RuntimeError)."""
+
+
+def functor(name: str, compute, default: str) -> str:
+    """The functor template of op `name` in `compute`: its complex form where it has one."""
+    if compute.is_complex:
+        return _FUNCTORS.get(name, default)
+    return default
+
+
+def real_of(dtype):
+    """The real dtype of a complex one (abs's result); other dtypes unchanged."""
+    from ._dtypes import DTYPES
+
+    return DTYPES[{"complex64": "float32", "complex128": "float64"}.get(dtype.name, dtype.name)]
+
+
+def check(name: str, lib: str, compute) -> None:
+    """Raise where torch has no complex form of op `name` (the order-based ops)."""
+    if compute.is_complex and lib == "torch" and name in NUMPY_ONLY:
+        raise UnsupportedDtypeError(
+            f"{name} is not defined for {compute.name} torch tensors (torch orders no complex "
+            "values; NumPy's lexicographic order serves NumPy and CuPy arrays): compare the "
+            "real parts (x.real) or the magnitudes (x.abs())")

@@ -1,0 +1,381 @@
+// stridewise/complex.h: complex64 and complex128 (sw::complex<float>, sw::complex<double>)
+// and the built-in functors' complex forms, shared by the CPU and CUDA backends.
+//
+// A minimal struct of two floats (NVRTC has neither <complex> nor thrust's headers), laid out
+// as NumPy, torch and CuPy store complex values: real part first, 8 or 16 bytes aligned to
+// their size. Arithmetic rounds where the source puts it on both backends: the host compiles
+// with -ffp-contract=off, and the device spells each rounding (mul_rn, add_rn: NVRTC fuses
+// a * b + c into an fma by default), so a kernel gives the same bits on both.
+//
+// Where the libraries differ, the functors take the owning library's formula (Convention):
+// - multiply: NumPy's SIMD loop forms ar * br - ai * bi as fma(ar, br, -(ai * bi)) and the
+//   imaginary part as fma(ar, bi, ai * br) (x86-64 with FMA, which NumPy dispatches to);
+//   torch's CPU kernel rounds each product (ar * br - ai * bi). square is multiply(a, a).
+// - divide: NumPy's Smith division (torch's CPU kernel scales by an approximate reciprocal
+//   and is not reproduced bit for bit: within COMPLEX_TOLERANCE_ULP there).
+// - abs: NumPy's max * sqrt(1 + (min / max)^2) with one fma; torch's hypot.
+// - exp, log, sqrt, sin, cos, pow: the C library's cexp, clog, ... on the host (what NumPy
+//   and torch call on the CPU: bit for bit there), formulas of ordinary accuracy on the
+//   device (COMPLEX_TOLERANCE_ULP). pow follows NumPy's npy_cpow: x ** 0 = 1, integer exponents
+//   |n| < 100 by repeated multiplication (then 1 / r for n < 0), else the library's cpow.
+#pragma once
+#include "ops.h"   // the functors specialized below (ops.h includes this file last)
+
+namespace sw {
+
+template <class R>
+struct alignas(2 * sizeof(R)) complex {
+  R re, im;
+  complex() = default;
+  SW_HOST_DEVICE constexpr complex(R r, R i = R(0)) : re(r), im(i) {}
+  template <class S>   // complex<double>(complex<float>) and back, as thrust converts
+  SW_HOST_DEVICE constexpr complex(const complex<S>& z) : re((R)z.re), im((R)z.im) {}
+  SW_HOST_DEVICE constexpr R real() const { return re; }
+  SW_HOST_DEVICE constexpr R imag() const { return im; }
+  SW_HOST_DEVICE SW_INLINE void real(R r) { re = r; }
+  SW_HOST_DEVICE SW_INLINE void imag(R i) { im = i; }
+};
+
+template <class T> struct IsComplex { enum { value = 0 }; };
+template <class R> struct IsComplex<complex<R> > { enum { value = 1 }; };
+
+// One rounding each, never contracted into an fma (the device's default is to fuse).
+SW_HOST_DEVICE SW_INLINE float mul_rn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+SW_HOST_DEVICE SW_INLINE double mul_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+SW_HOST_DEVICE SW_INLINE float add_rn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+SW_HOST_DEVICE SW_INLINE double add_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+template <class R> SW_HOST_DEVICE SW_INLINE R sub_rn(R a, R b) { return add_rn(a, -b); }
+// a - b where b is a product: on the host the negation flips b's sign bit as an integer.
+// GCC 12's vectorizer recognizes a complex product (ar br - ai bi, ar bi + ai br) and emits
+// fused vfmaddsub for it even under -ffp-contract=off (half the float32 products came out
+// fused); an integer negation is outside the pattern.
+SW_HOST_DEVICE SW_INLINE float sub_product(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fadd_rn(a, -b);
+#else
+  return a + bit_cast<float>(bit_cast<u32>(b) ^ 0x80000000u);
+#endif
+}
+SW_HOST_DEVICE SW_INLINE double sub_product(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dadd_rn(a, -b);
+#else
+  return a + bit_cast<double>(bit_cast<u64>(b) ^ 0x8000000000000000ull);
+#endif
+}
+SW_HOST_DEVICE SW_INLINE float fma_rn(float a, float b, float c) { return fmaf(a, b, c); }
+SW_HOST_DEVICE SW_INLINE double fma_rn(double a, double b, double c) { return fma(a, b, c); }
+
+template <class R> SW_HOST_DEVICE SW_INLINE complex<R> operator+(complex<R> a, complex<R> b) {
+  return complex<R>(add_rn(a.re, b.re), add_rn(a.im, b.im));
+}
+template <class R> SW_HOST_DEVICE SW_INLINE complex<R> operator-(complex<R> a, complex<R> b) {
+  return complex<R>(sub_rn(a.re, b.re), sub_rn(a.im, b.im));
+}
+template <class R> SW_HOST_DEVICE SW_INLINE complex<R> operator-(complex<R> a) {
+  return complex<R>(-a.re, -a.im);
+}
+template <class R> SW_HOST_DEVICE SW_INLINE complex<R> operator+(complex<R> a) { return a; }
+// The textbook product, each product rounded (torch's CPU kernel, thrust, NumPy's scalar C).
+template <class R> SW_HOST_DEVICE SW_INLINE complex<R> operator*(complex<R> a, complex<R> b) {
+  return complex<R>(sub_product(mul_rn(a.re, b.re), mul_rn(a.im, b.im)),
+                    add_rn(mul_rn(a.re, b.im), mul_rn(a.im, b.re)));
+}
+// Smith's division as NumPy writes it (loops.c.src and npy_math's cdiv; torch's c10::complex
+// copies it): a zero divisor divides each part by |br| = 0, giving inf or NaN parts. Its
+// subtractions negate as integers too (sub_product): GCC fused a + b * rat, b - a * rat as
+// a complex product where rows peeled a lane.
+template <class R> SW_HOST_DEVICE SW_INLINE complex<R> operator/(complex<R> a, complex<R> b) {
+  const R abr = fabs(b.re), abi = fabs(b.im);
+  if (abr >= abi) {
+    if (abr == R(0) && abi == R(0)) return complex<R>(a.re / abr, a.im / abi);
+    const R rat = b.im / b.re;
+    const R scl = R(1) / add_rn(b.re, mul_rn(b.im, rat));
+    return complex<R>(mul_rn(add_rn(a.re, mul_rn(a.im, rat)), scl),
+                      mul_rn(sub_product(a.im, mul_rn(a.re, rat)), scl));
+  }
+  const R rat = b.re / b.im;
+  const R scl = R(1) / add_rn(b.im, mul_rn(b.re, rat));
+  return complex<R>(mul_rn(add_rn(mul_rn(a.re, rat), a.im), scl),
+                    mul_rn(sub_product(mul_rn(a.im, rat), a.re), scl));
+}
+// Mixed with a real value (user kernels write 2 * z, z / 2.0f): the real promoted first.
+#define SW_COMPLEX_MIXED(op)                                                              \
+  template <class R> SW_HOST_DEVICE SW_INLINE complex<R> operator op(complex<R> a, R b) {  \
+    return a op complex<R>(b);                                                            \
+  }                                                                                       \
+  template <class R> SW_HOST_DEVICE SW_INLINE complex<R> operator op(R a, complex<R> b) {  \
+    return complex<R>(a) op b;                                                            \
+  }
+SW_COMPLEX_MIXED(+) SW_COMPLEX_MIXED(-) SW_COMPLEX_MIXED(*) SW_COMPLEX_MIXED(/)
+#undef SW_COMPLEX_MIXED
+template <class R> SW_HOST_DEVICE SW_INLINE complex<R>& operator+=(complex<R>& a, complex<R> b) { return a = a + b; }
+template <class R> SW_HOST_DEVICE SW_INLINE complex<R>& operator-=(complex<R>& a, complex<R> b) { return a = a - b; }
+template <class R> SW_HOST_DEVICE SW_INLINE complex<R>& operator*=(complex<R>& a, complex<R> b) { return a = a * b; }
+template <class R> SW_HOST_DEVICE SW_INLINE complex<R>& operator/=(complex<R>& a, complex<R> b) { return a = a / b; }
+template <class R> SW_HOST_DEVICE SW_INLINE bool operator==(complex<R> a, complex<R> b) {
+  return a.re == b.re && a.im == b.im;
+}
+template <class R> SW_HOST_DEVICE SW_INLINE bool operator!=(complex<R> a, complex<R> b) { return !(a == b); }
+
+// NumPy's lexicographic order (loops.c.src CLT, CLE, ...): by the real parts where neither
+// imaginary part is NaN, by the imaginary parts where the real parts are equal. torch has no
+// order on complex values; the ops that use it are NumPy's only (_complex.NUMPY_ONLY).
+#define SW_COMPLEX_ORDER(op, strict)                                                     \
+  template <class R> SW_HOST_DEVICE SW_INLINE bool operator op(complex<R> a, complex<R> b) { \
+    return (a.re strict b.re && a.im == a.im && b.im == b.im) || (a.re == b.re && a.im op b.im); \
+  }
+SW_COMPLEX_ORDER(<, <) SW_COMPLEX_ORDER(<=, <) SW_COMPLEX_ORDER(>, >) SW_COMPLEX_ORDER(>=, >)
+#undef SW_COMPLEX_ORDER
+
+template <class R> SW_HOST_DEVICE SW_INLINE R real(complex<R> z) { return z.re; }
+template <class R> SW_HOST_DEVICE SW_INLINE R imag(complex<R> z) { return z.im; }
+template <class R> SW_HOST_DEVICE SW_INLINE complex<R> conj(complex<R> z) { return complex<R>(z.re, -z.im); }
+template <class R> SW_HOST_DEVICE SW_INLINE R norm(complex<R> z) { return add_rn(mul_rn(z.re, z.re), mul_rn(z.im, z.im)); }
+
+// Casts: to a real type the real part (NumPy and torch drop the imaginary part), to bool
+// "nonzero", from a real type (re, 0). The 16-bit floats go through float.
+template <class To, class R> struct Convert<To, complex<R> > {
+  SW_HOST_DEVICE SW_INLINE static To apply(complex<R> x) { return convert<To>(x.re); }
+};
+template <class R> struct Convert<bool, complex<R> > {
+  SW_HOST_DEVICE SW_INLINE static bool apply(complex<R> x) { return x.re != R(0) || x.im != R(0); }
+};
+template <class R, class From> struct Convert<complex<R>, From> {
+  SW_HOST_DEVICE SW_INLINE static complex<R> apply(From x) { return complex<R>(convert<R>(x)); }
+};
+template <class R, class S> struct Convert<complex<R>, complex<S> > {
+  SW_HOST_DEVICE SW_INLINE static complex<R> apply(complex<S> x) {
+    return complex<R>(convert<R>(x.re), convert<R>(x.im));
+  }
+};
+template <class R> struct Convert<complex<R>, complex<R> > {
+  SW_HOST_DEVICE SW_INLINE static complex<R> apply(complex<R> x) { return x; }
+};
+#define SW_COMPLEX_HALF(H, to_float, from_float)                                           \
+  template <class R> struct Convert<complex<R>, H> {                                        \
+    SW_HOST_DEVICE SW_INLINE static complex<R> apply(H x) { return complex<R>((R)to_float(x.bits)); } \
+  };                                                                                        \
+  template <class R> struct Convert<H, complex<R> > {                                       \
+    SW_HOST_DEVICE SW_INLINE static H apply(complex<R> x) { return convert<H>(x.re); }      \
+  };
+SW_COMPLEX_HALF(half, half_to_float, float_to_half)
+SW_COMPLEX_HALF(bfloat16, bfloat16_to_float, float_to_bfloat16)
+#undef SW_COMPLEX_HALF
+
+// -- the math functions ---------------------------------------------------------------------
+#if !defined(__CUDA_ARCH__) && !defined(__CUDACC_RTC__)
+// The host calls the C library's complex functions (GCC's builtins name them), as NumPy and
+// torch do on the CPU.
+template <class R> struct CBuiltin;
+#define SW_CBUILTIN(R, sfx)                                                               \
+  template <> struct CBuiltin<R> {                                                        \
+    typedef __complex__ R C;                                                              \
+    static SW_INLINE C to(complex<R> z) { C c; __real__ c = z.re; __imag__ c = z.im; return c; } \
+    static SW_INLINE complex<R> from(C c) { return complex<R>(__real__ c, __imag__ c); }  \
+    static SW_INLINE complex<R> exp(complex<R> z) { return from(__builtin_cexp##sfx(to(z))); } \
+    static SW_INLINE complex<R> log(complex<R> z) { return from(__builtin_clog##sfx(to(z))); } \
+    static SW_INLINE complex<R> sqrt(complex<R> z) { return from(__builtin_csqrt##sfx(to(z))); } \
+    static SW_INLINE complex<R> sin(complex<R> z) { return from(__builtin_csin##sfx(to(z))); } \
+    static SW_INLINE complex<R> cos(complex<R> z) { return from(__builtin_ccos##sfx(to(z))); } \
+    static SW_INLINE complex<R> tanh(complex<R> z) { return from(__builtin_ctanh##sfx(to(z))); } \
+    static SW_INLINE complex<R> pow(complex<R> a, complex<R> b) {                         \
+      return from(__builtin_cpow##sfx(to(a), to(b)));                                     \
+    }                                                                                     \
+  };
+SW_CBUILTIN(float, f)
+SW_CBUILTIN(double, )
+#undef SW_CBUILTIN
+template <class R> SW_INLINE complex<R> exp(complex<R> z) { return CBuiltin<R>::exp(z); }
+template <class R> SW_INLINE complex<R> log(complex<R> z) { return CBuiltin<R>::log(z); }
+template <class R> SW_INLINE complex<R> sqrt(complex<R> z) { return CBuiltin<R>::sqrt(z); }
+template <class R> SW_INLINE complex<R> sin(complex<R> z) { return CBuiltin<R>::sin(z); }
+template <class R> SW_INLINE complex<R> cos(complex<R> z) { return CBuiltin<R>::cos(z); }
+template <class R> SW_INLINE complex<R> tanh(complex<R> z) { return CBuiltin<R>::tanh(z); }
+template <class R> SW_INLINE complex<R> cpow(complex<R> a, complex<R> b) { return CBuiltin<R>::pow(a, b); }
+template <class R> SW_INLINE R abs(complex<R> z) { return hypot(z.re, z.im); }
+#else
+// The device: the textbook formulas, each part within a few ulp of the C library's for
+// arguments away from overflow (exp's and sin's real part past log(max), log near |z| = 1
+// loses relative accuracy in its real part as every direct formula does).
+template <class R> SW_DEVICE SW_INLINE R abs(complex<R> z) { return hypot(z.re, z.im); }
+template <class R> SW_DEVICE SW_INLINE complex<R> exp(complex<R> z) {
+  if (z.im == R(0)) return complex<R>(::exp(z.re), z.im);      // exp(x + 0i) = (e^x, 0) exactly
+  const R e = ::exp(z.re);
+  R s, c;
+  sincos(z.im, &s, &c);
+  return complex<R>(e * c, e * s);
+}
+template <class R> SW_DEVICE SW_INLINE complex<R> log(complex<R> z) {
+  return complex<R>(::log(hypot(z.re, z.im)), atan2(z.im, z.re));
+}
+// csqrt as C99 Annex G defines it, scaled so |z| never overflows: t = sqrt((|x| + |z|) / 2),
+// then (t, y / 2t) for x >= 0 and (|y| / 2t, copysign(t, y)) for x < 0.
+template <class R> SW_DEVICE SW_INLINE complex<R> sqrt(complex<R> z) {
+  const R x = z.re, y = z.im, inf = R(1) / R(0);
+  if (x == R(0) && y == R(0)) return complex<R>(R(0), y);
+  if (fabs(y) == inf) return complex<R>(inf, y);
+  if (x != x) return complex<R>(x, y - y);                      // NaN real part: NaN
+  if (fabs(x) == inf) {
+    if (x > 0) return complex<R>(x, y != y ? y : copysign(R(0), y));
+    return complex<R>(y != y ? y : R(0), copysign(inf, y));     // sqrt(-inf + iy) = (0, +-inf)
+  }
+  const R t = ::sqrt(R(0.5) * fabs(x) + R(0.5) * hypot(x, y));
+  if (x >= R(0)) return complex<R>(t, y / (R(2) * t));
+  return complex<R>(fabs(y) / (R(2) * t), copysign(t, y));
+}
+template <class R> SW_DEVICE SW_INLINE complex<R> sin(complex<R> z) {
+  R s, c;
+  sincos(z.re, &s, &c);
+  return complex<R>(s * cosh(z.im), c * sinh(z.im));
+}
+template <class R> SW_DEVICE SW_INLINE complex<R> cos(complex<R> z) {
+  R s, c;
+  sincos(z.re, &s, &c);
+  return complex<R>(c * cosh(z.im), -(s * sinh(z.im)));
+}
+// Kahan's ctanh (as FreeBSD's msun writes it): with t = tan(y), beta = 1 + t^2, s = sinh(x),
+// rho = sqrt(1 + s^2): tanh(z) = (beta rho s + i t) / (1 + beta s^2); past |x| = 22 the real
+// part is +-1 and the imaginary part 4 sin(y) cos(y) e^(-2|x|), never inf / inf.
+template <class R> SW_DEVICE SW_INLINE complex<R> tanh(complex<R> z) {
+  const R x = z.re, y = z.im;
+  if (x != x) return complex<R>(x, y == R(0) ? y : x);
+  if (fabs(x) >= R(22)) {
+    const R e = ::exp(-fabs(x));
+    R sy, cy;
+    sincos(y, &sy, &cy);
+    return complex<R>(copysign(R(1), x), fabs(y) == R(1) / R(0) ? copysign(R(0), y) : R(4) * sy * cy * e * e);
+  }
+  if (y == R(0)) return complex<R>(::tanh(x), y);
+  const R t = ::tan(y), beta = R(1) + t * t, sh = ::sinh(x), rho = ::sqrt(R(1) + sh * sh);
+  const R denom = R(1) + beta * sh * sh;
+  return complex<R>(beta * rho * sh / denom, t / denom);
+}
+template <class R> SW_DEVICE SW_INLINE complex<R> cpow(complex<R> a, complex<R> b) {
+  return exp(b * log(a));
+}
+#endif
+
+// NumPy's npy_cpow: the special cases and integer exponents, then the library's cpow.
+template <class R> SW_HOST_DEVICE SW_INLINE complex<R> numpy_pow(complex<R> a, complex<R> b) {
+  if (b.re == R(0) && b.im == R(0)) return complex<R>(R(1), R(0));
+  if (a.re == R(0) && a.im == R(0)) {
+    if (b.re > R(0) && b.im == R(0)) return complex<R>(R(0), R(0));
+    const R nan = R(0) / R(0);
+    return complex<R>(nan, nan);
+  }
+  if (b.im == R(0) && b.re > R(-100) && b.re < R(100) && (R)(i64)b.re == b.re) {
+    i64 n = (i64)b.re;
+    if (n == 1) return a;
+    if (n == 2) return a * a;
+    if (n == 3) return a * (a * a);
+    if (n < 0) n = -n;
+    complex<R> acc(R(1), R(0)), p = a;
+    for (i64 mask = 1;; mask <<= 1) {
+      if (n & mask) acc = acc * p;
+      if (n < (mask << 1)) break;
+      p = p * p;
+    }
+    return b.re < R(0) ? complex<R>(R(1), R(0)) / acc : acc;
+  }
+  return cpow(a, b);
+}
+
+// -- the built-in functors' complex forms ----------------------------------------------------
+// add, subtract, negative, divide, where, cast, equal, not_equal, isnan, isfinite, the
+// logical ops, exp, log, sqrt, sin, cos and tanh take the generic functors (the operators and
+// the functions above, found by argument-dependent lookup). The rest, by convention:
+template <class T, Convention C> struct ComplexMultiplyFunctor;
+template <class R, Convention C> struct ComplexMultiplyFunctor<complex<R>, C> {
+  SW_HOST_DEVICE SW_INLINE complex<R> operator()(complex<R> a, complex<R> b) const {
+    if (C == kTorch) return a * b;
+    return complex<R>(fma_rn(a.re, b.re, -mul_rn(a.im, b.im)), fma_rn(a.re, b.im, mul_rn(a.im, b.re)));
+  }
+};
+template <class T, Convention C> struct ComplexSquareFunctor {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a) const { return ComplexMultiplyFunctor<T, C>()(a, a); }
+};
+// |z| in the real type: NumPy's SIMD loop (an inf part gives inf, else a NaN part NaN; then
+// max * sqrt(fma(r, r, 1)), r = min / max, 0 where max is 0 or min inf), torch's hypot.
+template <class T, Convention C> struct ComplexAbsFunctor;
+template <class R, Convention C> struct ComplexAbsFunctor<complex<R>, C> {
+  SW_HOST_DEVICE SW_INLINE R operator()(complex<R> z) const {
+    if (C == kTorch) return abs(z);
+    const R inf = R(1) / R(0);
+    R re = fabs(z.re), im = fabs(z.im);
+    if (re == inf || im == inf) return inf;
+    if (re != re || im != im) return re + im;            // NaN
+    const R big = re > im ? re : im, small = re > im ? im : re;
+    const R r = big == R(0) ? R(0) : small / big;
+    return mul_rn(::sqrt(fma_rn(r, r, R(1))), big);
+  }
+};
+// 1 / z: NumPy's own loop (one ratio, then 1 / d and -r / d); torch's complex division.
+template <class T, Convention C> struct ComplexReciprocalFunctor;
+template <class R, Convention C> struct ComplexReciprocalFunctor<complex<R>, C> {
+  SW_HOST_DEVICE SW_INLINE complex<R> operator()(complex<R> z) const {
+    if (C == kTorch) return complex<R>(R(1)) / z;
+    if (fabs(z.im) <= fabs(z.re)) {
+      const R r = z.im / z.re, d = add_rn(z.re, mul_rn(z.im, r));
+      return complex<R>(R(1) / d, -r / d);
+    }
+    const R r = z.re / z.im, d = add_rn(mul_rn(z.re, r), z.im);
+    return complex<R>(r / d, R(-1) / d);
+  }
+};
+template <class T, Convention C> struct ComplexPowFunctor;
+template <class R, Convention C> struct ComplexPowFunctor<complex<R>, C> {
+  SW_HOST_DEVICE SW_INLINE complex<R> operator()(complex<R> a, complex<R> b) const {
+    return C == kNumpy ? numpy_pow(a, b) : cpow(a, b);
+  }
+};
+// maximum / minimum as NumPy's complex loops: x1 where it has a NaN part or x1 >= x2 (<=),
+// else x2 (a tie keeps x1, unlike the real loops).
+template <class R> struct MaximumFunctor<complex<R> > {
+  SW_HOST_DEVICE SW_INLINE complex<R> operator()(complex<R> a, complex<R> b) const {
+    return (a != a || a >= b) ? a : b;
+  }
+};
+template <class R> struct MinimumFunctor<complex<R> > {
+  SW_HOST_DEVICE SW_INLINE complex<R> operator()(complex<R> a, complex<R> b) const {
+    return (a != a || a <= b) ? a : b;
+  }
+};
+// isinf: either part infinite (a NaN in the other part included), as NumPy and torch say.
+template <class R> struct IsInfFunctor<complex<R> > {
+  SW_HOST_DEVICE SW_INLINE bool operator()(complex<R> a) const {
+    const R inf = R(1) / R(0);
+    return fabs(a.re) == inf || fabs(a.im) == inf;
+  }
+};
+
+// What user code (CuPy's complex<float>, PyCUDA's pycuda::complex<float>) calls by name.
+template <class R> SW_HOST_DEVICE SW_INLINE complex<R> pow(complex<R> a, complex<R> b) { return cpow(a, b); }
+template <class R> SW_HOST_DEVICE SW_INLINE complex<R> pow(complex<R> a, R b) { return cpow(a, complex<R>(b)); }
+template <class R> SW_HOST_DEVICE SW_INLINE R arg(complex<R> z) { return atan2(z.im, z.re); }
+
+}  // namespace sw
