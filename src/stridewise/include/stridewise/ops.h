@@ -88,6 +88,14 @@ template <class T> struct FmodFunctor {
     else return sw_fmod(a, b);
   }
 };
+#if !defined(__CUDA_ARCH__)
+// float32, and float16 and bfloat16 (computed in float), on the host: fmod_double's vectorized
+// fast path (every float16 pair stays on it), fmod_double_steps for the lanes it leaves.
+template <> struct FmodFunctor<float> {
+  SW_INLINE float operator()(float a, float b) const { return fmod_double_steps(a, b); }
+  SW_INLINE static float fast(float a, float b, FastFlag& slow) { return fmod_double(a, b, slow); }
+};
+#endif
 
 SW_HOST_DEVICE SW_INLINE float sw_floor(float x) { return floorf(x); }
 SW_HOST_DEVICE SW_INLINE double sw_floor(double x) { return floor(x); }
