@@ -750,3 +750,83 @@ def test_every_float16_dividend_by_the_divisors_that_leave_fast_paths(convention
     got = sw.remainder(a[:, None], b[None, :], convention=convention)
     want = ORACLES[convention](a[:, None], b[None, :])
     assert same_bits(got, want), mismatches(got, want, a[:, None], b[None, :])
+
+
+def test_every_float16_converts_exactly():
+    """The host's branch-free float16 -> float32 conversion, for all 65536 bit patterns
+    (subnormals through an exact integer conversion, NaN stays NaN), against NumPy's."""
+    h = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    got = sw.multiply(h, np.ones(h.size, np.float32))    # float16 * float32 widens each half
+    assert same_bits(got, h.astype(np.float32))
+
+
+@pytest.mark.parametrize("convention", ["numpy", "torch"])
+def test_every_float16_dividend_by_every_61st_divisor(convention):
+    """Every float16 bit pattern against every 61st one (1075 divisors: every exponent,
+    subnormals, both signs, inf and NaN), as the host's float16 form runs them: one path for
+    every pair, so each of these pairs is a fast-path pair. fmod too."""
+    a = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    b = np.arange(0, 1 << 16, 61, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    for lo in range(0, b.size, 128):
+        x, y = a[:, None], b[None, lo:lo + 128]
+        got = sw.remainder(x, y, convention=convention)
+        want = ORACLES[convention](x, y)
+        assert same_bits(got, want), mismatches(got, want, x, y)
+        if convention == "numpy":
+            got = sw.fmod(x, y)
+            with np.errstate(all="ignore"):
+                want = np.fmod(x, y)
+            assert same_bits(got, want), mismatches(got, want, x, y)
+
+
+def _every_exponent_gap(dtype, n, rng):
+    """Pairs whose exponent gap covers the dtype's whole range (quotients from below 1 to
+    2^277, subnormal operands), dividends at multiples of the divisor and one ulp either side,
+    and specials, with both signs."""
+    f32 = np.float32
+    mant = 128 if dtype == "bfloat16" else 1 << 23
+    draw = lambda: ((mant + rng.integers(0, mant, n)) / mant * 2.0 ** rng.integers(-150, 128, n))  # noqa: E731
+    b = draw().astype(f32)
+    with np.errstate(over="ignore"):
+        kb = (np.floor(2.0 ** rng.uniform(0, 130, n)) * b.astype(np.float64)).astype(f32)
+    a = np.concatenate([draw().astype(f32), kb, np.nextafter(kb, f32(0)), np.nextafter(kb, f32(np.inf))])
+    b = np.tile(b, 4)
+    specials = f32([np.inf, -np.inf, np.nan, 0.0, -0.0, np.finfo(f32).max, 1e-45, 1e-40])
+    a[rng.random(a.size) < 0.02] = rng.choice(specials)
+    b[rng.random(b.size) < 0.02] = rng.choice(specials)
+    a *= rng.choice(f32([-1, 1]), a.size)
+    b *= rng.choice(f32([-1, 1]), b.size)
+    return a.astype(NP[dtype]), b.astype(NP[dtype])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_every_exponent_gap_fast_and_stepped_lanes(dtype):
+    """float32 and bfloat16 on the host: one double step below quotients of 2^50, six fixed
+    steps for the packs with a larger one (the two mixed in most packs here), specials as
+    ordinary lanes; remainder in both conventions and fmod, dense and with a divisor row."""
+    a, b = _every_exponent_gap(dtype, 1 << 15, np.random.default_rng(27))
+    for x, y in ((a, b), (a.reshape(-1, 64), b[:64])):
+        for convention, oracle in ORACLES.items():
+            got = sw.remainder(x, y, convention=convention)
+            want = oracle(x, y)
+            assert same_bits(got, want), (convention, mismatches(got, want, *np.broadcast_arrays(x, y)))
+        got = sw.fmod(x, y)
+        with np.errstate(all="ignore"):   # bfloat16: in float32, rounded once (exact here)
+            want = np.fmod(x.astype(np.float32), y.astype(np.float32)).astype(x.dtype)
+        assert same_bits(got, want), mismatches(got, want, *np.broadcast_arrays(x, y))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.integers(0, 2**32 - 1), st.integers(0, 2**32 - 1)), min_size=1, max_size=80),
+       st.sampled_from(["torch", "numpy"]))
+def test_hypothesis_float32_bit_patterns(pairs, convention):
+    """Any float32 bit patterns (every exponent gap, subnormals, NaN payloads, infinities),
+    through the host's fast and stepped forms, against the oracle."""
+    bits = np.array(pairs, dtype=np.uint64).astype(np.uint32)
+    a, b = bits[:, 0].view(np.float32), bits[:, 1].view(np.float32)
+    got = sw.remainder(a, b, convention=convention)
+    want = ORACLES[convention](a, b)
+    assert same_bits(got, want), mismatches(got, want, a, b)
+    with np.errstate(all="ignore"):
+        want = np.fmod(a, b)
+    assert same_bits(sw.fmod(a, b), want), mismatches(sw.fmod(a, b), want, a, b)
