@@ -830,3 +830,23 @@ def test_hypothesis_float32_bit_patterns(pairs, convention):
     with np.errstate(all="ignore"):
         want = np.fmod(a, b)
     assert same_bits(sw.fmod(a, b), want), mismatches(sw.fmod(a, b), want, a, b)
+
+
+@pytest.mark.parametrize("name", ["fmod", "floor_divide"])
+def test_int64_fmod_and_floor_divide_fast_and_slow_packs(name):
+    """int64 fmod and floor_divide through the host's vectorized division
+    (functors.h int64_divmod_host) in every layout, against NumPy: the int64 edges, random
+    dividends and dividends at and beside multiples of divisors of every size, with the slow
+    divisors (0, -1, |b| >= 2^50, INT64_MIN) mixed in and then left out."""
+    A, B = _int64_operands()
+    A2, B2 = _int64_large_divisor_operands()
+    A, B = np.concatenate([A, A2[:4000]]), np.concatenate([B, B2[:4000]])
+    perm = np.random.default_rng(5).permutation(A.size)
+    A, B = A[perm], B[perm]
+    ok = np.array([0 < m < 1 << 50 for m in np.abs(B.astype(object))])
+    for label, (a, b) in {**{f"fast {k}": v for k, v in _int64_layouts(A[ok], B[ok]).items()},
+                          **{f"mixed {k}": v for k, v in _int64_layouts(A, B).items()}}.items():
+        got = getattr(sw, name)(a, b)
+        with np.errstate(all="ignore"):
+            want = getattr(np, name)(a, b)
+        assert same_bits(got, want), (label, mismatches(got, want, *np.broadcast_arrays(a, b)))

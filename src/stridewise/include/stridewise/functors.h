@@ -782,23 +782,23 @@ SW_HOST_DEVICE SW_INLINE i64 int64_remainder_fast(i64 a, const Divisor<i64>& d, 
 }
 
 #if !defined(__CUDA_ARCH__)
-// int64 remainder for the host's `omp simd` pack loop, for 0 < |b| < 2^50, with every select
+// int64 division for the host's `omp simd` pack loop, for 0 < |b| < 2^50, with every select
 // written as masks: with U = |a| <= 2^63 and V = |b|, the double quotient U * (1 / V) (three
 // roundings) is within U / V 2^-51.4 of U / V, q0 = trunc of it within that plus 1, and
 // r = U - q0 V (exact in wrapping 64-bit arithmetic) is below U 2^-51.4 + V < 2^51 in
-// magnitude: exact as a double. A second quotient r / V, below 2^12 / V + 1 in magnitude and
-// within 2^-39 of it, leaves r in (-V, 2V), which one compare-and-add per side brings into
-// [0, V); then a's sign and the floor convention.
+// magnitude: exact as a double. A second quotient q1 = trunc(r / V), below 2^12 / V + 1 in
+// magnitude and within 2^-39 of it, leaves r - q1 V in (-V, 2V), which one compare-and-add
+// per side brings into [0, V): U = Q V + R with Q = q0 + q1 - [r < 0] + [r >= V].
 // Conditional expressions and `&&` were if-converted by GCC 12 only in some layouts; where the
 // operands come from a periodic or strided load they stayed branches ("control flow in loop"),
-// the loop stayed scalar and lost 4-6x to idiv. So: |x| is
-// (x ^ s) - s with s = x >> 63; r < 0 gets V added, then r - V >= 0 gets V subtracted; a's
-// sign is applied the same way; b is added where m != 0 and m, b differ in sign. A lane that
-// sets `slow` divides by 1 instead, so no lane converts an out-of-range double or overflows
-// (the pack is then redone with int_remainder). All arithmetic on possibly large values is
-// unsigned (wrapping). tests/test_remainder_cpu.py compares it with NumPy and with
-// int64_remainder_fast.
-SW_INLINE i64 int64_remainder_fast_host(i64 a, i64 b, FastFlag& slow) {
+// the loop stayed scalar and lost 4-6x to idiv. So: |x| is (x ^ s) - s with s = x >> 63, and
+// each correction is a mask. A lane that sets `slow` divides by 1 instead, so no lane
+// converts an out-of-range double or overflows (the pack is then redone with the integer
+// form). All arithmetic on possibly large values is unsigned (wrapping).
+// tests/test_remainder_cpu.py compares remainder with NumPy and with int64_remainder_fast,
+// tests/test_values.py remainder, fmod and floor_divide with NumPy.
+struct DivMod64 { u64 Q, R, sa, sb; };
+SW_INLINE DivMod64 int64_divmod_host(i64 a, i64 b, FastFlag& slow) {
   const u64 sa = (u64)(a >> 63), sb = (u64)(b >> 63);
   const u64 U = ((u64)a ^ sa) - sa;
   const u64 V0 = ((u64)b ^ sb) - sb;
@@ -808,12 +808,30 @@ SW_INLINE i64 int64_remainder_fast_host(i64 a, i64 b, FastFlag& slow) {
   const double inv = 1.0 / (double)(i64)V;
   const u64 q0 = (u64)((double)U * inv);
   u64 r = U - q0 * V;
-  r -= (u64)((i64)((double)(i64)r * inv) * (i64)V);
-  r += V & (u64)((i64)r >> 63);                    // r < 0: r + V, now in [0, 2V)
-  r -= V & ~(u64)((i64)(r - V) >> 63);             // r >= V: r - V, now in [0, V)
-  const u64 m = (r ^ sa) - sa;                     // a's sign
+  const u64 q1 = (u64)(i64)((double)(i64)r * inv);
+  r -= q1 * V;
+  const u64 lo = (u64)((i64)r >> 63);              // r < 0: all ones
+  r += V & lo;                                     // now in [0, 2V)
+  const u64 hi = ~(u64)((i64)(r - V) >> 63);       // r >= V: all ones
+  r -= V & hi;                                     // now in [0, V)
+  return {q0 + q1 + lo - hi, r, sa, sb};
+}
+SW_INLINE i64 int64_remainder_fast_host(i64 a, i64 b, FastFlag& slow) {
+  const DivMod64 d = int64_divmod_host(a, b, slow);
+  const u64 m = (d.R ^ d.sa) - d.sa;               // a's sign
   const u64 fix = 0ull - (u64)((m != 0) & ((i64)(m ^ (u64)b) < 0));
   return (i64)(m + ((u64)b & fix));
+}
+SW_INLINE i64 int64_fmod_fast_host(i64 a, i64 b, FastFlag& slow) {
+  const DivMod64 d = int64_divmod_host(a, b, slow);
+  return (i64)((d.R ^ d.sa) - d.sa);
+}
+// floor(a / b): the truncated quotient with the operands' signs, less 1 where they differ
+// and R != 0. |b| = 1 gives -a for b = -1, INT64_MIN // -1 wrapping to INT64_MIN as NumPy's.
+SW_INLINE i64 int64_floor_divide_fast_host(i64 a, i64 b, FastFlag& slow) {
+  const DivMod64 d = int64_divmod_host(a, b, slow);
+  const u64 s = d.sa ^ d.sb;
+  return (i64)(((d.Q ^ s) - s) + (s & (0ull - (u64)(d.R != 0))));   // (x & 1) kept GCC 12 scalar
 }
 #endif
 
