@@ -92,6 +92,7 @@ template <class T> struct FmodFunctor {
 // float32, and float16 and bfloat16 (computed in float), on the host: fmod_double's vectorized
 // fast path (every float16 pair stays on it), fmod_double_steps for the lanes it leaves.
 template <> struct FmodFunctor<float> {
+  enum { kVectorExact = 1 };
   SW_INLINE float operator()(float a, float b) const { return fmod_double_steps(a, b); }
   SW_INLINE static float fast(float a, float b, FastFlag& slow) { return fmod_double(a, b, slow); }
 };
