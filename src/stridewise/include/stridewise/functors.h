@@ -345,29 +345,6 @@ SW_DEVICE SW_INLINE float sw_fmod(float a, float b) {
 }
 #endif
 
-// fmod for operands that came from float16 or bfloat16 (at most 11 significant bits). The
-// device's sw_fmod is exact for every float and cheap, so it serves there. On the host: with
-// A = |a|, B = |b| and A / B < 2^22, q = trunc(A / B) is off by at most one, and
-// r = A - q * B is exact because r and r +- B fit in 24 bits; one compare-and-add fixes the
-// off-by-one. Everything else (inf, NaN, zero divisor, huge quotients) takes fmod_slow. Tested
-// over all 2^32 pairs per dtype on the GPU (tests/test_cuda.py) and every dividend against
-// 256 divisors on the host (tests/test_remainder_cpu.py).
-#if defined(__CUDA_ARCH__)
-SW_DEVICE SW_INLINE float fmod_short(float a, float b) { return sw_fmod(a, b); }
-#else
-SW_INLINE float fmod_short(float a, float b) {
-  const float A = fabsf(a), B = fabsf(b);
-  if (!(A < B * 4194304.0f) || !(B < sw_inf())) return fmod_slow(a, b);
-  const float q = truncf(A / B);
-  // The host has no guaranteed FMA; the double product of a 22-bit q and an 11-bit B is exact.
-  float r = (float)((double)A - (double)q * (double)B);
-  // Selects, not branches: the off-by-one is data-dependent, and a mispredicted branch per
-  // element costs more on the CPU than the whole fast path.
-  r = r < 0.0f ? r + B : (r >= B ? r - B : r);
-  return copysignf(r, a);
-}
-#endif
-
 #if !defined(__CUDA_ARCH__)
 // Host fmods whose cost does not depend on the values: branch-free, so GCC vectorizes them
 // across a pack, and special values are ordinary lanes. Shared facts:
