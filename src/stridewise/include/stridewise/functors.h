@@ -512,8 +512,7 @@ struct RemainderFunctor {
 template <bool kBf16, Convention C>   // operands of float16, or (kBf16) bfloat16
 struct ShortRemainderFunctor : RemainderFunctor<float, C> {
   // `prepare` and `fast` are float's, whose fast path is exact for every float, so for 16-bit
-  // operands too; on the host it vectorizes with types.h's branch-free half_to_float and
-  // 64-byte packs (float16 3.9 -> 1.4 ns an element). On the device float16 skips step 0 (its quotients are
+  // operands too (the host's float16 has its own, below). On the device float16 skips step 0 (its quotients are
   // below 2^40, so its fast path covers every pair); bfloat16 keeps it.
 #if defined(__CUDA_ARCH__)
   SW_DEVICE SW_INLINE float operator()(float a, float b) const {
