@@ -358,24 +358,26 @@ SW_DEVICE SW_INLINE float sw_fmod(float a, float b) {
 // - No operation sees a subnormal float: a multiply or divide with one takes a microcode
 //   assist on Intel cores (~150 cycles, 40x a normal lane).
 
-// fmod of two float16 values (as floats), exactly, for every pair, in float. Every float16 is
-// a multiple of g(x) = 2^(max(e, -14) - 10) (e its exponent), and for x >= y g(y) divides
-// g(x). With A = |a| <= 65504, B = |b| >= 2^-24, x = A / B < 2^40; inv = 1 / B (one rounding,
-// normal: 2^-16 < inv <= 2^24). Step 1 reduces modulo Bs = B 2^20 (exact), with
-// inv1 = inv 2^-20 (exact): p1 = A inv1 is within 2^-22.9 x1 < 0.13 of x1 = A / Bs < 2^20,
-// so q1 = rn(p1) is n1 or n1 + 1 and r1 = A - q1 Bs is in [-Bs, Bs). It is exact: for
-// n1 >= 1, A >= Bs and both are multiples of g(B) 2^20, |r1| <= Bs, 12 bits; for n1 = 0,
-// q1 = 1 needs x1 > 0.37, so g(A) >= g(Bs) / 4 and |r1| < Bs spans 13 bits. r1 = A - k Bs
-// (k an integer) has A's remainder modulo B and |r1 / B| <= 2^20; a negative r1 goes to
-// step 2 as it is (rn covers negative p). Step 2: p = r1 inv is within 0.13 of x = r1 / B,
-// q = rn(p) is n or n + 1, r = r1 - q B in [-B, B): for |r1| >= B, r1 is a multiple of
-// g(B) (when A >= B, both of A's and Bs's grids are) and so is r; for |r1| < B, r1 = A (x1
-// < 2^-20 made q1 = 0) and q = 1 needs A > 0.37 B, so g(A) >= g(B) / 4: at most 13 bits.
+// fmod of two float16 values (as floats), exactly, for every pair, in float. With e(x) the
+// exponent of x, every float16 x (subnormals too) and x 2^20 are multiples of
+// u(x) = 2^(e(x) - 10), and for x >= y u(y) divides u(x). With A = |a| <= 65504,
+// B = |b| >= 2^-24, x = A / B < 2^40; inv = 1 / B (one rounding, normal: 2^-16 < inv <= 2^24).
+// Step 1 reduces modulo Bs = B 2^20 (exact), with inv1 = inv 2^-20 (exact): p1 = A inv1 is
+// within 2^-22.9 x1 < 0.13 of x1 = A / Bs < 2^20, so q1 = rn(p1) is n1 or n1 + 1 and
+// r1 = A - q1 Bs is in [-Bs, Bs). It is exact: for n1 >= 1, A >= Bs, both are multiples of
+// u(Bs) and |r1| <= Bs < 2^11 u(Bs); for n1 = 0, q1 = 1 needs x1 > 0.37, so u(A) >= u(Bs) / 4
+// and |r1| < 2^13 min(u(A), u(Bs)). r1 = A - k Bs (k an integer) has A's remainder modulo B
+// and |r1 / B| <= 2^20; a negative r1 goes to step 2 as it is (rn covers negative p).
+// Step 2: p = r1 inv is within 0.13 of x = r1 / B, q = rn(p) is n or n + 1 and r = r1 - q B
+// is in [-B, B). It is exact: where q1 = 1 or A >= B, r1 is a multiple of u(B) (u(Bs) and,
+// by the above, u(A) are), and so is r, with |r| <= B < 2^11 u(B); else r1 = A < B, and q = 1
+// needs A > 0.37 B, so u(A) >= u(B) / 4 and |r| < 2^13 u(A).
 // Specials: b = +-inf is replaced by 2^17 (A / 2^17 < 1/2: q1 = q = 0, r = A = fmod(a, inf));
 // b = 0 gives inv = inf and r1 = fma(-inf or NaN, 0, A) = NaN; a = +-inf gives
 // r1 = inf - inf = NaN; NaN stays NaN: fmod's NaNs all arise with no test. Quotients up to
 // 2^40 (subnormal divisors) cost what narrow ones do. tests/test_remainder_cpu.py runs every
-// float16 dividend against every divisor class, both conventions.
+// float16 dividend against every 61st divisor and the divisors that used to leave the fast
+// path, both conventions.
 SW_INLINE float fmod_half(float a, float b) {
   const u32 iB = bit_cast<u32>(b) & 0x7fffffffu, inf = (u32)0 - (u32)(iB == 0x7f800000u);
   const float A = fabsf(a), B = bit_cast<float>((iB & ~inf) | (0x48000000u & inf));   // 2^17
