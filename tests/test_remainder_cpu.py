@@ -313,14 +313,18 @@ def _int64_large_divisor_operands():
     B = np.array([int(rng.integers(1 << (int(k) - 1), (1 << int(k)) - 1)) | (1 << (int(k) - 1))
                   for k in bits], dtype=object)
     B = np.array([x if x < 1 << 63 else hi for x in B], dtype=object) * rng.choice([-1, 1], n)
-    B = np.concatenate([B, [lo, hi, 1 << 42, -(1 << 42), (1 << 61) + 1, -(1 << 62) - 1, lo + 1]])
+    special = [lo, hi, 1 << 42, -(1 << 42), (1 << 61) + 1, -(1 << 62) - 1, lo + 1,
+               1 << 62, -(1 << 62), (1 << 62) + 1, (1 << 62) - 1, -(1 << 62) + 1, 1 << 50]
+    B = np.concatenate([B, special])
     m = len(B)
     edges = np.array([lo, lo + 1, hi, hi - 1, 0, 1, -1], dtype=object)
     k = np.array([int(rng.integers(-(2**63) // abs(int(x)), 2**63 // abs(int(x)))) for x in B], dtype=object)
     near = [max(lo, min(hi, int(q) * int(x) + int(d))) for q, x, d in zip(k, B, rng.integers(-1, 2, m))]
     A = np.concatenate([rng.integers(lo, hi, m, dtype=np.int64, endpoint=True).astype(object),
                         np.array(near, dtype=object), rng.choice(edges, m)])
-    return A.astype(np.int64), np.tile(B, 3).astype(np.int64)
+    cross = np.array([(x, y) for x in edges for y in special], dtype=object)   # INT64_MIN / 2^62 = -2 ...
+    return (np.concatenate([A, cross[:, 0]]).astype(np.int64),
+            np.concatenate([np.tile(B, 3), cross[:, 1]]).astype(np.int64))
 
 
 def test_int64_remainder_fast_path_matches_integer_division():
@@ -387,22 +391,21 @@ def test_host_fast_path_boundaries(dtype, convention):
 def test_int64_host_fast_path_matches_integer_division():
     """The host's branch-free form (functors.h int64_remainder_fast_host), element by element
     through a user kernel: equal to NumPy wherever it does not ask for the slow path, asking
-    for it exactly when |b| is 0 or at least 2^50, and equal to int64_remainder_fast (the
-    GPU's) wherever both are fast."""
+    for it exactly when b is 0, and equal to int64_remainder_fast (the GPU's) wherever both
+    are fast. The operands, and the large-divisor ones, cover both of its forms (|b| below
+    2^62 and from 2^62 up) and the 2^50 boundary of the first form's two arguments."""
     k = sw.ElementwiseKernel(
         "int64 a, int64 b", "int64 y, bool s, int64 g",
         "sw::FastFlag slow = 0, gslow = 0; y = sw::int64_remainder_fast_host(a, b, slow); "
         "s = slow != 0; g = sw::int64_remainder_fast(a, sw::Divisor<sw::i64>::make(b), gslow);",
         name="int64_remainder_fast_host")
-    A, B = _int64_operands()
-    y, slow, g = k(A, B)
-    mag = np.abs(B.astype(object))
-    want_slow = np.array([m == 0 or m >= 1 << 50 for m in mag])
-    np.testing.assert_array_equal(slow, want_slow)
-    fast = ~want_slow
-    np.testing.assert_array_equal(y[fast], np.remainder(A[fast], B[fast]))
-    both = np.array([0 < m < 1 << 42 for m in mag])
-    np.testing.assert_array_equal(y[both], g[both])
+    for A, B in (_int64_operands(), _int64_large_divisor_operands()):
+        y, slow, g = k(A, B)
+        want_slow = B == 0
+        np.testing.assert_array_equal(slow, want_slow)
+        fast = ~want_slow
+        np.testing.assert_array_equal(y[fast], np.remainder(A[fast], B[fast]))
+        np.testing.assert_array_equal(y[fast], g[fast])
 
 
 def _int64_layouts(A, B):
@@ -426,9 +429,9 @@ def _int64_layouts(A, B):
 
 @pytest.mark.parametrize("convention", ["torch", "numpy"])
 def test_int64_layouts_fast_and_slow_packs(convention):
-    """int64 remainder in every layout, against NumPy: once with only fast-path divisors
-    (0 < |b| < 2^50, so every pack stays on the vectorized path) and once with the slow ones
-    (0, +-2^50 and beyond, INT64_MIN, -1) mixed in, whose packs are redone with idiv."""
+    """int64 remainder in every layout, against NumPy: once with divisors below 2^50 (the
+    first form's first argument) and once with every divisor mixed in (2^50 and beyond,
+    INT64_MIN, -1, and 0, whose packs are redone with idiv)."""
     A, B = _int64_operands()
     rng = np.random.default_rng(11)
     perm = rng.permutation(A.size)
@@ -836,8 +839,8 @@ def test_hypothesis_float32_bit_patterns(pairs, convention):
 def test_int64_fmod_and_floor_divide_fast_and_slow_packs(name):
     """int64 fmod and floor_divide through the host's vectorized division
     (functors.h int64_divmod_host) in every layout, against NumPy: the int64 edges, random
-    dividends and dividends at and beside multiples of divisors of every size, with the slow
-    divisors (0, -1, |b| >= 2^50, INT64_MIN) mixed in and then left out."""
+    dividends and dividends at and beside multiples of divisors of every size (0, -1,
+    INT64_MIN, 2^50 and beyond, 2^62 and beyond) mixed in, and then only those below 2^50."""
     A, B = _int64_operands()
     A2, B2 = _int64_large_divisor_operands()
     A, B = np.concatenate([A, A2[:4000]]), np.concatenate([B, B2[:4000]])

@@ -768,29 +768,33 @@ SW_HOST_DEVICE SW_INLINE i64 int64_remainder_fast(i64 a, const Divisor<i64>& d, 
 }
 
 #if !defined(__CUDA_ARCH__)
-// int64 division for the host's `omp simd` pack loop, for 0 < |b| < 2^50, with every select
-// written as masks: with U = |a| <= 2^63 and V = |b|, the double quotient U * (1 / V) (three
-// roundings) is within U / V 2^-51.4 of U / V, q0 = trunc of it within that plus 1, and
-// r = U - q0 V (exact in wrapping 64-bit arithmetic) is below U 2^-51.4 + V < 2^51 in
-// magnitude: exact as a double. A second quotient q1 = trunc(r / V), below 2^12 / V + 1 in
-// magnitude and within 2^-39 of it, leaves r - q1 V in (-V, 2V), which one compare-and-add
-// per side brings into [0, V): U = Q V + R with Q = q0 + q1 - [r < 0] + [r >= V].
+// int64 division for the host's `omp simd` pack loop, for every b != 0, with every select
+// written as masks. With U = |a| <= 2^63 and V = |b| < 2^62, the double quotient U * (1 / V)
+// (four roundings: V, 1 / V, U, the product) is within U / V 2^-51 of U / V, and
+// q0 = trunc of it: r = U - q0 V (exact in wrapping 64-bit arithmetic). For V < 2^50, q0 is
+// within U / V 2^-51 + 1 of U / V, so |r| < U 2^-51 + V < 2^51: exact as a double, and a
+// second quotient q1 = trunc(r / V), below 2^12 / V + 1 in magnitude and within 2^-39 of
+// it, leaves r - q1 V in (-V, 2V). For V >= 2^50, U / V <= 2^13, so q0 is n - 1, n or n + 1
+// (n = floor(U / V)), r is in [-V 2^-38, V (1 + 2^-38)] (an int64, as V < 2^62), r / V is
+// below 1 + 2^-38 in magnitude and q1 (0, or 1 where r / V rounds to 1 or more) again leaves
+// r - q1 V in (-V, 2V). One compare-and-add per side brings it into [0, V):
+// U = Q V + R with Q = q0 + q1 - [r < 0] + [r >= V]. For V >= 2^62, U / V <= 2: two
+// unsigned compare-and-subtracts give R and Q (those lanes divide by 1 in the double form).
 // Conditional expressions and `&&` were if-converted by GCC 12 only in some layouts; where the
 // operands come from a periodic or strided load they stayed branches ("control flow in loop"),
 // the loop stayed scalar and lost 4-6x to idiv. So: |x| is (x ^ s) - s with s = x >> 63, and
-// each correction is a mask. A lane that sets `slow` divides by 1 instead, so no lane
-// converts an out-of-range double or overflows (the pack is then redone with the integer
-// form). All arithmetic on possibly large values is unsigned (wrapping).
+// each correction is a mask. b = 0 sets `slow` (that lane divides by 1; the pack is then
+// redone with the integer form). All arithmetic on possibly large values is unsigned.
 // tests/test_remainder_cpu.py compares remainder with NumPy and with int64_remainder_fast,
-// tests/test_values.py remainder, fmod and floor_divide with NumPy.
+// and fmod and floor_divide with NumPy, in every layout.
 struct DivMod64 { u64 Q, R, sa, sb; };
 SW_INLINE DivMod64 int64_divmod_host(i64 a, i64 b, FastFlag& slow) {
   const u64 sa = (u64)(a >> 63), sb = (u64)(b >> 63);
   const u64 U = ((u64)a ^ sa) - sa;
   const u64 V0 = ((u64)b ^ sb) - sb;
-  const u64 bad = 0ull - (u64)(V0 - 1 >= (1ull << 50) - 1);   // V0 = 0 wraps to the top: slow too
-  slow |= (FastFlag)bad;
-  const u64 V = (V0 & ~bad) | (1ull & bad);
+  const u64 zero = 0ull - (u64)(V0 == 0), big = 0ull - (u64)(V0 >= (1ull << 62));
+  slow |= (FastFlag)zero;
+  const u64 V = (V0 & ~(zero | big)) | (1ull & (zero | big));
   const double inv = 1.0 / (double)(i64)V;
   const u64 q0 = (u64)((double)U * inv);
   u64 r = U - q0 * V;
@@ -800,7 +804,11 @@ SW_INLINE DivMod64 int64_divmod_host(i64 a, i64 b, FastFlag& slow) {
   r += V & lo;                                     // now in [0, 2V)
   const u64 hi = ~(u64)((i64)(r - V) >> 63);       // r >= V: all ones
   r -= V & hi;                                     // now in [0, V)
-  return {q0 + q1 + lo - hi, r, sa, sb};
+  const u64 c1 = 0ull - (u64)(U >= V0);            // V0 >= 2^62
+  const u64 u1 = U - (V0 & c1);
+  const u64 c2 = 0ull - (u64)(u1 >= V0);
+  const u64 rb = u1 - (V0 & c2);
+  return {((q0 + q1 + lo - hi) & ~big) | ((0ull - c1 - c2) & big), (r & ~big) | (rb & big), sa, sb};
 }
 SW_INLINE i64 int64_remainder_fast_host(i64 a, i64 b, FastFlag& slow) {
   const DivMod64 d = int64_divmod_host(a, b, slow);
