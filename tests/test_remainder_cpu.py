@@ -313,14 +313,18 @@ def _int64_large_divisor_operands():
     B = np.array([int(rng.integers(1 << (int(k) - 1), (1 << int(k)) - 1)) | (1 << (int(k) - 1))
                   for k in bits], dtype=object)
     B = np.array([x if x < 1 << 63 else hi for x in B], dtype=object) * rng.choice([-1, 1], n)
-    B = np.concatenate([B, [lo, hi, 1 << 42, -(1 << 42), (1 << 61) + 1, -(1 << 62) - 1, lo + 1]])
+    special = [lo, hi, 1 << 42, -(1 << 42), (1 << 61) + 1, -(1 << 62) - 1, lo + 1,
+               1 << 62, -(1 << 62), (1 << 62) + 1, (1 << 62) - 1, -(1 << 62) + 1, 1 << 50]
+    B = np.concatenate([B, special])
     m = len(B)
     edges = np.array([lo, lo + 1, hi, hi - 1, 0, 1, -1], dtype=object)
     k = np.array([int(rng.integers(-(2**63) // abs(int(x)), 2**63 // abs(int(x)))) for x in B], dtype=object)
     near = [max(lo, min(hi, int(q) * int(x) + int(d))) for q, x, d in zip(k, B, rng.integers(-1, 2, m))]
     A = np.concatenate([rng.integers(lo, hi, m, dtype=np.int64, endpoint=True).astype(object),
                         np.array(near, dtype=object), rng.choice(edges, m)])
-    return A.astype(np.int64), np.tile(B, 3).astype(np.int64)
+    cross = np.array([(x, y) for x in edges for y in special], dtype=object)   # INT64_MIN / 2^62 = -2 ...
+    return (np.concatenate([A, cross[:, 0]]).astype(np.int64),
+            np.concatenate([np.tile(B, 3), cross[:, 1]]).astype(np.int64))
 
 
 def test_int64_remainder_fast_path_matches_integer_division():
@@ -387,22 +391,21 @@ def test_host_fast_path_boundaries(dtype, convention):
 def test_int64_host_fast_path_matches_integer_division():
     """The host's branch-free form (functors.h int64_remainder_fast_host), element by element
     through a user kernel: equal to NumPy wherever it does not ask for the slow path, asking
-    for it exactly when |b| is 0 or at least 2^50, and equal to int64_remainder_fast (the
-    GPU's) wherever both are fast."""
+    for it exactly when b is 0, and equal to int64_remainder_fast (the GPU's) wherever both
+    are fast. The operands, and the large-divisor ones, cover both of its forms (|b| below
+    2^62 and from 2^62 up) and the 2^50 boundary of the first form's two arguments."""
     k = sw.ElementwiseKernel(
         "int64 a, int64 b", "int64 y, bool s, int64 g",
         "sw::FastFlag slow = 0, gslow = 0; y = sw::int64_remainder_fast_host(a, b, slow); "
         "s = slow != 0; g = sw::int64_remainder_fast(a, sw::Divisor<sw::i64>::make(b), gslow);",
         name="int64_remainder_fast_host")
-    A, B = _int64_operands()
-    y, slow, g = k(A, B)
-    mag = np.abs(B.astype(object))
-    want_slow = np.array([m == 0 or m >= 1 << 50 for m in mag])
-    np.testing.assert_array_equal(slow, want_slow)
-    fast = ~want_slow
-    np.testing.assert_array_equal(y[fast], np.remainder(A[fast], B[fast]))
-    both = np.array([0 < m < 1 << 42 for m in mag])
-    np.testing.assert_array_equal(y[both], g[both])
+    for A, B in (_int64_operands(), _int64_large_divisor_operands()):
+        y, slow, g = k(A, B)
+        want_slow = B == 0
+        np.testing.assert_array_equal(slow, want_slow)
+        fast = ~want_slow
+        np.testing.assert_array_equal(y[fast], np.remainder(A[fast], B[fast]))
+        np.testing.assert_array_equal(y[fast], g[fast])
 
 
 def _int64_layouts(A, B):
@@ -426,9 +429,9 @@ def _int64_layouts(A, B):
 
 @pytest.mark.parametrize("convention", ["torch", "numpy"])
 def test_int64_layouts_fast_and_slow_packs(convention):
-    """int64 remainder in every layout, against NumPy: once with only fast-path divisors
-    (0 < |b| < 2^50, so every pack stays on the vectorized path) and once with the slow ones
-    (0, +-2^50 and beyond, INT64_MIN, -1) mixed in, whose packs are redone with idiv."""
+    """int64 remainder in every layout, against NumPy: once with divisors below 2^50 (the
+    first form's first argument) and once with every divisor mixed in (2^50 and beyond,
+    INT64_MIN, -1, and 0, whose packs are redone with idiv)."""
     A, B = _int64_operands()
     rng = np.random.default_rng(11)
     perm = rng.permutation(A.size)
@@ -750,6 +753,106 @@ def test_every_float16_dividend_by_the_divisors_that_leave_fast_paths(convention
     got = sw.remainder(a[:, None], b[None, :], convention=convention)
     want = ORACLES[convention](a[:, None], b[None, :])
     assert same_bits(got, want), mismatches(got, want, a[:, None], b[None, :])
+
+
+def test_every_float16_converts_exactly():
+    """The host's branch-free float16 -> float32 conversion, for all 65536 bit patterns
+    (subnormals through an exact integer conversion, NaN stays NaN), against NumPy's."""
+    h = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    got = sw.multiply(h, np.ones(h.size, np.float32))    # float16 * float32 widens each half
+    assert same_bits(got, h.astype(np.float32))
+
+
+@pytest.mark.parametrize("convention", ["numpy", "torch"])
+def test_every_float16_dividend_by_every_61st_divisor(convention):
+    """Every float16 bit pattern against every 61st one (1075 divisors: every exponent,
+    subnormals, both signs, inf and NaN), as the host's float16 form runs them: one path for
+    every pair, so each of these pairs is a fast-path pair. fmod too."""
+    a = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    b = np.arange(0, 1 << 16, 61, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    for lo in range(0, b.size, 128):
+        x, y = a[:, None], b[None, lo:lo + 128]
+        got = sw.remainder(x, y, convention=convention)
+        want = ORACLES[convention](x, y)
+        assert same_bits(got, want), mismatches(got, want, x, y)
+        if convention == "numpy":
+            got = sw.fmod(x, y)
+            with np.errstate(all="ignore"):
+                want = np.fmod(x, y)
+            assert same_bits(got, want), mismatches(got, want, x, y)
+
+
+def _every_exponent_gap(dtype, n, rng):
+    """Pairs whose exponent gap covers the dtype's whole range (quotients from below 1 to
+    2^277, subnormal operands), dividends at multiples of the divisor and one ulp either side,
+    and specials, with both signs."""
+    f32 = np.float32
+    mant = 128 if dtype == "bfloat16" else 1 << 23
+    draw = lambda: ((mant + rng.integers(0, mant, n)) / mant * 2.0 ** rng.integers(-150, 128, n))  # noqa: E731
+    b = draw().astype(f32)
+    with np.errstate(over="ignore"):
+        kb = (np.floor(2.0 ** rng.uniform(0, 130, n)) * b.astype(np.float64)).astype(f32)
+    a = np.concatenate([draw().astype(f32), kb, np.nextafter(kb, f32(0)), np.nextafter(kb, f32(np.inf))])
+    b = np.tile(b, 4)
+    specials = f32([np.inf, -np.inf, np.nan, 0.0, -0.0, np.finfo(f32).max, 1e-45, 1e-40])
+    a[rng.random(a.size) < 0.02] = rng.choice(specials)
+    b[rng.random(b.size) < 0.02] = rng.choice(specials)
+    a *= rng.choice(f32([-1, 1]), a.size)
+    b *= rng.choice(f32([-1, 1]), b.size)
+    return a.astype(NP[dtype]), b.astype(NP[dtype])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_every_exponent_gap_fast_and_stepped_lanes(dtype):
+    """float32 and bfloat16 on the host: one double step below quotients of 2^50, six fixed
+    steps for the packs with a larger one (the two mixed in most packs here), specials as
+    ordinary lanes; remainder in both conventions and fmod, dense and with a divisor row."""
+    a, b = _every_exponent_gap(dtype, 1 << 15, np.random.default_rng(27))
+    for x, y in ((a, b), (a.reshape(-1, 64), b[:64])):
+        for convention, oracle in ORACLES.items():
+            got = sw.remainder(x, y, convention=convention)
+            want = oracle(x, y)
+            assert same_bits(got, want), (convention, mismatches(got, want, *np.broadcast_arrays(x, y)))
+        got = sw.fmod(x, y)
+        with np.errstate(all="ignore"):   # bfloat16: in float32, rounded once (exact here)
+            want = np.fmod(x.astype(np.float32), y.astype(np.float32)).astype(x.dtype)
+        assert same_bits(got, want), mismatches(got, want, *np.broadcast_arrays(x, y))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.integers(0, 2**32 - 1), st.integers(0, 2**32 - 1)), min_size=1, max_size=80),
+       st.sampled_from(["torch", "numpy"]))
+def test_hypothesis_float32_bit_patterns(pairs, convention):
+    """Any float32 bit patterns (every exponent gap, subnormals, NaN payloads, infinities),
+    through the host's fast and stepped forms, against the oracle."""
+    bits = np.array(pairs, dtype=np.uint64).astype(np.uint32)
+    a, b = bits[:, 0].view(np.float32), bits[:, 1].view(np.float32)
+    got = sw.remainder(a, b, convention=convention)
+    want = ORACLES[convention](a, b)
+    assert same_bits(got, want), mismatches(got, want, a, b)
+    with np.errstate(all="ignore"):
+        want = np.fmod(a, b)
+    assert same_bits(sw.fmod(a, b), want), mismatches(sw.fmod(a, b), want, a, b)
+
+
+@pytest.mark.parametrize("name", ["fmod", "floor_divide"])
+def test_int64_fmod_and_floor_divide_fast_and_slow_packs(name):
+    """int64 fmod and floor_divide through the host's vectorized division
+    (functors.h int64_divmod_host) in every layout, against NumPy: the int64 edges, random
+    dividends and dividends at and beside multiples of divisors of every size (0, -1,
+    INT64_MIN, 2^50 and beyond, 2^62 and beyond) mixed in, and then only those below 2^50."""
+    A, B = _int64_operands()
+    A2, B2 = _int64_large_divisor_operands()
+    A, B = np.concatenate([A, A2[:4000]]), np.concatenate([B, B2[:4000]])
+    perm = np.random.default_rng(5).permutation(A.size)
+    A, B = A[perm], B[perm]
+    ok = np.array([0 < m < 1 << 50 for m in np.abs(B.astype(object))])
+    for label, (a, b) in {**{f"fast {k}": v for k, v in _int64_layouts(A[ok], B[ok]).items()},
+                          **{f"mixed {k}": v for k, v in _int64_layouts(A, B).items()}}.items():
+        got = getattr(sw, name)(a, b)
+        with np.errstate(all="ignore"):
+            want = getattr(np, name)(a, b)
+        assert same_bits(got, want), (label, mismatches(got, want, *np.broadcast_arrays(a, b)))
 
 
 def _fmod_wide_fast_model(a, b, ulps):

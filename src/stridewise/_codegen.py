@@ -347,7 +347,9 @@ def generate(spec: KernelSpec, entry_point) -> str:
         # one and the path allows (functors.h HasFast, Path), then one conversion of the whole
         # pack (pairwise where the device has one: convert_pack). The fast loop is an `omp
         # simd` loop with an integer flag on the host, so GCC 12 vectorizes it (functors.h
-        # SW_FAST_LOOP, FastFlag), and unrolled on the device.
+        # SW_FAST_LOOP, FastFlag), and unrolled on the device. A pack with a flagged lane is
+        # redone by the functor itself, in the same kind of loop where its exact form is
+        # branch-free (functors.h VectorExact).
         def elementwise(fast_args):
             fast = f"sw::call_fast<F>({', '.join(['slow'] + fast_args)})"
             return (f"typedef decltype(F()({', '.join(f'{a}()' for a in arg_types)})) R;\n"
@@ -359,7 +361,13 @@ def generate(spec: KernelSpec, entry_point) -> str:
                     f"      }} else {{\n"
                     f"        SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) y[e] = {fast};\n"
                     f"      }}\n"
-                    f"      if (kPath == sw::kEither && slow) SW_UNROLL for (int e = 0; e < P; ++e) y[e] = {call};\n"
+                    f"      if (kPath == sw::kEither && slow) {{\n"
+                    f"        if constexpr (sw::VectorExact<F>::value) {{\n"
+                    f"          SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) y[e] = {call};\n"
+                    f"        }} else {{\n"
+                    f"          SW_UNROLL for (int e = 0; e < P; ++e) y[e] = {call};\n"
+                    f"        }}\n"
+                    f"      }}\n"
                     f"    }} else {{\n"
                     f"      SW_UNROLL for (int e = 0; e < P; ++e) y[e] = {call};\n"
                     f"    }}\n"

@@ -306,6 +306,24 @@ def _cpu_anchors(a, b, out, op: str = "remainder"):
     return anchors
 
 
+def _torch_remainder(a, b) -> np.ndarray:
+    """torch's remainder written from its definition, exactly, on NumPy: fmod (16-bit floats
+    in float32), then b added where a nonzero result's sign differs from b's; integer x % 0
+    and x % -1 give 0."""
+    dt = np.result_type(a, b)
+    with np.errstate(all="ignore"):
+        if dt.kind in "iu":
+            a, b = np.broadcast_arrays(a.astype(dt), b.astype(dt))
+            safe = np.where((b == 0) | (b == -1), 1, b)
+            r = np.fmod(a, safe)
+            r = np.where((r != 0) & ((r < 0) != (safe < 0)), r + safe, r)
+            return np.where((b == 0) | (b == -1), 0, r).astype(dt)
+        wide = np.float64 if dt == np.float64 else np.float32
+        x, y = a.astype(wide), b.astype(wide)
+        m = np.fmod(x, y)
+        return np.where((m != 0) & ((m < 0) != (y < 0)), m + y, m).astype(dt)
+
+
 def _gpu_anchors(a, b, out, dtype: str, compile_times: dict):
     """name -> callable (or an Exception recorded as the anchor's failure) for one CUDA case.
 
@@ -429,6 +447,10 @@ def run_cell(case: str, dtype: str, device: str, log2: int, ceilings: dict, valu
     # torch.compile may be faster by being inexact: count its results that differ from eager
     if device == "cuda" and callable(anchors.get("torch.compile")):
         cell["differs_from_eager"] = {"torch.compile": differing(anchors["torch.compile"](), ref)}
+    # torch CPU, likewise, against the exact result in its own convention
+    if device == "cpu" and "torch" in anchors and isinstance(b, np.ndarray):
+        anchors["torch"]()
+        cell["differs_from_exact"] = {"torch": differing(_to_torch(out), _to_torch(_torch_remainder(a, b)))}
     del ref
     fns = {"stridewise": lambda: getattr(sw, op)(a, b, out=out)} if cell["verified"] else {}
     for name, fn in anchors.items():
@@ -812,8 +834,10 @@ def table_rows(doc: dict) -> tuple[list[str], list[list[str]]]:
     anchors = anchors_of(doc)
     gpu = doc["meta"]["device"] == "cuda"
     differs = sorted({k for c in doc["cells"] for k in c.get("differs_from_eager", {})})
+    inexact = sorted({k for c in doc["cells"] for k in c.get("differs_from_exact", {})})
     header = ["case", "dtype", "values", "stridewise", "GB/s"] + (["% ceiling"] if gpu else [])
     header += list(anchors) + [f"vs {a}" for a in anchors] + [f"{k} ≠ eager" for k in differs]
+    header += [f"{k} ≠ exact" for k in inexact]
     rows = []
     for cell in doc["cells"]:
         r = cell["impls"].get("stridewise", {})
@@ -833,6 +857,9 @@ def table_rows(doc: dict) -> tuple[list[str], list[list[str]]]:
             row.append(f"{s:.2f}x" if s else "-")
         for k in differs:
             n = cell.get("differs_from_eager", {}).get(k)
+            row.append("-" if n is None else str(n))
+        for k in inexact:
+            n = cell.get("differs_from_exact", {}).get(k)
             row.append("-" if n is None else str(n))
         rows.append(row)
     return header, rows

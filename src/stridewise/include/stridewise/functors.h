@@ -38,6 +38,13 @@ template <class F, class = void> struct HasPrepare { enum { value = 0 }; };
 template <class F> struct HasPrepare<F, decltype((void)&F::prepare, void())> { enum { value = 1 }; };
 template <class F, class = void> struct HasFast { enum { value = HasPrepare<F>::value }; };
 template <class F> struct HasFast<F, decltype((void)&F::fast, void())> { enum { value = 1 }; };
+// VectorExact<F>: F's exact form (operator()) is branch-free on the host (F::kVectorExact), so
+// a pack the fast path flags is redone in an `omp simd` loop too. Forms with idiv or a libm
+// call stay unrolled: in the simd loop int64's idiv packs ran 10-20% slower.
+template <class F, class = void> struct VectorExact { enum { value = 0 }; };
+template <class F> struct VectorExact<F, decltype((void)F::kVectorExact, void())> {
+  enum { value = F::kVectorExact };
+};
 // x prepared as F's last argument: F::prepare(x), or x itself where F has no `prepare`; and
 // the type a kernel keeps for it.
 template <class F, class X> SW_HOST_DEVICE SW_INLINE auto prepare(X x) {
@@ -443,26 +450,104 @@ SW_DEVICE SW_INLINE float sw_fmod(float a, float b) {
 }
 #endif
 
-// fmod for operands that came from float16 or bfloat16 (at most 11 significant bits). The
-// device's sw_fmod is exact for every float and cheap, so it serves there. On the host: with
-// A = |a|, B = |b| and A / B < 2^22, q = trunc(A / B) is off by at most one, and
-// r = A - q * B is exact because r and r +- B fit in 24 bits; one compare-and-add fixes the
-// off-by-one. Everything else (inf, NaN, zero divisor, huge quotients) takes fmod_slow. Tested
-// over all 2^32 pairs per dtype on the GPU (tests/test_cuda.py) and every dividend against
-// 256 divisors on the host (tests/test_remainder_cpu.py).
-#if defined(__CUDA_ARCH__)
-SW_DEVICE SW_INLINE float fmod_short(float a, float b) { return sw_fmod(a, b); }
-#else
-SW_INLINE float fmod_short(float a, float b) {
-  const float A = fabsf(a), B = fabsf(b);
-  if (!(A < B * 4194304.0f) || !(B < sw_inf())) return fmod_slow(a, b);
-  const float q = truncf(A / B);
-  // The host has no guaranteed FMA; the double product of a 22-bit q and an 11-bit B is exact.
-  float r = (float)((double)A - (double)q * (double)B);
-  // Selects, not branches: the off-by-one is data-dependent, and a mispredicted branch per
-  // element costs more on the CPU than the whole fast path.
-  r = r < 0.0f ? r + B : (r >= B ? r - B : r);
-  return copysignf(r, a);
+#if !defined(__CUDA_ARCH__)
+// Host fmods whose cost does not depend on the values: branch-free, so GCC vectorizes them
+// across a pack, and special values are ordinary lanes. Shared facts:
+// - rn(p) = (p + 1.5 * 2^23) - 1.5 * 2^23 (2^52 in double) rounds p to a nearest integer for
+//   |p| < 2^22 (2^51): the sum lies where the ulp is 1, so it rounds once and the subtraction
+//   is exact. (A vector trunc or floor needs -fno-trapping-math in GCC 12.) If p is within
+//   e < 1/2 of x, rn(p) is n = floor(x) or n + 1: p > n - 1/2 and p < n + 3/2.
+// - With q = n or n + 1, r = A - q B lies in [-B, B); where it is representable one fma (or
+//   an exact product) gives it exactly, and r < 0 (never -0: an exact zero rounds to +0)
+//   gets B added, exactly, giving fmod(A, B) for A, B >= 0. The sign bit of r is the mask.
+// - No operation sees a subnormal float: a multiply or divide with one takes a microcode
+//   assist on Intel cores (~150 cycles, 40x a normal lane).
+
+// fmod of two float16 values (as floats), exactly, for every pair, in float. With e(x) the
+// exponent of x, every float16 x (subnormals too) and x 2^20 are multiples of
+// u(x) = 2^(e(x) - 10), and for x >= y u(y) divides u(x). With A = |a| <= 65504,
+// B = |b| >= 2^-24, x = A / B < 2^40; inv = 1 / B (one rounding, normal: 2^-16 < inv <= 2^24).
+// Step 1 reduces modulo Bs = B 2^20 (exact), with inv1 = inv 2^-20 (exact): p1 = A inv1 is
+// within 2^-22.9 x1 < 0.13 of x1 = A / Bs < 2^20, so q1 = rn(p1) is n1 or n1 + 1 and
+// r1 = A - q1 Bs is in [-Bs, Bs). It is exact: for n1 >= 1, A >= Bs, both are multiples of
+// u(Bs) and |r1| <= Bs < 2^11 u(Bs); for n1 = 0, q1 = 1 needs x1 > 0.37, so u(A) >= u(Bs) / 4
+// and |r1| < 2^13 min(u(A), u(Bs)). r1 = A - k Bs (k an integer) has A's remainder modulo B
+// and |r1 / B| <= 2^20; a negative r1 goes to step 2 as it is (rn covers negative p).
+// Step 2: p = r1 inv is within 0.13 of x = r1 / B, q = rn(p) is n or n + 1 and r = r1 - q B
+// is in [-B, B). It is exact: where q1 = 1 or A >= B, r1 is a multiple of u(B) (u(Bs) and,
+// by the above, u(A) are), and so is r, with |r| <= B < 2^11 u(B); else r1 = A < B, and q = 1
+// needs A > 0.37 B, so u(A) >= u(B) / 4 and |r| < 2^13 u(A).
+// Specials: b = +-inf is replaced by 2^17 (A / 2^17 < 1/2: q1 = q = 0, r = A = fmod(a, inf));
+// b = 0 gives inv = inf and r1 = fma(-inf or NaN, 0, A) = NaN; a = +-inf gives
+// r1 = inf - inf = NaN; NaN stays NaN: fmod's NaNs all arise with no test. Quotients up to
+// 2^40 (subnormal divisors) cost what narrow ones do. tests/test_remainder_cpu.py runs every
+// float16 dividend against every 61st divisor and the divisors that used to leave the fast
+// path, both conventions.
+SW_INLINE float fmod_half(float a, float b) {
+  const u32 iB = bit_cast<u32>(b) & 0x7fffffffu, inf = (u32)0 - (u32)(iB == 0x7f800000u);
+  const float A = fabsf(a), B = bit_cast<float>((iB & ~inf) | (0x48000000u & inf));   // 2^17
+  const float inv = 1.0f / B, Bs = B * 0x1p20f, inv1 = inv * 0x1p-20f;
+  const float r1 = fmaf(-((A * inv1 + 0x1.8p23f) - 0x1.8p23f), Bs, A);
+  const float r = fmaf(-((r1 * inv + 0x1.8p23f) - 0x1.8p23f), B, r1);
+  const float m = r + bit_cast<float>(bit_cast<u32>(B) & (u32)((i32)bit_cast<u32>(r) >> 31));
+  return bit_cast<float>(bit_cast<u32>(m) | (bit_cast<u32>(a) & 0x80000000u));
+}
+
+// fmod of two floats (float32 or bfloat16 values) in double, exactly where the quotient is
+// below 2^50, and `slow` set where it is not. Doubles hold every float as a normal number,
+// so subnormal operands cost nothing extra. d = A / B is within 2^-53 d of x < 2^50 (< 1/8),
+// q = rn(d) is n or n + 1, and r = fma(-q, B, A) is exact: for A >= B both are multiples of
+// B's 24-bit grid and |r| < B; for A < B, q = 1 needs d >= 1/2, so A >= B / 2 (Sterbenz).
+// b = +-inf: d = 0 (q = 0), and the fma takes Bc = 2^200 in place of inf (0 * inf is NaN),
+// so r = A. b = 0 or a = +-inf: d = inf or NaN, q = NaN (inf - inf) and r is NaN; NaN stays
+// NaN. Only finite quotients of 2^50 and more set `slow` (fmod_double_steps then).
+SW_INLINE float fmod_double(float a, float b, FastFlag& slow) {
+  const double A = fabsf(a), B = fabsf(b);
+  const u64 inf = 0ull - (u64)(bit_cast<u64>(B) == 0x7ff0000000000000ull);
+  const double Bc = bit_cast<double>((bit_cast<u64>(B) & ~inf) | (0x4c70000000000000ull & inf));
+  const double d = A / B;
+  slow |= (FastFlag)((d >= 0x1p50) & (d < __builtin_inf()));
+  const double r = fma(-((d + 0x1.8p52) - 0x1.8p52), Bc, A);
+  const double m = r + bit_cast<double>(bit_cast<u64>(Bc) & (u64)((i64)bit_cast<u64>(r) >> 63));
+  return bit_cast<float>(bit_cast<u32>((float)m) | (bit_cast<u32>(a) & 0x80000000u));
+}
+
+// fmod of any two floats, exactly, in six fixed steps of fmod_double's form (no branch or
+// loop, so a pack's lanes run together). With G = eA - eB (the exponents), step i reduces A
+// modulo Bs = B 2^k, k = max(0, G - 49 (i + 1)) (exact: the exponent's bits), with
+// is = inv 2^-k (inv = 1 / B, one rounding; is >= 2^-355, normal): q = rn(A is), A = A - q Bs.
+// The schedule depends on G only, so each step's Bs and is are ready before its A (a short
+// dependency chain: the steps take twice as long with k from each A's own exponent).
+// Invariant: before step i, |A| <= B 2^k' with k' the previous step's k (A's own 2^(eA+1) for
+// the first) and A a multiple of the 24-bit grid of B 2^k'. So |A / Bs| <= 2^(k' - k + 1)
+// <= 2^50, A is is within 2^-51.9 of it (< 0.27), q = rn(A is) is n or n + 1 (rn covers a
+// negative A), and the new A is in [-Bs, Bs) on Bs's grid: exact, in one fma (for |A| < B,
+// q = +-1 needs |A| >= B / 2 as in fmod_double). G <= 276 (2^127 over 2^-149), so the sixth
+// step has k = 0 and leaves A in [-B, B); B added to a negative A gives fmod(|a|, |b|).
+// Specials run on stand-ins (A = 0, B = 1) and take their result at the end: a for b = +-inf
+// and a finite, else NaN for a = +-inf, b = 0 or NaN.
+SW_INLINE float fmod_double_steps(float a, float b) {
+  const u64 iA = bit_cast<u64>((double)fabsf(a)), iB0 = bit_cast<u64>((double)fabsf(b));
+  const u64 top = 0x7ff0000000000000ull;
+  const u64 special = 0ull - (u64)((iA >= top) | (iB0 - 1 >= top - 1));   // A inf/NaN; B 0, inf, NaN
+  const u64 keep = 0ull - (u64)((iA < top) & (iB0 == top));              // b = +-inf, a finite
+  const u64 iB = (iB0 & ~special) | (0x3ff0000000000000ull & special);
+  const double B = bit_cast<double>(iB);
+  const u64 iinv = bit_cast<u64>(1.0 / B);
+  double A = bit_cast<double>(iA & ~special);
+  const i64 G = (i64)(bit_cast<u64>(A) >> 52) - (i64)(iB >> 52);
+  for (int step = 1; step <= 6; ++step) {
+    i64 k = G - 49 * step;
+    k &= ~(k >> 63);
+    const double Bs = bit_cast<double>(iB + ((u64)k << 52));
+    const double is = bit_cast<double>(iinv - ((u64)k << 52));
+    A = fma(-((A * is + 0x1.8p52) - 0x1.8p52), Bs, A);
+  }
+  A += bit_cast<double>(iB & (u64)((i64)bit_cast<u64>(A) >> 63));
+  const u32 m = bit_cast<u32>((float)A);
+  const u32 res = (m & ~(u32)special) | (0x7fc00000u & (u32)special & ~(u32)keep) |
+                  ((bit_cast<u32>(a) & 0x7fffffffu) & (u32)keep);
+  return bit_cast<float>(res | (bit_cast<u32>(a) & 0x80000000u));
 }
 #endif
 
@@ -478,6 +563,10 @@ struct RemainderFunctor {
     // A pack that the fast path leaves (float32: quotients of 2^60 and more, extreme
     // divisors) is redone in fmod_wide for every lane, which is exact for all.
     if constexpr (sizeof(M) == 4) return adjust(fmod_wide(a, b), b);
+#endif
+#if !defined(__CUDA_ARCH__)
+    // The host's lanes that `fast` leaves (quotients of 2^50 and more), vectorized too.
+    if constexpr (sizeof(M) == 4) return adjust(fmod_double_steps(a, b), b);
 #endif
     M m = sw_fmod(a, b);
     return adjust(m, b);
@@ -497,7 +586,11 @@ struct RemainderFunctor {
     else return adjust(fmod_fast(a, d, slow), d.b);
   }
 #else
-  SW_INLINE static M fast(M a, M b, FastFlag& slow) { return adjust(fmod_fast(a, b, slow), b); }
+  enum { kVectorExact = sizeof(M) == 4 };   // fmod_double_steps
+  SW_INLINE static M fast(M a, M b, FastFlag& slow) {
+    if constexpr (sizeof(M) == 4) return adjust(fmod_double(a, b, slow), b);
+    else return adjust(fmod_fast(a, b, slow), b);
+  }
 #endif
   SW_HOST_DEVICE SW_INLINE static M adjust(M m, M b) {
     // torch compares with < 0, so a zero keeps fmod's sign (the dividend's); NumPy gives
@@ -530,11 +623,10 @@ struct RemainderFunctor {
 template <bool kBf16, Convention C>   // operands of float16, or (kBf16) bfloat16
 struct ShortRemainderFunctor : RemainderFunctor<float, C> {
   // `prepare` and `fast` are float's, whose fast path is exact for every float, so for 16-bit
-  // operands too; on the host it vectorizes with types.h's branch-free half_to_float and
-  // 64-byte packs (float16 3.9 -> 1.4 ns an element). On the device both skip step 0:
-  // float16's quotients are below 2^40, so its fast path covers every pair; bfloat16's
-  // contiguous kernel is bound by instructions, and step 0 cost 219 against 190 us at 2^27
-  // (0.89x torch eager), while its quotients past 2^40 take fmod_wide_fast, flags first.
+  // operands too (the host's float16 has its own, fmod_half, below). On the device both skip
+  // step 0: float16's quotients are below 2^40, so its fast path covers every pair;
+  // bfloat16's contiguous kernel is bound by instructions, and step 0 cost 219 against 190 us
+  // at 2^27 (0.89x torch eager), while its quotients past 2^40 take fmod_wide_fast, flags first.
 #if defined(__CUDA_ARCH__)
   enum { kFlagsFirst = kBf16 };   // float16 never leaves its fast path (above)
   SW_DEVICE SW_INLINE float operator()(float a, float b) const {
@@ -563,8 +655,15 @@ struct ShortRemainderFunctor : RemainderFunctor<float, C> {
     return remainder_fast<C, false, !kBf16>(a, d, slow);
   }
 #else
+  // On the host float16 takes fmod_half, exact for every pair, and never sets `slow`;
+  // bfloat16 takes float's paths (its quotients reach 2^261).
   SW_INLINE float operator()(float a, float b) const {
-    return RemainderFunctor<float, C>::adjust(fmod_short(a, b), b);
+    if constexpr (kBf16) return RemainderFunctor<float, C>()(a, b);
+    else return RemainderFunctor<float, C>::adjust(fmod_half(a, b), b);
+  }
+  SW_INLINE static float fast(float a, float b, FastFlag& slow) {
+    if constexpr (kBf16) return RemainderFunctor<float, C>::fast(a, b, slow);
+    else return RemainderFunctor<float, C>::adjust(fmod_half(a, b), b);
   }
 #endif
 };
@@ -792,38 +891,64 @@ SW_HOST_DEVICE SW_INLINE i64 int64_remainder_fast(i64 a, const Divisor<i64>& d, 
 }
 
 #if !defined(__CUDA_ARCH__)
-// int64 remainder for the host's `omp simd` pack loop, for 0 < |b| < 2^50, with every select
-// written as masks: with U = |a| <= 2^63 and V = |b|, the double quotient U * (1 / V) (three
-// roundings) is within U / V 2^-51.4 of U / V, q0 = trunc of it within that plus 1, and
-// r = U - q0 V (exact in wrapping 64-bit arithmetic) is below U 2^-51.4 + V < 2^51 in
-// magnitude: exact as a double. A second quotient r / V, below 2^12 / V + 1 in magnitude and
-// within 2^-39 of it, leaves r in (-V, 2V), which one compare-and-add per side brings into
-// [0, V); then a's sign and the floor convention.
+// int64 division for the host's `omp simd` pack loop, for every b != 0, with every select
+// written as masks. With U = |a| <= 2^63 and V = |b| < 2^62, the double quotient U * (1 / V)
+// (four roundings: V, 1 / V, U, the product) is within U / V 2^-51 of U / V, and
+// q0 = trunc of it: r = U - q0 V (exact in wrapping 64-bit arithmetic). For V < 2^50, q0 is
+// within U / V 2^-51 + 1 of U / V, so |r| < U 2^-51 + V < 2^51: exact as a double, and a
+// second quotient q1 = trunc(r / V), below 2^12 / V + 1 in magnitude and within 2^-39 of
+// it, leaves r - q1 V in (-V, 2V). For V >= 2^50, U / V <= 2^13, so q0 is n - 1, n or n + 1
+// (n = floor(U / V)), r is in [-V 2^-38, V (1 + 2^-38)] (an int64, as V < 2^62), r / V is
+// below 1 + 2^-38 in magnitude and q1 (0, or 1 where r / V rounds to 1 or more) again leaves
+// r - q1 V in (-V, 2V). One compare-and-add per side brings it into [0, V):
+// U = Q V + R with Q = q0 + q1 - [r < 0] + [r >= V]. For V >= 2^62, U / V <= 2: two
+// unsigned compare-and-subtracts give R and Q (those lanes divide by 1 in the double form).
 // Conditional expressions and `&&` were if-converted by GCC 12 only in some layouts; where the
 // operands come from a periodic or strided load they stayed branches ("control flow in loop"),
-// the loop stayed scalar and lost 4-6x to idiv. So: |x| is
-// (x ^ s) - s with s = x >> 63; r < 0 gets V added, then r - V >= 0 gets V subtracted; a's
-// sign is applied the same way; b is added where m != 0 and m, b differ in sign. A lane that
-// sets `slow` divides by 1 instead, so no lane converts an out-of-range double or overflows
-// (the pack is then redone with int_remainder). All arithmetic on possibly large values is
-// unsigned (wrapping). tests/test_remainder_cpu.py compares it with NumPy and with
-// int64_remainder_fast.
-SW_INLINE i64 int64_remainder_fast_host(i64 a, i64 b, FastFlag& slow) {
+// the loop stayed scalar and lost 4-6x to idiv. So: |x| is (x ^ s) - s with s = x >> 63, and
+// each correction is a mask. b = 0 sets `slow` (that lane divides by 1; the pack is then
+// redone with the integer form). All arithmetic on possibly large values is unsigned.
+// tests/test_remainder_cpu.py compares remainder with NumPy and with int64_remainder_fast,
+// and fmod and floor_divide with NumPy, in every layout.
+struct DivMod64 { u64 Q, R, sa, sb; };
+SW_INLINE DivMod64 int64_divmod_host(i64 a, i64 b, FastFlag& slow) {
   const u64 sa = (u64)(a >> 63), sb = (u64)(b >> 63);
   const u64 U = ((u64)a ^ sa) - sa;
   const u64 V0 = ((u64)b ^ sb) - sb;
-  const u64 bad = 0ull - (u64)(V0 - 1 >= (1ull << 50) - 1);   // V0 = 0 wraps to the top: slow too
-  slow |= (FastFlag)bad;
-  const u64 V = (V0 & ~bad) | (1ull & bad);
+  const u64 zero = 0ull - (u64)(V0 == 0), big = 0ull - (u64)(V0 >= (1ull << 62));
+  slow |= (FastFlag)zero;
+  const u64 V = (V0 & ~(zero | big)) | (1ull & (zero | big));
   const double inv = 1.0 / (double)(i64)V;
   const u64 q0 = (u64)((double)U * inv);
   u64 r = U - q0 * V;
-  r -= (u64)((i64)((double)(i64)r * inv) * (i64)V);
-  r += V & (u64)((i64)r >> 63);                    // r < 0: r + V, now in [0, 2V)
-  r -= V & ~(u64)((i64)(r - V) >> 63);             // r >= V: r - V, now in [0, V)
-  const u64 m = (r ^ sa) - sa;                     // a's sign
+  const u64 q1 = (u64)(i64)((double)(i64)r * inv);
+  r -= q1 * V;
+  const u64 lo = (u64)((i64)r >> 63);              // r < 0: all ones
+  r += V & lo;                                     // now in [0, 2V)
+  const u64 hi = ~(u64)((i64)(r - V) >> 63);       // r >= V: all ones
+  r -= V & hi;                                     // now in [0, V)
+  const u64 c1 = 0ull - (u64)(U >= V0);            // V0 >= 2^62
+  const u64 u1 = U - (V0 & c1);
+  const u64 c2 = 0ull - (u64)(u1 >= V0);
+  const u64 rb = u1 - (V0 & c2);
+  return {((q0 + q1 + lo - hi) & ~big) | ((0ull - c1 - c2) & big), (r & ~big) | (rb & big), sa, sb};
+}
+SW_INLINE i64 int64_remainder_fast_host(i64 a, i64 b, FastFlag& slow) {
+  const DivMod64 d = int64_divmod_host(a, b, slow);
+  const u64 m = (d.R ^ d.sa) - d.sa;               // a's sign
   const u64 fix = 0ull - (u64)((m != 0) & ((i64)(m ^ (u64)b) < 0));
   return (i64)(m + ((u64)b & fix));
+}
+SW_INLINE i64 int64_fmod_fast_host(i64 a, i64 b, FastFlag& slow) {
+  const DivMod64 d = int64_divmod_host(a, b, slow);
+  return (i64)((d.R ^ d.sa) - d.sa);
+}
+// floor(a / b): the truncated quotient with the operands' signs, less 1 where they differ
+// and R != 0. |b| = 1 gives -a for b = -1, INT64_MIN // -1 wrapping to INT64_MIN as NumPy's.
+SW_INLINE i64 int64_floor_divide_fast_host(i64 a, i64 b, FastFlag& slow) {
+  const DivMod64 d = int64_divmod_host(a, b, slow);
+  const u64 s = d.sa ^ d.sb;
+  return (i64)(((d.Q ^ s) - s) + (s & (0ull - (u64)(d.R != 0))));   // (x & 1) kept GCC 12 scalar
 }
 #endif
 

@@ -88,6 +88,21 @@ template <class T> struct FmodFunctor {
     else return sw_fmod(a, b);
   }
 };
+#if !defined(__CUDA_ARCH__)
+// float32, and float16 and bfloat16 (computed in float), on the host: fmod_double's vectorized
+// fast path (every float16 pair stays on it), fmod_double_steps for the lanes it leaves.
+template <> struct FmodFunctor<float> {
+  enum { kVectorExact = 1 };
+  SW_INLINE float operator()(float a, float b) const { return fmod_double_steps(a, b); }
+  SW_INLINE static float fast(float a, float b, FastFlag& slow) { return fmod_double(a, b, slow); }
+};
+// int64: remainder's vectorized division (functors.h int64_divmod_host); divisors of 0 and
+// |b| >= 2^50 redo the pack with `%`.
+template <> struct FmodFunctor<i64> {
+  SW_INLINE i64 operator()(i64 a, i64 b) const { return int_fmod(a, b); }
+  SW_INLINE static i64 fast(i64 a, i64 b, FastFlag& slow) { return int64_fmod_fast_host(a, b, slow); }
+};
+#endif
 
 SW_HOST_DEVICE SW_INLINE float sw_floor(float x) { return floorf(x); }
 SW_HOST_DEVICE SW_INLINE double sw_floor(double x) { return floor(x); }
@@ -120,6 +135,12 @@ template <class T> struct FloorDivideFunctor {
     return fl;
   }
 };
+#if !defined(__CUDA_ARCH__)
+template <> struct FloorDivideFunctor<i64> {   // as FmodFunctor<i64>
+  SW_INLINE i64 operator()(i64 a, i64 b) const { return int_floor_divide(a, b); }
+  SW_INLINE static i64 fast(i64 a, i64 b, FastFlag& slow) { return int64_floor_divide_fast_host(a, b, slow); }
+};
+#endif
 
 // maximum / minimum: a NaN in either operand wins (NumPy and torch); on a tie (+0 vs -0)
 // the second operand is returned, as NumPy does.
