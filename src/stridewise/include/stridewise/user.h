@@ -20,3 +20,15 @@
 template <class A, class B> inline auto min(A a, B b) -> decltype(a + b) { return b < a ? b : a; }
 template <class A, class B> inline auto max(A a, B b) -> decltype(a + b) { return a < b ? b : a; }
 #endif
+
+// The element loop of a user kernel's pack, and what its operation's unqualified math calls
+// find first (UserOp derives from sw::UserMath): on the host with libmvec, an `omp simd` loop
+// and vector math (cpu/vmath.h); elsewhere unrolled, and libm as written.
+#define SW_USER_LOOP(P) SW_UNROLL
+#if !defined(__CUDACC__) && !defined(__CUDACC_RTC__)
+#include "cpu/vmath.h"
+#else
+namespace sw {
+struct UserMath {};
+}  // namespace sw
+#endif
