@@ -340,8 +340,11 @@ def generate(spec: KernelSpec, entry_point) -> str:
         step.append(call + ";")
         step += [f"{targets[k]} = {_convert(f'y{k}', ot, (spec.arrays[k].ctype,) * 2)};"
                  for k, ot in enumerate(spec.out_types)]
-        # a user operation's loop: `omp simd` where the host has vector math (user.h)
-        loop = "SW_USER_LOOP(P)" if spec.functor == "UserOp" else "SW_UNROLL"
+        # a user operation's loop: `omp simd` where the host has vector math (user.h), only
+        # where elements are independent by construction (no raw arrays, no index i)
+        simd = spec.functor == "UserOp" and spec.index < 0 and \
+            all(isinstance(q, DType) for q in spec.params)
+        loop = "SW_USER_LOOP(P)" if simd else "SW_UNROLL"
         compute = (f"{loop} for (int e = 0; e < P; ++e) {{\n      "
                    + "\n      ".join(step) + "\n    }")
     elif spec.kinds[0] == "dense":
