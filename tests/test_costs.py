@@ -77,14 +77,14 @@ assert (sw.remainder(a, 2.5) == np.remainder(a, 2.5)).all()
 used = None
 if os.environ["STRIDEWISE_PCH"] == "1":     # g++ reads it: -H marks a used header with "!"
     cxx, version = cpu.compiler()
-    flags = cpu.FLAGS + cpu.extra_flags()
+    flags, libs = cpu.build_flags()
     spec = _ops._call(_ops.REMAINDER, (a, 2.5), dry=True).spec
     with tempfile.TemporaryDirectory() as d:
         src = Path(d) / "k.cpp"
         src.write_text(_codegen.generate(spec, cpu.entry_point))
         inc = _pch.include(cxx, version, flags, Path(d))
         log = subprocess.run([cxx, *flags, *inc, "-H", f"-I{_cache.INCLUDE_DIR}", str(src), "-o",
-                              str(Path(d) / "k.so")], capture_output=True, text=True).stderr
+                              str(Path(d) / "k.so"), *libs], capture_output=True, text=True).stderr
         used = log.splitlines()[0] == "! " + str(Path(d) / (_pch.NAME + ".gch"))
 print(json.dumps({"pch": sum(_pch.builds.values()), "kernels": sum(_cache.builds.values()),
                   "used": used}))

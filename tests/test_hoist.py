@@ -176,6 +176,102 @@ def test_auto_skips_small_outputs_and_explicit_false_wins():
     assert sw.explain(k, a, b, c, algorithm=sw.Rows(hoist=False)).hoisted == ()
 
 
+NORM = "out = (x - mean) * rsqrt(var + eps) * gamma + beta"
+RSQRT = """#if !defined(__CUDACC__) && !defined(__CUDACC_RTC__)
+inline float rsqrt(float v) { return 1.0f / sqrtf(v); }
+inline double rsqrt(double v) { return 1.0 / sqrt(v); }
+#endif"""
+
+
+def norm_inputs(dtype, rng, lib=np):
+    x = rng.random((8, 64, 256)).astype(dtype)
+    small = [(rng.random((64, 1)) + 0.1).astype(dtype) for _ in range(4)]
+    return [lib.asarray(v) for v in (x, *small)]
+
+
+@pytest.fixture
+def cpu_rule():
+    """Restore the host's tuning after a test registers its own."""
+    from stridewise import tuning
+    saved = tuning.elementwise_tuning("cpu")
+    yield saved
+    tuning.register_tuning("cpu", None, saved)
+
+
+def test_auto_hoists_by_the_backends_rule_and_explicit_wins(cpu_rule):
+    """Auto hoists where the operations saved per output element reach the tuning's
+    hoist_work_per_byte times the bytes moved per element; explain gives the figures."""
+    rng = np.random.default_rng(11)
+    seed = sw.ElementwiseKernel("T a, T b, T c", "T out", SEED, name="seed_rule")
+    ex = sw.explain(seed, *seed_inputs("float32", rng))
+    # cos(a) 40 x (1 - 2048/131072) + log(cos(b)+2) 81 x (1 - 64/131072) + sqrt(c) 4 x 7/8
+    # = 123.8; 4 bytes written + (2048 + 64 + 16384) x 4 read / 131072 = 4.6
+    assert len(ex.hoisted) == 3 and ex.hoist_note.startswith(
+        "Auto: hoisted, 123.8 operations saved per output element against 4.6 bytes moved")
+    assert "hoisting  Auto: hoisted" in str(ex)
+    args = norm_inputs("float32", rng) + [1e-5]
+    # (1 add + 1 / sqrt) per output against 4 + 4 bytes: under the host's 1.25 per byte
+    k = sw.ElementwiseKernel("T x, T mean, T var, T gamma, T beta, T eps", "T out", NORM,
+                             preamble=RSQRT, name="norm_rule")
+    ex = sw.explain(k, *args)
+    assert ex.hoisted == () and ex.hoist_note.startswith(
+        "Auto: not hoisted (rsqrt(var + eps)): 131,072 outputs, 9.0 operations saved per "
+        "output element against 8.0 bytes moved; cpu hoists from 1.25 per byte")
+    assert [h.text for h in sw.explain(k, *args, algorithm=ON).hoisted] == ["rsqrt(var + eps)"]
+    assert sw.explain(k, *args, algorithm=ON).hoist_note == "hoist=True (caller)"
+    assert sw.explain(seed, *seed_inputs("float32", rng), algorithm=sw.Rows(hoist=False)
+                      ).hoist_note == "hoist=False (caller)"
+    unhoisted = k(*args)                                   # Auto's choice, run
+    same_bits(unhoisted, k(*args, algorithm=ON))
+    same_bits(unhoisted, k(*args, algorithm=OFF))
+    # the threshold is the tuning's: a host registered at 1 per byte hoists the norm
+    from dataclasses import replace
+    sw.register_tuning("cpu", None, replace(cpu_rule, hoist_work_per_byte=1.0))
+    k2 = sw.ElementwiseKernel("T x, T mean, T var, T gamma, T beta, T eps", "T out", NORM,
+                              preamble=RSQRT, name="norm_rule2")
+    assert [h.text for h in sw.explain(k2, *args).hoisted] == ["rsqrt(var + eps)"]
+    same_bits(k2(*args), unhoisted)
+    # and so does its minimum output
+    sw.register_tuning("cpu", None, replace(cpu_rule, hoist_min_output=1 << 30))
+    k3 = sw.ElementwiseKernel("T a, T b, T c", "T out", SEED, name="seed_rule3")
+    assert sw.explain(k3, *seed_inputs("float32", rng)).hoisted == ()
+
+
+def test_the_rule_on_the_cuda_tuning():
+    """The same figures against the GPU's threshold: the norm (memory-bound, one root per
+    channel) stays unhoisted there, the seed (three transcendentals) hoists."""
+    from stridewise.tuning import elementwise_tuning
+    cuda, cpu = elementwise_tuning("cuda", None, "float32"), elementwise_tuning("cpu")
+    assert cuda.hoist_work_per_byte > cpu.hoist_work_per_byte
+    assert cuda.measurement("", "hoist_work_per_byte") and cpu.measurement("", "hoist_work_per_byte")
+    rng = np.random.default_rng(12)
+    k = sw.ElementwiseKernel("T x, T mean, T var, T gamma, T beta, T eps", "T out", NORM,
+                             preamble=RSQRT, name="norm_rule_cuda")
+    seed = sw.ElementwiseKernel("T a, T b, T c", "T out", SEED, name="seed_rule_cuda")
+    for kern, args in ((k, norm_inputs("float32", rng) + [1e-5]),
+                       (seed, list(seed_inputs("float32", rng)))):
+        hoisted = sw.explain(kern, *args, algorithm=ON).hoisted
+        views = [_arrays.as_operand(a, "x") for a in args]
+        size = _arrays._prod(np.broadcast_shapes(*(np.shape(a) for a in args)))
+        saved, moved = _hoist.rule_inputs(hoisted, views, [4], size, kern._hoist_template.costs)
+        hoists = saved >= cuda.hoist_work_per_byte * moved
+        assert hoists == (kern is seed), (saved, moved)
+
+
+def test_preamble_functions_cost_what_their_bodies_do():
+    """sw.fuse's preamble functions call the built-in ops' functors: an add is cheap, a
+    tanh is not."""
+    @sw.fuse
+    def f(x, m, v):
+        return (x - m) / sw.sqrt(v + 1e-5) + sw.tanh(x) * sw.remainder(x, m)
+
+    x, m = np.ones((64, 1024)), np.ones((64, 1))
+    costs = _hoist._function_costs(f.kernel(x, m, m).preamble)
+    assert costs == {"sw_subtract": 1, "sw_add": 1, "sw_sqrt": 4, "sw_divide": 4,
+                     "sw_tanh": 40, "sw_remainder": 40, "sw_multiply": 1}
+    assert _hoist._function_costs(RSQRT) == {"rsqrt": 8}
+
+
 # -- random expressions ---------------------------------------------------------------------
 _UNARY = ["sin({})", "cos({})", "sqrt(fabs({}))", "log(fabs({}) + 1)", "(-{})", "fabs({})",
           "exp(-fabs({}))", "(T)({})", "({} * 0.5)"]
@@ -384,6 +480,12 @@ def test_seed_on_the_gpu_is_bit_identical(dtype):
     k = sw.ElementwiseKernel("T a, T b, T c", "T out", SEED, name="seed_gpu")
     same_bits(k(a, b, c).cpu().numpy(), k(a, b, c, algorithm=OFF).cpu().numpy())
     assert len(sw.explain(k, a, b, c).hoisted) == 3
+    n = sw.ElementwiseKernel("T x, T mean, T var, T gamma, T beta, T eps", "T out", NORM,
+                             preamble=RSQRT, name="norm_gpu")
+    args = [torch.from_numpy(v).cuda() for v in norm_inputs(dtype, rng)] + [1e-5]
+    ex = sw.explain(n, *args)
+    assert ex.hoisted == () and ex.hoist_note.startswith("Auto: not hoisted"), ex.hoist_note
+    same_bits(n(*args).cpu().numpy(), n(*args, algorithm=ON).cpu().numpy())
     # products that feed a sum: the unhoisted kernel may have fused them, so they stay
     d = sw.ElementwiseKernel("T x, T y", "T z", "z = sqrt((x - 1)*(x - 1) + (y - 2)*(y - 2))",
                              name="dist_gpu")

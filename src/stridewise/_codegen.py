@@ -237,7 +237,7 @@ def user_functor(params, operation: str, typedefs=(), prelude: str = "", loop_pr
     body = "".join(user_block(label, code.rstrip() + ";") + "\n"
                    for label, code in (("loop_prep", loop_prep), ("operation", operation),
                                        ("after_loop", after_loop)) if code or label == "operation")
-    return (f"struct UserOp {{\n{types}"
+    return (f"struct UserOp : sw::UserMath {{\n{types}"
             f"  SW_HOST_DEVICE SW_INLINE void operator()({sig}) const {{\n"
             f"{prelude}{body}  }}\n}};\n")
 
@@ -340,7 +340,12 @@ def generate(spec: KernelSpec, entry_point) -> str:
         step.append(call + ";")
         step += [f"{targets[k]} = {_convert(f'y{k}', ot, (spec.arrays[k].ctype,) * 2)};"
                  for k, ot in enumerate(spec.out_types)]
-        compute = (f"SW_UNROLL for (int e = 0; e < P; ++e) {{\n      "
+        # a user operation's loop: `omp simd` where the host has vector math (user.h), only
+        # where elements are independent by construction (no raw arrays, no index i)
+        simd = spec.functor == "UserOp" and spec.index < 0 and \
+            all(isinstance(q, DType) for q in spec.params)
+        loop = "SW_USER_LOOP(P)" if simd else "SW_UNROLL"
+        compute = (f"{loop} for (int e = 0; e < P; ++e) {{\n      "
                    + "\n      ".join(step) + "\n    }")
     elif spec.kinds[0] == "dense":
         # The pack's results first, through the functor's branch-free fast path where it has

@@ -23,6 +23,8 @@ class Explanation:
     source : the generated C++.
     hoisted : user kernels: each subexpression computed once per element of its operands'
         broadcast shape by a pre-pass (_hoist.Hoisted: text, temporary, dtype, shape).
+    hoist_note : user kernels: who decided the hoisting and, for Auto, the rule's figures
+        (operations saved against bytes moved per output element; tuning.py).
     """
 
     op: str
@@ -40,6 +42,7 @@ class Explanation:
     origins: tuple = ()
     out_layout: str = ""
     hoisted: tuple = ()
+    hoist_note: str = ""
 
     @classmethod
     def from_prepared(cls, op: str, prepared) -> "Explanation":
@@ -55,7 +58,8 @@ class Explanation:
         return cls(op, prepared.backend, lay.mode, p.shape, p.strides, lay.kinds, lay.pack,
                    p.index_bits, prepared.algorithm, tuple(d.name for d in prepared.spec.arrays),
                    nbytes, prepared.source, getattr(prepared, "origins", ()),
-                   prepared.out_layout, getattr(prepared, "hoisted", ()))
+                   prepared.out_layout, getattr(prepared, "hoisted", ()),
+                   getattr(prepared, "hoist_note", ""))
 
     def __str__(self) -> str:
         rows = [
@@ -70,7 +74,8 @@ class Explanation:
             *((f"  {name}", f"{value!r}  {origin}") for name, value, origin in self.origins),
             ("bytes", f"{self.bytes:,} compulsory"),
             ("warm calls", _warm_path()),
-        ] + [("hoisted", str(h)) for h in self.hoisted]
+        ] + [("hoisting", self.hoist_note)] * bool(self.hoist_note) + \
+            [("hoisted", str(h)) for h in self.hoisted]
         width = max(len(k) for k, _ in rows)
         lines = [f"{k:>{width}}  {v}" for k, v in rows]
         return "\n".join(lines) + "\n\n" + self.source

@@ -37,10 +37,10 @@ from ._dtypes import ALL_DTYPES as DTYPES
 
 __all__ = ["call", "strip", "parse"]
 
-# A pre-pass pays where it removes at least this factor of evaluations, and (Auto) where the
-# output is big enough for a second launch not to matter.
+# A subexpression is hoistable where the pre-pass removes at least this factor of its
+# evaluations. Whether Auto hoists is the backend's tuning (hoist_work_per_byte,
+# hoist_min_output: tuning.py).
 RATIO = 8
-AUTO_MIN_OUTPUT = 1 << 15
 
 _STORE = {"bool": "bool", "int": "int32", "long long": "int64", "float": "float32",
           "double": "float64"}
@@ -93,6 +93,7 @@ class Template:
     plans: dict = field(default_factory=dict)
     kernels: dict = field(default_factory=dict)
     quick: dict = field(default_factory=dict)   # _quick_key -> a plan that ran
+    costs: dict = field(default_factory=dict)   # preamble function -> _cost of its body
 
 
 class _Parser:
@@ -357,7 +358,7 @@ def parse(operation: str, params, outputs, letters, preamble: str):
         roots = p.statements()
     except (_NoParse, RecursionError):
         return None
-    return Template(roots, operation, p.pre_funcs)
+    return Template(roots, operation, p.pre_funcs, costs=_function_costs(preamble))
 
 
 # -- typing ---------------------------------------------------------------------------------
@@ -454,6 +455,71 @@ def _ops_in(n: Node) -> int:
     return (n.kind in ("bin", "un", "tern")) + sum(map(_ops_in, n.kids))
 
 
+# What one evaluation costs, in additions: the rule's model of work, not a measurement of
+# any one device (the thresholds it is compared with are: tuning.py).
+_ROOTS = {"sqrt", "rsqrt"}
+_CHEAP_CALLS = _NO_PRODUCT - _ROOTS
+
+
+# the built-in ops' functors (sw.fuse's preamble functions call them), by what they cost
+_CHEAP_FUNCTOR = re.compile(r"(Abs|Add|Bitwise\w*|Cast|Clip|Copysign|Invert|Is\w+|\w*Shift|"
+                            r"Logical\w*|Maximum|Minimum|Multiply|Negative|Positive|Relu|Sign|"
+                            r"Square|Subtract|Where|Fma|\w*Equal|Less\w*|Greater\w*)Functor$")
+_ROOT_FUNCTOR = re.compile(r"(Divide|FloorDivide|Reciprocal|Sqrt|Rsqrt)Functor$")
+
+
+def _call_cost(name: str, costs: dict) -> int:
+    if name in costs:
+        return costs[name]
+    return 1 if name in _CHEAP_CALLS else 4 if name in _ROOTS else 40
+
+
+def _cost(n: Node, costs: dict) -> int:
+    """Operations one evaluation of n does, in additions: a division or a square root counts
+    4, a transcendental function 40 (a libm call's tens of cycles on the host; a range
+    reduction and a polynomial on the GPU), a preamble function what its body does, anything
+    else 1."""
+    if n.kind == "call":
+        own = _call_cost(n.op, costs)
+    elif n.kind == "bin":
+        own = 4 if n.op in ("/", "%") else 1
+    else:
+        own = 1 if n.kind in ("un", "tern", "cast") else 0
+    return own + sum(_cost(k, costs) for k in n.kids)
+
+
+def _function_costs(preamble: str) -> dict:
+    """Each preamble function's cost in _cost's units, from its body's operators and calls
+    (functions called before their definition count as a transcendental)."""
+    from ._kernel import _tokens
+    costs: dict = {}
+    for m in re.finditer(r"([\w:]+(?:\s+long)?)\s+(\w+)\s*\(([^()]*)\)\s*(?:const\s*)?\{", preamble):
+        toks = [t for t, _ in _tokens(_body(preamble, m.end() - 1))] + [""]
+        total = 0
+        for t, nxt in zip(toks, toks[1:]):
+            if t in ("+", "-", "*", "?", "==", "!=", "<=", ">=", "&&", "||"):
+                total += 1
+            elif t in ("/", "%"):
+                total += 4
+            elif t.endswith("Functor"):
+                total += 1 if _CHEAP_FUNCTOR.match(t) else 4 if _ROOT_FUNCTOR.match(t) else 40
+            elif _ident(t) and nxt == "(" and (t in _MATH1 or t in _MATH2 or t in _MATH3
+                                               or t in costs):
+                total += _call_cost(t, costs)
+        costs[m.group(2)] = max(1, total)
+    return costs
+
+
+def rule_inputs(hoisted, operands, out_itemsizes, size: int, costs: dict) -> tuple:
+    """(operations the hoisted subexpressions save per output element, bytes the unhoisted
+    kernel moves per output element: every array operand's own elements and the outputs)."""
+    saved = sum(_cost(n, costs) * (1 - _arrays._prod(h.shape) / size)
+                for h in hoisted for n in h.nodes)
+    moved = sum(o.dtype.itemsize * _arrays._prod(o.shape) for o in operands if isinstance(o, View))
+    moved = moved / size + sum(out_itemsizes)
+    return saved, moved
+
+
 def _worth(n: Node) -> bool:
     """Whether Auto hoists n: a call, a division, or two operations at least (one add or
     multiply costs about what reading the temporary does)."""
@@ -478,6 +544,13 @@ class Hoisted:
 
 
 @dataclass
+class Declined:
+    """Why a call that parsed runs unhoisted (explain shows it)."""
+
+    reason: str
+
+
+@dataclass
 class _Plan:
     hoisted: list
     pre: list            # (kernel, input names, temps' Hoisted) per distinct small shape
@@ -486,6 +559,7 @@ class _Plan:
     checked: bool = False
     key: tuple = ()      # its key in Template.plans
     place: tuple = ()    # (library, device) the temporaries are allocated on
+    note: str = ""       # why (the caller, or Auto's rule with its figures)
 
 
 def _template(k):
@@ -505,6 +579,11 @@ def call(k, ins, outs, algorithm, stream, dry):
     before). ins, outs: the pipeline's inputs and outputs (None: allocate)."""
     want = getattr(algorithm, "hoist", None)
     if want is False or _torch_ops.routed(ins, outs):   # autograd, fake tensors: the custom op
+        if want is False and dry:
+            result = _ops._call(k, ins, outs, None, strip(algorithm), dry=True,
+                                calls=k._calls, memo=k._memo, stream=stream)
+            result.hoist_note = "hoist=False (caller)"
+            return result
         return None
     t = _template(k)
     if t is None:
@@ -513,8 +592,19 @@ def call(k, ins, outs, algorithm, stream, dry):
     plan = t.quick.get(quick)
     if plan is None or dry:
         plan = _full_plan(k, t, ins, outs, want)
+        if isinstance(plan, Declined):
+            if quick is not None and not dry:
+                t.quick[quick] = plan
+            elif dry:   # explain says why: the unhoisted call, as the caller would run it
+                result = _ops._call(k, ins, outs, None, strip(algorithm), dry=True,
+                                    calls=k._calls, memo=k._memo, stream=stream)
+                result.hoist_note = plan.reason
+                return result
+            return None
         if plan is None:
             return None
+    if isinstance(plan, Declined):
+        return None
     alg = strip(algorithm)
     by_name = dict(zip((p.name for p in k._ops_ins), ins))
     lib, device = plan.place
@@ -546,6 +636,7 @@ def call(k, ins, outs, algorithm, stream, dry):
         return None
     if dry:
         result.hoisted = tuple(plan.hoisted)
+        result.hoist_note = plan.note
     else:
         plan.checked = True
         if quick is not None:
@@ -593,7 +684,7 @@ def _full_plan(k, t, ins, outs, want):
         except Exception:   # noqa: BLE001 - never rejected: the unhoisted call runs (and
             plan = None     # reports what is wrong with the arguments, if anything)
         t.plans[key] = plan
-    if plan is not None:
+    if isinstance(plan, _Plan):
         plan.key = key
         plan.place = next((o.lib, o.device) for o in operands + out_views if isinstance(o, View))
     return plan
@@ -613,7 +704,7 @@ def _plan_for(k, t: Template, operands, out_views, want):
     out_shape = _plan.broadcast_shapes(list(shapes.values()) + [v.shape for v in out_views if v],
                                        list(shapes) + ["out"] * sum(1 for v in out_views if v))
     size = _arrays._prod(out_shape)
-    if size == 0 or want is None and size < AUTO_MIN_OUTPUT:
+    if size == 0:
         return None
     math = {n: _ops._opmath(dt) for n, dt in DTYPES.items()}
     if any(p.letter and p.letter not in bound for p in k._ops_ins + k._ops_outs):
@@ -652,7 +743,24 @@ def _plan_for(k, t: Template, operands, out_views, want):
     for r in t.roots:
         visit(r)
     if not chosen:
-        return None
+        return Declined("nothing to hoist: no subexpression of operands at most "
+                        f"1/{RATIO} of the output's size")
+    note = "hoist=True (caller)"
+    if want is None:
+        from .backends import get_backend
+        from .tuning import elementwise_tuning
+        backend = device[0]
+        tuning = elementwise_tuning(backend, get_backend(backend).device_key(device),
+                                    dts[k._ops_outs[0].name].name)
+        saved, moved = rule_inputs(chosen.values(), operands,
+                                   [dts[p.name].itemsize for p in k._ops_outs], size, t.costs)
+        texts = ", ".join(h.text for h in chosen.values())
+        figure = (f"{saved:.1f} operations saved per output element against {moved:.1f} bytes "
+                  f"moved; {backend} hoists from {tuning.hoist_work_per_byte} per byte "
+                  f"and {tuning.hoist_min_output:,} outputs (tuning)")
+        if size < tuning.hoist_min_output or saved < tuning.hoist_work_per_byte * moved:
+            return Declined(f"Auto: not hoisted ({texts}): {size:,} outputs, {figure}")
+        note = f"Auto: hoisted, {figure}"
     taken = {x for x, _ in _tokens(t.text + "\n" + k.preamble)} | set(names)
     hoisted = list(chosen.values())
     j = 0
@@ -717,7 +825,7 @@ def _plan_for(k, t: Template, operands, out_views, want):
         kernels = t.kernels[cache_key] = (main, pres)
     main, pres = kernels
     pre = [(kern, pnames, hs) for (kern, pnames), hs in zip(pres, groups.values())]
-    return _Plan(hoisted, pre, main, main_ins)
+    return _Plan(hoisted, pre, main, main_ins, note=note)
 
 
 # decltype of the original expression, less references and cv, must be the temporary's type

@@ -20,8 +20,10 @@ from . import _cache
 
 __all__ = ["include"]
 
-# What every generated kernel includes; user.h brings raw.h for user kernels.
-HEADERS = ("functors.h", "pack.h", "ops.h", "user.h", "cpu/loops.h")
+# What every generated kernel includes. Not user.h: with vector math it defines the libmvec
+# wrappers (cpu/vmath.h), which a precompiled header would put into every kernel's library;
+# user kernels include it themselves.
+HEADERS = ("functors.h", "pack.h", "ops.h", "cpu/loops.h")
 TEXT = "".join(f"#include <stridewise/{h}>\n" for h in HEADERS)
 NAME = "stridewise_pch.h"
 

@@ -28,7 +28,8 @@ class Algorithm:
         (output lines are evicted first); no effect on operands read element by element.
     hoist : user kernels: compute each subexpression of operands much smaller than the
         output once per distinct element, in a pre-pass (see stridewise._hoist). None: where
-        it pays (an expensive subexpression, a large output); True: every such
+        the backend's tuning says it pays (operations saved per byte moved, a large output:
+        tuning.py hoist_work_per_byte; explain shows the figures); True: every such
         subexpression; False: never. No effect on the built-in ops.
     """
 

@@ -91,6 +91,11 @@ class ElementwiseTuning:
     keep_loads : dense operands read with an L2 evict_last policy (`Algorithm.keep_loads`).
     stage : `Tiled` copies its transposed operands' tiles into shared memory first.
     modes : (mode, field, value) overrides for one mode's algorithm (see `for_mode`).
+    hoist_work_per_byte, hoist_min_output : user kernels under Auto compute their
+        broadcast-invariant subexpressions in a pre-pass (_hoist) where the operations that
+        saves per output element are at least hoist_work_per_byte times the bytes the kernel
+        moves per output element, and the output has hoist_min_output elements at least: a
+        memory-bound kernel gains nothing from a cheap hoist and pays a second launch.
     source : where these numbers come from (device, date, command), or why they are defaults.
     evidence : (name, Measurement) pairs, name "field" or "mode.field": what chose each value.
     kernels : the CUDA kernels' tables (None on the CPU).
@@ -108,6 +113,8 @@ class ElementwiseTuning:
     share_all_rows: bool = False
     keep_loads: bool = False
     stage: bool = False
+    hoist_work_per_byte: float = 1.0
+    hoist_min_output: int = 1 << 15
     modes: tuple = ()
     source: str = "OneFlow elementwise.cuh defaults (block 256, 32 waves, 16-byte packs); not measured here"
     evidence: tuple = ()
@@ -320,14 +327,36 @@ _KERNEL_EVIDENCE = (
                                 "batches (outer float16 3984 -> 4209 GB/s), float64 1; outer "
                                 "products not sharing keep 16 (-5% at 8)")),
 )
+# Auto's hoisting: the fused bench's hoisted kernels against unhoisted ones (figures are
+# operations saved per byte moved, _hoist.rule_inputs). The cut sits between the norm, which
+# lost, and the seed, which won, near the H200's float32 operations per byte of bandwidth (~7).
+_HOIST_EVIDENCE = (
+    ("hoist_work_per_byte", _h200("2026-12-01", "python -m stridewise.bench_fused cuda",
+                                  "norm per channel (1.1 / 0.56 per byte) hoisted 0.204 / 0.322 "
+                                  "ms against unhoisted 0.139 / 0.283 (float32 / float64); "
+                                  "seed (30 / 15 per byte) 0.888 / 1.701 against 1.492 / "
+                                  "3.255")),
+)
 _CUDA = ElementwiseTuning(
     block_size=128, items_per_thread=4, waves=1024, tile=32, share_rows=True,
+    hoist_work_per_byte=4.0,
     modes=(("contiguous", "items_per_thread", 2), ("scalar", "items_per_thread", 2),
            ("short_rows", "waves", 32), ("contiguous", "keep_loads", True)),
     source=f"{_H200}, 2026-11-30: tools/tune_gpu.py, tools/auto_ab.py, tools/waves_ab.py "
            "(docs/decisions.md)",
-    evidence=_CUDA_EVIDENCE + _KERNEL_EVIDENCE, kernels=_CUDA_KERNELS)
+    evidence=_CUDA_EVIDENCE + _KERNEL_EVIDENCE + _HOIST_EVIDENCE, kernels=_CUDA_KERNELS)
 register_tuning("cuda", None, _CUDA)
+
+# The host: one thread of a 2-core Xeon (AVX-512) shared with other jobs, medians of 9 and 15
+# interleaved rounds (`OMP_NUM_THREADS=1 taskset -c 1 python tools/hoist_rule.py cpu`). The
+# cut sits between the norm (1.1 per byte), which never gained, and the distance (1.5), which
+# did; the host's cut is lower than the GPU's: a libm call there costs tens of cycles.
+register_tuning("cpu", None, replace(_DEFAULT, hoist_work_per_byte=1.25, evidence=(
+    ("hoist_work_per_byte", Measurement(
+        "Intel Xeon (AVX-512), 1 thread", "2026-12-01", "tools/hoist_rule.py cpu --rounds 9; "
+        "--rounds 15", "hoisted against unhoisted: seed (29 / 14.5 operations per byte, float32 "
+        "/ float64) 2.00x / 1.88x; distance on a grid (1.5 / 0.75) 1.38-1.83x / 0.90-0.98x; "
+        "norm per channel (1.1 / 0.56) 0.57-0.97x / 0.76-1.05x")),)))
 
 # Per dtype: permuted views in tiles 8 packs wide (with kernels.tile_rows) in groups along j,
 # so neighbouring blocks read one run of each staged column; short rows with more packs per

@@ -107,6 +107,23 @@ def extra_flags() -> tuple[str, ...]:
 
 
 @functools.cache
+def vector_math() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(defines, link flags) that give user kernels glibc's vector math (cpu/vmath.h): where
+    libmvec loads and has the routines vmath.h calls, and STRIDEWISE_VMATH is not "0";
+    ((), ()) elsewhere, and the operation calls libm as written. A dlopen, not a compile: a
+    warm process pays no build for the probe."""
+    if os.environ.get("STRIDEWISE_VMATH", "1") == "0":
+        return (), ()
+    try:
+        lib = ctypes.CDLL("libmvec.so.1")
+        for name in ("_ZGVbN4v_tanhf", "_ZGVbN2vv_pow", "_ZGVdN8v_expf", "_ZGVeN16v_sinf"):
+            getattr(lib, name)
+    except (OSError, AttributeError):
+        return (), ()
+    return ("-DSW_VMATH=1",), ("-l:libmvec.so.1",)
+
+
+@functools.cache
 def host_cpu() -> str:
     """The CPU model and feature flags that -march=native compiles for."""
     try:
@@ -118,14 +135,21 @@ def host_cpu() -> str:
         return platform.machine() + platform.processor()
 
 
+def build_flags() -> tuple[tuple, tuple]:
+    """(g++ flags, libraries to link) of every kernel build: FLAGS, vector math where the host
+    has it, and STRIDEWISE_CXXFLAGS."""
+    defines, libs = vector_math()
+    return FLAGS + defines + extra_flags(), libs
+
+
 def compile(source: str, name: str, device, options=()) -> bytes:
     """Build `source` into a shared library (or find it, verified, in the cache): its bytes.
 
     `options`: NVRTC's fields from a user kernel, which g++ has no use for (its -D macros
     reach g++ through the source)."""
     cxx, version = compiler()
-    flags = FLAGS + extra_flags()
-    key = _cache.cache_key(source, flags, "cpu", version, host_cpu())
+    flags, libs = build_flags()
+    key = _cache.cache_key(source, flags + libs, "cpu", version, host_cpu())
 
     def build() -> bytes:
         import subprocess   # only a cold build needs these; a warm first call stays cheap
@@ -136,7 +160,7 @@ def compile(source: str, name: str, device, options=()) -> bytes:
             src, lib = Path(tmp) / "kernel.cpp", Path(tmp) / "kernel.so"
             src.write_text(source)
             pch = _pch.include(cxx, version, flags, Path(tmp))   # the headers, parsed once
-            cmd = [cxx, *flags, *pch, f"-I{_cache.INCLUDE_DIR}", str(src), "-o", str(lib)]
+            cmd = [cxx, *flags, *pch, f"-I{_cache.INCLUDE_DIR}", str(src), "-o", str(lib), *libs]
             proc = subprocess.run(cmd, capture_output=True, text=True)
             if proc.returncode != 0:
                 raise CompileError(f"g++ failed on {name}:\n{proc.stderr}")

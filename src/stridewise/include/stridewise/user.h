@@ -32,3 +32,16 @@ using sw::conj;
 using sw::norm;
 using sw::arg;
 }  // namespace pycuda
+
+
+// The element loop of a user kernel's pack, and what its operation's unqualified math calls
+// find first (UserOp derives from sw::UserMath): on the host with libmvec, an `omp simd` loop
+// and vector math (cpu/vmath.h); elsewhere unrolled, and libm as written.
+#define SW_USER_LOOP(P) SW_UNROLL
+#if !defined(__CUDACC__) && !defined(__CUDACC_RTC__)
+#include "cpu/vmath.h"
+#else
+namespace sw {
+struct UserMath {};
+}  // namespace sw
+#endif

@@ -1,0 +1,112 @@
+"""Vector math in CPU user kernels (cpu/vmath.h): an element's bits never depend on where it
+sits (pack lanes, heads, tails, layouts, modes), results stay within TOLERANCE_ULP of NumPy,
+and without libmvec the operation calls libm as written."""
+import ctypes
+import sys
+
+import numpy as np
+import pytest
+
+import stridewise as sw
+from stridewise._builtins import TOLERANCE_ULP
+from stridewise.backends import cpu
+
+sys.path.insert(0, __file__.rsplit("/", 1)[0])
+from test_builtin_ops import ulp_diff  # noqa: E402
+
+# the functions vmath.h vectorizes, per dtype, and the NumPy ufunc each is compared with
+VECTOR = [("exp", "float32"), ("sin", "float32"), ("cos", "float32"), ("tanh", "float32"),
+          ("pow", "float32"), ("tanh", "float64"), ("log", "float64"), ("pow", "float64")]
+NUMPY = {"exp": np.exp, "sin": np.sin, "cos": np.cos, "tanh": np.tanh, "log": np.log,
+         "pow": np.power}
+pytestmark = pytest.mark.skipif(not cpu.vector_math()[0], reason="no libmvec on this host")
+
+
+def kernel(op):
+    if op == "pow":
+        return sw.ElementwiseKernel("T x, T y", "T out", "out = pow(x, y)", name="vm_pow")
+    return sw.ElementwiseKernel("T x", "T out", f"out = {op}(x)", name=f"vm_{op}")
+
+
+def specials(dtype):
+    info = np.finfo(dtype)
+    return np.array([0.0, -0.0, np.inf, -np.inf, np.nan, info.tiny, info.tiny / 8, -info.tiny / 8,
+                     info.max, -info.max, 1.0, -1.0, 0.5, 88.72, 89.0, -103.9, 709.8, -745.1,
+                     1e10, -1e10, 3.14159265, 1e-7], dtype)
+
+
+def values(dtype, rng, n):
+    """Every exponent (random bit patterns), normal-sized values and the special ones."""
+    bits = {"float32": np.uint32, "float64": np.uint64}[dtype]
+    raw = rng.integers(0, np.iinfo(bits).max, n, dtype=bits, endpoint=True).view(dtype)
+    return np.concatenate([specials(dtype), raw, (rng.standard_normal(n) * 20).astype(dtype)])
+
+
+def bits(x):
+    x = np.asarray(x)
+    return x.view(f"u{x.itemsize}")
+
+
+def run(k, op, x, y):
+    return k(np.abs(x), y) if op == "pow" else k(x)
+
+
+@pytest.mark.parametrize("op,dtype", VECTOR)
+def test_an_elements_bits_do_not_depend_on_its_position(op, dtype):
+    """The same value in a vector lane, a head, a tail, a strided or transposed layout and a
+    one-element call: the same bits."""
+    rng = np.random.default_rng(0)
+    x = np.tile(specials(dtype), 9)[:199]
+    y = rng.uniform(-3, 3, x.size).astype(dtype)
+    k = kernel(op)
+    whole = bits(run(k, op, x, y))
+    for s in range(1, 18):                       # every alignment against the packs
+        np.testing.assert_array_equal(bits(run(k, op, x[s:], y[s:])), whole[s:])
+    np.testing.assert_array_equal(bits(run(k, op, x[::3], y[::3])), whole[::3])
+    grid, ygrid = x[:198].reshape(18, 11), y[:198].reshape(18, 11)
+    np.testing.assert_array_equal(bits(run(k, op, grid.T, ygrid.T)), whole[:198].reshape(18, 11).T)
+    for j in (0, 4, 5, 7, 150):                  # alone: the scalar path
+        np.testing.assert_array_equal(bits(run(k, op, x[j:j + 1], y[j:j + 1])), whole[j:j + 1])
+
+
+@pytest.mark.parametrize("op,dtype", VECTOR)
+def test_vector_math_is_within_the_tolerance_of_numpy(op, dtype):
+    rng = np.random.default_rng(1)
+    x = values(dtype, rng, 1 << 16)
+    y = rng.uniform(-4, 4, x.size).astype(dtype)
+    got = run(kernel(op), op, x, y)
+    with np.errstate(all="ignore"):
+        want = NUMPY[op](np.abs(x), y) if op == "pow" else NUMPY[op](x)
+    assert ulp_diff(got, want) <= TOLERANCE_ULP[op][dtype]
+
+
+def test_hoisted_and_unhoisted_forms_agree_with_vector_math():
+    """cos(a) computed once in the pre-pass and sin(a*b) in the main kernel, float32: the
+    pre-pass's elements sit at other positions than the unhoisted kernel's."""
+    rng = np.random.default_rng(2)
+    a = (rng.random((5, 1, 67)) * 50).astype("float32")
+    b = (rng.random((1, 131, 1)) * 3).astype("float32")
+    k = sw.ElementwiseKernel("T a, T b", "T out", "out = sin(a*b) + cos(a) * exp(b)", name="vm_h")
+    on, off = k(a, b, algorithm=sw.Auto(hoist=True)), k(a, b, algorithm=sw.Auto(hoist=False))
+    assert [h.text for h in sw.explain(k, a, b, algorithm=sw.Auto(hoist=True)).hoisted] == \
+        ["cos(a)", "exp(b)"]
+    np.testing.assert_array_equal(bits(on), bits(off))
+
+
+def test_without_libmvec_the_operation_calls_libm(monkeypatch):
+    """STRIDEWISE_VMATH=0 (or a host without libmvec): the kernel is built without it, and
+    its results are libm's scalar ones, bit for bit."""
+    monkeypatch.setenv("STRIDEWISE_VMATH", "0")
+    cpu.vector_math.cache_clear()
+    try:
+        assert cpu.vector_math() == ((), ())
+        libm = ctypes.CDLL("libm.so.6")
+        libm.tanhf.argtypes, libm.tanhf.restype = [ctypes.c_float], ctypes.c_float
+        x = np.random.default_rng(3).standard_normal(301).astype("float32") * 4
+        k = sw.ElementwiseKernel("T x", "T out", "out = tanh(x)", name="vm_off")
+        want = np.array([libm.tanhf(float(v)) for v in x], "float32")
+        np.testing.assert_array_equal(bits(k(x)), bits(want))
+    finally:
+        monkeypatch.undo()
+        cpu.vector_math.cache_clear()
+    assert cpu.vector_math()[0] == ("-DSW_VMATH=1",)
