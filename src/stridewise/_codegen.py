@@ -349,7 +349,7 @@ def generate(spec: KernelSpec, entry_point) -> str:
         # simd` loop with an integer flag on the host, so GCC 12 vectorizes it (functors.h
         # SW_FAST_LOOP, FastFlag), and unrolled on the device.
         def elementwise(fast_args):
-            fast = f"sw::call_fast<F>({', '.join(['slow'] + fast_args)})"
+            fast = f"sw::call_fast<F, P>({', '.join(['slow'] + fast_args)})"
             return (f"typedef decltype(F()({', '.join(f'{a}()' for a in arg_types)})) R;\n"
                     f"    R y[P];\n"
                     f"    if constexpr (sw::HasFast<F>::value && kPath != sw::kExact) {{\n"
