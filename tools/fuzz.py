@@ -112,7 +112,7 @@ def draw_key(rng, lib: str = "numpy") -> Key:
             continue
         for k, inp in enumerate(inputs):      # a Python number: in range of the array's dtype
             if inp[0] == "scalar":
-                dtypes[k] = dtypes[1 if op == "where" and k == 2 else 0]
+                dtypes[k] = dtypes[3 - k if op == "where" else 0]
         out = None if rng.random() < 0.6 else LAYOUTS[int(rng.integers(len(LAYOUTS) - 1))]
         if lib == "torch" and out == "reversed":
             out = "strided"

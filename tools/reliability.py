@@ -1,7 +1,9 @@
 """Reliability figures in one table: bad input, cache faults, concurrency, size, sanitizers, fuzz.
 
     python tools/reliability.py [--quick] [--out DIR] [--fuzz N] [--gpu-fuzz N] [--large N]
-                                [--no-sanitize] [--sanitize-args "PYTEST ARGS"]
+                                [--seed S] [--no-sanitize] [--sanitize-args "PYTEST ARGS"]
+                                [--only SECTIONS]
+    python tools/reliability.py --table CPU/reliability.json GPU/reliability.json
 
 Sections (each row: tried, held, detail):
   bad input      classes of wrong arguments: each must raise a clear error (TypeError,
@@ -16,12 +18,17 @@ Sections (each row: tried, held, detail):
                  everywhere chunk by chunk and at sampled indices from a formula
   sanitizers     ASan + UBSan over the CPU suite (tools/sanitize_cpu.py); on a GPU host,
                  compute-sanitizer memcheck and racecheck over tools/sanitize_modes.py
-  fuzz           random shapes, strides, broadcasts, dtypes and ops against NumPy (CPU) and
-                 torch (GPU), bit for bit
---quick is the bounded slice CI runs (tests/test_reliability.py): under a minute on 2 cores.
-On a GPU host the GPU rows join in by themselves; one command for the whole table there:
-    python3 setup.py -q build_ext --inplace; python3 tools/reliability.py --out DIR
-(--only and --sanitize-args bound a run; --fuzz / --gpu-fuzz set the case counts).
+  fuzz           tools/fuzz.py: random kernel keys (op, dtypes, ranks, layouts, broadcasts,
+                 out=) and many random cases per key, bit for bit: NumPy arrays against NumPy
+                 (default 10^5 cases); on a GPU host torch CUDA tensors against torch and CuPy
+                 arrays against NumPy (--gpu-fuzz each, default 10^4)
+--quick is the bounded slice CI runs (tests/test_reliability.py): about a minute on 2 cores.
+Rows that need a GPU print as skipped elsewhere, with the command for a GPU host:
+    python3 setup.py -q build_ext --inplace
+    python3 tools/reliability.py --only large,fuzz --out DIR            # about 5 minutes
+    python3 tools/reliability.py --only sanitize --out DIR2 \
+        --sanitize-args "tests/test_reliability.py -k 'cast or fuzz_slice'"
+--table merges recorded runs into one table (a later run's row replaces a skipped one).
 The table goes to stdout and, with --out, to DIR/reliability.txt and DIR/reliability.json.
 Exit status 1 when any row did not hold.
 """
@@ -584,9 +591,7 @@ def fuzz_rows(n: int, seed: int, gpu_n: int, gpu: bool, per_key: int = 1000) -> 
         add(what, fuzz.fuzz(gpu_n, seed, max(1, gpu_n // 50), runner=runner, lib=lib))
 
 
-GPU_COMMAND = ("python3 setup.py -q build_ext --inplace && python3 tools/reliability.py "
-               "--only large,sanitize,fuzz --sanitize-args 'tests/test_reliability.py' "
-               "--out DIR")
+GPU_COMMAND = "tools/reliability.py --only large,fuzz (and --only sanitize), see --help"
 
 
 # -- the run --------------------------------------------------------------------------------
@@ -664,7 +669,7 @@ def _table() -> str:
     lines = [f"{'section':14} {'what':36} {'held/tried':>14}  detail", "-" * 100]
     for r in ROWS:
         held = f"{r['held']}/{r['tried']}"
-        lines.append(f"{r['section']:14} {r['what']:36} {held:>14}  {r['detail'][:160]}")
+        lines.append(f"{r['section']:14} {r['what']:36} {held:>14}  {r['detail'][:400]}")
     return "\n".join(lines)
 
 
