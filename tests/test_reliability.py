@@ -558,6 +558,21 @@ def test_bad_input_harness_sees_a_silent_run(monkeypatch):
     assert r["held"] == 0 and "no error" in r["detail"]
 
 
+def test_table_merges_a_gpu_run(tmp_path, monkeypatch):
+    """--table: a GPU run's row replaces the CPU run's skipped one; the rest stay."""
+    monkeypatch.setattr(reliability, "ROWS", [])
+    cpu_run, gpu_run = tmp_path / "cpu" / "r.json", tmp_path / "gpu" / "r.json"
+    for f, rows in ((cpu_run, [("fuzz", "CPU", 5, 5, "a"), ("fuzz", "GPU", 0, 0, "skipped")]),
+                    (gpu_run, [("fuzz", "GPU", 7, 6, "1 mismatch")])):
+        f.parent.mkdir()
+        f.write_text(json.dumps([dict(zip(("section", "what", "tried", "held", "detail"), r))
+                                 for r in rows]))
+    table = reliability.merged_table([cpu_run, gpu_run])
+    assert [(r["what"], r["tried"], r["held"]) for r in reliability.ROWS] == [("CPU", 5, 5),
+                                                                           ("GPU", 7, 6)]
+    assert "1 mismatch [gpu]" in table and "skipped" not in table
+
+
 def test_reliability_quick_slice(tmp_path):
     """The CI slice of tools/reliability.py: every row holds."""
     proc = subprocess.run([sys.executable, str(Path(reliability.__file__)), "--quick",
