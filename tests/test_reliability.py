@@ -492,6 +492,17 @@ def test_where_of_uniform_operands_only_compiles():
     assert got.dtype == np.int16 and np.array_equal(got, np.where(c, x, y))
 
 
+@pytest.mark.xfail(reason="GCC 12.2 at -O3 miscompiles this vectorized bool select (with "
+                   "-fno-tree-slp-vectorize it is right); not worked around", strict=False)
+def test_bool_select_in_a_user_kernel():
+    """Found by the fuzzer (python tools/fuzz.py --case 1:12:0): rows mode, strided x, y one
+    broadcast value."""
+    k = sw.ElementwiseKernel("T x, T y", "T z", "z = x < y ? x : y", name="bool_select")
+    x = np.repeat(np.zeros((1, 6, 7), bool), 2, axis=-1)[..., ::2]
+    y = np.array([True])
+    assert np.array_equal(k(x, y), np.where(x < y, x, y))
+
+
 def test_large_array_oracle_sees_one_wrong_element():
     x, b = reliability.large_operands(3 * reliability.LARGE_COLS + 5)
     assert [reliability.large_value(i) for i in range(50)] == x.reshape(-1)[:50].tolist()
