@@ -497,7 +497,8 @@ def largest(n: int, gpu: bool | None) -> None:
             f"skipped: needs {need / 2**30:.1f} GiB, {avail / 2**30:.1f} GiB available")
         return
     x, b = large_operands(n)
-    size = f"{x.size} = 2^32 {x.size - 2**32:+d} elements {x.shape}"
+    size = f"{x.size} elements {x.shape}" if x.size < 2**32 else \
+        f"{x.size} = 2^32 + {x.size - 2**32} elements {x.shape}"
     t0 = time.perf_counter()
     got = sw.remainder(x, b)
     secs = time.perf_counter() - t0
