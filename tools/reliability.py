@@ -23,11 +23,12 @@ Sections (each row: tried, held, detail):
                  (default 10^5 cases); on a GPU host torch CUDA tensors against torch and CuPy
                  arrays against NumPy (--gpu-fuzz each, default 10^4)
 --quick is the bounded slice CI runs (tests/test_reliability.py): about a minute on 2 cores.
-Rows that need a GPU print as skipped elsewhere, with the command for a GPU host:
+Rows that need a GPU print as skipped elsewhere; on a GPU host (each a few minutes):
     python3 setup.py -q build_ext --inplace
-    python3 tools/reliability.py --only large,fuzz --out DIR            # about 5 minutes
-    python3 tools/reliability.py --only sanitize --out DIR2 \
-        --sanitize-args "tests/test_reliability.py -k 'cast or fuzz_slice'"
+    python3 tools/reliability.py --only fuzz --fuzz 0 --out DIR1       # torch, CuPy: 10^4 each
+    python3 tools/reliability.py --only large --out DIR2                # 2^32 + 7, CPU and GPU
+    python3 tools/reliability.py --only sanitize --out DIR3 \
+        --sanitize-args "tests/test_reliability.py -k cast_is_defined"
 --table merges recorded runs into one table (a later run's row replaces a skipped one).
 The table goes to stdout and, with --out, to DIR/reliability.txt and DIR/reliability.json.
 Exit status 1 when any row did not hold.
@@ -579,7 +580,8 @@ def fuzz_rows(n: int, seed: int, gpu_n: int, gpu: bool | None, per_key: int = 10
         first = r["failures"][0].replace("\n", " ") if r["failures"] else ""
         row("fuzz", what, r["cases"], r["cases"] - r["mismatches"],
             fuzz.summary(r).split(": ", 1)[1] + (f"; first: {first}" if first else ""))
-    add("CPU: NumPy arrays vs NumPy", fuzz.fuzz(n, seed, per_key))
+    if n > 0:
+        add("CPU: NumPy arrays vs NumPy", fuzz.fuzz(n, seed, per_key))
     runs = [("torch", "GPU: torch CUDA vs torch"), ("cupy", "GPU: CuPy vs NumPy")]
     for lib, what in runs if gpu is not None else []:
         if not gpu:
@@ -593,7 +595,7 @@ def fuzz_rows(n: int, seed: int, gpu_n: int, gpu: bool | None, per_key: int = 10
         add(what, fuzz.fuzz(gpu_n, seed, max(1, gpu_n // 50), runner=runner, lib=lib))
 
 
-GPU_COMMAND = "tools/reliability.py --only large,fuzz (and --only sanitize), see --help"
+GPU_COMMAND = "tools/reliability.py --only fuzz|large|sanitize, see --help"
 
 
 # -- the run --------------------------------------------------------------------------------
@@ -601,8 +603,10 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="the bounded CI slice")
     ap.add_argument("--out", type=Path, help="write reliability.txt/.json (and logs) here")
-    ap.add_argument("--fuzz", type=int, help="CPU fuzz cases (default 100000; quick 1000)")
-    ap.add_argument("--gpu-fuzz", type=int, default=10000, help="GPU fuzz cases")
+    ap.add_argument("--fuzz", type=int, help="CPU fuzz cases (default 100000; quick 1000; "
+                    "0: none)")
+    ap.add_argument("--gpu-fuzz", type=int, default=10000,
+                    help="GPU fuzz cases, each for torch and for CuPy")
     ap.add_argument("--large", type=int, help="elements of the largest array "
                     "(default 2**32 + 7; quick 2**22 + 7)")
     ap.add_argument("--seed", type=int, default=2026)
@@ -643,7 +647,7 @@ def main(argv=None) -> int:
         if quick:
             fuzz_rows(args.fuzz or 1000, args.seed, 0, None, per_key=200)
         else:
-            fuzz_rows(args.fuzz or 100_000, args.seed, args.gpu_fuzz, gpu)
+            fuzz_rows(100_000 if args.fuzz is None else args.fuzz, args.seed, args.gpu_fuzz, gpu)
     failed = [r for r in ROWS if r["held"] != r["tried"]]
     table = _table()
     print(table)
