@@ -4,7 +4,6 @@ A damaged, foreign or swapped cache entry is a miss that is rebuilt (never loade
 crash); builds are deduplicated across threads and processes; nothing is left in TMPDIR;
 arrays whose meaning a raw pointer loses are refused; small input-validation gaps.
 """
-import ctypes
 import dataclasses
 import importlib.util
 import json

@@ -1,6 +1,10 @@
 """Random differential testing of stridewise against NumPy (CPU) and torch / NumPy (GPU).
 
-    python tools/fuzz.py [--cases N] [--seed S] [--per-key K] [--gpu] [--case SEED:KEY:CASE]
+    python tools/fuzz.py [--cases N] [--seed S] [--per-key K] [--lib numpy|torch|cupy]
+                         [--device cuda|cpu] [--case SEED:KEY:CASE]
+
+On a GPU host: `--lib torch --cases 10000` (torch CUDA tensors against torch's own ops, in
+torch's conventions) and `--lib cupy --cases 10000` (CuPy arrays against NumPy).
 
 Compiles are what a fuzzer of a JIT library pays for, so the cases are drawn in two levels:
 a bounded set of *kernel keys* (op x dtypes x ndim x each operand's layout and broadcast

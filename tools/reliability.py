@@ -36,7 +36,6 @@ Exit status 1 when any row did not hold.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import shutil
