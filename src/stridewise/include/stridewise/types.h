@@ -111,14 +111,14 @@ template <bool C, class A, class B> struct If { typedef A type; };
 template <class A, class B> struct If<false, A, B> { typedef B type; };
 
 // A float -> integer conversion is undefined behaviour in C++ for NaN, infinities and values
-// whose truncation the integer type cannot hold. The host defines it as x86's scalar
-// conversions (cvttss2si / cvttsd2si) do, which is what NumPy and torch give on x86, and what
-// the vectorized host code gave before: a 32- or 64-bit signed target gets its minimum (the
-// "integer indefinite"); narrower targets truncate through int32 and wrap; uint32 and uint64
-// go through the signed type of their width, values from 2^31 (2^63) up after subtracting
-// it, the top bit then flipped back. The selects
-// vectorize into the conversion plus a compare and a blend. The device's conversion is
-// defined by PTX (cvt.rzi saturates, NaN gives 0) and stays as it is.
+// whose truncation the integer type cannot hold. The host defines it as x86's truncating
+// conversions (cvttss2si / cvttsd2si) do, which is NumPy's result on x86 and what the host's
+// vectorized code gave before for every target but uint64: a 32- or 64-bit signed target
+// gets its minimum (the "integer indefinite"); narrower targets truncate through int32 and
+// wrap; uint32 and uint64 go through the signed type of their width, values from 2^31
+// (2^63) up after subtracting it, the top bit then flipped back. Written with masks, it
+// vectorizes into the conversion plus a compare and an and/or per lane. The device keeps
+// its own conversion (PTX's cvt is defined for every input).
 template <class I, class F> SW_HOST_DEVICE SW_INLINE I trunc_or_min(F x) {
   typedef typename If<sizeof(F) == 8, u64, u32>::type B;     // F's bits
   const B bits = bit_cast<B>(x), sign = (B)1 << (sizeof(B) * 8 - 1);
