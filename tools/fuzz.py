@@ -160,7 +160,7 @@ def value_pool(rng, name: str, divisor: bool = False) -> np.ndarray:
         special += [0] * (8 if divisor else 0)
         v = v.astype(dt)
         v[:len(special)] = np.array(special, dtype=object).astype(dt)
-        return rng.permutation(v)
+        return _with_specials(rng, v, len(special))
     fi = ml_dtypes.finfo(dt) if name == "bfloat16" else np.finfo(dt)
     big, tiny, sub = float(fi.max), float(fi.tiny), float(fi.smallest_subnormal)
     lo, hi = math.log2(sub), math.log2(big)
@@ -177,7 +177,18 @@ def value_pool(rng, name: str, divisor: bool = False) -> np.ndarray:
     v[:len(special)] = special
     with np.errstate(over="ignore"):
         out = v.astype(np.float32).astype(dt) if dt.itemsize == 2 else v.astype(dt)
-    return rng.permutation(out)
+    return _with_specials(rng, out, len(special))
+
+
+def _with_specials(rng, v: np.ndarray, nspecial: int, share: float = 0.2) -> np.ndarray:
+    """v (its first `nspecial` entries the special values) with a `share` of its entries
+    redrawn from those: each special then meets each other one often enough (integer
+    MIN % -1 in about one pair of 1000 for int32), not once in millions."""
+    specials = v[:nspecial]
+    pick = rng.random(v.size) < share
+    v = v.copy()
+    v[pick] = specials[rng.integers(specials.size, size=int(pick.sum()))]
+    return rng.permutation(v)
 
 
 # -- layouts --------------------------------------------------------------------------------
