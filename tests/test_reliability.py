@@ -4,8 +4,10 @@ A damaged, foreign or swapped cache entry is a miss that is rebuilt (never loade
 crash); builds are deduplicated across threads and processes; nothing is left in TMPDIR;
 arrays whose meaning a raw pointer loses are refused; small input-validation gaps.
 """
-import ctypes
+import dataclasses
+import importlib.util
 import json
+import math
 import os
 import shutil
 import signal
@@ -415,13 +417,146 @@ def test_cubin_entries_are_verified_too(tmp_path, monkeypatch):
     assert len([w for w in seen if issubclass(w.category, _cache.CacheWarning)]) == 2
 
 
-def test_fuzz_oracle_sees_a_wrong_result(monkeypatch):
-    """The fuzz harness counts a mismatch when a result is off (here: subtract for add)."""
-    monkeypatch.setattr(reliability, "ROWS", [])
-    monkeypatch.setattr(reliability.sw, "add", sw.subtract)
-    reliability.fuzz_cpu(40, 7, ops=["add"], dtypes=["float32"], simple=True)
-    (r,) = reliability.ROWS
-    assert r["tried"] == 40 and r["held"] < 10
+import fuzz  # noqa: E402  (tools/fuzz.py)
+
+
+def _key(op="add", dtype="float32", ndim=2):
+    return fuzz.Key(op, (dtype, dtype), None, ndim, (("contiguous", 0, (False,) * ndim),) * 2, None)
+
+
+def test_fuzz_sees_a_wrong_result(monkeypatch):
+    """The fuzzer counts a mismatch when a result is off (here: subtract for add), and its
+    report says where and how to replay the case."""
+    monkeypatch.setattr(fuzz, "keys_for", lambda *a: [_key()])
+    monkeypatch.setattr(fuzz.sw, "add", sw.subtract)
+    r = fuzz.fuzz(40, 7, per_key=40, log=lambda s: None)
+    assert r["cases"] == 40 and r["mismatches"] > 30 and r["bad_keys"] == 1
+    assert "at (" in r["failures"][0] and "--case 7:0:" in r["failures"][0]
+
+
+def test_fuzz_slice_matches_numpy():
+    """A bounded slice of the CPU fuzz (fixed seed: 6 kernel keys, 100 cases each)."""
+    r = fuzz.fuzz(600, 11, per_key=100, log=print)
+    assert r["cases"] == 600 and r["mismatches"] == 0, r["failures"]
+
+
+def test_fuzz_values_hold_the_hard_ones():
+    rng = np.random.default_rng(0)
+    f = fuzz.value_pool(rng, "float16", divisor=True)
+    assert np.isnan(f).any() and np.isinf(f).any() and (f == 0).any()
+    assert ((f != 0) & (np.abs(f) < np.finfo(np.float16).tiny)).any()          # subnormals
+    assert (np.abs(f) == np.finfo(np.float16).max).any()
+    i = fuzz.value_pool(rng, "int32", divisor=True)
+    assert {np.iinfo(np.int32).min, -1, 0} <= set(i.tolist())
+    keys = fuzz.keys_for(2026, 100_000, 1000)
+    assert {k.op for k in keys} == set(fuzz.OPS)
+    assert set(fuzz.DTYPES) <= {d for k in keys for d in k.dtypes}
+
+
+def test_fuzz_replays_one_case(capsys):
+    assert fuzz.replay("11:0:3") == 0
+    assert "match" in capsys.readouterr().out
+
+
+def test_fuzz_cupy_harness(monkeypatch):
+    """The CuPy runner's layouts and oracle, with NumPy standing in for CuPy."""
+    r = fuzz.fuzz(300, 12, per_key=60, runner=fuzz.cupy_runner(np), lib="cupy", log=print)
+    assert r["cases"] == 300 and r["mismatches"] == 0, r["failures"]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
+def test_fuzz_torch_harness_on_cpu_tensors():
+    """The torch runner (layouts, dtypes, torch's own ops as the oracle) on CPU tensors; the
+    GPU run is the same with device="cuda"."""
+    r = fuzz.fuzz(300, 13, per_key=60, runner=fuzz.torch_runner("cpu"), lib="torch", log=print)
+    assert r["cases"] + r["skipped"] == 300 and r["cases"] > 150 and r["mismatches"] == 0, r
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
+def test_fuzz_torch_harness_sees_a_wrong_result(monkeypatch):
+    key = dataclasses.replace(_key(), lib="torch")
+    monkeypatch.setattr(fuzz, "keys_for", lambda *a: [key])
+    monkeypatch.setattr(fuzz.sw, "add", sw.subtract)
+    r = fuzz.fuzz(20, 7, per_key=20, runner=fuzz.torch_runner("cpu"), lib="torch", log=lambda s: None)
+    assert r["mismatches"] > 15
+
+
+def test_where_of_uniform_operands_only_compiles():
+    """Found by the fuzzer: where() whose operands are all one value broadcast (the scalar
+    mode) failed to compile: F::fast was instantiated in a discarded branch."""
+    c = np.broadcast_to(np.array(True), (1, 6))
+    x = np.broadcast_to(np.array([2], np.int16), (1,))
+    y = np.array(-3, np.int16)
+    got = sw.where(c, x, y)
+    assert got.dtype == np.int16 and np.array_equal(got, np.where(c, x, y))
+
+
+@pytest.mark.xfail(reason="GCC 12.2 at -O3 miscompiles this vectorized bool select (with "
+                   "-fno-tree-slp-vectorize it is right); not worked around", strict=False)
+def test_bool_select_in_a_user_kernel():
+    """Found by the fuzzer (python tools/fuzz.py --case 1:12:0): rows mode, strided x, y one
+    broadcast value."""
+    k = sw.ElementwiseKernel("T x, T y", "T z", "z = x < y ? x : y", name="bool_select")
+    x = np.repeat(np.zeros((1, 6, 7), bool), 2, axis=-1)[..., ::2]
+    y = np.array([True])
+    assert np.array_equal(k(x, y), np.where(x < y, x, y))
+
+
+def test_large_array_oracle_sees_one_wrong_element():
+    x, b = reliability.large_operands(3 * reliability.LARGE_COLS + 5)
+    assert [reliability.large_value(i) for i in range(50)] == x.reshape(-1)[:50].tolist()
+    got = sw.remainder(x, b)
+    assert reliability.check_large(x, b, got)[0]
+    got[2, 17] += 1
+    assert not reliability.check_large(x, b, got)[0]
+
+
+def x86_cast(v: float, dtype: str) -> int:
+    """A float -> integer conversion as x86's truncating conversions define it (Intel SDM,
+    CVTTSS2SI: NaN and out-of-range give the "integer indefinite" 0x80...0), in Python
+    integers: narrower targets through int32 and wrapped; uint32 / uint64 through the
+    signed type of their width, values from 2^(w-1) up after subtracting it."""
+    info = np.iinfo(dtype)
+
+    def cvtt(v, bits):
+        lo = -(1 << (bits - 1))
+        if not math.isfinite(v):
+            return lo
+        t = math.trunc(v)
+        return t if lo <= t < -lo else lo
+    if info.bits < 32:
+        r = cvtt(v, 32)
+    elif info.min < 0:
+        r = cvtt(v, info.bits)
+    else:
+        half = 1 << (info.bits - 1)
+        r = cvtt(v - half, info.bits) ^ -half if v >= half else cvtt(v, info.bits)
+    r &= (1 << info.bits) - 1                                  # wrap to the width
+    return r - (1 << info.bits) if info.min < 0 and r >= 1 << (info.bits - 1) else r
+
+
+@pytest.mark.parametrize("src", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("dst", ["int8", "int16", "int32", "int64", "uint8", "uint16",
+                                 "uint32", "uint64"])
+def test_float_to_int_cast_is_defined(src, dst):
+    """UBSan reported float-cast-overflow: NaN -> int was undefined behaviour in C++. The host
+    now defines every such cast as x86 does (which is also what NumPy gives on x86): checked
+    against that definition written out in Python, vectorized (contiguous), strided and in
+    the scalar tail."""
+    specials = [np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, -0.5, 0.5, -1.0, 300.0, -300.0,
+                40000.0, -40000.0, 70000.0, 2.0**31, -2.0**31, -2.0**31 - 1e3, 2.0**31 - 128,
+                2.0**32, 2.0**32 - 256, 2.0**63, -2.0**63, 2.0**63 - 1024, 2.0**64, -2.0**64,
+                1e10, -1e10, 1e30, -1e30, 2147483647.0, -2147483648.5, 4294967295.0]
+    rng = np.random.default_rng(5)
+    with np.errstate(over="ignore"):
+        x = np.concatenate([np.array(specials * 2), rng.standard_normal(500) * 10.0 **
+                            rng.integers(0, 22, 500)]).astype(src)
+    for xs in (x, x[::-3], x[:7]):
+        want = np.array([x86_cast(float(v), dst) for v in xs], dtype=object)
+        got = sw.cast(xs, dst)
+        assert got.dtype == np.dtype(dst)
+        bad = [(xs[i], got[i], want[i]) for i in range(xs.size) if int(got[i]) != want[i]]
+        assert not bad, bad[:5]
 
 
 def test_bad_input_harness_sees_a_silent_run(monkeypatch):
@@ -431,6 +566,21 @@ def test_bad_input_harness_sees_a_silent_run(monkeypatch):
     reliability.bad_inputs()
     (r,) = reliability.ROWS
     assert r["held"] == 0 and "no error" in r["detail"]
+
+
+def test_table_merges_a_gpu_run(tmp_path, monkeypatch):
+    """--table: a GPU run's row replaces the CPU run's skipped one; the rest stay."""
+    monkeypatch.setattr(reliability, "ROWS", [])
+    cpu_run, gpu_run = tmp_path / "cpu" / "r.json", tmp_path / "gpu" / "r.json"
+    for f, rows in ((cpu_run, [("fuzz", "CPU", 5, 5, "a"), ("fuzz", "GPU", 0, 0, "skipped")]),
+                    (gpu_run, [("fuzz", "GPU", 7, 6, "1 mismatch")])):
+        f.parent.mkdir()
+        f.write_text(json.dumps([dict(zip(("section", "what", "tried", "held", "detail"), r))
+                                 for r in rows]))
+    table = reliability.merged_table([cpu_run, gpu_run])
+    assert [(r["what"], r["tried"], r["held"]) for r in reliability.ROWS] == [("CPU", 5, 5),
+                                                                           ("GPU", 7, 6)]
+    assert "1 mismatch [gpu]" in table and "skipped" not in table
 
 
 def test_reliability_quick_slice(tmp_path):

@@ -1,7 +1,9 @@
 """Reliability figures in one table: bad input, cache faults, concurrency, size, sanitizers, fuzz.
 
     python tools/reliability.py [--quick] [--out DIR] [--fuzz N] [--gpu-fuzz N] [--large N]
-                                [--no-sanitize] [--sanitize-args "PYTEST ARGS"]
+                                [--seed S] [--no-sanitize] [--sanitize-args "PYTEST ARGS"]
+                                [--only SECTIONS]
+    python tools/reliability.py --table CPU/reliability.json GPU/reliability.json
 
 Sections (each row: tried, held, detail):
   bad input      classes of wrong arguments: each must raise a clear error (TypeError,
@@ -11,22 +13,28 @@ Sections (each row: tried, held, detail):
                  read-only, writable by others: each must be survived in a new process (right
                  results, the entry rebuilt once, no foreign code run)
   concurrency    threads and processes asking for one cold kernel: compiles per kernel
-  largest array  one add over N elements (default 2**32 + 7 float16 where memory allows)
+  largest array  one int8 remainder with a broadcast divisor row over N elements (default
+                 2**32 + 7, where memory allows: 2N bytes + 2 GiB), CPU and GPU, checked
+                 everywhere chunk by chunk and at sampled indices from a formula
   sanitizers     ASan + UBSan over the CPU suite (tools/sanitize_cpu.py); on a GPU host,
                  compute-sanitizer memcheck and racecheck over tools/sanitize_modes.py
-  fuzz           random shapes, strides, broadcasts, dtypes and ops against NumPy (CPU) and
-                 torch (GPU), bit for bit
---quick is the bounded slice CI runs (tests/test_reliability.py): under a minute on 2 cores.
-On a GPU host the GPU rows join in by themselves; one command for the whole table there:
-    python3 setup.py -q build_ext --inplace; python3 tools/reliability.py --out DIR
-(--only and --sanitize-args bound a run; --fuzz / --gpu-fuzz set the case counts).
+  fuzz           tools/fuzz.py: random kernel keys (op, dtypes, ranks, layouts, broadcasts,
+                 out=) and many random cases per key, bit for bit: NumPy arrays against NumPy
+                 (default 10^5 cases); on a GPU host torch CUDA tensors against torch and CuPy
+                 arrays against NumPy (--gpu-fuzz each, default 10^4)
+--quick is the bounded slice CI runs (tests/test_reliability.py): about a minute on 2 cores.
+Rows that need a GPU print as skipped elsewhere; on a GPU host (each a few minutes):
+    python3 setup.py -q build_ext --inplace
+    python3 tools/reliability.py --only fuzz --fuzz 0 --out DIR1       # torch, CuPy: 10^4 each
+    python3 tools/reliability.py --only large --out DIR2                # 2^32 + 7, CPU and GPU
+    python3 tools/reliability.py --only sanitize --sanitize-args "" --out DIR3  # GPU's only
+--table merges recorded runs into one table (a later run's row replaces a skipped one).
 The table goes to stdout and, with --out, to DIR/reliability.txt and DIR/reliability.json.
 Exit status 1 when any row did not hold.
 """
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import shutil
@@ -60,7 +68,7 @@ def row(section: str, what: str, tried: int, held: int, detail: str = "") -> Non
     ROWS.append({"section": section, "what": what, "tried": tried, "held": held,
                  "detail": detail})
     mark = "ok " if held == tried else "FAIL"
-    print(f"  {mark} {section:14} {what:34} {held:>7}/{tried:<7} {detail}", flush=True)
+    print(f"  {mark} {section:14} {what:44} {held:>7}/{tried:<7} {detail}", flush=True)
 
 
 # -- bad input ------------------------------------------------------------------------------
@@ -433,28 +441,84 @@ def concurrency(quick: bool) -> None:
 
 
 # -- the largest array ----------------------------------------------------------------------
-def largest(n: int) -> None:
-    """sw.add(x, 1) over n float16 elements, checked chunk by chunk against NumPy."""
-    need = 2 * 2 * n + (1 << 30)
+LARGE_COLS = 4099      # odd: rows start at every alignment
+
+
+def large_operands(n: int):
+    """x: int8 of shape (rows, LARGE_COLS), rows * LARGE_COLS >= n, filled chunk by chunk from
+    its flat index (x = (i * 2654435761) >> 13, wrapped); b: one int8 row of divisors with
+    every value -128..127 in it (0, -1 and -128 included), broadcast over the rows."""
+    rows = -(-n // LARGE_COLS)
+    x = np.empty((rows, LARGE_COLS), np.int8)
+    flat = x.reshape(-1)
+    step = 1 << 26
+    for i in range(0, flat.size, step):
+        idx = np.arange(i, min(i + step, flat.size), dtype=np.uint64)
+        flat[i:i + step] = ((idx * np.uint64(2654435761)) >> np.uint64(13)).astype(np.int8)
+    b = (np.arange(LARGE_COLS) % 256 - 128).astype(np.int8)
+    return x, b
+
+
+def large_value(i: int) -> int:
+    """x's flat element i from its formula alone (the sampled oracle)."""
+    v = ((i * 2654435761) % (1 << 64)) >> 13 & 0xFF
+    return v - 256 if v >= 128 else v
+
+
+def check_large(x: np.ndarray, b: np.ndarray, got: np.ndarray) -> tuple[bool, str]:
+    """got == np.remainder(x, b) everywhere, chunk by chunk (bounded memory), and at sampled
+    flat indices around 2^31 and 2^32 against Python's own % on the formula's values."""
+    flat, gflat = x.reshape(-1), got.reshape(-1)
+    ok = got.shape == x.shape and got.dtype == np.int8
+    rows = 1 << 14
+    with np.errstate(all="ignore"):
+        for r in range(0, x.shape[0], rows):
+            ok = ok and np.array_equal(got[r:r + rows], np.remainder(x[r:r + rows], b))
+    n = flat.size
+    sample = sorted({i for c in (0, 1 << 31, 1 << 32, n - 1) for i in range(c - 3, c + 4)
+                     if 0 <= i < n})
+    for i in sample:
+        xi, bi = large_value(i), int(b[i % LARGE_COLS])
+        want = 0 if bi == 0 else xi % bi                  # Python's %: the divisor's sign
+        ok = ok and int(flat[i]) == xi and int(gflat[i]) == want
+    return bool(ok), f"{len(sample)} sampled indices up to {sample[-1]}"
+
+
+def largest(n: int, gpu: bool | None) -> None:
+    """sw.remainder(x, b) over n int8 elements with a broadcast divisor row, on the CPU and,
+    on a GPU host, on torch CUDA tensors: exact everywhere (bounded-memory oracle). gpu None:
+    no GPU row at all (the CI slice)."""
+    need = 2 * n + (2 << 30)
     avail = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    what = f"{n} int8 remainder, bcast row"
     if need > avail:
-        row("largest array", f"{n} float16 elements", 0, 0,
+        row("largest array", f"CPU: {what}", 0, 0,
             f"skipped: needs {need / 2**30:.1f} GiB, {avail / 2**30:.1f} GiB available")
         return
-    x = np.empty(n, np.float16)
-    pattern = (np.arange(1 << 20) % 2039).astype(np.float16)
-    for i in range(0, n, 1 << 20):
-        x[i:i + (1 << 20)] = pattern[:min(1 << 20, n - i)]
+    x, b = large_operands(n)
+    size = f"{x.size} elements {x.shape}" if x.size < 2**32 else \
+        f"{x.size} = 2^32 + {x.size - 2**32} elements {x.shape}"
     t0 = time.perf_counter()
-    got = sw.add(x, 1.0)
+    got = sw.remainder(x, b)
     secs = time.perf_counter() - t0
-    ok = got.dtype == np.float16 and got.shape == x.shape
-    step = 1 << 24
-    for i in range(0, n, step):
-        ok = ok and np.array_equal(got[i:i + step], x[i:i + step] + np.float16(1))
-    row("largest array", f"{n} float16 elements", 1, int(bool(ok)),
-        f"{n / 2**32:.3f} x 2^32, add in {secs:.2f} s")
-    del x, got
+    ok, how = check_large(x, b, got)
+    row("largest array", f"CPU: {what}", 1, int(ok), f"{size}; {secs:.2f} s; all checked + {how}")
+    del got
+    if gpu is None:
+        return
+    if not gpu:
+        row("largest array", f"GPU: {what}", 0, 0, f"skipped: no CUDA GPU; on one: {GPU_COMMAND}")
+        return
+    xt, bt = torch.from_numpy(x).cuda(), torch.from_numpy(b).cuda()
+    sw.remainder(xt[:2], bt)                    # compile outside the timing
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    gt = sw.remainder(xt, bt)
+    torch.cuda.synchronize()
+    secs = time.perf_counter() - t0
+    del xt
+    ok, how = check_large(x, b, gt.cpu().numpy())
+    row("largest array", f"GPU: {what}", 1, int(ok), f"{size}; {secs:.3f} s; all checked + {how}")
 
 
 # -- sanitizers -----------------------------------------------------------------------------
@@ -462,13 +526,17 @@ def sanitizers(out: Path, pytest_args: list[str], gpu: bool) -> None:
     sys.path.insert(0, str(ROOT / "tools"))
     import sanitize_cpu
 
-    r = sanitize_cpu.run(pytest_args, out / "sanitize-cpu")
-    fired = r["control"]["fired"]
-    row("sanitizers", "ASan (CPU suite)", 1, int(r["asan"] == 0 and fired),
-        f"{r['asan']} errors; {r['pytest']}; control fired: {fired}")
-    row("sanitizers", "UBSan (CPU suite)", 1, int(r["ubsan"] == 0 and fired),
-        f"{r['ubsan']} errors; selection: {' '.join(pytest_args)}")
+    if pytest_args:              # an empty selection: the GPU's sanitizers only
+        r = sanitize_cpu.run(pytest_args, out / "sanitize-cpu")
+        fired = r["control"]["fired"]
+        row("sanitizers", "ASan (CPU suite)", 1, int(r["asan"] == 0 and fired),
+            f"{r['asan']} errors; {r['pytest']}; control fired: {fired}")
+        row("sanitizers", "UBSan (CPU suite)", 1, int(r["ubsan"] == 0 and fired),
+            f"{r['ubsan']} errors; selection: {' '.join(pytest_args)}")
     if not gpu:
+        for tool in ("memcheck", "racecheck"):
+            row("sanitizers", f"compute-sanitizer {tool} (GPU)", 0, 0,
+                f"skipped: no CUDA GPU; on one: {GPU_COMMAND}")
         return
     cs = shutil.which("compute-sanitizer") or next(
         iter(sorted(Path("/usr/local").glob("cuda*/bin/compute-sanitizer"))), None)
@@ -500,188 +568,33 @@ def _first_int(text: str) -> int:
 
 
 # -- fuzz -----------------------------------------------------------------------------------
-BINARY = ["add", "subtract", "multiply", "divide", "remainder", "fmod", "floor_divide",
-          "maximum", "minimum"]
-UNARY = ["negative", "abs"]
-DTYPES = ["float16", "bfloat16", "float32", "float64", "int32", "int64"]
-DIVIDES = {"divide", "remainder", "fmod", "floor_divide"}
+def fuzz_rows(n: int, seed: int, gpu_n: int, gpu: bool | None, per_key: int = 1000) -> None:
+    """tools/fuzz.py: n cases against NumPy on the CPU; on a GPU host gpu_n more with torch
+    CUDA tensors (against torch) and gpu_n with CuPy arrays (against NumPy). gpu None: no
+    GPU rows at all (the CI slice)."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import fuzz
 
-
-def _np_dtype(name):
-    if name == "bfloat16":
-        import ml_dtypes
-        return np.dtype(ml_dtypes.bfloat16)
-    return np.dtype(name)
-
-
-def _values(rng, dt: np.dtype, shape, nonzero: bool):
-    if dt.kind in "iu":
-        v = np.asarray(rng.integers(-1000, 1000, size=shape))
-        if nonzero:
-            v[v == 0] = 7
-        return v.astype(dt)
-    v = np.asarray(rng.standard_normal(size=shape) * 30)
-    special = np.asarray(rng.random(size=shape) < 0.05)
-    v[special] = rng.choice([0.0, -0.0, np.inf, -np.inf, np.nan], size=int(special.sum()))
-    return v.astype(np.float32).astype(dt) if dt.itemsize == 2 else v.astype(dt)
-
-
-def _layout(rng, arr):
-    """The same values in another memory layout: transposed, strided or reversed."""
-    kind = rng.integers(4)
-    if kind == 1 and arr.ndim >= 2:
-        return np.ascontiguousarray(arr.T).T
-    if kind == 2 and arr.ndim >= 1:
-        ax = int(rng.integers(arr.ndim))
-        big = np.repeat(arr, 2, axis=ax)
-        return big[tuple(slice(None, None, 2) if d == ax else slice(None)
-                         for d in range(arr.ndim))]
-    if kind == 3 and arr.ndim >= 1:
-        ax = int(rng.integers(arr.ndim))
-        flipped = np.ascontiguousarray(np.flip(arr, ax))
-        return np.flip(flipped, ax)
-    return arr
-
-
-def fuzz_case(rng, ops, dtypes, simple=False):
-    """(op name, args, use_out): a random call and its operands (NumPy arrays or scalars).
-    simple: contiguous operands of one shape or a scalar (a handful of kernels, for CI)."""
-    op = ops[int(rng.integers(len(ops)))]
-    nd = int(rng.integers(0, 4))
-    shape = tuple(int(s) for s in rng.integers(1, 7, size=nd))
-    da = _np_dtype(dtypes[int(rng.integers(len(dtypes)))])
-    db = _np_dtype(dtypes[int(rng.integers(len(dtypes)))]) if rng.random() < 0.25 else da
-    layout = (lambda r, x: x) if simple else _layout
-    a = layout(rng, _values(rng, da, shape, False))
-    if op in UNARY:
-        return op, (a,), not simple and rng.random() < 0.3
-    r = rng.random()
-    if r < 0.1:
-        b = float(rng.integers(1, 9)) + 0.5 if da.kind == "f" or db.kind == "f" else \
-            int(rng.integers(1, 9))
-    else:
-        bshape = shape if simple else tuple(
-            s if rng.random() < 0.7 else 1 for s in shape)[int(rng.integers(0, nd + 1)):]
-        b = layout(rng, _values(rng, db, bshape, op in DIVIDES))
-    args = (b, a) if rng.random() < 0.2 and not np.isscalar(b) else (a, b)
-    if op in DIVIDES and not np.isscalar(args[1]) and args[1].dtype.kind in "iu":
-        args = (args[0], np.where(args[1] == 0, 7, args[1]).astype(args[1].dtype))
-    return op, args, not simple and rng.random() < 0.3
-
-
-def _same(got, want) -> bool:
-    got, want = np.asarray(got), np.asarray(want)
-    if got.dtype != want.dtype or got.shape != want.shape:
-        return False
-    if want.dtype.kind == "f" or want.dtype.itemsize == 2 and want.dtype.kind not in "iu":
-        gn, wn = np.isnan(got.astype(np.float64)), np.isnan(want.astype(np.float64))
-        if not np.array_equal(gn, wn):
-            return False
-        bits = np.dtype(f"u{want.dtype.itemsize}")
-        return np.array_equal(got.view(bits)[~gn], want.view(bits)[~wn])
-    return np.array_equal(got, want)
-
-
-def _fuzz_one(i, op, args, use_out, rng):
-    """None when sw matches NumPy bit for bit (or NumPy has no loop: 'skip'), else a note."""
-    with np.errstate(all="ignore"):
+    def add(what, r):
+        first = r["failures"][0].replace("\n", " ") if r["failures"] else ""
+        row("fuzz", what, r["cases"], r["cases"] - r["mismatches"],
+            fuzz.summary(r).split(": ", 1)[1] + (f"; first: {first}" if first else ""))
+    if n > 0:
+        add("CPU: NumPy arrays vs NumPy", fuzz.fuzz(n, seed, per_key))
+    runs = [("torch", "GPU: torch CUDA vs torch"), ("cupy", "GPU: CuPy vs NumPy")]
+    for lib, what in runs if gpu is not None else []:
+        if not gpu:
+            row("fuzz", what, 0, 0, f"skipped: no CUDA GPU; on one: {GPU_COMMAND}")
+            continue
         try:
-            want = np.asarray(getattr(np, "absolute" if op == "abs" else op)(*args))
-        except TypeError:            # no NumPy loop (e.g. some bfloat16 ops): no oracle
-            return "skip"
-    try:
-        if use_out:
-            out = _layout(rng, np.zeros(want.shape, want.dtype))
-            got = getattr(sw, op)(*args, out=out)
-            ok = got is out and _same(out, want)
-        else:
-            ok = _same(getattr(sw, op)(*args), want)
-    except Exception as e:
-        return f"case {i} {op}: {type(e).__name__}: {str(e)[:80]}"
-    return None if ok else f"case {i} {op} {[str(getattr(x, 'dtype', type(x))) for x in args]}"
+            runner = fuzz.runner_for(lib)
+        except ImportError:
+            row("fuzz", what, 0, 0, f"skipped: {lib} is not installed")
+            continue
+        add(what, fuzz.fuzz(gpu_n, seed, max(1, gpu_n // 50), runner=runner, lib=lib))
 
 
-def fuzz_cpu(n: int, seed: int, ops=None, dtypes=None, simple=False, jobs=None) -> None:
-    """n random calls against NumPy, on `jobs` threads (cold kernels compile in parallel;
-    each case draws from its own seeded generator, so a run is reproducible)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    ops, dtypes = ops or BINARY + UNARY, dtypes or DTYPES
-    t0 = time.perf_counter()
-
-    def one(i):
-        rng = np.random.default_rng([seed, i])
-        return _fuzz_one(i, *fuzz_case(rng, ops, dtypes, simple), rng)
-    with ThreadPoolExecutor(max_workers=jobs or os.cpu_count()) as pool:
-        notes = list(pool.map(one, range(n), chunksize=64))
-    skipped = notes.count("skip")
-    bad = [x for x in notes if x not in (None, "skip")]
-    done = n - skipped
-    row("fuzz", "CPU vs NumPy (cases)", done, done - len(bad),
-        f"{len(bad)} mismatches, seed {seed}, {time.perf_counter() - t0:.0f} s"
-        + (f", {skipped} without a NumPy loop" if skipped else "")
-        + ("; " + "; ".join(bad[:3]) if bad else ""))
-
-
-TORCH_OPS = {"add": "add", "subtract": "sub", "multiply": "mul", "divide": "div",
-             "remainder": "remainder", "fmod": "fmod", "floor_divide": "floor_divide",
-             "maximum": "maximum", "minimum": "minimum", "negative": "neg", "abs": "abs"}
-
-
-def fuzz_torch(n: int, seed: int, device: str = "cuda", jobs=None, ops=None) -> None:
-    """The same kind of cases as torch tensors on `device` against torch's own ops (torch's
-    conventions); "cpu" runs the harness where there is no GPU."""
-    what = "GPU vs torch (cases)" if device == "cuda" else f"torch {device} vs torch (cases)"
-    if torch is None or device == "cuda" and not torch.cuda.is_available():
-        row("fuzz", what, 0, 0, "skipped: no CUDA GPU")
-        return
-    from concurrent.futures import ThreadPoolExecutor
-
-    t0 = time.perf_counter()
-
-    def to_cuda(x):
-        if np.isscalar(x):
-            return x
-        if x.dtype.name == "bfloat16":
-            t = torch.from_numpy(np.ascontiguousarray(x).view(np.int16)).view(torch.bfloat16)
-            return t.to(device)
-        return torch.from_numpy(np.ascontiguousarray(x)).to(device)
-
-    def one(i):
-        rng = np.random.default_rng([seed, i])
-        op, args, _ = fuzz_case(rng, ops or list(TORCH_OPS), DTYPES)
-        # device layouts: a transposed copy viewed back, or a strided slice of a wider tensor
-        targs = []
-        for x in args:
-            t = to_cuda(x)
-            if isinstance(t, torch.Tensor) and t.dim() >= 2 and rng.random() < 0.3:
-                t = t.transpose(-1, -2).contiguous().transpose(-1, -2)
-            elif isinstance(t, torch.Tensor) and t.dim() >= 1 and rng.random() < 0.3:
-                t = torch.repeat_interleave(t, 2, dim=-1)[..., ::2]
-            targs.append(t)
-        try:
-            want = getattr(torch, TORCH_OPS[op])(*targs)
-        except (RuntimeError, TypeError):
-            return "skip"            # no torch kernel for this dtype pair, or for a number there
-        try:
-            got = getattr(sw, op)(*targs)
-            ok = got.dtype == want.dtype and got.shape == want.shape and bool(
-                ((got == want) | (got.isnan() & want.isnan())).all()
-                if want.dtype.is_floating_point else (got == want).all())
-        except Exception as e:
-            return f"case {i} {op}: {type(e).__name__}: {str(e)[:80]}"
-        return None if ok else f"case {i} {op} {[getattr(x, 'dtype', type(x)) for x in targs]}"
-    with ThreadPoolExecutor(max_workers=jobs or os.cpu_count()) as pool:
-        notes = list(pool.map(one, range(n), chunksize=64))
-    if device == "cuda":
-        torch.cuda.synchronize()
-    skipped = notes.count("skip")
-    bad = [x for x in notes if x not in (None, "skip")]
-    done = n - skipped
-    row("fuzz", what, done, done - len(bad),
-        f"{len(bad)} mismatches, seed {seed}, {time.perf_counter() - t0:.0f} s"
-        + (f", {skipped} that torch does not define" if skipped else "")
-        + ("; " + "; ".join(bad[:3]) if bad else ""))
+GPU_COMMAND = "tools/reliability.py --only fuzz|large|sanitize, see --help"
 
 
 # -- the run --------------------------------------------------------------------------------
@@ -689,17 +602,25 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="the bounded CI slice")
     ap.add_argument("--out", type=Path, help="write reliability.txt/.json (and logs) here")
-    ap.add_argument("--fuzz", type=int, help="CPU fuzz cases (default 100000; quick 1000)")
-    ap.add_argument("--gpu-fuzz", type=int, default=10000, help="GPU fuzz cases")
+    ap.add_argument("--fuzz", type=int, help="CPU fuzz cases (default 100000; quick 1000; "
+                    "0: none)")
+    ap.add_argument("--gpu-fuzz", type=int, default=10000,
+                    help="GPU fuzz cases, each for torch and for CuPy")
     ap.add_argument("--large", type=int, help="elements of the largest array "
                     "(default 2**32 + 7; quick 2**22 + 7)")
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--no-sanitize", action="store_true")
     ap.add_argument("--sanitize-args", default="-m 'not gpu and not nvrtc' tests/",
-                    help="the pytest selection run under ASan + UBSan")
+                    help="the pytest selection run under ASan + UBSan (\"\": none)")
     ap.add_argument("--only", help="comma-separated sections: bad,cache,concurrency,large,"
                     "sanitize,fuzz")
+    ap.add_argument("--table", nargs="+", type=Path, metavar="JSON",
+                    help="run nothing: print one table from recorded reliability.json files "
+                    "(a later file's row replaces an earlier skipped one: CPU run, then GPU run)")
     args = ap.parse_args(argv)
+    if args.table:
+        print(merged_table(args.table))
+        return 0
     quick = args.quick
     out = args.out or Path(tempfile.mkdtemp(prefix="stridewise-reliability-"))
     out.mkdir(parents=True, exist_ok=True)
@@ -717,18 +638,15 @@ def main(argv=None) -> int:
     if want("concurrency"):
         concurrency(quick)
     if want("large"):
-        largest(args.large or ((1 << 22) + 7 if quick else (1 << 32) + 7))
+        largest(args.large or ((1 << 22) + 7 if quick else (1 << 32) + 7), None if quick else gpu)
     if want("sanitize") and not quick and not args.no_sanitize:
         import shlex
         sanitizers(out, shlex.split(args.sanitize_args), gpu)
     if want("fuzz"):
         if quick:
-            fuzz_cpu(args.fuzz or 1000, args.seed, ops=["add", "remainder"],
-                     dtypes=["float32"], simple=True)
+            fuzz_rows(args.fuzz or 1000, args.seed, 0, None, per_key=200)
         else:
-            fuzz_cpu(args.fuzz or 100_000, args.seed)
-            if gpu:
-                fuzz_torch(args.gpu_fuzz, args.seed)
+            fuzz_rows(100_000 if args.fuzz is None else args.fuzz, args.seed, args.gpu_fuzz, gpu)
     failed = [r for r in ROWS if r["held"] != r["tried"]]
     table = _table()
     print(table)
@@ -738,11 +656,25 @@ def main(argv=None) -> int:
     return 1 if failed else 0
 
 
+def merged_table(files: list) -> str:
+    """One table from several runs' rows: each row's latest run where it ran (tried > 0),
+    else its skipped row; in first-seen order."""
+    merged: dict = {}
+    for f in files:
+        for r in json.loads(Path(f).read_text()):
+            k = (r["section"], r["what"])
+            if k not in merged or r["tried"] > 0:
+                merged[k] = dict(r, detail=r["detail"] + (f" [{Path(f).parent.name}]"
+                                                          if r["tried"] else ""))
+    ROWS[:] = list(merged.values())
+    return _table()
+
+
 def _table() -> str:
-    lines = [f"{'section':14} {'what':36} {'held/tried':>14}  detail", "-" * 100]
+    lines = [f"{'section':14} {'what':44} {'held/tried':>14}  detail", "-" * 110]
     for r in ROWS:
         held = f"{r['held']}/{r['tried']}"
-        lines.append(f"{r['section']:14} {r['what']:36} {held:>14}  {r['detail'][:160]}")
+        lines.append(f"{r['section']:14} {r['what']:44} {held:>14}  {r['detail'][:400]}")
     return "\n".join(lines)
 
 

@@ -356,7 +356,7 @@ def generate(spec: KernelSpec, entry_point) -> str:
         # redone by the functor itself, in the same kind of loop where its exact form is
         # branch-free (functors.h VectorExact).
         def elementwise(fast_args):
-            fast = f"sw::call_fast<F>({', '.join(['slow'] + fast_args)})"
+            fast = f"sw::call_fast<F, P>({', '.join(['slow'] + fast_args)})"
             return (f"typedef decltype(F()({', '.join(f'{a}()' for a in arg_types)})) R;\n"
                     f"    R y[P];\n"
                     f"    if constexpr (sw::HasFast<F>::value && kPath != sw::kExact) {{\n"

@@ -82,8 +82,10 @@ typedef i64 FastFlag;
 enum Path { kEither, kFast, kExact };
 
 // F::fast with the flag last; a template, so the generated kernel's branch on HasFast<F>
-// compiles only where it is taken.
-template <class F, class... A>
+// compiles only where it is taken. The kernel passes its pack width P too: with only
+// uniform operands (u.v1, ...) the call's arguments depend on no template parameter, and
+// GCC deduced the return type (instantiating F::fast) even inside a discarded branch.
+template <class F, int P, class... A>
 SW_HOST_DEVICE SW_INLINE auto call_fast(FastFlag& slow, A... a) { return F::fast(a..., slow); }
 template <class F, class... A>
 SW_HOST_DEVICE SW_INLINE void call_wide(FastFlag& slow, A... a) { slow |= F::wide(a...); }

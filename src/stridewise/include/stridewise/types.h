@@ -111,15 +111,67 @@ template <class T> struct OpMath { typedef T type; };
 template <> struct OpMath<half> { typedef float type; };
 template <> struct OpMath<bfloat16> { typedef float type; };
 
+template <bool C, class A, class B> struct If { typedef A type; };
+template <class A, class B> struct If<false, A, B> { typedef B type; };
+
+// A float -> integer conversion is undefined behaviour in C++ for NaN, infinities and values
+// whose truncation the integer type cannot hold. The host defines it as x86's truncating
+// conversions (cvttss2si / cvttsd2si) do, which is NumPy's result on x86 and what the host's
+// vectorized code gave before for every target but uint64: a 32- or 64-bit signed target
+// gets its minimum (the "integer indefinite"); narrower targets truncate through int32 and
+// wrap; uint32 and uint64 go through the signed type of their width, values from 2^31
+// (2^63) up after subtracting it, the top bit then flipped back. Written with masks, it
+// vectorizes into the conversion plus a compare and an and/or per lane. The device keeps
+// its own conversion (PTX's cvt is defined for every input).
+template <class I, class F> SW_HOST_DEVICE SW_INLINE I trunc_or_min(F x) {
+  typedef typename If<sizeof(F) == 8, u64, u32>::type B;     // F's bits
+  const B bits = bit_cast<B>(x), sign = (B)1 << (sizeof(B) * 8 - 1);
+  const B top = bit_cast<B>((F)((u64)1 << (sizeof(I) * 8 - 1)));   // 2^31 or 2^63, exact
+  // |x| < top, from the bits (NaN and inf are above): masks, not selects on a float
+  // compare, which GCC's SLP vectorizer left scalar (2x slower casts)
+  const bool in = (bits & ~sign) < top;
+  const I r = (I)bit_cast<F>(bits & ((B)0 - (B)in));         // 0 outside: always defined
+  return r | ((I)((u64)1 << (sizeof(I) * 8 - 1)) & (I)((I)in - (I)1));
+}
+template <class To, class F> SW_HOST_DEVICE SW_INLINE To float_to_int(F x) {
+  if constexpr (sizeof(To) < 4) {
+    return (To)trunc_or_min<i32>(x);                             // wraps, as int32 -> To
+  } else if constexpr (To(-1) < To(0)) {
+    return trunc_or_min<To>(x);
+  } else {                       // uint32, uint64: through the signed type of their width
+    typedef typename If<sizeof(To) == 8, i64, i32>::type S;
+    typedef typename If<sizeof(F) == 8, u64, u32>::type B;
+    const F half = (F)((u64)1 << (sizeof(To) * 8 - 1));
+    const To high = (To)((u64)1 << (sizeof(To) * 8 - 1));
+    const B bits = bit_cast<B>(x);
+    const B inf = sizeof(F) == 8 ? (B)0x7ff0000000000000ull : (B)0x7f800000u;
+    const bool ge = (bits >= bit_cast<B>(half)) & (bits <= inf);   // x >= half (not NaN)
+    const To mask = (To)0 - (To)ge;
+    return (((To)trunc_or_min<S>(x - half) ^ high) & mask) | ((To)trunc_or_min<S>(x) & ~mask);
+  }
+}
+// From float or double (not bool, not an integer), To an integer type (bool: 0.5 is true).
+template <class To, class From> struct IsFloatToInt {
+  enum { value = sizeof(From) >= 4 && From(0.5) != From(0) && To(0.5) == To(0) };
+};
+
 // Convert<To, From>: a cast in registers, so mixed dtypes never need a temporary array.
 template <class To, class From> struct Convert {
-  SW_HOST_DEVICE SW_INLINE static To apply(From x) { return (To)x; }
+  SW_HOST_DEVICE SW_INLINE static To apply(From x) {
+#if !defined(__CUDA_ARCH__) && !defined(__CUDACC_RTC__)
+    if constexpr (IsFloatToInt<To, From>::value) return float_to_int<To>(x);
+    else
+#endif
+    return (To)x;
+  }
 };
 template <class To> struct Convert<To, half> {
-  SW_HOST_DEVICE SW_INLINE static To apply(half x) { return (To)half_to_float(x.bits); }
+  SW_HOST_DEVICE SW_INLINE static To apply(half x) { return Convert<To, float>::apply(half_to_float(x.bits)); }
 };
 template <class To> struct Convert<To, bfloat16> {
-  SW_HOST_DEVICE SW_INLINE static To apply(bfloat16 x) { return (To)bfloat16_to_float(x.bits); }
+  SW_HOST_DEVICE SW_INLINE static To apply(bfloat16 x) {
+    return Convert<To, float>::apply(bfloat16_to_float(x.bits));
+  }
 };
 template <class From> struct Convert<half, From> {
   SW_HOST_DEVICE SW_INLINE static half apply(From x) { half h; h.bits = float_to_half((float)x); return h; }
