@@ -30,7 +30,8 @@ def pytest_collection_modifyitems(config, items):
 
 
 def _warm_paths():
-    from stridewise import _compiled, _ops
+    from stridewise.launch import compiled as _compiled
+    from stridewise.launch import pipeline as _ops
 
     paths = [("python", _ops._fast_call)]
     if _compiled.warm is not None:
@@ -40,9 +41,10 @@ def _warm_paths():
 
 @pytest.fixture(params=[name for name, _ in _warm_paths()])
 def warm_path(request, monkeypatch):
-    """Each warm call path that is built (Python, and stridewise._warm's): calls and the
+    """Each warm call path that is built (Python, and stridewise.launch._warm's): calls and the
     launchers bound from here on go through it (the warm-call memo starts empty)."""
-    from stridewise import _compiled, _ops
+    from stridewise.launch import compiled as _compiled
+    from stridewise.launch import pipeline as _ops
 
     fn = dict(_warm_paths())[request.param]
     monkeypatch.setattr(_ops, "_warm_call", fn)

@@ -4,7 +4,7 @@ NVRTC parses the header library once per program, which is most of a small kerne
 compile time; CI compiles hundreds of variants, so they go in a few programs."""
 from concurrent.futures import ThreadPoolExecutor
 
-from stridewise import _codegen
+from stridewise.codegen import source as _codegen
 from stridewise.backends import cuda
 
 ARCH = "sm_90"

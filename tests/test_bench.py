@@ -5,7 +5,9 @@ import numpy as np
 import pytest
 
 import stridewise
-from stridewise import bench, bench_values, cli
+from stridewise import cli
+from stridewise.bench import matrix as bench
+from stridewise.bench import values as bench_values
 
 TINY = dict(device="cpu", log2=10, extras=False, progress=False)
 

@@ -3,7 +3,7 @@ and stridewise matches the owning library's own op in values and strides before 
 import numpy as np
 import pytest
 
-from stridewise import bench_layouts
+from stridewise.bench import layouts as bench_layouts
 
 
 @pytest.mark.parametrize("case", list(bench_layouts.LAYOUTS))

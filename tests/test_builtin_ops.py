@@ -12,8 +12,8 @@ import pytest
 import stridewise as sw
 from conftest import DTYPES
 from oracle import NP, numpy_op, same_bits, torch_remainder
-from stridewise import _builtins
-from stridewise._builtins import OPS, ROWS, SUPPORTED, TOLERANCE_ULP
+from stridewise.ops import builtins as _builtins
+from stridewise.ops.builtins import OPS, ROWS, SUPPORTED, TOLERANCE_ULP
 
 torch = pytest.importorskip("torch")
 
@@ -581,7 +581,7 @@ def _nan_aware_mismatches(got, want):
 def test_apply2_every_16bit_pair(name, dtype):
     """The half2 / bfloat162 Apply2 path against float32 arithmetic rounded once, over all
     2^32 (a, b) pairs: a along the row, a block of b down the column (the rows mode)."""
-    from stridewise import _ops
+    from stridewise.launch import pipeline as _ops
 
     tdt = getattr(torch, dtype)
     bits = torch.arange(-32768, 32768, dtype=torch.int32, device="cuda").to(torch.int16)
@@ -619,7 +619,7 @@ def test_every_op_compiles_with_nvrtc():
     """Every (op, dtype) the table lists, and a user kernel, compile for sm_90 (no GPU needed)."""
     pytest.importorskip("cuda.core")
     from nvrtc_batch import compile_batched
-    from stridewise import _ops
+    from stridewise.launch import pipeline as _ops
 
     sources = []
     for name, op in OPS.items():
@@ -628,7 +628,7 @@ def test_every_op_compiles_with_nvrtc():
             args = (a > 0, a, a) if name == "where" else (a,) * op.nin
             sources.append(_ops._call(op, args, dry=True).spec)
     for dst in SUPPORTED["cast"]:
-        sources.append(_ops._call(sw._builtins._CASTS[dst], (np.ones(64, np.float64),), dry=True).spec)
+        sources.append(_ops._call(sw.ops.builtins._CASTS[dst], (np.ones(64, np.float64),), dry=True).spec)
     k = sw.ElementwiseKernel("float *out, float *a, float *b", "out[i] = sin(a[i]) + max(a[i], b[i])")
     a = np.ones((8, 64), np.float32)
     sources.append(k._explain((np.empty_like(a), a, a[0]), {}).spec)
@@ -648,7 +648,7 @@ def test_readme_table_is_the_generated_one():
 
 
 def test_the_stub_is_the_generated_one_and_names_the_whole_module():
-    """_builtins.pyi (what type checkers read for the module whose functions are made at
+    """ops/builtins.pyi (what type checkers read for the module whose functions are made at
     import) is what the table generates, and declares every public name the module has."""
     import ast
     import types
@@ -736,7 +736,7 @@ def test_a_toy_op_is_one_row(monkeypatch):
 @pytest.mark.nvrtc
 def test_nvrtc_compile_errors_name_the_users_line():
     pytest.importorskip("cuda.core")
-    from stridewise import _codegen
+    from stridewise.codegen import source as _codegen
     from stridewise.backends import cuda
 
     k = sw.ElementwiseKernel("T x", "T z", "T t = x;\nz = t * w;", name="broken")

@@ -6,7 +6,7 @@ import sys
 import numpy as np
 import pytest
 
-from stridewise import _cache
+from stridewise import cache as _cache
 from stridewise.backends import cpu
 
 SRC = 'extern "C" void f(const char* s) {}\n'
@@ -91,7 +91,7 @@ def test_warm_process_does_not_recompile(tmp_path):
 
 def test_in_process_memo():
     import stridewise as sw
-    from stridewise import _ops
+    from stridewise.launch import pipeline as _ops
 
     a, b = np.ones((3, 700), np.float32), np.ones(700, np.float32)
     sw.remainder(a, b)
@@ -117,7 +117,7 @@ def test_warm_calls_take_the_fast_path(lib, wrap, warm_path):
     """After one call, the same signature runs through the warm path (out=, allocating, in
     place, a Python scalar, a user kernel's out list), with the results of the full path."""
     import stridewise as sw
-    from stridewise import _ops
+    from stridewise.launch import pipeline as _ops
 
     R = _ops.REMAINDER
     a = wrap(np.linspace(-7, 7, 3 * 700, dtype=np.float32).reshape(3, 700))

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import stridewise as sw
-from stridewise._builtins import COMPLEX_TOLERANCE_ULP as TOLERANCE_ULP, OPS
-from stridewise._complex import COMPLEX_OPS, NUMPY_ONLY
+from stridewise.ops.builtins import COMPLEX_TOLERANCE_ULP as TOLERANCE_ULP, OPS
+from stridewise.ops.complex import COMPLEX_OPS, NUMPY_ONLY
 
 torch = pytest.importorskip("torch")
 

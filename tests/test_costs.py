@@ -45,8 +45,8 @@ def test_import_and_float_ops_load_no_optional_library():
 
 # What `import stridewise` leaves for first use: user kernels and fusion (their parsers, the
 # hoisting pass), and the build machinery (hashlib, subprocess, json) a warm cache never needs.
-ON_FIRST_USE = ("stridewise._kernel", "stridewise._usercall", "stridewise._hoist",
-                "stridewise._fuse", "hashlib", "json", "subprocess")
+ON_FIRST_USE = ("stridewise.kernels.elementwise", "stridewise.kernels.usercall", "stridewise.codegen.hoist",
+                "stridewise.kernels.fuse", "hashlib", "json", "subprocess")
 
 
 def test_import_leaves_user_kernels_fusion_and_the_build_for_first_use():
@@ -56,13 +56,13 @@ def test_import_leaves_user_kernels_fusion_and_the_build_for_first_use():
             "new = lambda: [m for m in %r if m in sys.modules and m not in before]\n"
             "print(new())\n"
             "from stridewise import ElementwiseKernel, fuse\n"
-            "from stridewise._kernel import ElementwiseKernel as K\n"
-            "assert ElementwiseKernel is K is sw.ElementwiseKernel and sw.evaluate.__module__ == 'stridewise._fuse'\n"
+            "from stridewise.kernels.elementwise import ElementwiseKernel as K\n"
+            "assert ElementwiseKernel is K is sw.ElementwiseKernel and sw.evaluate.__module__ == 'stridewise.kernels.fuse'\n"
             "assert {'ElementwiseKernel', 'fuse', 'evaluate'} <= set(dir(sw))\n"
             "print(new())\n" % (ON_FIRST_USE,))
     first, after = _run(code).splitlines()
     assert first == "[]"
-    assert after == "['stridewise._kernel', 'stridewise._usercall', 'stridewise._hoist', 'stridewise._fuse']"
+    assert after == "['stridewise.kernels.elementwise', 'stridewise.kernels.usercall', 'stridewise.codegen.hoist', 'stridewise.kernels.fuse']"
 
 
 COLD = r"""
@@ -70,7 +70,10 @@ import json, os, subprocess, sys, tempfile
 from pathlib import Path
 import numpy as np
 import stridewise as sw
-from stridewise import _cache, _codegen, _ops, _pch
+from stridewise import cache as _cache
+from stridewise.codegen import source as _codegen
+from stridewise.launch import pipeline as _ops
+from stridewise.backends import _pch
 from stridewise.backends import cpu
 a = np.linspace(-9, 9, 1001)
 assert (sw.remainder(a, 2.5) == np.remainder(a, 2.5)).all()
@@ -94,7 +97,7 @@ print(json.dumps({"pch": sum(_pch.builds.values()), "kernels": sum(_cache.builds
 def test_cold_builds_read_the_precompiled_header_and_build_the_same_library(tmp_path):
     """The header library is precompiled once into the cache, g++ reads it for a kernel, and
     the kernel's library is byte for byte the one built without it."""
-    from stridewise import _pch
+    from stridewise.backends import _pch
     from stridewise.backends import cpu
 
     if not _pch.enabled(cpu.compiler()[0]):

@@ -134,7 +134,8 @@ def test_every_mode_in_a_one_block_grid(dtype, monkeypatch):
     gives most calls a block per unit of work, so the loop is otherwise seldom taken.)"""
     import dataclasses
 
-    from stridewise import _ops, tuning
+    from stridewise import tuning
+    from stridewise.launch import pipeline as _ops
     from stridewise.backends import cuda
 
     ctx = cuda._device_facts(0)[2]
@@ -158,7 +159,7 @@ def test_keep_loads_either_way(dtype):
     """Every mode's layouts with the dense operands read under an L2 evict_last policy
     (pack.h load_kept, Algorithm.keep_loads) and without agree with torch (a policy load on
     a staged block or a period's table would fault: tests/test_nvrtc.py keeps them apart)."""
-    from stridewise import _ops
+    from stridewise.launch import pipeline as _ops
     from stridewise.algorithms import ALGORITHMS
 
     for name, (a, b, out, mode) in _layouts(dtype, np.random.default_rng(13)).items():
@@ -176,7 +177,7 @@ def test_stage_either_way(dtype):
     kernels.cuh Stage) agree with torch at every tile width: narrow tiles (fewer than 8 chunks
     per column), ones too wide for 48 KiB (transposed from global memory), and a user kernel
     with four transposed operands (in int32, three tiles of 16 KiB fit)."""
-    from stridewise import _ops
+    from stridewise.launch import pipeline as _ops
 
     rng = np.random.default_rng(17)
     layouts = _layouts(dtype, rng)
@@ -231,7 +232,7 @@ def test_the_grid_follows_the_tunings_mode_overrides():
     """short_rows in float16 launches at most 4 waves of resident blocks (tuning.py's mode
     override), a flat float16 problem of the same size more (a block per unit of work); and
     2^27 short rows agree with torch at 4 waves, where each thread takes several steps."""
-    from stridewise import _ops
+    from stridewise.launch import pipeline as _ops
     from stridewise.backends import cuda
 
     sms, threads, _ = cuda._device_facts(0)
@@ -513,7 +514,7 @@ def test_cupy_arrays_take_the_warm_path(warm_path, monkeypatch):
     call launch from the warm path (no operands built), on CuPy's current stream, with
     NumPy's bits; a view at another alignment runs cold, with the same bits."""
     cupy = pytest.importorskip("cupy")
-    from stridewise import _ops
+    from stridewise.launch import pipeline as _ops
 
     rng = np.random.default_rng(3)
     x = random_values(rng, "float32", (257, 301))
@@ -672,7 +673,12 @@ def state():   # cuda.core imported, NVRTC libraries mapped
         return "cuda.core" in sys.modules, {ln.split()[-1] for ln in f if "libnvrtc" in ln}
 stages = {}
 if sys.argv[1] == "stages":    # where the first call's time goes (wrappers add ~1 us each)
-    from stridewise import _arrays, _cache, _codegen, _ops, _plan, _resolve
+    from stridewise.operands import arrays as _arrays
+    from stridewise import cache as _cache
+    from stridewise.codegen import source as _codegen
+    from stridewise.launch import pipeline as _ops
+    from stridewise import plan as _plan
+    from stridewise import resolve as _resolve
     from stridewise.backends import cuda
     def timed(mod, name):
         fn = getattr(mod, name)
@@ -769,7 +775,7 @@ def _us_per_call(fn, n=5000) -> float:
 def test_warm_host_overhead():
     """Warm per-call host time at 1024 elements against torch eager (target: at most torch's),
     then the warm path's parts: keying the arguments, the bound launcher, the cold launch."""
-    from stridewise import _ops
+    from stridewise.launch import pipeline as _ops
     from stridewise.backends import cuda
 
     a, b = torch.randn(1024, device=CUDA), torch.randn(1024, device=CUDA) + 3
@@ -851,5 +857,5 @@ def test_every_registered_mode_runs_its_example(dtype):
 
 
 def test_zz_every_mode_was_hit():
-    from stridewise._plan import MODES
+    from stridewise.plan import MODES
     assert SEEN_MODES >= set(MODES), SEEN_MODES

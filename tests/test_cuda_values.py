@@ -1,5 +1,5 @@
 """remainder, fmod and floor_divide on the CUDA backend over the bench's value distributions
-(stridewise.bench_values), bit for bit against torch on CUDA (the torch convention, fmod) and
+(stridewise.bench.values), bit for bit against torch on CUDA (the torch convention, fmod) and
 NumPy (the NumPy convention), dense, as an outer product (prepared divisors) and with a
 divisor row; and each distribution at the bench's 2^27 size for remainder against torch.
 
@@ -11,7 +11,8 @@ import pytest
 import stridewise as sw
 import test_values
 from oracle import mismatches, numpy_remainder, same_bits
-from stridewise import bench, bench_values
+from stridewise.bench import matrix as bench
+from stridewise.bench import values as bench_values
 from test_values import CASES, layouts
 
 torch = pytest.importorskip("torch")

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import stridewise as sw
-from stridewise import _dask
+from stridewise.integrations import dask as _dask
 
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
@@ -245,7 +245,7 @@ def client():
 
 def _count_builds_and_tasks():
     """In a worker: count compiles-or-loads per kernel source, and chunk calls."""
-    from stridewise import _dask
+    from stridewise.integrations import dask as _dask
     from stridewise.backends import cpu
 
     builds, tasks = {}, [0]
@@ -264,7 +264,7 @@ def _count_builds_and_tasks():
 
 
 def _counts():
-    from stridewise import _dask
+    from stridewise.integrations import dask as _dask
     builds, tasks = _dask._counts
     return sorted(builds.values()), tasks[0], len(_dask._INTERNED)
 

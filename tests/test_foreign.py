@@ -7,7 +7,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from stridewise import _foreign
+from stridewise.operands import foreign as _foreign
 
 torch = pytest.importorskip("torch")
 

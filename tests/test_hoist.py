@@ -5,7 +5,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import stridewise as sw
-from stridewise import _arrays, _hoist
+from stridewise.operands import arrays as _arrays
+from stridewise.codegen import hoist as _hoist
 
 OFF, ON = sw.Auto(hoist=False), sw.Auto(hoist=True)
 
@@ -410,7 +411,7 @@ def test_the_bench_hands_cupy_fuse_explicit_named_functions():
     """cupy.fuse reads the function's signature (no *args) and names its kernel after it."""
     import inspect
 
-    from stridewise import bench_fused
+    from stridewise.bench import fused as bench_fused
 
     case = bench_fused.CASES[1]
     f = bench_fused._explicit(case.fused, np, bench_fused._names(case), "cupy_fused_norm")
@@ -449,7 +450,7 @@ def _guards(texts=_TYPED):
 def test_inferred_types_hold_on_the_host_compiler(tmp_path):
     import subprocess
 
-    from stridewise import _cache
+    from stridewise import cache as _cache
 
     params, guards = _guards(_TYPED + _HOST_ONLY)
     src = tmp_path / "t.cpp"
@@ -529,7 +530,7 @@ def test_fuse_on_the_gpu_equals_the_ops_one_by_one():
 
 
 def test_fused_bench_runs_and_checks_bit_identity():
-    from stridewise import bench_fused
+    from stridewise.bench import fused as bench_fused
 
     rows = bench_fused.run_fused("cpu", dtypes=("float64",), scale=0.25, cases=bench_fused.CASES[:1])
     assert not [r for r in rows if "error" in r], rows

@@ -52,7 +52,7 @@ def test_placeholder_binds_every_dtype(dtype):
 ])
 def test_named_and_c_dtypes(decl, want_dtype):
     k = sw.ElementwiseKernel(decl, f"{want_dtype} z", "z = x + y")
-    tx, ty = (sw._kernel.C_NAMES.get(t, t) for t in (d.split()[-2] for d in decl.split(",")))
+    tx, ty = (sw.kernels.elementwise.C_NAMES.get(t, t) for t in (d.split()[-2] for d in decl.split(",")))
     x, y = np.arange(6).astype(NP[tx]), np.arange(6).astype(NP[ty]) * 3
     z = k(x, y)
     assert z.dtype == NP[want_dtype]

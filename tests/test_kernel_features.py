@@ -9,7 +9,8 @@ import pytest
 import stridewise as sw
 import test_kernel
 from oracle import NP, same_bits
-from stridewise import _codegen, _usercall
+from stridewise.codegen import source as _codegen
+from stridewise.kernels import usercall as _usercall
 from stridewise.backends.cpu import CompileError
 
 
@@ -356,7 +357,7 @@ def test_index_and_raw_over_random_layouts(x, y):
 def test_plain_calls_stay_on_the_warm_path(monkeypatch, warm_path):
     """Kernels without raw arrays or the index go straight to the warm path once warm, in
     both forms and with positional outputs; calls that need more take the full path."""
-    from stridewise import _ops
+    from stridewise.launch import pipeline as _ops
 
     cupy_form = sw.ElementwiseKernel("T x, T a", "T z", "z = x * a")
     pycuda_form = sw.ElementwiseKernel("double *z, double *x, double a", "z[i] = x[i] * a")

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import stridewise as sw
-from stridewise._dtypes import ALL_DTYPES
+from stridewise.operands.dtypes import ALL_DTYPES
 
 CUPY_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
                "float16", "float32", "float64", "complex64", "complex128")   # for_all_dtypes

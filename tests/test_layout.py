@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import stridewise as sw
-from stridewise import _layout
+from stridewise.operands import layout as _layout
 
 torch = pytest.importorskip("torch")
 

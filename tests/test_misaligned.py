@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 import stridewise as sw
-from stridewise import _ops, algorithms
-from stridewise._plan import plan
+from stridewise import algorithms
+from stridewise.launch import pipeline as _ops
+from stridewise.plan import plan
 
 DTYPES = ("float16", "float32", "float64", "int32", "int64")
 

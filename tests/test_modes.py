@@ -12,7 +12,10 @@ import pytest
 import stridewise as sw
 from conftest import DTYPES
 from oracle import numpy_op, numpy_remainder, random_values, same_bits
-from stridewise import _codegen, _ops, _plan, algorithms, modes
+from stridewise import algorithms, modes
+from stridewise.codegen import source as _codegen
+from stridewise.launch import pipeline as _ops
+from stridewise import plan as _plan
 from stridewise.backends import cuda
 from stridewise.capabilities import CPU, CUDA
 

@@ -14,8 +14,10 @@ from hypothesis import given, settings, strategies as st
 
 pytest.importorskip("cuda.core", reason="needs the cuda extra (cuda.core + NVRTC wheels)")
 
-from stridewise import _codegen, _ops, algorithms, modes  # noqa: E402
-from stridewise._dtypes import DTYPES  # noqa: E402
+from stridewise import algorithms, modes  # noqa: E402
+from stridewise.codegen import source as _codegen  # noqa: E402
+from stridewise.launch import pipeline as _ops  # noqa: E402
+from stridewise.operands.dtypes import DTYPES  # noqa: E402
 
 pytestmark = pytest.mark.nvrtc
 
@@ -265,7 +267,7 @@ void fake_launch(int i, unsigned* grid, unsigned* block, void** stream, void** c
 FAKE_RUN = r"""
 import ctypes, dataclasses, json, sys
 import stridewise as sw
-from stridewise import _ops
+from stridewise.launch import pipeline as _ops
 from stridewise.backends import cuda
 fake = ctypes.CDLL("libcuda.so.1")
 
@@ -330,7 +332,7 @@ def test_warm_path_against_a_stand_in_driver(tmp_path, monkeypatch):
     the launch runs in device 1's primary context with the right record, the caller's
     context is current again afterwards, and neither cuda.core nor NVRTC is imported. The
     warm path's bound launcher (cuLaunchKernelEx), Python and compiled, sends the same bytes."""
-    from stridewise import _compiled
+    from stridewise.launch import compiled as _compiled
 
     def type_name(pure):
         return "function" if pure == "1" or _compiled.warm is None else "Launcher"
@@ -423,7 +425,7 @@ def test_complex_variants(monkeypatch):
     """Every mode in complex64 (8-byte elements, two a pack) and complex128 (16 bytes, one a
     pack: staged and periodic operands copy them as 16-byte words), multiply in both
     conventions, both index widths, plus keep_loads: batched programs."""
-    from stridewise._builtins import OPS
+    from stridewise.ops.builtins import OPS
 
     monkeypatch.setenv("STRIDEWISE_DISABLE_CACHE", "1")
     specs = []
@@ -449,7 +451,7 @@ def test_complex_variants(monkeypatch):
 
 def test_one_and_two_byte_types_move_in_16_byte_packs():
     """int8, uint8 and bool: 16 values a pack; int16, float16: 8 (the plan and the source)."""
-    from stridewise._builtins import OPS
+    from stridewise.ops.builtins import OPS
 
     for dtype, pack in (("int8", 16), ("uint8", 16), ("bool", 16), ("int16", 8), ("float16", 8)):
         a = np.ones((64, 256), dtype)

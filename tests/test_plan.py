@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stridewise._plan import MODES, broadcast_shapes, plan
+from stridewise.plan import MODES, broadcast_shapes, plan
 
 
 def _operand(a: np.ndarray):

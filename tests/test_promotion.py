@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import stridewise as sw
-from stridewise import _ops
-from stridewise._builtins import OPS
+from stridewise.launch import pipeline as _ops
+from stridewise.ops.builtins import OPS
 
 torch = pytest.importorskip("torch")
 
@@ -47,7 +47,7 @@ def test_torch_binary_promotion_is_torch_result_type(a, b):
             out_dtype(OPS["maximum"], (x, y))
         return
     assert out_dtype(OPS["maximum"], (x, y)) == want if want in OPS["maximum"].dtypes else True
-    assert sw._arrays.result_dtypes("torch", None, (_ops._key(_ops._arrays.as_operand(x, 0)),
+    assert sw.operands.arrays.result_dtypes("torch", None, (_ops._key(_ops._arrays.as_operand(x, 0)),
                                                     _ops._key(_ops._arrays.as_operand(y, 1))))[0].name == want
 
 
@@ -84,7 +84,7 @@ def test_torch_three_operands(kinds):
     except RuntimeError:
         return      # torch's unsigned promotion (tested above)
     key = tuple(_ops._key(_ops._arrays.as_operand(v, i)) for i, v in enumerate(args))
-    assert sw._arrays.result_dtypes("torch", None, key)[0].name == str(want).removeprefix("torch.")
+    assert sw.operands.arrays.result_dtypes("torch", None, key)[0].name == str(want).removeprefix("torch.")
 
 
 def numpy_operand(kind, name):

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 import stridewise as sw
-from stridewise import _cache
+from stridewise import cache as _cache
 from stridewise.backends import cpu
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
@@ -183,7 +183,7 @@ PROC = r"""
 import json, sys, time
 import numpy as np
 import stridewise as sw
-from stridewise import _cache
+from stridewise import cache as _cache
 k = sw.ElementwiseKernel("T x", "T y", "y = x - 5; // " + sys.argv[2], name="p4")
 while time.time() < float(sys.argv[1]):
     time.sleep(0.001)
@@ -310,9 +310,9 @@ def test_requires_grad_is_never_detached_silently(warm_path):
 
 @needs_torch
 def test_torch_keyer_fallback_marks_too():
-    """stridewise._warm keys tensors through the Python keyer where stridewise._torch is not
+    """stridewise.launch._warm keys tensors through the Python keyer where stridewise.launch._torch is not
     built: a negated view must still miss a plain tensor's warm entry."""
-    code = ("import sys; sys.modules['stridewise._torch'] = None\n"
+    code = ("import sys; sys.modules['stridewise.launch._torch'] = None\n"
             "import torch, stridewise as sw\n"
             "x = torch.arange(3.0); sw.add(x, 1.0); sw.add(x, 1.0)\n"
             "try:\n    sw.add(torch._neg_view(x), 1.0)\nexcept TypeError as e:\n"

@@ -6,19 +6,19 @@ import pytest
 
 import stridewise as sw
 from oracle import numpy_remainder
-from stridewise import _resolve
-from stridewise._plan import plan
+from stridewise import resolve as _resolve
+from stridewise.plan import plan
 from stridewise.capabilities import Capabilities
 from stridewise.tuning import ElementwiseTuning, elementwise_tuning, register_tuning
 
 FAKE = Capabilities("fake", ("float32", "int32"), max_block_size=512, max_pack_bytes=16,
                     modes=("contiguous", "scalar", "rows", "general"))
 TUNING = ElementwiseTuning(block_size=128, waves=4, items_per_thread=4, tile=16, source="fake device, test")
-F32 = sw._ops._arrays.dtype_of("float32") if hasattr(sw._ops, "_arrays") else None
+F32 = sw.launch.pipeline._arrays.dtype_of("float32") if hasattr(sw.launch.pipeline, "_arrays") else None
 
 
 def _dtype(name):
-    from stridewise._dtypes import DTYPES
+    from stridewise.operands.dtypes import DTYPES
     return DTYPES[name]
 
 
@@ -191,7 +191,7 @@ def test_keep_loads_where_it_measured_faster():
     """The CUDA tuning reads dense operands under an L2 evict_last policy in contiguous
     kernels of every dtype, float16 scalars and float32 rows and short rows, where it
     measured faster; the host never reads the field, and an explicit value wins."""
-    from stridewise._plan import MODES
+    from stridewise.plan import MODES
     from stridewise.capabilities import CPU
     dtypes = ("float64", "int64", "int32", "float16", "bfloat16", "float32")
     on = {(m, d) for d in dtypes for m in MODES if elementwise_tuning("cuda", None, d).for_mode(m).keep_loads}
@@ -210,7 +210,7 @@ def test_stage_where_it_measured_faster():
     """The CUDA tuning stages permuted views' tiles in shared memory in int32 only (the one
     dtype it sped up); the host never reads the field, an explicit value wins, and the tile
     width is compiled into the CUDA kernel only when it stages."""
-    from stridewise import _ops
+    from stridewise.launch import pipeline as _ops
     from stridewise.capabilities import CPU
     dtypes = ("float64", "int64", "int32", "float16", "bfloat16", "float32")
     assert [d for d in dtypes if elementwise_tuning("cuda", None, d).for_mode("tiled").stage] == ["int32"]

@@ -7,7 +7,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import stridewise as sw  # noqa: E402
-from stridewise import _ops, _torch_ops  # noqa: E402
+from stridewise.launch import pipeline as _ops  # noqa: E402
+from stridewise.integrations import torch_ops as _torch_ops  # noqa: E402
 
 F64 = torch.float64
 
@@ -476,7 +477,8 @@ def test_cuda_compile_inductor_trains():
 def test_train_bench_variants_agree_with_torch(monkeypatch):
     """The training-step bench checks every variant's loss and gradients against eager torch
     before timing; here the eager variants, on a tiny model."""
-    from stridewise import bench, bench_train
+    from stridewise.bench import matrix as bench
+    from stridewise.bench import train as bench_train
 
     monkeypatch.setitem(bench_train.SIZES, "cpu", (64, 8, 16))
     monkeypatch.setattr(bench, "time_interleaved",

@@ -14,8 +14,10 @@ import numpy as np
 import pytest
 
 import stridewise as sw
-from stridewise import _ops, _resolve, _tune, tuning
-from stridewise._plan import MODES, plan
+from stridewise import _tune, tuning
+from stridewise.launch import pipeline as _ops
+from stridewise import resolve as _resolve
+from stridewise.plan import MODES, plan
 from stridewise.backends import cpu, cuda
 from stridewise.capabilities import CUDA
 from stridewise.tuning import ElementwiseTuning, KernelTables, elementwise_tuning, register_tuning
@@ -154,7 +156,7 @@ def test_no_cuda_tuning_makes_an_invalid_algorithm_run():
     7) is refused with an error naming the tuning, and an explicit field beside it wins."""
     rows = plan((64, 1024), [((64, 1024), (1024, 1), 4, 0), ((64, 1024), (1024, 1), 4, 0),
                              ((1024,), (1,), 4, 0)])
-    from stridewise._dtypes import DTYPES
+    from stridewise.operands.dtypes import DTYPES
     register_tuning("fakegpu", "Fake GPU", ElementwiseTuning(block_size=2048, tile=7))
     try:
         t = elementwise_tuning("fakegpu", ("Fake GPU", "sm_99"))

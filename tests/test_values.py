@@ -1,5 +1,5 @@
 """remainder, fmod and floor_divide on the CPU backend over the bench's value distributions
-(stridewise.bench_values): wide and huge quotients, tiny and subnormal divisors, dividends near
+(stridewise.bench.values): wide and huge quotients, tiny and subnormal divisors, dividends near
 the dtype's maximum, specials, small, large and negative integer divisors; bit for bit against
 NumPy and the torch convention's formula, dense, as an outer product and with a divisor row."""
 import numpy as np
@@ -8,7 +8,7 @@ import pytest
 import stridewise as sw
 from conftest import DTYPES
 from oracle import mismatches, numpy_remainder, same_bits, torch_remainder
-from stridewise import bench_values
+from stridewise.bench import values as bench_values
 
 ORACLES = {"torch": torch_remainder, "numpy": numpy_remainder}
 CASES = [(values, dtype) for values in bench_values.VALUES for dtype in DTYPES

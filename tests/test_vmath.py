@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import stridewise as sw
-from stridewise._builtins import TOLERANCE_ULP
+from stridewise.ops.builtins import TOLERANCE_ULP
 from stridewise.backends import cpu
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])

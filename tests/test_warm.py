@@ -1,4 +1,4 @@
-"""The compiled warm path (stridewise._warm) against its Python reference: the same keys,
+"""The compiled warm path (stridewise.launch._warm) against its Python reference: the same keys,
 the same launches and results from the same calls, and the same launcher bytes (no GPU)."""
 import ctypes
 import os
@@ -10,19 +10,21 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from stridewise import _arrays, _compiled, _ops
-from stridewise._dtypes import ALL_DTYPES as DTYPES
+from stridewise.operands import arrays as _arrays
+from stridewise.launch import compiled as _compiled
+from stridewise.launch import pipeline as _ops
+from stridewise.operands.dtypes import ALL_DTYPES as DTYPES
 from stridewise.backends import cpu, cuda
 
 warm = _compiled.warm
-needs_warm = pytest.mark.skipif(warm is None, reason="stridewise._warm is not built")
+needs_warm = pytest.mark.skipif(warm is None, reason="stridewise.launch._warm is not built")
 R = _ops.REMAINDER
 
 
 def test_compiled_warm_path_is_built():
     if os.environ.get("STRIDEWISE_PURE_PYTHON", "") not in ("", "0"):
         pytest.skip("STRIDEWISE_PURE_PYTHON=1 chooses the Python warm path")
-    assert warm is not None, ("stridewise._warm is not built, or built from older sources: "
+    assert warm is not None, ("stridewise.launch._warm is not built, or built from older sources: "
                               "install with a C compiler (pip install -e .) or run "
                               "python setup.py build_ext --inplace")
 
@@ -119,7 +121,7 @@ def test_calls_run_as_the_python_reference(bounds, how, scalar):
     """Same result, same launch (pointers, slot values), or both None: overlap bounds
     around each input's real offset from the output, in place, allocating (aligned or not),
     with and without a scalar argument."""
-    from stridewise._dtypes import ALL_DTYPES
+    from stridewise.operands.dtypes import ALL_DTYPES
 
     base = np.zeros(64, np.float32)
     a, b, o = base[0:8], base[8:16], base[16:24]
@@ -147,7 +149,7 @@ def test_calls_run_as_the_python_reference(bounds, how, scalar):
     assert got is want and got_log == want_log
 
 
-# -- stridewise._torch: torch tensors keyed and allocated in C++ -----------------------------
+# -- stridewise.launch._torch: torch tensors keyed and allocated in C++ -----------------------------
 # (its keys are test_keys_match_the_python_reference's torch items, once it is built)
 def _torch_ext():
     try:
@@ -157,7 +159,7 @@ def _torch_ext():
     return _compiled.torch_ext()
 
 
-needs_torch_ext = pytest.mark.skipif(_torch_ext() is None, reason="stridewise._torch is not built")
+needs_torch_ext = pytest.mark.skipif(_torch_ext() is None, reason="stridewise.launch._torch is not built")
 
 
 def test_torch_extension_is_built_for_this_torch():
@@ -165,7 +167,7 @@ def test_torch_extension_is_built_for_this_torch():
     if os.environ.get("STRIDEWISE_PURE_PYTHON", "") not in ("", "0"):
         pytest.skip("STRIDEWISE_PURE_PYTHON=1 chooses the Python warm path")
     ext = _torch_ext()
-    assert ext is not None, ("stridewise._torch is not built: install torch first, then "
+    assert ext is not None, ("stridewise.launch._torch is not built: install torch first, then "
                              "pip install --no-build-isolation -e . (README.md)")
     assert ext.built_for == torch.__version__
     alloc = _arrays.allocator("torch", ("cpu", -1), (2, 3), DTYPES["float32"])
@@ -236,12 +238,12 @@ def test_allocator_rejects_bad_arguments():
 @needs_warm
 @needs_torch_ext
 def test_a_fresh_process_keys_torch_tensors_in_cpp(tmp_path):
-    """A process's first call loads stridewise._torch for the keys, so warm calls make no
+    """A process's first call loads stridewise.launch._torch for the keys, so warm calls make no
     accessor call (a process that had not imported it first once keyed through them)."""
     code = ("import sys, torch, stridewise as sw\n"
             "a = torch.rand(8, 16) + 1\n"
             "o = torch.empty_like(a)\n"
-            "assert 'stridewise._torch' not in sys.modules\n"
+            "assert 'stridewise.launch._torch' not in sys.modules\n"
             "sw.remainder(a, a + 1, out=o)\n"
             "calls, data_ptr = [], torch.Tensor.data_ptr\n"
             "torch.Tensor.data_ptr = lambda t: calls.append(t) or data_ptr(t)\n"
@@ -252,12 +254,13 @@ def test_a_fresh_process_keys_torch_tensors_in_cpp(tmp_path):
 
 
 def test_a_warm_module_from_older_sources_is_not_used(tmp_path):
-    """A stridewise._warm without this source's ABI (an in-place build not rebuilt since) is
+    """A stridewise.launch._warm without this source's ABI (an in-place build not rebuilt since) is
     left out: the import works and calls take the Python warm path."""
     code = ("import sys, types\n"
-            "sys.modules['stridewise._warm'] = types.ModuleType('stridewise._warm')\n"
+            "sys.modules['stridewise.launch._warm'] = types.ModuleType('stridewise.launch._warm')\n"
             "import numpy as np, stridewise as sw\n"
-            "from stridewise import _compiled, _explain, _ops\n"
+            "from stridewise import _explain\n"
+            "from stridewise.launch import compiled as _compiled, pipeline as _ops\n"
             "assert _compiled.warm is None and _ops._warm_call is _ops._fast_call\n"
             "a = np.arange(1.0, 9.0)\n"
             "for _ in range(2):\n"
@@ -340,11 +343,11 @@ def test_launcher_sends_the_record(recorder, monkeypatch, which, err, device):
 
 
 needs_native = pytest.mark.skipif(warm is None or _torch_ext() is None,
-                                  reason="stridewise._warm or _torch not built")
+                                  reason="stridewise.launch._warm or _torch not built")
 
 
 def _native_launcher(recorder, monkeypatch, index):
-    """bind's compiled launcher with stridewise._torch's cuda_current, against the recorder;
+    """bind's compiled launcher with stridewise.launch._torch's cuda_current, against the recorder;
     its Python getters fail the test if called. -> (run, record bytes, launched(), slow)."""
     monkeypatch.setattr(cuda, "_driver_ex", lambda: recorder.launch_ex)
     slow = []

@@ -22,7 +22,7 @@ from pathlib import Path
 _CHILD = """
 import itertools, json, sys
 import stridewise as sw
-from stridewise import bench
+from stridewise.bench import matrix as bench
 import torch
 cases, dtypes, log2, anchor = sys.argv[1].split(","), sys.argv[2].split(","), int(sys.argv[3]), sys.argv[4]
 values = sys.argv[5].split(",")
@@ -35,7 +35,7 @@ for case, dtype, v in itertools.product(cases, dtypes, values):
     fns = {"sw": lambda: sw.remainder(a, b, out=o)}
     if anchor == "eager":
         fns["torch"] = lambda: torch.remainder(a, b, out=o)
-    elif anchor == "compile":   # its own output, as torch.compile's users get it (bench.py)
+    elif anchor == "compile":   # its own output, as torch.compile's users get it (bench/matrix.py)
         compiled = torch.compile(lambda x, y: torch.remainder(x, y), dynamic=False)
         fns["torch"] = lambda: compiled(a, b)
     assert bench.same_bits(sw.remainder(a, b, out=o), torch.remainder(a, b)), cell   # exact first

@@ -17,7 +17,7 @@ import sys
 import numpy as np
 
 import stridewise as sw
-from stridewise import _ops
+from stridewise.launch import pipeline as _ops
 from stridewise.backends import cuda
 
 backend, path = sys.argv[1], sys.argv[2]

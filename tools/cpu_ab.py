@@ -18,7 +18,8 @@ import time
 
 import numpy as np
 
-from stridewise import _cache, _ops
+from stridewise import cache as _cache
+from stridewise.launch import pipeline as _ops
 from stridewise.backends import cpu
 
 

@@ -53,7 +53,8 @@ def interleaved(fns, repeat):
 def warm_call_us(xp, a, b, calls=20000):
     """Best of 5 loops, microseconds per call on one chunk: sw.remainder, the dask task's
     chunk callable (what each task runs), and the library's own remainder."""
-    from stridewise import _dask, _ops
+    from stridewise.integrations import dask as _dask
+    from stridewise.launch import pipeline as _ops
 
     chunk = _dask._Chunk(_ops.REMAINDER, None, None)
     out = {}

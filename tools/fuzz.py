@@ -513,7 +513,8 @@ def fuzz(cases: int, seed: int, per_key: int = 500, runner=None, maker=None,
     first cases build its kernels; one thread's build overlaps the others' cases).
     Returns {cases, mismatches, keys, bad_keys, kernels, compiles, seconds, seed, failures:
     the first report of each key that failed}."""
-    from stridewise import _cache, _ops
+    from stridewise import cache as _cache
+    from stridewise.launch import pipeline as _ops
 
     runner = runner or run_case
     maker = maker or make_case

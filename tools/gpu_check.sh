@@ -26,8 +26,8 @@ while [ $# -gt 0 ]; do
     *) echo "unknown argument $1; usage: tools/gpu_check.sh [--skip part,...] [-- pytest args]"; exit 2 ;;
   esac
 done
-# the compiled warm path (stridewise._warm), in place beside the sources on PYTHONPATH
-"$PY" setup.py -q build_ext --inplace >>"$LOGS/summary.log" 2>&1 || echo "stridewise._warm did not build (summary.log): the Python warm path runs"
+# the compiled warm path (stridewise.launch._warm), in place beside the sources on PYTHONPATH
+"$PY" setup.py -q build_ext --inplace >>"$LOGS/summary.log" 2>&1 || echo "stridewise.launch._warm did not build (summary.log): the Python warm path runs"
 skipped() { [[ " $SKIP " == *" $1 "* ]]; }
 failed=0
 part() {  # part NAME COMMAND...: run one part, log it, count a failure
@@ -65,8 +65,8 @@ part info info
 bench() {
   "$PY" -m stridewise.cli bench --device cuda --sweep --no-progress --json "$LOGS/bench.json" \
     --plot "$LOGS/bench.png" --markdown "$LOGS/bench.md" || return 1
-  "$PY" -m stridewise.bench_fused cuda
-  "$PY" -m stridewise.bench_train cuda
+  "$PY" -m stridewise.bench.fused cuda
+  "$PY" -m stridewise.bench.train cuda
 }
 
 part tune "$PY" tools/tune_gpu.py

@@ -16,8 +16,8 @@ import time
 import numpy as np
 
 import stridewise as sw
-from stridewise import _hoist
-from stridewise.bench_fused import CASES, _host, _names, _on_device
+from stridewise.codegen import hoist as _hoist
+from stridewise.bench.fused import CASES, _host, _names, _on_device
 
 
 def _sync(device):

@@ -13,7 +13,8 @@ import time
 import torch
 
 import stridewise as sw
-from stridewise import _compiled, _ops
+from stridewise.launch import compiled as _compiled
+from stridewise.launch import pipeline as _ops
 
 
 def per_call(fn, calls=4000):
@@ -59,8 +60,8 @@ def main():
     fns["empty lambda"] = lambda: None
     ext = _compiled.torch_ext()
     if ext is not None:
-        fns["stridewise._torch Allocator"] = ext.Allocator(template, (8, 128), (128, 1))
-    print("stridewise._torch:", ext)
+        fns["stridewise.launch._torch Allocator"] = ext.Allocator(template, (8, 128), (128, 1))
+    print("stridewise.launch._torch:", ext)
     for name, fn in fns.items():
         print(f"{name:32s} {per_call(fn):6.2f} us", flush=True)
 

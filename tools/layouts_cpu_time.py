@@ -25,7 +25,8 @@ import zlib  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from stridewise import bench, bench_layouts as bl  # noqa: E402
+from stridewise.bench import matrix as bench  # noqa: E402
+from stridewise.bench import layouts as bl  # noqa: E402
 
 
 def main(argv=None) -> None:

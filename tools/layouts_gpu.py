@@ -17,7 +17,8 @@ import datetime
 import json
 import sys
 
-from stridewise import bench, bench_layouts
+from stridewise.bench import matrix as bench
+from stridewise.bench import layouts as bench_layouts
 
 
 def main(argv=None) -> None:

@@ -10,7 +10,8 @@ import argparse
 import json
 import zlib
 
-from stridewise import bench, bench_layouts as bl
+from stridewise.bench import matrix as bench
+from stridewise.bench import layouts as bl
 
 
 def main(argv=None) -> None:

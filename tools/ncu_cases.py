@@ -15,7 +15,7 @@ import itertools
 import torch
 
 import stridewise as sw
-from stridewise import bench
+from stridewise.bench import matrix as bench
 
 
 def main(argv=None):

@@ -1,5 +1,5 @@
-"""What the op table (stridewise._builtins) generates into files: README.md's table of
-built-in ops and src/stridewise/_builtins.pyi, the stub that names each op's function to
+"""What the op table (stridewise.ops.builtins) generates into files: README.md's table of
+built-in ops and src/stridewise/ops/builtins.pyi, the stub that names each op's function to
 type checkers.
 
     python tools/op_table.py           print the README section
@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from stridewise import _builtins
+from stridewise.ops import builtins as _builtins
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 STUB = Path(_builtins.__file__).with_suffix(".pyi")

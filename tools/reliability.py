@@ -53,7 +53,7 @@ sys.path.insert(0, str(ROOT / "src"))
 import numpy as np  # noqa: E402
 
 import stridewise as sw  # noqa: E402
-from stridewise import _cache  # noqa: E402
+from stridewise import cache as _cache  # noqa: E402
 from stridewise.backends import cpu  # noqa: E402
 
 try:
@@ -191,7 +191,7 @@ import numpy as np
 with warnings.catch_warnings(record=True) as seen:
     warnings.simplefilter("always")
     import stridewise as sw
-    from stridewise import _cache
+    from stridewise import cache as _cache
     ok = True
     for dt in (np.float64, np.float32):
         a = np.linspace(-9, 9, 1001).astype(dt)
@@ -392,7 +392,7 @@ PROC = r"""
 import json, sys, time
 import numpy as np
 import stridewise as sw
-from stridewise import _cache
+from stridewise import cache as _cache
 ks = [sw.ElementwiseKernel("T x", "T y", f"y = x - {j}; // " + sys.argv[2], name=f"p{j}")
       for j in range(2)]
 while time.time() < float(sys.argv[1]):

@@ -22,8 +22,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 os.environ.setdefault("STRIDEWISE_DISABLE_CACHE", "1")
 
-from stridewise import _codegen, _ops  # noqa: E402
-from stridewise._dtypes import DTYPES  # noqa: E402
+from stridewise.codegen import source as _codegen  # noqa: E402
+from stridewise.launch import pipeline as _ops  # noqa: E402
+from stridewise.operands.dtypes import DTYPES  # noqa: E402
 from stridewise.backends import cuda  # noqa: E402
 
 

@@ -17,7 +17,9 @@ import itertools
 import json
 
 import stridewise as sw
-from stridewise import _ops, algorithms, bench, tuning
+from stridewise import algorithms, tuning
+from stridewise.launch import pipeline as _ops
+from stridewise.bench import matrix as bench
 
 KERNELS = tuning.elementwise_tuning("cuda").kernels   # shared by every dtype's tuning
 SHIPPED_CAPS = dict(KERNELS.max_registers)

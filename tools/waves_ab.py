@@ -15,7 +15,9 @@ import dataclasses
 import itertools
 
 import stridewise as sw
-from stridewise import _ops, bench, tuning
+from stridewise import tuning
+from stridewise.launch import pipeline as _ops
+from stridewise.bench import matrix as bench
 
 
 def main(argv=None):

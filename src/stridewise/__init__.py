@@ -5,16 +5,16 @@ from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
 
-from .algorithms import Auto, Contiguous, General, Rows, Scalar, ShortRows, Tiled  # noqa: E402
-from .capabilities import Capabilities, capabilities  # noqa: E402
-from .tuning import ElementwiseTuning, elementwise_tuning, register_tuning  # noqa: E402
-from ._ops import explain  # noqa: E402
-from . import _builtins  # noqa: E402
-from ._builtins import *  # noqa: E402,F401,F403 - every op of the table, and cast
+from stridewise.algorithms import Auto, Contiguous, General, Rows, Scalar, ShortRows, Tiled  # noqa: E402
+from stridewise.capabilities import Capabilities, capabilities  # noqa: E402
+from stridewise.tuning import ElementwiseTuning, elementwise_tuning, register_tuning  # noqa: E402
+from stridewise.launch.pipeline import explain  # noqa: E402
+from stridewise.ops import builtins as _builtins  # noqa: E402
+from stridewise.ops.builtins import *  # noqa: E402,F401,F403 - every op of the table, and cast
 
 if TYPE_CHECKING:
-    from ._fuse import evaluate, fuse
-    from ._kernel import ElementwiseKernel
+    from stridewise.kernels.fuse import evaluate, fuse
+    from stridewise.kernels.elementwise import ElementwiseKernel
 
 __all__ = [
     "explain", "ElementwiseKernel", "fuse", "evaluate",

@@ -87,13 +87,13 @@ class Explanation:
 def _warm_path() -> str:
     import sys
 
-    from ._compiled import torch_ext, warm
+    from stridewise.launch.compiled import torch_ext, warm
 
     if warm is None:
-        return ("Python (stridewise._warm not built, built from older sources, or "
+        return ("Python (stridewise.launch._warm not built, built from older sources, or "
                 "STRIDEWISE_PURE_PYTHON=1)")
     if "torch" in sys.modules:    # never import torch for this line
         if torch_ext() is not None:
-            return "compiled (stridewise._warm; torch tensors through stridewise._torch)"
-        return "compiled (stridewise._warm; stridewise._torch not built, or built for another torch)"
-    return "compiled (stridewise._warm)"
+            return "compiled (stridewise.launch._warm; torch tensors through stridewise.launch._torch)"
+        return "compiled (stridewise.launch._warm; stridewise.launch._torch not built, or built for another torch)"
+    return "compiled (stridewise.launch._warm)"

@@ -17,7 +17,9 @@ import math
 import os
 import sys
 
-from . import _ops, bench, tuning
+from stridewise import tuning
+from stridewise.launch import pipeline as _ops
+from stridewise.bench import matrix as bench
 
 __all__ = ["run", "CASES", "CUDA_CANDIDATES"]
 
@@ -47,7 +49,7 @@ def run(device: str = "cuda", *, quick: bool = False, dtypes=None, cases=None, l
         if backend != "cuda":
             raise ValueError("stridewise tune measures a CUDA device; the CPU backend has no "
                              "launch fields to tune (run it on a machine with a GPU)")
-        from .backends import cuda
+        from stridewise.backends import cuda
         key = cuda.device_key(("cuda", index))
     candidates = CUDA_CANDIDATES if candidates is None else candidates
     dtypes = list(dtypes or (QUICK_DTYPES if quick else DTYPES))

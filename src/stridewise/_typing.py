@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Union
 
-from .algorithms import Algorithm, Auto
+from stridewise.algorithms import Algorithm, Auto
 
 __all__ = ["Array", "Operand", "Convention", "AlgorithmLike"]
 

@@ -27,7 +27,7 @@ class Algorithm:
     keep_loads : on the GPU, read the dense operands' packs with an L2 evict_last policy
         (output lines are evicted first); no effect on operands read element by element.
     hoist : user kernels: compute each subexpression of operands much smaller than the
-        output once per distinct element, in a pre-pass (see stridewise._hoist). None: where
+        output once per distinct element, in a pre-pass (see stridewise.codegen.hoist). None: where
         the backend's tuning says it pays (operations saved per byte moved, a large output:
         tuning.py hoist_work_per_byte; explain shows the figures); True: every such
         subexpression; False: never. No effect on the built-in ops.
@@ -135,6 +135,6 @@ class General(Algorithm):
 
 def __getattr__(name: str):
     if name == "ALGORITHMS":   # mode -> algorithm class, read from the registry
-        from . import modes
+        from stridewise import modes
         return {m.name: m.algorithm for m in modes.registered()}
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ._dtypes import supported_names
+from stridewise.operands.dtypes import supported_names
 
 __all__ = ["Capabilities", "capabilities"]
 
@@ -34,7 +34,7 @@ class Capabilities:
 
     def _supports_mode(self, mode: str) -> bool:
         if self.modes is None:
-            from . import modes
+            from stridewise import modes
             return modes.runs_on(mode, self.backend)
         return mode in self.modes
 

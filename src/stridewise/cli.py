@@ -32,10 +32,10 @@ def _bench(args) -> int:
     _require("rich", "bench", "stridewise bench")
     if args.plot:
         _require("matplotlib", "bench", "stridewise bench --plot")
-    from . import bench
+    from stridewise.bench import matrix as bench
 
     if args.layouts:
-        from . import bench_layouts
+        from stridewise.bench import layouts as bench_layouts
 
         doc = bench_layouts.run(device=args.device, cases=args.cases, dtypes=args.dtypes,
                                 log2=args.log2, progress=not args.no_progress)
@@ -80,7 +80,7 @@ def parse_operand(spec: str, dtype: str, device: str):
     shape = () if spec in ("()", "", "0d", "0-d") else tuple(int(x) for x in spec.lower().split("x"))
     if device == "cpu":
         import numpy as np
-        from .bench import _np_dtype
+        from stridewise.bench.matrix import _np_dtype
         x = np.empty(shape, _np_dtype(dtype))
     else:
         import torch
@@ -109,7 +109,7 @@ def _explain(args) -> int:
 # ---------------------------------------------------------------- tune
 
 def _tune(args) -> int:
-    from . import _tune
+    from stridewise import _tune
 
     command = "stridewise tune" + (" --quick" if args.quick else "")
     doc = _tune.run(args.device, quick=args.quick, dtypes=args.dtypes, path=args.out,
@@ -124,14 +124,15 @@ def info() -> dict:
     """What this machine offers stridewise: backends, devices, compiler, cache, versions."""
     import numpy as np
 
-    from . import __version__, _cache
-    from .bench import _cpu_model
+    from stridewise import __version__
+    from stridewise import cache as _cache
+    from stridewise.bench.matrix import _cpu_model
 
     d = {"stridewise": __version__, "python": sys.version.split()[0], "numpy": np.__version__,
          "cpu": f"{_cpu_model()} ({os.cpu_count()} cores)", "cache dir": str(_cache.cache_dir()),
          "disk cache": "on" if _cache.enabled() else "off (STRIDEWISE_DISABLE_CACHE)"}
     try:
-        from .backends import cpu
+        from stridewise.backends import cpu
         path, _ = cpu.compiler()
         d["cpu backend"] = f"{compiler_version(path)} ({' '.join(cpu.FLAGS)})"
     except Exception as e:  # noqa: BLE001

@@ -179,7 +179,7 @@ _LOADED: set = set()
 def tuning_path(backend: str, device: DeviceKey) -> str:
     """Where `stridewise tune` writes this device's tuning (STRIDEWISE_TUNING_DIR, default the
     kernel cache's directory / tunings)."""
-    from . import _cache
+    from stridewise import cache as _cache
     root = os.environ.get("STRIDEWISE_TUNING_DIR") or os.path.join(_cache.cache_dir(), "tunings")
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", "-".join((backend, *device))).strip("-")
     return os.path.join(root, slug + ".json")
@@ -331,7 +331,7 @@ _KERNEL_EVIDENCE = (
 # operations saved per byte moved, _hoist.rule_inputs). The cut sits between the norm, which
 # lost, and the seed, which won, near the H200's float32 operations per byte of bandwidth (~7).
 _HOIST_EVIDENCE = (
-    ("hoist_work_per_byte", _h200("2026-12-01", "python -m stridewise.bench_fused cuda",
+    ("hoist_work_per_byte", _h200("2026-12-01", "python -m stridewise.bench.fused cuda",
                                   "norm per channel (1.1 / 0.56 per byte) hoisted 0.204 / 0.322 "
                                   "ms against unhoisted 0.139 / 0.283 (float32 / float64); "
                                   "seed (30 / 15 per byte) 0.888 / 1.701 against 1.492 / "

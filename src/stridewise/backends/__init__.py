@@ -3,7 +3,7 @@ from __future__ import annotations
 
 # Both stdlib only (the driver and compilers load on first use): imported with the package,
 # so a first call pays no module import (compiling cuda.py without a .pyc: about 3 ms).
-from . import cpu, cuda  # noqa: F401
+from stridewise.backends import cpu, cuda  # noqa: F401
 
 __all__ = ["get_backend"]
 

@@ -10,7 +10,8 @@ import os
 import threading
 from pathlib import Path
 
-from .. import _cache, _pch
+from stridewise import cache as _cache
+from stridewise.backends import _pch
 
 __all__ = ["entry_point", "compile", "load", "configure", "launch", "bind", "compiler",
            "CompileError"]
@@ -33,7 +34,7 @@ def device_key(device) -> None:
 
 def entry_point(spec, kernels=None) -> str:
     """The extern "C" loop: the mode's CPU template over the slot record."""
-    from .. import modes
+    from stridewise import modes
 
     k = modes.get(spec.mode).kernel("cpu")
     include = f"#include <{k.header}>\n" if k.header else ""

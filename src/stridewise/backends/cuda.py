@@ -4,7 +4,7 @@ Same shape as every backend: entry_point, compile, load, configure, launch (plus
 warm path's launcher). A warm call is the owning library's current device and stream
 lookups, a store of the pointers into a buffer that already holds the static slots and the
 launch facts, and one `cuLaunchKernelEx` (the slot record goes as one by-value struct
-parameter): from C where stridewise._warm is built, else through ctypes.
+parameter): from C where stridewise.launch._warm is built, else through ctypes.
 
 The driver is reached through ctypes libcuda only, and nothing here changes the calling
 thread's current context: device facts come from attributes, kernels load context-free
@@ -20,8 +20,8 @@ import os
 import sys
 import threading
 
-from .. import _cache
-from .._compiled import torch_ext
+from stridewise import cache as _cache
+from stridewise.launch.compiled import torch_ext
 
 __all__ = ["entry_point", "compile", "load", "configure", "launch", "bind", "pointer_device",
            "CompileError", "Config", "OPTIONS"]
@@ -45,7 +45,7 @@ def _core():
 # -- entry point ------------------------------------------------------------------------
 def _kernel(spec):
     """The mode's CUDA kernel (stridewise.modes)."""
-    from .. import modes
+    from stridewise import modes
     return modes.get(spec.mode).kernel("cuda")
 
 
@@ -59,7 +59,7 @@ def _tables(kernels):
     one home of these values is tuning.py)."""
     if kernels is not None:
         return kernels
-    from ..tuning import elementwise_tuning
+    from stridewise.tuning import elementwise_tuning
     return elementwise_tuning("cuda").kernels
 
 
@@ -350,7 +350,7 @@ class Config:
     geometry : (items, group) for explain and tests.
     index : the device ordinal.
     current : () -> the library's current device ordinal.
-    native : the compiled launcher's C reader of both (stridewise._torch's cuda_current
+    native : the compiled launcher's C reader of both (stridewise.launch._torch's cuda_current
         capsule), or None.
     """
 
@@ -426,7 +426,7 @@ def _device_getter(lib: str):
 
 def _native_getter(lib: str):
     """The C reader of the library's current device and stream for the compiled launcher
-    (stridewise._torch's, for torch), or None: the Python getters serve."""
+    (stridewise.launch._torch's, for torch), or None: the Python getters serve."""
     ext = torch_ext() if lib == "torch" else None
     return ext.cuda_current if ext is not None else None
 
@@ -439,7 +439,7 @@ def configure(spec, plan, alg, device, lib) -> Config:
     (its Kernel.grid)."""
     import struct
 
-    from ..tuning import elementwise_tuning
+    from stridewise.tuning import elementwise_tuning
 
     sms, threads_per_sm, ctx = _device_facts(device[1])
     tuning = elementwise_tuning("cuda", device_key(device), spec.compute.name).for_mode(spec.mode)
@@ -521,11 +521,11 @@ def bind(kernel: _Kernel, config: Config, record, static: tuple):
     library's current device and stream, stores the pointers (and packs scalar values) into
     the buffer and launches; the driver copies the parameters before cuLaunchKernelEx
     returns. Another device (or no context) current: the context-pushing path of launch().
-    The launcher is stridewise._warm's Launcher where that is built, else the Python one.
+    The launcher is stridewise.launch._warm's Launcher where that is built, else the Python one.
     """
     import struct
 
-    from .._compiled import warm
+    from stridewise.launch.compiled import warm
 
     ptr_part, value_part, at = _record_parts(record, static)
     template = bytearray(record.size)

@@ -9,11 +9,11 @@ stages read the registry and name no mode.
 """
 from __future__ import annotations
 
-from ._mode import Kernel, Mode, auto, by_rank, fallback, get, in_headers, names, register, \
+from stridewise.modes._mode import Kernel, Mode, auto, by_rank, fallback, get, in_headers, names, register, \
     registered, runs_on, unregister
 
 # The shipped modes, registered in this order (Plan.MODES); Auto goes by rank.
-from . import contiguous, scalar, rows, short_rows, tiled, general  # noqa: E402,F401
+from stridewise.modes import contiguous, scalar, rows, short_rows, tiled, general  # noqa: E402,F401
 
 __all__ = ["Mode", "Kernel", "register", "unregister", "get", "registered", "names", "auto",
            "fallback", "by_rank", "runs_on", "in_headers"]

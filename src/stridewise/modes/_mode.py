@@ -163,11 +163,11 @@ def runs_on(name: str, backend: str) -> bool:
 def _forget_prepared() -> None:
     """Prepared calls hold a mode chosen under the old registry: drop them (the built-in
     ops' memos and every live user kernel's)."""
-    ops = sys.modules.get("stridewise._ops")
+    ops = sys.modules.get("stridewise.launch.pipeline")
     for memo in (getattr(ops, "_MEMO", None), getattr(ops, "_CALLS", None)):
         if memo is not None:    # (absent while the package itself imports)
             memo.clear()
-    kernel = sys.modules.get("stridewise._kernel")
+    kernel = sys.modules.get("stridewise.kernels.elementwise")
     if hasattr(kernel, "_LIVE"):
         for k in list(kernel._LIVE.values()):
             for kk in (k, k._ranged):

@@ -1,9 +1,9 @@
 """contiguous: every operand is one dense run (1-d after merging), no scalars."""
 from __future__ import annotations
 
-from ..algorithms import Contiguous
-from . import _flat
-from ._mode import Mode, in_headers, register
+from stridewise.algorithms import Contiguous
+from stridewise.modes import _flat
+from stridewise.modes._mode import Mode, in_headers, register
 
 
 def _args(spec, tables) -> str:

@@ -1,8 +1,8 @@
 """general: any strides, at most 8 merged dims; offsets by precomputed division."""
 from __future__ import annotations
 
-from ..algorithms import General
-from ._mode import Mode, in_headers, register
+from stridewise.algorithms import General
+from stridewise.modes._mode import Mode, in_headers, register
 
 
 def _slots(spec, tables) -> int:
@@ -11,7 +11,7 @@ def _slots(spec, tables) -> int:
 
 def _grid(spec, plan, alg, tables) -> tuple:
     """Elements over block x items; each dim's division as a multiply-high (magic, shift)."""
-    from ..backends.cuda import _magic
+    from stridewise.backends.cuda import _magic
 
     items = alg.items_per_thread
     facts = [x for d in plan.shape for x in _magic(d, spec.index_bits)]

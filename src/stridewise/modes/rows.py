@@ -1,8 +1,8 @@
 """rows: unit-stride output rows; each operand's row offset is computed once per row."""
 from __future__ import annotations
 
-from ..algorithms import Rows
-from ._mode import Mode, in_headers, register
+from stridewise.algorithms import Rows
+from stridewise.modes._mode import Mode, in_headers, register
 
 
 def _kind(plan, k: int, share_rows: bool) -> str:
@@ -36,7 +36,7 @@ def _slots(spec, tables) -> int:
 def _grid(spec, plan, alg, tables) -> tuple:
     """Work units as rows_kernel takes them: R rows of one slab of dim -2 where an operand
     is repeated (one column of rows shares it), else row parts of about a unit's packs."""
-    from ..backends.cuda import _LOADS, _magic, _pow2_at_least
+    from stridewise.backends.cuda import _LOADS, _magic, _pow2_at_least
 
     k, block, items, pack = tables, alg.block_size, alg.items_per_thread, spec.pack
     length = plan.shape[-1]

@@ -1,9 +1,9 @@
 """scalar: as contiguous, with device scalars read once and host scalars as parameters."""
 from __future__ import annotations
 
-from ..algorithms import Scalar
-from . import _flat
-from ._mode import Mode, in_headers, register
+from stridewise.algorithms import Scalar
+from stridewise.modes import _flat
+from stridewise.modes._mode import Mode, in_headers, register
 
 MODE = register(Mode(
     "scalar", Scalar, rank=20,

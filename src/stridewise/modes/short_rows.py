@@ -5,9 +5,9 @@ narrower pack than the flat walk.
 """
 from __future__ import annotations
 
-from ..algorithms import ShortRows
-from . import _flat
-from ._mode import Mode, in_headers, register
+from stridewise.algorithms import ShortRows
+from stridewise.modes import _flat
+from stridewise.modes._mode import Mode, in_headers, register
 
 # A row shorter than one warp of 16-byte packs leaves lanes idle in `rows`; such problems
 # go flat when the layout allows it.
@@ -32,7 +32,7 @@ def _kind(plan, k: int, share_rows: bool) -> str:
 
 def _fast_div(spec, tables) -> bool:
     """Whether the kernel takes i mod period as a multiply-high (kernels.cuh flat_offsets)."""
-    from ..backends.cuda import _fast_div
+    from stridewise.backends.cuda import _fast_div
     return _fast_div(spec, tables)
 
 
@@ -45,7 +45,7 @@ def _slots(spec, tables) -> int:
 
 
 def _grid(spec, plan, alg, tables) -> tuple:
-    from ..backends.cuda import _magic
+    from stridewise.backends.cuda import _magic
 
     work, items, group, facts = _flat.grid(spec, plan, alg, tables)
     if _fast_div(spec, tables):

@@ -2,8 +2,8 @@
 registers, or staged in shared memory)."""
 from __future__ import annotations
 
-from ..algorithms import Tiled
-from ._mode import Mode, in_headers, register
+from stridewise.algorithms import Tiled
+from stridewise.modes._mode import Mode, in_headers, register
 
 
 def _applies(plan) -> bool:
@@ -48,7 +48,7 @@ def _slots(spec, tables) -> int:
 
 def _grid(spec, plan, alg, tables) -> tuple:
     """Tiles of `rows` rows by `group` packs, as tiled_kernel takes them."""
-    from ..backends.cuda import tile_width
+    from stridewise.backends.cuda import tile_width
 
     pack = spec.pack
     group = tile_width(alg, pack)

@@ -133,7 +133,7 @@ SW_INLINE E one(Home home, E x, E y) { return first(home(splat(x), splat(y))); }
 #define SW_VM_DOUBLE(K, name, args, params, pass)                                          \
   SW_VM_DEFINE(K, name, name, double, sw_vm_hd, SW_VM_WD, args, __m128d, __m256d, __m512d, 2, 4, 8, params, pass)
 
-// Which functions, per type: those within stridewise's tolerances of NumPy (_builtins.py
+// Which functions, per type: those within stridewise's tolerances of NumPy (ops/builtins.py
 // TOLERANCE_ULP: 4 ulp float32, 2 ulp float64) over 3 x 2^20 inputs of every exponent. Left
 // to libm: logf (6 ulp from NumPy's) and double exp, sin, cos (3 ulp).
 SW_VM_FLOAT(1, exp, v, (sw_vm_hf), (x))

@@ -16,7 +16,7 @@ import os
 import threading
 from pathlib import Path
 
-from . import _cache
+from stridewise import cache as _cache
 
 __all__ = ["include"]
 
@@ -63,7 +63,7 @@ def _fetch(cxx: str, version: str, flags: tuple) -> bytes | None:
     import subprocess
     import tempfile
 
-    from .backends.cpu import host_cpu
+    from stridewise.backends.cpu import host_cpu
 
     def build() -> bytes:
         with tempfile.TemporaryDirectory(prefix="stridewise-pch-") as tmp:

@@ -82,7 +82,7 @@ def header_digest() -> str:
 
 def cache_key(*parts) -> str:
     """A hex digest over `parts`, the header library and the package version."""
-    from . import __version__
+    from stridewise import __version__
 
     h = _sha256()
     for part in (*parts, header_digest(), __version__, MAGIC):

@@ -31,9 +31,13 @@ from dataclasses import dataclass, field
 
 import numpy as _np
 
-from . import _arrays, _ops, _plan, _torch_ops, _usercall
-from ._arrays import Scalar, View
-from ._dtypes import ALL_DTYPES as DTYPES
+from stridewise.operands import arrays as _arrays
+from stridewise.launch import pipeline as _ops
+from stridewise import plan as _plan
+from stridewise.integrations import torch_ops as _torch_ops
+from stridewise.kernels import usercall as _usercall
+from stridewise.operands.arrays import Scalar, View
+from stridewise.operands.dtypes import ALL_DTYPES as DTYPES
 
 __all__ = ["call", "strip", "parse"]
 
@@ -98,7 +102,7 @@ class Template:
 
 class _Parser:
     def __init__(self, text, params, outputs, letters, preamble):
-        from ._kernel import _tokens
+        from stridewise.kernels.elementwise import _tokens
         self.text = text
         self.toks = _tokens(text) + [("", len(text))]
         self.j = 0
@@ -324,7 +328,7 @@ _PURE_CALLS = {"isnan", "isinf", "isfinite", "signbit", "fpclassify", "ldexp", "
 def _pure_body(body: str, params: list, pure: set) -> bool:
     """Whether a preamble function's body assigns only its own locals and arguments and calls
     only math functions and pure preamble functions (by tokens: conservative)."""
-    from ._kernel import _tokens
+    from stridewise.kernels.elementwise import _tokens
     toks = [t for t, _ in _tokens(body)]
     local = set(params)
     for j, t in enumerate(toks):
@@ -491,7 +495,7 @@ def _cost(n: Node, costs: dict) -> int:
 def _function_costs(preamble: str) -> dict:
     """Each preamble function's cost in _cost's units, from its body's operators and calls
     (functions called before their definition count as a transcendental)."""
-    from ._kernel import _tokens
+    from stridewise.kernels.elementwise import _tokens
     costs: dict = {}
     for m in re.finditer(r"([\w:]+(?:\s+long)?)\s+(\w+)\s*\(([^()]*)\)\s*(?:const\s*)?\{", preamble):
         toks = [t for t, _ in _tokens(_body(preamble, m.end() - 1))] + [""]
@@ -695,7 +699,7 @@ call._torchdynamo_inline = lambda *args: None
 
 
 def _plan_for(k, t: Template, operands, out_views, want):
-    from ._kernel import ElementwiseKernel, _tokens
+    from stridewise.kernels.elementwise import ElementwiseKernel, _tokens
 
     key = [o.pytype if isinstance(o, Scalar) else o.dtype.name for o in operands]
     bound = k._bind(key, tuple(v and v.dtype.name for v in out_views))
@@ -747,8 +751,8 @@ def _plan_for(k, t: Template, operands, out_views, want):
                         f"1/{RATIO} of the output's size")
     note = "hoist=True (caller)"
     if want is None:
-        from .backends import get_backend
-        from .tuning import elementwise_tuning
+        from stridewise.backends import get_backend
+        from stridewise.tuning import elementwise_tuning
         backend = device[0]
         tuning = elementwise_tuning(backend, get_backend(backend).device_key(device),
                                     dts[k._ops_outs[0].name].name)

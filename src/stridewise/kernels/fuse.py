@@ -20,9 +20,11 @@ from typing import Callable
 
 import numpy as np
 
-from . import _arrays, _builtins, _ops
-from ._arrays import View
-from ._typing import AlgorithmLike, Array, Operand
+from stridewise.operands import arrays as _arrays
+from stridewise.ops import builtins as _builtins
+from stridewise.launch import pipeline as _ops
+from stridewise.operands.arrays import View
+from stridewise._typing import AlgorithmLike, Array, Operand
 
 __all__ = ["fuse", "evaluate", "Traced"]
 
@@ -202,7 +204,7 @@ class Fused:
         return k
 
     def _trace(self, lib, key):
-        from ._kernel import ElementwiseKernel
+        from stridewise.kernels.elementwise import ElementwiseKernel
 
         decls = {bool: "bool", int: "int64", float: "float64"}
         params = [f"{decls.get(k, k)} x{j}" for j, k in enumerate(key)]

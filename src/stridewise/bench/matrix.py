@@ -22,7 +22,7 @@ import zlib
 
 import numpy as np
 
-from . import bench_values
+from stridewise.bench import values as bench_values
 
 __all__ = ["CASES", "DTYPES", "run", "print_report", "write_json", "plot"]
 
@@ -527,7 +527,7 @@ def host_overhead(device: str, n: int = 1024, calls: int = 2000) -> dict:
                     fn()
                 sync()
                 res[name] = min(res[name], (time.perf_counter() - t) / (calls // 5) * 1e6)
-    from ._explain import _warm_path
+    from stridewise._explain import _warm_path
     res["stridewise warm path"] = _warm_path()
     return res
 
@@ -537,7 +537,7 @@ import sys, time
 device, dtype, case = sys.argv[1:4]
 t0 = time.perf_counter()
 import stridewise as sw
-from stridewise import bench
+from stridewise.bench import matrix as bench
 a, b, out = bench._make_case(case, dtype, 12, "numpy" if device == "cpu" else "torch", device)
 sync = (lambda: None)
 if device == "cuda":

@@ -1,5 +1,5 @@
-"""The compiled warm path: the stridewise._warm extension module, or None; and
-stridewise._torch (torch tensors keyed and allocated in C++), through `torch_ext()`.
+"""The compiled warm path: the stridewise.launch._warm extension module, or None; and
+stridewise.launch._torch (torch tensors keyed and allocated in C++), through `torch_ext()`.
 
 setup.py builds both, optionally: a checkout on PYTHONPATH, an install without a C compiler,
 or (for _torch) one without torch at build time has none, and the Python warm path runs
@@ -15,14 +15,14 @@ __all__ = ["warm", "torch_ext"]
 
 _PURE = os.environ.get("STRIDEWISE_PURE_PYTHON", "") not in ("", "0")
 
-# stridewise._warm's interface version (its ABI constant): a module built from older sources
+# stridewise.launch._warm's interface version (its ABI constant): a module built from older sources
 # (an in-place or editable build not rebuilt since) is not used, and the Python path runs.
 _WARM_ABI = 4
 
 warm = None
 if not _PURE:
     try:
-        from . import _warm as warm
+        from stridewise.launch import _warm as warm
     except ImportError:
         pass
     if warm is not None and getattr(warm, "ABI", None) != _WARM_ABI:
@@ -31,13 +31,13 @@ if not _PURE:
 
 @functools.cache
 def torch_ext():
-    """stridewise._torch, or None (not built, built for another torch, or the pure path).
+    """stridewise.launch._torch, or None (not built, built for another torch, or the pure path).
 
     Loaded on first use, once a torch tensor is in hand: it imports torch."""
     if _PURE:
         return None
     try:
-        from . import _torch
+        from stridewise.launch import _torch
     except ImportError:
         return None
     return _torch

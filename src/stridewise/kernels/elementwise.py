@@ -19,10 +19,15 @@ from typing import Sequence
 
 import numpy as np
 
-from . import _arrays, _codegen, _hoist, _ops, _plan, _usercall
-from ._dtypes import ALL_DTYPES as DTYPES, dtype_of
-from ._typing import AlgorithmLike, Array, Operand
-from .algorithms import Algorithm, Auto
+from stridewise.operands import arrays as _arrays
+from stridewise.codegen import source as _codegen
+from stridewise.codegen import hoist as _hoist
+from stridewise.launch import pipeline as _ops
+from stridewise import plan as _plan
+from stridewise.kernels import usercall as _usercall
+from stridewise.operands.dtypes import ALL_DTYPES as DTYPES, dtype_of
+from stridewise._typing import AlgorithmLike, Array, Operand
+from stridewise.algorithms import Algorithm, Auto
 
 __all__ = ["ElementwiseKernel", "C_NAMES"]
 

@@ -1,14 +1,14 @@
-/* stridewise._torch: torch tensors keyed and allocated in C++, for the warm call path.
+/* stridewise.launch._torch: torch tensors keyed and allocated in C++, for the warm call path.
  *
  * key (a capsule of sw_torch_key): one torch.Tensor's key segment and pointer, the items
  * _arrays._torch_key builds from six Python accessor calls: (dtype, shape, stride, device,
- * pointer % 16). _warm.c's fast_call takes it when this module loads.
+ * pointer % 16). launch/_warm.c's fast_call takes it when this module loads.
  * Allocator(template, shape, strides)(): (a new tensor of template's dtype and device with
  * that shape and those strides, its pointer), as _arrays.allocator's torch branch does with
  * new_empty_strided: torch's allocator for the device (for CUDA its caching allocator, on the
  * current stream), called as torch's own ops allocate their outputs, past the dispatcher.
  * cuda_current (a capsule of sw_torch_cuda_current): torch's current CUDA device and that
- * device's current stream in one call, for _warm.c's Launcher.
+ * device's current stream in one call, for launch/_warm.c's Launcher.
  * bump (a capsule of sw_torch_bump): count an in-place write in a tensor's version counter.
  *
  * Why C++: the accessors, torch's Python argument parsing and getters were over a fifth of a
@@ -195,7 +195,7 @@ static void allocator_dealloc(PyObject* self) {
 static PyTypeObject AllocatorType = {PyVarObject_HEAD_INIT(nullptr, 0)};
 
 static struct PyModuleDef module_def = {
-    PyModuleDef_HEAD_INIT, "stridewise._torch",
+    PyModuleDef_HEAD_INIT, "stridewise.launch._torch",
     "torch tensors keyed and allocated in C++ for the warm call path (see _arrays).", -1, nullptr,
 };
 
@@ -209,14 +209,14 @@ PyMODINIT_FUNC PyInit__torch(void) {
   if (running == nullptr || strcmp(running, SW_TORCH_VERSION) != 0) {
     if (running != nullptr)
       PyErr_Format(PyExc_ImportError,
-                   "stridewise._torch was built against torch %s, and torch %s is running: "
+                   "stridewise.launch._torch was built against torch %s, and torch %s is running: "
                    "reinstall stridewise (pip install --no-build-isolation -e .) to rebuild it",
                    SW_TORCH_VERSION, running);
     Py_DECREF(version);
     return nullptr;
   }
   Py_DECREF(version);
-  AllocatorType.tp_name = "stridewise._torch.Allocator";
+  AllocatorType.tp_name = "stridewise.launch._torch.Allocator";
   AllocatorType.tp_basicsize = sizeof(Allocator);
   AllocatorType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL;
   AllocatorType.tp_doc =
@@ -230,10 +230,10 @@ PyMODINIT_FUNC PyInit__torch(void) {
   if (PyType_Ready(&AllocatorType) < 0) return nullptr;
   PyObject* m = PyModule_Create(&module_def);
   if (m == nullptr) return nullptr;
-  PyObject* key = PyCapsule_New(reinterpret_cast<void*>(&sw_torch_key), "stridewise._torch.key", nullptr);
+  PyObject* key = PyCapsule_New(reinterpret_cast<void*>(&sw_torch_key), "stridewise.launch._torch.key", nullptr);
   PyObject* current = PyCapsule_New(reinterpret_cast<void*>(&sw_torch_cuda_current),
-                                    "stridewise._torch.cuda_current", nullptr);
-  PyObject* bump = PyCapsule_New(reinterpret_cast<void*>(&sw_torch_bump), "stridewise._torch.bump", nullptr);
+                                    "stridewise.launch._torch.cuda_current", nullptr);
+  PyObject* bump = PyCapsule_New(reinterpret_cast<void*>(&sw_torch_bump), "stridewise.launch._torch.bump", nullptr);
   int err = key == nullptr || PyModule_AddObjectRef(m, "key", key) < 0 || current == nullptr ||
             PyModule_AddObjectRef(m, "cuda_current", current) < 0 || bump == nullptr ||
             PyModule_AddObjectRef(m, "bump", bump) < 0 ||

@@ -20,7 +20,8 @@ import zlib
 
 import numpy as np
 
-from . import bench, bench_values
+from stridewise.bench import matrix as bench
+from stridewise.bench import values as bench_values
 
 __all__ = ["LAYOUTS", "run", "run_cell"]
 

@@ -66,7 +66,7 @@ _CATEGORY = [bool, int, float, complex]
 def host_scalars(operands: list) -> list:
     """operands with each CPU 0-d torch tensor made a Scalar where another operand is a CUDA
     tensor (torch's rule; its value is read once, on the host, as torch does)."""
-    from ._arrays import Scalar, View
+    from stridewise.operands.arrays import Scalar, View
 
     if not any(isinstance(o, View) and o.backend == "cuda" for o in operands):
         return operands

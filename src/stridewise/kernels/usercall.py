@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._arrays import Scalar, View, _dense_strides
-from ._dtypes import ALL_DTYPES, DType
+from stridewise.operands.arrays import Scalar, View, _dense_strides
+from stridewise.operands.dtypes import ALL_DTYPES, DType
 
 __all__ = ["as_scalar", "RawArray", "RawType", "index_view", "stream_handle",
            "compile_options", "loop_range"]

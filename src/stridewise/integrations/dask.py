@@ -19,7 +19,8 @@ import sys
 
 import numpy as np
 
-from . import _ops, _plan
+from stridewise.launch import pipeline as _ops
+from stridewise import plan as _plan
 
 __all__ = ["has_dask", "call"]
 
@@ -187,13 +188,13 @@ def _chunk(ref, convention, algorithm) -> _Chunk:
     if chunk is None:
         kind, what = ref
         if kind == "op":
-            from . import _builtins
+            from stridewise.ops import builtins as _builtins
 
             ops = {o.name: o for o in (*_builtins.OPS.values(),
                                        *_builtins._CASTS.values())}
             op = ops[what]
         else:
-            from ._kernel import ElementwiseKernel
+            from stridewise.kernels.elementwise import ElementwiseKernel
 
             args, kw = what
             op = ElementwiseKernel(*args, **dict(kw))

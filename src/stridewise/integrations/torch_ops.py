@@ -19,8 +19,9 @@ import numbers
 import re
 import sys
 
-from . import _arrays, _ops
-from ._dtypes import dtype_of
+from stridewise.operands import arrays as _arrays
+from stridewise.launch import pipeline as _ops
+from stridewise.operands.dtypes import dtype_of
 
 __all__ = ["NAMESPACE", "routed", "declines", "call", "bump", "out_strides"]
 
@@ -51,7 +52,7 @@ def routed(args, out) -> bool:
 def declines(t) -> bool:
     """Whether the warm path must leave plain tensor t to `routed`: it requires grad with grad
     mode on, is not on the CPU or a CUDA device, or a dispatch mode is active (what
-    stridewise._torch's sw_torch_key checks in C++)."""
+    stridewise.launch._torch's sw_torch_key checks in C++)."""
     torch = sys.modules["torch"]
     return (t.requires_grad and torch.is_grad_enabled() or t.device.type not in ("cpu", "cuda")
             or torch._C._len_torch_dispatch_stack() > 0)
@@ -86,9 +87,9 @@ def _op_named(name: str):
     before torch 2.13 cannot pass a frozen dataclass to a function it runs at trace time)."""
     kernel = re.fullmatch(r".*_k(\d+)", name)
     if kernel:
-        from ._kernel import _LIVE
+        from stridewise.kernels.elementwise import _LIVE
         return _LIVE[int(kernel.group(1))]
-    from . import _builtins
+    from stridewise.ops import builtins as _builtins
     return {o.name: o for o in (*_builtins.OPS.values(),
                                 *_builtins._CASTS.values())}[name]
 
@@ -126,7 +127,7 @@ def _fake_view(t):
 def _define(op, name: str, mask: str) -> None:
     import torch
 
-    from ._grads import FORMULAS, SAVES
+    from stridewise.integrations.grads import FORMULAS, SAVES
 
     global _LIB
     if _LIB is None:

@@ -1,4 +1,4 @@
-/* stridewise._warm: the warm call path, compiled.
+/* stridewise.launch._warm: the warm call path, compiled.
  *
  * fast_call does what _ops._fast_call does, step for step: key the arguments (torch tensors
  * and NumPy arrays inline, other types through their _arrays keyer), find the call's _Fast,
@@ -28,7 +28,7 @@ typedef struct {            /* CUlaunchConfig (cuda.h), the ABI cuLaunchKernelEx
 
 typedef int (*LaunchEx)(const LaunchConfig *, void *, void **, void **);
 /* The library's current device and, when it is `index`, that device's current stream, in one
-   C call (stridewise._torch's sw_torch_cuda_current): 0, or -1 with a Python error. */
+   C call (stridewise.launch._torch's sw_torch_cuda_current): 0, or -1 with a Python error. */
 typedef int (*Current)(long index, long *device, void **stream);
 
 enum { INVALID_CONTEXT = 201, MAX_POINTERS = 64 };
@@ -195,7 +195,7 @@ launcher_new(PyTypeObject *type, PyObject *args, PyObject *kw)
                                      &pack_values, &slow, &failed, &native))
         return NULL;
     Current fn = NULL;
-    if (native != Py_None && (fn = (Current)PyCapsule_GetPointer(native, "stridewise._torch.cuda_current")) == NULL) {
+    if (native != Py_None && (fn = (Current)PyCapsule_GetPointer(native, "stridewise.launch._torch.cuda_current")) == NULL) {
         PyBuffer_Release(&buffer);
         return NULL;
     }
@@ -263,7 +263,7 @@ launcher_dealloc(Launcher *L)
 
 static PyTypeObject LauncherType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "stridewise._warm.Launcher",
+    .tp_name = "stridewise.launch._warm.Launcher",
     .tp_doc = "Launcher(ex, kernel, grid, block, buffer, nptr, at, index, current, stream, "
               "pack_values, slow, failed, native=None)\n\nbackends.cuda.bind's launcher, compiled: "
               "launcher(pointers, values). native: a capsule that reads the current device and "
@@ -313,7 +313,7 @@ push(Keying *k, PyObject *item)     /* steals item */
     return 0;
 }
 
-/* A torch tensor's key items and pointer: stridewise._torch's sw_torch_key when that module
+/* A torch tensor's key items and pointer: stridewise.launch._torch's sw_torch_key when that module
    loads (it is looked up once, on the first torch tensor), else a stand-in that declines. */
 typedef int (*TorchKey)(PyObject *, PyObject **, uint64_t *);
 
@@ -323,7 +323,7 @@ no_torch_key(PyObject *x, PyObject **items, uint64_t *ptr)
     return 0;
 }
 
-/* Count an in-place write into torch tensor x (stridewise._torch's sw_torch_bump, or
+/* Count an in-place write into torch tensor x (stridewise.launch._torch's sw_torch_bump, or
    _torch_ops.bump): 0, or -1 with a Python error. */
 typedef int (*TorchBump)(PyObject *);
 
@@ -333,12 +333,12 @@ torch_bump(PyObject *x)
     static TorchBump fn = NULL;
     static PyObject *py = NULL;
     if (fn == NULL && py == NULL) {
-        PyObject *module = PyImport_ImportModule("stridewise._torch");
-        fn = module ? (TorchBump)PyCapsule_Import("stridewise._torch.bump", 0) : NULL;
+        PyObject *module = PyImport_ImportModule("stridewise.launch._torch");
+        fn = module ? (TorchBump)PyCapsule_Import("stridewise.launch._torch.bump", 0) : NULL;
         Py_XDECREF(module);
         if (fn == NULL) {
             PyErr_Clear();
-            module = PyImport_ImportModule("stridewise._torch_ops");
+            module = PyImport_ImportModule("stridewise.integrations.torch_ops");
             py = module ? PyObject_GetAttrString(module, "bump") : NULL;
             Py_XDECREF(module);
             if (py == NULL)
@@ -358,10 +358,10 @@ torch_key_fn(void)
     static TorchKey fn = NULL;
     if (fn == NULL) {
         /* imported first: PyCapsule_Import reads "_torch" as the package's attribute, so a
-           process whose first call came before anything imported stridewise._torch keyed
+           process whose first call came before anything imported stridewise.launch._torch keyed
            every tensor through the (slower) accessors */
-        PyObject *module = PyImport_ImportModule("stridewise._torch");
-        fn = module ? (TorchKey)PyCapsule_Import("stridewise._torch.key", 0) : NULL;
+        PyObject *module = PyImport_ImportModule("stridewise.launch._torch");
+        fn = module ? (TorchKey)PyCapsule_Import("stridewise.launch._torch.key", 0) : NULL;
         Py_XDECREF(module);
         if (fn == NULL) {
             PyErr_Clear();    /* not built, or built for another torch: the accessors key */
@@ -424,7 +424,7 @@ key_with(Keying *k, PyObject *keyer, PyObject *x, int is_out)
         int got = torch_key_fn()(x, items, &k->ptrs[k->nptr]);
         if (got == 2)            /* it needs the dispatcher: _torch_ops.routed */
             return 0;
-        if (got) {               /* stridewise._torch's, in C++ */
+        if (got) {               /* stridewise.launch._torch's, in C++ */
             k->nptr++;
             for (int i = 0; i < 5; i++)
                 k->key[k->nkey++] = items[i];
@@ -604,7 +604,7 @@ fast_call(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
         return NULL;
     }
     if (keyers == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "stridewise._warm.configure was not called");
+        PyErr_SetString(PyExc_RuntimeError, "stridewise.launch._warm.configure was not called");
         return NULL;
     }
     PyObject *args = a[1], *out = a[2], *calls = a[6], *result = NULL;
@@ -703,7 +703,7 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module_def = {
-    PyModuleDef_HEAD_INIT, "stridewise._warm",
+    PyModuleDef_HEAD_INIT, "stridewise.launch._warm",
     "The warm call path, compiled (see _ops._fast_call and backends.cuda.bind).", -1, methods,
 };
 

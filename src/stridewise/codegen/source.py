@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ._dtypes import DType
+from stridewise.operands.dtypes import DType
 
 __all__ = ["KernelSpec", "generate", "slot_format", "user_functor", "user_block"]
 

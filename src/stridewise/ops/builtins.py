@@ -3,7 +3,7 @@
 Each row of `_TABLE` is one op: its inputs, functor, compute dtypes, promotion, NumPy and
 torch counterparts, tolerance and docstring. From the rows come the public functions
 (`sw.add`, with real signatures, in `__all__`), what `explain` knows, the README's table and
-the type stub `_builtins.pyi` (tools/op_table.py writes both), and the tests that hold every
+the type stub `ops/builtins.pyi` (tools/op_table.py writes both), and the tests that hold every
 row to its NumPy and torch counterparts (tests/test_builtin_ops.py). A new op is one row,
 plus a functor in include/stridewise/ops.h where its math is new (CuPy's create_ufunc
 pattern). `cast` is the one op outside the table: its target dtype selects the kernel.
@@ -42,10 +42,11 @@ import sys
 from dataclasses import dataclass, field
 from typing import Callable
 
-from . import _ops, _torch_ops
-from . import _complex
-from ._ops import ElementwiseOp, _call
-from ._typing import AlgorithmLike, Array, Convention, Operand
+from stridewise.launch import pipeline as _ops
+from stridewise.integrations import torch_ops as _torch_ops
+from stridewise.ops import complex as _complex
+from stridewise.launch.pipeline import ElementwiseOp, _call
+from stridewise._typing import AlgorithmLike, Array, Convention, Operand
 
 _FLOATS = ("float16", "bfloat16", "float32", "float64")
 _INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
@@ -364,7 +365,7 @@ _CASTS = {dt: ElementwiseOp(f"cast_{dt}", 1, "sw::CastFunctor<{M}>", None, CAST_
 def cast(x: Operand, dtype: object, /, *,
          out: Array | None = None, algorithm: AlgorithmLike | None = None) -> Array:
     """x converted to `dtype` (a name, NumPy dtype or torch dtype) in registers."""
-    from ._dtypes import dtype_of
+    from stridewise.operands.dtypes import dtype_of
 
     target = dtype_of(dtype).name
     if target not in _CASTS:
@@ -397,14 +398,14 @@ def readme_section() -> str:
     return f"{README_BEGIN}\n{op_table()}\n{README_END}"
 
 
-# The module as type checkers see it (_builtins.pyi, which tools/op_table.py writes): the
+# The module as type checkers see it (ops/builtins.pyi, which tools/op_table.py writes): the
 # table's functions are made at import, so only a stub can name them to a checker.
 _STUB_HEAD = """\
-# Generated from the op table (_builtins.py) by tools/op_table.py --write: do not edit.
+# Generated from the op table (ops/builtins.py) by tools/op_table.py --write: do not edit.
 from typing import Callable
 
-from ._ops import ElementwiseOp
-from ._typing import AlgorithmLike, Array, Convention, Operand
+from stridewise.launch.pipeline import ElementwiseOp
+from stridewise._typing import AlgorithmLike, Array, Convention, Operand
 
 class Row:
 {fields}
@@ -434,7 +435,7 @@ def cast(x: Operand, dtype: object, /, *, out: Array | None = None,
 
 
 def stub() -> str:
-    """The text of _builtins.pyi: this module's public names, each op of the table a function
+    """The text of ops/builtins.pyi: this module's public names, each op of the table a function
     of its own signature."""
     import dataclasses
 

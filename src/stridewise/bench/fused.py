@@ -2,7 +2,7 @@
 without broadcast-invariant hoisting) and through sw.fuse, against NumPy eager and numexpr on the
 CPU, and torch eager, torch.compile, CuPy's ElementwiseKernel and cupy.fuse on the GPU.
 
-`run_fused(device)` returns plain rows that `python -m stridewise.bench_fused [cpu|cuda]
+`run_fused(device)` returns plain rows that `python -m stridewise.bench.fused [cpu|cuda]
 [scale]` prints; every result is checked against the eager one before it is timed, and the
 hoisted kernel against the unhoisted one bit for bit.
 """
@@ -261,7 +261,7 @@ def run_fused(device: str = "cpu", dtypes: tuple = ("float32", "float64"), scale
     """
     import stridewise as sw
 
-    from .bench import time_interleaved
+    from stridewise.bench.matrix import time_interleaved
 
     rows = []
     # "cpu" is the NumPy side; "cuda" (or "cpu:0", torch's CPU through the GPU side's code)
@@ -345,12 +345,12 @@ def format_rows(rows: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """python -m stridewise.bench_fused [cpu|cuda] [scale] [--cases a,b] [--dtypes ..]
+    """python -m stridewise.bench.fused [cpu|cuda] [scale] [--cases a,b] [--dtypes ..]
     [--json PATH]: the table per case as it is measured; --json rewrites PATH after each."""
     import argparse
     import json
 
-    ap = argparse.ArgumentParser(prog="python -m stridewise.bench_fused")
+    ap = argparse.ArgumentParser(prog="python -m stridewise.bench.fused")
     ap.add_argument("device", nargs="?", default="cpu")
     ap.add_argument("scale", nargs="?", type=float, default=1.0)
     ap.add_argument("--cases", help="comma-separated case names' first words (default: all)")

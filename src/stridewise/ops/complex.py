@@ -44,7 +44,7 @@ def functor(name: str, compute, default: str) -> str:
 
 def real_of(dtype):
     """The real dtype of a complex one (abs's result); other dtypes unchanged."""
-    from ._dtypes import DTYPES
+    from stridewise.operands.dtypes import DTYPES
 
     return DTYPES[{"complex64": "float32", "complex128": "float64"}.get(dtype.name, dtype.name)]
 

@@ -9,17 +9,25 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from . import _arrays, _codegen, _complex, _dask, _foreign, _layout, _plan, _resolve, _torch_ops
-from ._arrays import Scalar, View
-from ._compiled import warm as _WARM
-from ._dtypes import ALL_DTYPES as DTYPES, DType
-from ._promote import HostScalar, ZeroDim, host_scalars
-from .algorithms import Auto
-from .backends import get_backend
-from .capabilities import capabilities
-from .tuning import elementwise_tuning, field_origins, tuning_device
-from ._explain import Explanation
-from ._typing import Operand
+from stridewise.operands import arrays as _arrays
+from stridewise.codegen import source as _codegen
+from stridewise.ops import complex as _complex
+from stridewise.integrations import dask as _dask
+from stridewise.operands import foreign as _foreign
+from stridewise.operands import layout as _layout
+from stridewise import plan as _plan
+from stridewise import resolve as _resolve
+from stridewise.integrations import torch_ops as _torch_ops
+from stridewise.operands.arrays import Scalar, View
+from stridewise.launch.compiled import warm as _WARM
+from stridewise.operands.dtypes import ALL_DTYPES as DTYPES, DType
+from stridewise.operands.promote import HostScalar, ZeroDim, host_scalars
+from stridewise.algorithms import Auto
+from stridewise.backends import get_backend
+from stridewise.capabilities import capabilities
+from stridewise.tuning import elementwise_tuning, field_origins, tuning_device
+from stridewise._explain import Explanation
+from stridewise._typing import Operand
 
 __all__ = ["ElementwiseOp", "Typing", "explain", "Prepared"]
 
@@ -569,7 +577,7 @@ def __getattr__(name: str):
     # The remainder op is a row of the op table (_builtins) like every built-in; the
     # pipeline's tests and tools name it here.
     if name == "REMAINDER":
-        from ._builtins import OPS
+        from stridewise.ops.builtins import OPS
         return OPS["remainder"]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

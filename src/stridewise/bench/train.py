@@ -6,7 +6,7 @@ Under torch.compile stridewise's remainder is a torch.library custom op inside t
 (forward and backward); torch's is one Inductor fuses with its neighbours, so the compiled
 torch row is the bar the custom op is measured against.
 
-`run_train(device)` returns plain rows; `python -m stridewise.bench_train [cpu|cuda]` prints
+`run_train(device)` returns plain rows; `python -m stridewise.bench.train [cpu|cuda]` prints
 them. Every variant's first-step loss and gradients are checked against eager torch before
 anything is timed.
 """
@@ -58,8 +58,8 @@ def run_train(device: str = "cpu", compile_: bool = True) -> list[dict]:
     """
     import torch
 
-    from . import remainder
-    from .bench import time_interleaved
+    from stridewise import remainder
+    from stridewise.bench.matrix import time_interleaved
 
     dev = "cuda" if device.startswith("cuda") else "cpu"
     batch, features, hidden = SIZES[dev]

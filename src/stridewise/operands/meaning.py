@@ -57,6 +57,6 @@ def torch_mark(t) -> int:
     lazy bits, or one torch's dispatcher takes (_torch_ops.declines: autograd, meta and other
     devices, dispatch modes). Added to the warm key's alignment item (0-15), so such a tensor
     never matches a plain one's entry."""
-    from . import _torch_ops
+    from stridewise.integrations import torch_ops as _torch_ops
 
     return 16 if t.is_neg() or t.is_conj() or _torch_ops.declines(t) else 0

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _meaning
-from ._compiled import torch_ext, warm
-from ._dtypes import DType, dtype_of
-from ._promote import ZeroDim, torch_result_type
+from stridewise.operands import meaning as _meaning
+from stridewise.launch.compiled import torch_ext, warm
+from stridewise.operands.dtypes import DType, dtype_of
+from stridewise.operands.promote import ZeroDim, torch_result_type
 
 __all__ = [
     "View", "Scalar", "as_operand", "resolve_backend", "result_dtypes",
@@ -124,7 +124,7 @@ def _dlpack_view(obj) -> View:
                         "takes DLPack producers on CUDA devices (or NumPy and torch arrays)")
     from cuda.core.utils import StridedMemoryView
 
-    from ._foreign import DLPACK_STREAM
+    from stridewise.operands.foreign import DLPACK_STREAM
 
     # the launch goes on the legacy default stream: the producer orders its writes before it
     smv = StridedMemoryView.from_dlpack(obj, DLPACK_STREAM)
@@ -152,8 +152,8 @@ def _interface_view(obj) -> View:
     strides = cai.get("strides")
     strides = _dense_strides(shape) if strides is None else tuple(s // dt.itemsize for s in strides)
     ptr, readonly = cai["data"]
-    from ._foreign import sync_interface_stream
-    from .backends.cuda import pointer_device
+    from stridewise.operands.foreign import sync_interface_stream
+    from stridewise.backends.cuda import pointer_device
 
     sync_interface_stream(cai)
 
@@ -279,7 +279,7 @@ def _interface_data(x) -> int:
     return x.__array_interface__["data"][0]
 
 
-# where stridewise._warm is built, the same pointer through the buffer protocol, without the
+# where stridewise.launch._warm is built, the same pointer through the buffer protocol, without the
 # interface's dict (a tenth of the time)
 _numpy_data = _interface_data if warm is None else warm.data_pointer
 
@@ -350,7 +350,7 @@ def allocator(lib: str, device: tuple, shape: tuple, dtype: DType, strides: tupl
                 a = cupy.empty(shape, dtype=dt)
             return a, a.data.ptr
         return cupy_alloc
-    from . import _foreign
+    from stridewise.operands import foreign as _foreign
 
     return _foreign.allocator(device, shape, dtype)   # any other CUDA producer
 

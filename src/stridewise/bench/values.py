@@ -70,7 +70,7 @@ class _Numpy:
         return np.where(mask, x, y)
 
     def cast(self, x, dtype: str):
-        from .bench import _np_dtype
+        from stridewise.bench.matrix import _np_dtype
         with np.errstate(over="ignore"):
             return np.asarray(np.asarray(x).astype(_np_dtype(dtype)))
 
@@ -117,7 +117,7 @@ def drawer(lib: str, seed: int, device: str = "cpu"):
 
 def _float_info(dtype: str):
     import ml_dtypes
-    from .bench import _np_dtype
+    from stridewise.bench.matrix import _np_dtype
     return ml_dtypes.finfo(_np_dtype(dtype)) if dtype == "bfloat16" else np.finfo(dtype)
 
 

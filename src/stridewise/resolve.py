@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from . import modes
-from .algorithms import Algorithm, Auto
-from .capabilities import Capabilities
-from .tuning import ElementwiseTuning
+from stridewise import modes
+from stridewise.algorithms import Algorithm, Auto
+from stridewise.capabilities import Capabilities
+from stridewise.tuning import ElementwiseTuning
 
 __all__ = ["_resolve_elementwise", "_check_domain", "_select", "_fill", "_check"]
 

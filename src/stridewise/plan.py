@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import modes as _modes
+from stridewise import modes as _modes
 
 __all__ = ["Plan", "Layout", "plan", "broadcast_shapes", "MODES", "MAX_DIMS"]
 

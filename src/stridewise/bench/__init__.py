@@ -1,0 +1,1 @@
+"""Bench: stridewise against what users would otherwise run (`stridewise bench`)."""

@@ -1,0 +1,1 @@
+"""Integrations with torch (custom ops, gradients) and Dask."""

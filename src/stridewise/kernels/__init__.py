@@ -1,0 +1,1 @@
+"""User kernels: ElementwiseKernel in CuPy's and PyCUDA's forms, and fuse/evaluate."""
