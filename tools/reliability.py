@@ -134,7 +134,7 @@ def _bad_cases():
                                                            out=_t(o)),
             "torch: meta tensor into a CPU out": lambda o: sw.add(t.to("meta"), 1.0, out=_t(o)),
             "torch: mixed with numpy": lambda o: sw.add(t, a, out=_t(o)),
-            "torch: complex tensor": lambda o: sw.add(c, c),
+            "torch: complex32 tensor": lambda o: sw.add(c.to(torch.complex32), c.to(torch.complex32)),
         })
     return cases
 

@@ -26,7 +26,8 @@ __all__ += _builtins.__all__
 
 # User kernels and fusion (their parsers, the hoisting pass) load on first use: a process
 # that only calls built-in ops never pays for them at import.
-_LAZY = {"ElementwiseKernel": "._kernel", "fuse": "._fuse", "evaluate": "._fuse"}
+_LAZY = {"ElementwiseKernel": ".kernels.elementwise", "fuse": ".kernels.fuse",
+         "evaluate": ".kernels.fuse"}
 
 
 def __getattr__(name: str):

@@ -1,8 +1,8 @@
-# Generated from the op table (_builtins.py) by tools/op_table.py --write: do not edit.
+# Generated from the op table (ops/builtins.py) by tools/op_table.py --write: do not edit.
 from typing import Callable
 
-from ._ops import ElementwiseOp
-from ._typing import AlgorithmLike, Array, Convention, Operand
+from stridewise.launch.pipeline import ElementwiseOp
+from stridewise._typing import AlgorithmLike, Array, Convention, Operand
 
 class Row:
     name: str

@@ -87,7 +87,7 @@ enum Path { kEither, kFast, kExact };
 // GCC deduced the return type (instantiating F::fast) even inside a discarded branch.
 template <class F, int P, class... A>
 SW_HOST_DEVICE SW_INLINE auto call_fast(FastFlag& slow, A... a) { return F::fast(a..., slow); }
-template <class F, class... A>
+template <class F, int P, class... A>   // FlagsFirst's range check, with call_fast's arguments
 SW_HOST_DEVICE SW_INLINE void call_wide(FastFlag& slow, A... a) { slow |= F::wide(a...); }
 
 // 1 / x within 2^-43.3 (relative) with no division, for x in [2^-100, 2^100] (outside it the
