@@ -284,7 +284,7 @@ _BINARY = ["({} + {})", "({} - {})", "({} * {})", "({} / {})", "min({}, {})", "m
 def expressions(draw, names, depth=3):
     if depth == 0 or draw(st.integers(0, 3)) == 0:
         # no bare int literal: sin(2) has no single CUDA overload, on any path (a user's error)
-        return draw(st.sampled_from(names + ["2.0f", "1.5f", "0.25"]))
+        return draw(st.sampled_from(names + ["T(2.0)", "T(1.5)", "T(0.25)"]))
     if draw(st.booleans()):
         return draw(st.sampled_from(_UNARY)).format(draw(expressions(names, depth - 1)))
     form = draw(st.sampled_from(_BINARY))
