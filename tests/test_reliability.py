@@ -592,3 +592,17 @@ def test_reliability_quick_slice(tmp_path):
     assert {r["section"] for r in rows} == {"bad input", "cache faults", "concurrency",
                                             "largest array", "fuzz"}
     assert all(r["held"] == r["tried"] > 0 for r in rows), rows
+
+
+def test_fuzz_runners_keep_0d_operands_0d():
+    """The GPU run's CuPy runner once handed stridewise (1,)-shaped copies of 0-d operands
+    (np.ascontiguousarray), so its 0-d keys compared a (1,) result with NumPy's (); here the
+    CuPy runner (NumPy standing in) replays the 0-d keys of that run bit for bit."""
+    keys = [(i, k) for i, k in enumerate(fuzz.keys_for(2026, 10000, 200, "cupy")) if k.ndim == 0]
+    assert keys
+    run = fuzz.cupy_runner(np)
+    for i, key in keys[:4]:
+        for j in range(3):
+            case = fuzz.make_case(2026, i, j, key)
+            assert all(getattr(a, "ndim", 0) == 0 for a in case.args)
+            assert run(case) is None, (i, j, key)

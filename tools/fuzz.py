@@ -424,7 +424,7 @@ def torch_runner(device: str = "cuda"):
 
     def run(case: Case):
         key = case.key
-        args = [lay(np.ascontiguousarray(a) if isinstance(a, np.ndarray) else a, i[0])
+        args = [lay(np.array(a, order="C") if isinstance(a, np.ndarray) else a, i[0])
                 if i[0] != "scalar" else a for a, i in zip(case.args, key.inputs)]
         try:
             if key.op == "cast":
@@ -470,7 +470,8 @@ def cupy_runner(xp=None):
     def dev(x, layout):
         if not isinstance(x, np.ndarray):
             return x
-        return in_layout(xp.asarray(np.ascontiguousarray(x)), layout, xp)
+        # a C-ordered copy that keeps 0-d arrays 0-d (np.ascontiguousarray makes them (1,))
+        return in_layout(xp.asarray(np.array(x, order="C")), layout, xp)
 
     def run(case: Case):
         key = case.key
