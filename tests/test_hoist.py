@@ -275,7 +275,7 @@ def test_preamble_functions_cost_what_their_bodies_do():
 
 # -- random expressions ---------------------------------------------------------------------
 _UNARY = ["sin({})", "cos({})", "sqrt(fabs({}))", "log(fabs({}) + 1)", "(-{})", "fabs({})",
-          "exp(-fabs({}))", "(T)({})", "({} * 0.5)"]
+          "exp(-fabs({}))", "(T)({})", "({} * T(0.5))"]
 _BINARY = ["({} + {})", "({} - {})", "({} * {})", "({} / {})", "min({}, {})", "max({}, {})",
            "({} > {} ? {} : 2)", "(({} < {}) + {})", "atan2({}, {})"]
 
@@ -283,7 +283,8 @@ _BINARY = ["({} + {})", "({} - {})", "({} * {})", "({} / {})", "min({}, {})", "m
 @st.composite
 def expressions(draw, names, depth=3):
     if depth == 0 or draw(st.integers(0, 3)) == 0:
-        # no bare int literal: sin(2) has no single CUDA overload, on any path (a user's error)
+        # literals of type T: sin(2) or atan2(float, double) has no single CUDA overload (a
+        # user's error, on any path), so every subexpression keeps the kernel's type
         return draw(st.sampled_from(names + ["T(2.0)", "T(1.5)", "T(0.25)"]))
     if draw(st.booleans()):
         return draw(st.sampled_from(_UNARY)).format(draw(expressions(names, depth - 1)))
