@@ -7,6 +7,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
+import re
 import threading
 from pathlib import Path
 
@@ -136,6 +137,14 @@ def host_cpu() -> str:
         return platform.machine() + platform.processor()
 
 
+# GCC 12.2 at -O3 miscompiles a vectorized select over bool lanes (a user kernel's
+# `z = x < y ? x : y` in rows mode gave true for every element; tools/fuzz.py --case 1:12:0):
+# a kernel with bool operands builds without SLP vectorization, which the packs of the other
+# dtypes keep.
+_BOOL_LANES = re.compile(r"\bbool\b")
+_NO_SLP = ("-fno-tree-slp-vectorize",)
+
+
 def build_flags() -> tuple[tuple, tuple]:
     """(g++ flags, libraries to link) of every kernel build: FLAGS, vector math where the host
     has it, and STRIDEWISE_CXXFLAGS."""
@@ -150,6 +159,8 @@ def compile(source: str, name: str, device, options=()) -> bytes:
     reach g++ through the source)."""
     cxx, version = compiler()
     flags, libs = build_flags()
+    if _BOOL_LANES.search(source.split("\n", 1)[0]):    # codegen's first line: the dtypes
+        flags += _NO_SLP
     key = _cache.cache_key(source, flags + libs, "cpu", version, host_cpu())
 
     def build() -> bytes:
