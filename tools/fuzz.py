@@ -470,8 +470,10 @@ def cupy_runner(xp=None):
     def dev(x, layout):
         if not isinstance(x, np.ndarray):
             return x
-        # a C-ordered copy that keeps 0-d arrays 0-d (np.ascontiguousarray makes them (1,))
-        return in_layout(xp.asarray(np.array(x, order="C")), layout, xp)
+        # bit for bit, shape kept: through a 1-d copy (np.ascontiguousarray makes a 0-d array
+        # (1,), and CuPy's fill writes any value equal to 0 with a memset, -0.0 included)
+        flat = xp.asarray(np.array(x, order="C").reshape(-1))
+        return in_layout(flat.reshape(x.shape), layout, xp)
 
     def run(case: Case):
         key = case.key
