@@ -280,14 +280,14 @@ def _source(row: Row, inplace: bool) -> str:
             + f"    return _ops._call({call}) if r is None else r\n")
 
 
-def _doc(row: Row, inplace: bool) -> str:
+def _doc(row: Row, op: ElementwiseOp, inplace: bool) -> str:
     if inplace:
         first = row.params[0]
         return (f"In-place {row.name}: {first} = {row.name}({', '.join(row.params)}); "
                 f"the others must broadcast to {first}'s shape.")
     dtypes, line = [], "Computes in"        # wrapped by hand: textwrap costs 1 ms an op
-    for i, dt in enumerate(row.dtypes):
-        word = f" {dt}{'.' if i == len(row.dtypes) - 1 else ','}"
+    for i, dt in enumerate(op.dtypes):      # the row's, and complex where the op has it
+        word = f" {dt}{'.' if i == len(op.dtypes) - 1 else ','}"
         if len(line) + len(word) > 92:
             dtypes.append(line)
             line = ""
@@ -334,7 +334,7 @@ def register(*rows: Row) -> Callable:
         if row.ulp:
             TOLERANCE_ULP[row.name] = dict(row.ulp)
         fn = namespace[row.name + "_" * inplace]
-        fn.__doc__ = _doc(row, inplace)
+        fn.__doc__ = _doc(row, op, inplace)
         fn._torchdynamo_inline = _traced(row, op, inplace)
         setattr(module, fn.__name__, fn)
         __all__.append(fn.__name__)
