@@ -213,6 +213,7 @@ def cupy_uniform(shape, chunks, seed, lo=-100.0, hi=100.0):
 
 def gpus(args):
     import cupy as cp
+    import dask.array as da
     from dask.distributed import Client, wait
 
     rows, cols, c = args.rows, args.cols, args.chunk
@@ -241,8 +242,6 @@ def gpus(args):
                     done[0] += 1          # new keys each run (see _table)
                     wait(fn(x, row * (1 + done[0] * 2.0**-40)).persist())
                 return go
-
-            import dask.array as da
 
             t = interleaved({"sw": job(sw.remainder), "da": job(da.remainder)}, args.repeat)
             (sb, sm), (db, dm) = t["sw"], t["da"]
