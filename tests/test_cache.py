@@ -118,8 +118,9 @@ def test_warm_calls_take_the_fast_path(lib, wrap, warm_path):
     place, a Python scalar, a user kernel's out list), with the results of the full path."""
     import stridewise as sw
     from stridewise.launch import pipeline as _ops
+    from stridewise.ops import builtins as _builtins
 
-    R = _ops.REMAINDER
+    R = _builtins.OPS["remainder"]
     a = wrap(np.linspace(-7, 7, 3 * 700, dtype=np.float32).reshape(3, 700))
     b = wrap(np.linspace(1, 3, 700, dtype=np.float32))
     want = np.remainder(np.asarray(a), np.asarray(b)) if lib == "numpy" else None

@@ -73,6 +73,7 @@ import stridewise as sw
 from stridewise import cache as _cache
 from stridewise.codegen import source as _codegen
 from stridewise.launch import pipeline as _ops
+from stridewise.ops import builtins as _builtins
 from stridewise.backends import _pch
 from stridewise.backends import cpu
 a = np.linspace(-9, 9, 1001)
@@ -81,7 +82,7 @@ used = None
 if os.environ["STRIDEWISE_PCH"] == "1":     # g++ reads it: -H marks a used header with "!"
     cxx, version = cpu.compiler()
     flags, libs = cpu.build_flags()
-    spec = _ops._call(_ops.REMAINDER, (a, 2.5), dry=True).spec
+    spec = _ops._call(_builtins.OPS["remainder"], (a, 2.5), dry=True).spec
     with tempfile.TemporaryDirectory() as d:
         src = Path(d) / "k.cpp"
         src.write_text(_codegen.generate(spec, cpu.entry_point))

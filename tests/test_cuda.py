@@ -136,6 +136,7 @@ def test_every_mode_in_a_one_block_grid(dtype, monkeypatch):
 
     from stridewise import tuning
     from stridewise.launch import pipeline as _ops
+    from stridewise.ops import builtins as _builtins
     from stridewise.backends import cuda
 
     ctx = cuda._device_facts(0)[2]
@@ -147,7 +148,7 @@ def test_every_mode_in_a_one_block_grid(dtype, monkeypatch):
     _ops._CALLS.clear()
     try:
         for name, (a, b, out, mode) in _layouts(dtype, np.random.default_rng(12)).items():
-            assert _ops._call(_ops.REMAINDER, (a, b), out, dry=True).config.grid == 1, name
+            assert _ops._call(_builtins.OPS["remainder"], (a, b), out, dry=True).config.grid == 1, name
             assert check(a, b, "torch", out=out) == mode, name
     finally:   # the calls prepared here hold one-block grids
         _ops._MEMO.clear()
@@ -160,13 +161,14 @@ def test_keep_loads_either_way(dtype):
     (pack.h load_kept, Algorithm.keep_loads) and without agree with torch (a policy load on
     a staged block or a period's table would fault: tests/test_nvrtc.py keeps them apart)."""
     from stridewise.launch import pipeline as _ops
+    from stridewise.ops import builtins as _builtins
     from stridewise.algorithms import ALGORITHMS
 
     for name, (a, b, out, mode) in _layouts(dtype, np.random.default_rng(13)).items():
         want = host(torch_oracle(a, b))
         for keep in (False, True):
             alg = ALGORITHMS[mode](keep_loads=keep)
-            prepared = _ops._call(_ops.REMAINDER, (a, b), out, algorithm=alg, dry=True)
+            prepared = _ops._call(_builtins.OPS["remainder"], (a, b), out, algorithm=alg, dry=True)
             assert prepared.spec.keep_loads is keep, name
             assert same_bits(host(sw.remainder(a, b, out=out, algorithm=alg)), want), (name, keep)
 
@@ -178,6 +180,7 @@ def test_stage_either_way(dtype):
     per column), ones too wide for 48 KiB (transposed from global memory), and a user kernel
     with four transposed operands (in int32, three tiles of 16 KiB fit)."""
     from stridewise.launch import pipeline as _ops
+    from stridewise.ops import builtins as _builtins
 
     rng = np.random.default_rng(17)
     layouts = _layouts(dtype, rng)
@@ -187,7 +190,7 @@ def test_stage_either_way(dtype):
         for tile in (8, 16, 32, 64):
             for stage in (False, True):
                 alg = sw.Tiled(tile=tile, stage=stage)
-                prepared = _ops._call(_ops.REMAINDER, (a, b), out, algorithm=alg, dry=True)
+                prepared = _ops._call(_builtins.OPS["remainder"], (a, b), out, algorithm=alg, dry=True)
                 assert (prepared.spec.tile > 0) is stage, (name, tile)
                 got = host(sw.remainder(a, b, out=out, algorithm=alg))
                 assert same_bits(got, want), (name, tile, stage)
@@ -233,13 +236,14 @@ def test_the_grid_follows_the_tunings_mode_overrides():
     override), a flat float16 problem of the same size more (a block per unit of work); and
     2^27 short rows agree with torch at 4 waves, where each thread takes several steps."""
     from stridewise.launch import pipeline as _ops
+    from stridewise.ops import builtins as _builtins
     from stridewise.backends import cuda
 
     sms, threads, _ = cuda._device_facts(0)
     a = torch.empty((2**27 // 6, 6), dtype=torch.float16, device=CUDA).uniform_(-100, 100)
     b = tt(np.array([[1.5, -2.25, 3.0, -0.75, 7.0, 0.125]], np.float16))
-    short = _ops._call(_ops.REMAINDER, (a, b), None, dry=True)
-    flat = _ops._call(_ops.REMAINDER, (a, a), None, dry=True)
+    short = _ops._call(_builtins.OPS["remainder"], (a, b), None, dry=True)
+    flat = _ops._call(_builtins.OPS["remainder"], (a, a), None, dry=True)
     assert (short.spec.mode, flat.spec.mode) == ("short_rows", "contiguous")
     assert short.config.grid == sms * (threads // short.config.block) * 4
     assert flat.config.grid > short.config.grid
@@ -776,6 +780,7 @@ def test_warm_host_overhead():
     """Warm per-call host time at 1024 elements against torch eager (target: at most torch's),
     then the warm path's parts: keying the arguments, the bound launcher, the cold launch."""
     from stridewise.launch import pipeline as _ops
+    from stridewise.ops import builtins as _builtins
     from stridewise.backends import cuda
 
     a, b = torch.randn(1024, device=CUDA), torch.randn(1024, device=CUDA) + 3
@@ -786,7 +791,7 @@ def test_warm_host_overhead():
                       (lambda: torch.remainder(a, b), "torch.remainder (allocates)"),
                       (lambda: torch.empty_like(a), "torch.empty_like alone")):
         print(f"\n[overhead] {label}: {_us_per_call(fn):.2f} us/call")
-    R = _ops.REMAINDER
+    R = _builtins.OPS["remainder"]
     per = _us_per_call(lambda: _ops._fast_key(R, (a, b), out, None, None, False))
     print(f"\n[overhead] _fast_key alone (3 tensors, torch keyed inline): {per:.2f} us/call")
     per = _us_per_call(lambda: _ops._fast_call(R, (a, b), out, None, None, False, _ops._CALLS))

@@ -8,6 +8,7 @@ import pytest
 import stridewise as sw
 from stridewise import algorithms
 from stridewise.launch import pipeline as _ops
+from stridewise.ops import builtins as _builtins
 from stridewise.plan import plan
 
 DTYPES = ("float16", "float32", "float64", "int32", "int64")
@@ -27,7 +28,7 @@ def _check(args, alg, out=None):
     got = sw.remainder(*args, algorithm=alg, out=out)
     assert got.dtype == want.dtype and got.shape == want.shape
     np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))   # bit for bit
-    return _ops._call(_ops.REMAINDER, args, out, None, alg, dry=True)
+    return _ops._call(_builtins.OPS["remainder"], args, out, None, alg, dry=True)
 
 
 def _sliced(base, offset):

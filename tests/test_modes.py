@@ -15,6 +15,7 @@ from oracle import numpy_op, numpy_remainder, random_values, same_bits
 from stridewise import algorithms, modes
 from stridewise.codegen import source as _codegen
 from stridewise.launch import pipeline as _ops
+from stridewise.ops import builtins as _builtins
 from stridewise import plan as _plan
 from stridewise.backends import cuda
 from stridewise.capabilities import CPU, CUDA
@@ -222,7 +223,7 @@ def test_registration_is_checked():
     with registered(cpu_only):
         assert CPU._supports_mode("backwards") and not CUDA._supports_mode("backwards")
         with pytest.raises(ValueError, match="has no cuda kernel"):
-            cuda.entry_point(_ops._call(_ops.REMAINDER, (np.ones(8), np.ones(8)), dry=True).spec)
+            cuda.entry_point(_ops._call(_builtins.OPS["remainder"], (np.ones(8), np.ones(8)), dry=True).spec)
 
 
 def test_every_shipped_mode_is_complete():
@@ -258,7 +259,7 @@ def test_the_toy_cuda_kernel_compiles_and_sizes_its_grid(toy, monkeypatch):
     compiles with NVRTC, and configure takes the grid from the toy's Kernel.grid."""
     pytest.importorskip("cuda.core", reason="needs the cuda extra (cuda.core + NVRTC wheels)")
     a = np.ones(100_000, np.float32)
-    prepared = _ops._call(_ops.REMAINDER, (a, a), dry=True)
+    prepared = _ops._call(_builtins.OPS["remainder"], (a, a), dry=True)
     spec = prepared.spec
     assert spec.mode == "backwards"
     source = _codegen.generate(spec, cuda.entry_point)

@@ -17,6 +17,7 @@ pytest.importorskip("cuda.core", reason="needs the cuda extra (cuda.core + NVRTC
 from stridewise import algorithms, modes  # noqa: E402
 from stridewise.codegen import source as _codegen  # noqa: E402
 from stridewise.launch import pipeline as _ops  # noqa: E402
+from stridewise.ops import builtins as _builtins
 from stridewise.operands.dtypes import DTYPES  # noqa: E402
 
 pytestmark = pytest.mark.nvrtc
@@ -63,7 +64,7 @@ def _base_specs():
             cases[m.name] = (m.example(lambda shape: np.ones(shape, f)), m.algorithm())
     specs = {}
     for name, (args, alg) in cases.items():
-        prepared = _ops._call(_ops.REMAINDER, args, algorithm=alg, dry=True)
+        prepared = _ops._call(_builtins.OPS["remainder"], args, algorithm=alg, dry=True)
         assert prepared.spec.mode == name.split("/")[0], (name, prepared.spec.mode)
         assert ("shifted" in name) == ("shifted" in prepared.spec.kinds), (name, prepared.spec.kinds)
         assert ("heads" in name) == prepared.spec.row_heads, name
@@ -82,7 +83,7 @@ def _variants():
                 for bits in (32, 64):
                     spec = dataclasses.replace(
                         base, arrays=(dt,) * len(base.arrays), params=(dt,) * len(base.params),
-                        compute=dt, functor=_ops.REMAINDER.functor_for(dt, "torch"),
+                        compute=dt, functor=_builtins.OPS["remainder"].functor_for(dt, "torch"),
                         pack=pack, index_bits=bits)
                     out.append((f"{name}/{dt.name}/p{pack}/i{bits}", spec))
             widest = out[-1][1]
@@ -268,6 +269,7 @@ FAKE_RUN = r"""
 import ctypes, dataclasses, json, sys
 import stridewise as sw
 from stridewise.launch import pipeline as _ops
+from stridewise.ops import builtins as _builtins
 from stridewise.backends import cuda
 fake = ctypes.CDLL("libcuda.so.1")
 
@@ -287,7 +289,7 @@ def launched(i, size):
 
 fake.cuCtxPushCurrent_v2(ctypes.c_void_p(0x1000))            # "device 0 is current"
 a, b, out = CAI(0x7f0000000000, (64, 256)), CAI(0x7f0000100000, (256,)), CAI(0x7f0000200000, (64, 256))
-p = _ops._call(_ops.REMAINDER, (a, b), out, dry=True)
+p = _ops._call(_builtins.OPS["remainder"], (a, b), out, dry=True)
 if sys.argv[1] == "source":
     json.dump([p.source, p.spec.entry], open(sys.argv[2], "w"))
     raise SystemExit
@@ -297,7 +299,7 @@ record = lambda *ptrs: p.record.pack(*ptrs, *p.static) + p.config.extra  # noqa:
 ptrs = (0x7f0000200000, 0x7f0000000000, 0x7f0000100000)
 for _ in range(2):
     sw.remainder(a, b, out=out)
-p = _ops._call(_ops.REMAINDER, (a, b), out, dry=True)       # the memo's, with its kernel
+p = _ops._call(_builtins.OPS["remainder"], (a, b), out, dry=True)       # the memo's, with its kernel
 # a bound warm-path launcher, with the device current (cuLaunchKernelEx) and without
 other = (0x7f0000300000, 0x7f0000400000, 0x7f0000500000)
 cuda.bind(p.kernel, p.config.replace(current=lambda: 1), p.record, p.static)(other, ())
@@ -311,7 +313,7 @@ for _, _, _, ctx, args in logs[:2] + logs[3:]:                # pushed: device 1
 assert logs[2][3] == 0x1000                                   # "device 1 current" (the fake's 0)
 assert [log[4] for log in logs] == [record(*ptrs)] * 2 + [record(*other)] * 2
 # a scalar parameter: the bound launcher packs the value after the pre-packed static slots
-q = _ops._call(_ops.REMAINDER, (a, 2.5), out, dry=True)
+q = _ops._call(_builtins.OPS["remainder"], (a, 2.5), out, dry=True)
 assert cuda._record_parts(p.record, p.static) and cuda._record_parts(q.record, q.static)
 qsize = q.record.size + len(q.config.extra)
 fake.fake_copy(qsize)
@@ -393,7 +395,7 @@ def test_new_dtype_variants(monkeypatch):
             for pack, bits in ((wide, 32), (1, 64)):
                 specs.append(dataclasses.replace(
                     base, arrays=(dt,) * len(base.arrays), params=(dt,) * len(base.params),
-                    compute=dt, functor=_ops.REMAINDER.functor_for(dt, "torch"),
+                    compute=dt, functor=_builtins.OPS["remainder"].functor_for(dt, "torch"),
                     pack=pack, index_bits=bits, keep_loads=pack == wide and bits == 32))
     assert compile_batched(specs) == len(specs) > 100
 
@@ -456,7 +458,7 @@ def test_one_and_two_byte_types_move_in_16_byte_packs():
     for dtype, pack in (("int8", 16), ("uint8", 16), ("bool", 16), ("int16", 8), ("float16", 8)):
         a = np.ones((64, 256), dtype)
         for args in ((a, a), (a, a[0]), (np.ones((64, 1), dtype), a[:1])):
-            op = _ops.REMAINDER if dtype != "bool" else OPS["logical_xor"]
+            op = _builtins.OPS["remainder"] if dtype != "bool" else OPS["logical_xor"]
             prepared = _ops._call(op, args, dry=True)
             assert prepared.spec.pack == pack, (dtype, prepared.spec.mode)
             assert f"kPack = {pack}," in prepared.source

@@ -211,6 +211,7 @@ def test_stage_where_it_measured_faster():
     dtype it sped up); the host never reads the field, an explicit value wins, and the tile
     width is compiled into the CUDA kernel only when it stages."""
     from stridewise.launch import pipeline as _ops
+    from stridewise.ops import builtins as _builtins
     from stridewise.capabilities import CPU
     dtypes = ("float64", "int64", "int32", "float16", "bfloat16", "float32")
     assert [d for d in dtypes if elementwise_tuning("cuda", None, d).for_mode("tiled").stage] == ["int32"]
@@ -221,6 +222,6 @@ def test_stage_where_it_measured_faster():
     assert resolve(sw.Auto(), TILED, CPU, staging).stage is None
     a = np.arange(-2048, 2048, dtype=np.int32).reshape(64, 64).T
     b = np.arange(1, 4097, dtype=np.int32).reshape(64, 64) % 13 - 6
-    prepared = _ops._call(_ops.REMAINDER, (a, b), None, algorithm=sw.Tiled(stage=True), dry=True)
+    prepared = _ops._call(_builtins.OPS["remainder"], (a, b), None, algorithm=sw.Tiled(stage=True), dry=True)
     assert prepared.algorithm.stage is True and prepared.spec.tile == 0   # the host reads plainly
     assert np.array_equal(sw.remainder(a, b, algorithm=sw.Tiled(stage=True)), numpy_remainder(a, b))

@@ -16,6 +16,7 @@ import pytest
 import stridewise as sw
 from stridewise import _tune, tuning
 from stridewise.launch import pipeline as _ops
+from stridewise.ops import builtins as _builtins
 from stridewise import resolve as _resolve
 from stridewise.plan import MODES, plan
 from stridewise.backends import cpu, cuda
@@ -101,7 +102,7 @@ def test_the_cuda_backend_builds_with_the_tunings_kernel_tables():
     assert not any(hasattr(cuda, n) for n in ("_MAX_REGISTERS", "_BATCHED", "_TILE_ROWS",
                                                  "_FLAT_LOADS", "_ROW_UNIT_PACKS"))
     a = np.ones((4096, 6), np.int64)
-    spec = _ops._call(_ops.REMAINDER, (a, a[0]), None, None, None, dry=True).spec
+    spec = _ops._call(_builtins.OPS["remainder"], (a, a[0]), None, None, None, dry=True).spec
     assert spec.mode == "short_rows"
     default = cuda.entry_point(spec)
     assert "__maxnreg__(64)" in default and "short_rows_kernel<Op, true>" in default

@@ -13,12 +13,13 @@ from hypothesis import given, settings, strategies as st
 from stridewise.operands import arrays as _arrays
 from stridewise.launch import compiled as _compiled
 from stridewise.launch import pipeline as _ops
+from stridewise.ops import builtins as _builtins
 from stridewise.operands.dtypes import ALL_DTYPES as DTYPES
 from stridewise.backends import cpu, cuda
 
 warm = _compiled.warm
 needs_warm = pytest.mark.skipif(warm is None, reason="stridewise.launch._warm is not built")
-R = _ops.REMAINDER
+R = _builtins.OPS["remainder"]
 
 
 def test_compiled_warm_path_is_built():

@@ -20,6 +20,7 @@ import numpy as np
 
 from stridewise import cache as _cache
 from stridewise.launch import pipeline as _ops
+from stridewise.ops import builtins as _builtins
 from stridewise.backends import cpu
 
 
@@ -55,7 +56,7 @@ def main(argv=None):
         for spec in args.cases.split(","):
             dtype, rows, cols = spec.split(":")
             a, b, out = case(dtype, int(rows), int(cols), rng)
-            prepared = _ops._call(_ops.REMAINDER, (a, b), out, None, None, dry=True)
+            prepared = _ops._call(_builtins.OPS["remainder"], (a, b), out, None, None, dry=True)
             slots = prepared.record.pack(*(x.__array_interface__["data"][0] for x in (out, a, b)),
                                          *prepared.static)
             want = np.remainder(a, b)

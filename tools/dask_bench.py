@@ -55,8 +55,9 @@ def warm_call_us(xp, a, b, calls=20000):
     chunk callable (what each task runs), and the library's own remainder."""
     from stridewise.integrations import dask as _dask
     from stridewise.launch import pipeline as _ops
+    from stridewise.ops import builtins as _builtins
 
-    chunk = _dask._Chunk(_ops.REMAINDER, None, None)
+    chunk = _dask._Chunk(_builtins.OPS["remainder"], None, None)
     out = {}
     for name, fn in (("stridewise", sw.remainder), ("chunk", chunk), ("ufunc", xp.remainder)):
         fn(a, b)

@@ -15,6 +15,7 @@ import torch
 import stridewise as sw
 from stridewise.launch import compiled as _compiled
 from stridewise.launch import pipeline as _ops
+from stridewise.ops import builtins as _builtins
 
 
 def per_call(fn, calls=4000):
@@ -52,10 +53,10 @@ def main():
     # the warm out= call in steps: the compiled fast_call without remainder's Python frame,
     # and its launcher alone (current stream + cuLaunchKernelEx)
     sw.remainder(a, b, out=o)
-    key, ptrs, _ = _ops._fast_key(_ops.REMAINDER, (a, b), o, None, None, False)
+    key, ptrs, _ = _ops._fast_key(_builtins.OPS["remainder"], (a, b), o, None, None, False)
     launch = _ops._CALLS[key].launch
-    fns["fast_call"] = lambda: _ops._warm_call(_ops.REMAINDER, (a, b), o, None, None, False, _ops._CALLS)
-    fns["fast_key (Python)"] = lambda: _ops._fast_key(_ops.REMAINDER, (a, b), o, None, None, False)
+    fns["fast_call"] = lambda: _ops._warm_call(_builtins.OPS["remainder"], (a, b), o, None, None, False, _ops._CALLS)
+    fns["fast_key (Python)"] = lambda: _ops._fast_key(_builtins.OPS["remainder"], (a, b), o, None, None, False)
     fns["launcher"] = lambda: launch(ptrs, ())
     fns["empty lambda"] = lambda: None
     ext = _compiled.torch_ext()

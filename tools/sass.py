@@ -24,6 +24,7 @@ os.environ.setdefault("STRIDEWISE_DISABLE_CACHE", "1")
 
 from stridewise.codegen import source as _codegen  # noqa: E402
 from stridewise.launch import pipeline as _ops  # noqa: E402
+from stridewise.ops import builtins as _builtins
 from stridewise.operands.dtypes import DTYPES  # noqa: E402
 from stridewise.backends import cuda  # noqa: E402
 
@@ -65,7 +66,7 @@ def main(argv=None):
             pack = 1 if base.mode == "general" else max(1, args.pack_bytes // dt.itemsize)
             spec = dataclasses.replace(
                 base, arrays=(dt,) * len(base.arrays), params=(dt,) * len(base.params),
-                compute=dt, functor=_ops.REMAINDER.functor_for(dt, "torch"), pack=pack,
+                compute=dt, functor=_builtins.OPS["remainder"].functor_for(dt, "torch"), pack=pack,
                 index_bits=args.bits, keep_loads=args.keep, tile=args.stage if base.mode == "tiled" else 0)
             cubin = cuda.compile(_codegen.generate(spec, cuda.entry_point), spec.entry, "sm_90")
             with tempfile.NamedTemporaryFile(suffix=".cubin") as f:

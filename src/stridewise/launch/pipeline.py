@@ -573,15 +573,6 @@ def _check_outs(op, operands, out_views, shape, dtypes):
 _OPS: dict = {}
 
 
-def __getattr__(name: str):
-    # The remainder op is a row of the op table (_builtins) like every built-in; the
-    # pipeline's tests and tools name it here.
-    if name == "REMAINDER":
-        from stridewise.ops.builtins import OPS
-        return OPS["remainder"]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 def _warm_user(kernel, args, out, algorithm, calls):
     """A user kernel's warm call, or None where the call takes the full path (_call)."""
     return _warm_call(kernel, args, out, None, algorithm, False, calls)
