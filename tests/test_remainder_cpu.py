@@ -692,6 +692,53 @@ def test_fmod_wide_exact_host_build_matches_numpy():
     assert same_bits(got, want), mismatches(got, want, a, b)
 
 
+def _float64_wide_operands(rng, n):
+    """float64 pairs off the fast path's range: quotients of 2^52 to 2^2097 (subnormal
+    divisors, dividends near the maximum), random bit patterns, exact multiples of the divisor
+    and one ulp either side, and specials."""
+    m = rng.uniform(1, 2, (6, n))
+    b = np.concatenate([m[0] * 2.0 ** rng.integers(-1022, 1024, n),
+                        rng.integers(1, 1 << 52, n).view(np.float64),         # subnormal
+                        m[1] * 2.0 ** rng.integers(-1022, -900, n)])
+    gap = rng.integers(0, 2100, 3 * n).astype(np.float64)
+    with np.errstate(over="ignore", under="ignore"):
+        a = np.where(gap < 1000, b * 2.0 ** gap, np.nan)
+        a = np.where(np.isnan(a), np.finfo(np.float64).max * rng.uniform(0.5, 1, 3 * n), a)
+        kb = np.floor(2.0 ** rng.uniform(0, 60, 3 * n)) * b
+    bits = rng.integers(0, 1 << 63, 2 * n).view(np.float64)
+    a = np.concatenate([a, kb, np.nextafter(kb, 0), np.nextafter(kb, np.inf), bits[:n]])
+    b = np.concatenate([b, b, b, b, bits[n:]])
+    specials = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, np.finfo(np.float64).max, 5e-324, 1.0])
+    a[rng.random(a.size) < 0.01] = rng.choice(specials)
+    b[rng.random(b.size) < 0.01] = rng.choice(specials)
+    return a * rng.choice([-1.0, 1.0], a.size), b * rng.choice([-1.0, 1.0], b.size)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "strided", "row"])
+def test_float64_wide_host_path_matches_numpy(layout):
+    """The host's exact double fmod for the lanes the fast path leaves (functors.h
+    fmod_wide_pack: packs in step, and single elements through fmod_slow), for remainder in
+    both conventions and fmod, bit for bit against NumPy and torch, in a dense layout (whole
+    packs, a pack of 2 and single tail elements), a strided one (element by element) and a
+    broadcast row."""
+    rng = np.random.default_rng(21)
+    a, b = _float64_wide_operands(rng, 1 << 12)
+    a, b = a[: a.size // 64 * 64 - 3], b[: a.size // 64 * 64 - 3]
+    if layout == "strided":
+        a, b = np.repeat(a, 2)[::2], np.repeat(b, 3)[::3]
+        assert a.strides == (16,) and b.strides == (24,)
+    elif layout == "row":
+        a, b = a[: a.size // 64 * 64].reshape(-1, 64), b[:64]
+    with np.errstate(all="ignore"):
+        want = {"fmod": np.fmod(a, b)}
+    got = {"fmod": sw.fmod(a, b)}
+    for convention in ("numpy", "torch"):
+        want[convention] = ORACLES[convention](a, b)
+        got[convention] = sw.remainder(a, b, convention=convention)
+    for k in want:
+        assert same_bits(got[k], want[k]), (k, mismatches(got[k], want[k], a, np.broadcast_to(b, a.shape)))
+
+
 @pytest.mark.parametrize("ulps", [-2, 0, 2])
 def test_int64_device_large_divisor_argument(ulps):
     """int64_remainder_fast's form for |b| >= 2^42 checked as arithmetic with Python integers

@@ -357,6 +357,15 @@ def generate(spec: KernelSpec, entry_point) -> str:
         # branch-free (functors.h VectorExact).
         def elementwise(fast_args):
             fast = f"sw::call_fast<F, P>({', '.join(['slow'] + fast_args)})"
+            # a functor that redoes a pack at once takes the exact form's operands as arrays
+            # (functors.h ExactPack); operations with outputs or an index among them have none
+            exact_pack = "" if len(arg_types) != len(call_args) else (
+                f"        if constexpr (sw::ExactPack<F>::value) {{\n"
+                f"          {' '.join(f'{t} x{i}[P];' for i, t in enumerate(arg_types))}\n"
+                f"          SW_UNROLL for (int e = 0; e < P; ++e) {{ "
+                + " ".join(f"x{i}[e] = {a};" for i, a in enumerate(call_args)) + " }\n"
+                f"          sw::exact_pack<F, P>(y, {', '.join(f'x{i}' for i in range(len(call_args)))});\n"
+                f"        }} else\n")
             return (f"typedef decltype(F()({', '.join(f'{a}()' for a in arg_types)})) R;\n"
                     f"    R y[P];\n"
                     f"    if constexpr (sw::HasFast<F>::value && kPath != sw::kExact) {{\n"
@@ -367,6 +376,7 @@ def generate(spec: KernelSpec, entry_point) -> str:
                     f"        SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) y[e] = {fast};\n"
                     f"      }}\n"
                     f"      if (kPath == sw::kEither && slow) {{\n"
+                    + exact_pack +
                     f"        if constexpr (sw::VectorExact<F>::value) {{\n"
                     f"          SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) y[e] = {call};\n"
                     f"        }} else {{\n"

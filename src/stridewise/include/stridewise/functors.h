@@ -45,6 +45,16 @@ template <class F, class = void> struct VectorExact { enum { value = 0 }; };
 template <class F> struct VectorExact<F, decltype((void)F::kVectorExact, void())> {
   enum { value = F::kVectorExact };
 };
+// ExactPack<F> (F::kExactPack): F redoes a flagged pack in one call,
+// `template <int P> static void exact(R* y, const M* a, const M* b)`, whose lanes run in step
+// for as long as the pack's widest case needs (double fmod: fmod_wide_pack); its operator()
+// serves single elements.
+template <class F, class = void> struct ExactPack { enum { value = 0 }; };
+template <class F> struct ExactPack<F, decltype((void)F::kExactPack, void())> {
+  enum { value = F::kExactPack };
+};
+template <class F, int P, class R, class... A>   // a template, as call_fast
+SW_HOST_DEVICE SW_INLINE void exact_pack(R* y, A*... a) { F::template exact<P>(y, a...); }
 // x prepared as F's last argument: F::prepare(x), or x itself where F has no `prepare`; and
 // the type a kernel keeps for it.
 template <class F, class X> SW_HOST_DEVICE SW_INLINE auto prepare(X x) {
@@ -199,16 +209,101 @@ SW_DEVICE SW_INLINE double sw_fmod(double a, double b) {
   return slow ? fmod_slow(a, b) : r;
 }
 #else
+// fmod of doubles, exactly, for any operands, with every lane of a pack in step (an `omp simd`
+// loop per step) and no subnormal arithmetic: the host's exact path for the double lanes the
+// fast path leaves (quotients of 2^52 and more: subnormal divisors, dividends near the
+// maximum), in place of glibc's fmod, which takes a step per bit of the quotient (2098 for a
+// subnormal divisor: about 3 us). With A = ma 2^ea and B = mb 2^eb (ma, mb in [1, 2), exact:
+// a subnormal i 2^-1074 is t 2^-1022 with t = (1 + i 2^-52) - 1, normal), G = ea - eb and
+// n = floor(G / 49): fmod(A, B) = fmod(x, mb) 2^eb for x = ma 2^(G - 49 n) 2^(49 n), reduced
+// 49 bits at a time in a window of fixed scale. x starts as ma 2^(G - 49 n) < 2^49; each of
+// n steps takes q = the integer nearest x inv (inv = 1 / mb rounded; x inv + 1.5 2^52 rounds
+// once onto the integers, as |x inv| < 2^51) and x = (x - q mb) 2^49 in one fma (x 2^49 and
+// mb 2^49 exact): |x inv - x / mb| <= 2^49.02 2^-53 < 0.07, so |x - q mb| < 0.57 mb < 1.14,
+// and x - q mb is a multiple of 2^-52 (x's grid never finer than mb's), so exact; scaled, it
+// is again below 2^49.02. A last step without the scaling leaves r in (-0.57 mb, 0.57 mb),
+// and r + mb where negative is fmod(x, mb), a multiple of B's grid (2^-1074 at the finest)
+// in window units. The result r 2^eb is put together from bits: an add to r's exponent
+// field where it is normal; where it is subnormal, its bits are the integer r 2^(eb + 1074)
+// < 2^52, the low bits of that plus 2^52 (exact). Subnormal arithmetic would cost a
+// microcode assist per instruction on x86 (3x on subnormal divisors), and int64 <-> double
+// conversions and division kept parts of the loops scalar. n = g / 49 is (g 1338) >> 16,
+// exact for g < 2200. Lanes need n steps each; the pack runs the most any lane needs, and a lane's
+// x enters when its own steps begin (x is 0 before: a step leaves 0 as 0). Specials run on
+// stand-ins and take their result at the end: a for b = +-inf and a finite, and for
+// |a| < |b| (G < 0) or a = 0; NaN for a = +-inf, b = 0 or NaN.
+// tests/test_remainder_cpu.py checks every branch against NumPy (random bit patterns,
+// subnormals, gaps of every size, specials).
+SW_INLINE double fmod_wide_normalize(u64 i, i64& e) {   // i: positive, finite, nonzero
+  const u64 sub = 0ull - (u64)(i < (1ull << 52));
+  const u64 t = bit_cast<u64>(bit_cast<double>(i | 0x3ff0000000000000ull) - 1.0);
+  const u64 j = (t & sub) | (i & ~sub);
+  e = (i64)(j >> 52) - 1023 - (i64)(sub & 1022);
+  return bit_cast<double>((j & 0x000fffffffffffffull) | 0x3ff0000000000000ull);
+}
+template <int P>
+SW_INLINE void fmod_wide_pack(double* y, const double* a, const double* b) {
+  const u64 top = 0x7ff0000000000000ull, mag = 0x7fffffffffffffffull;
+  double x0[P], inv[P], m[P], x[P];
+  i64 n[P], eb[P];
+  u64 keep[P], nan[P];
+  i64 steps = 0;
+  SW_PRAGMA(omp simd reduction(max : steps))
+  for (int e = 0; e < P; ++e) {
+    const u64 ia = bit_cast<u64>(a[e]) & mag, ib = bit_cast<u64>(b[e]) & mag;
+    const u64 bad = 0ull - (u64)((ia >= top) | (ib - 1 >= top - 1));       // a inf/NaN; b 0, inf, NaN
+    const u64 iA = (ia & ~bad) | (0x3ff0000000000000ull & (0ull - (u64)(ia == 0)));
+    const u64 iB = (ib & ~bad) | (0x3ff0000000000000ull & bad);
+    i64 ea;
+    const double ma = fmod_wide_normalize(iA & ~bad, ea);
+    m[e] = fmod_wide_normalize(iB, eb[e]);
+    const i64 G = ea - eb[e];
+    const u64 small = 0ull - (u64)((G < 0) | (ia == 0));
+    keep[e] = (small & ~bad) | (bad & (0ull - (u64)((ia < top) & (ib == top))));
+    nan[e] = bad & ~keep[e];
+    const i64 g = G & ~(i64)small;
+    n[e] = (g * 1338) >> 16;                                       // g / 49
+    steps = n[e] > steps ? n[e] : steps;
+    x0[e] = ma * bit_cast<double>((u64)(1023 + g - 49 * n[e]) << 52);
+    inv[e] = 1.0 / m[e];
+    x[e] = 0.0;
+  }
+  for (i64 i = steps; i > 0; --i) {
+    SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) {
+      const double xe = i == n[e] ? x0[e] : x[e];
+      const double q = fma(xe, inv[e], 0x1.8p52) - 0x1.8p52;
+      x[e] = fma(-q, m[e] * 0x1p49, xe * 0x1p49);
+    }
+  }
+  SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) {
+    const double xe = n[e] == 0 ? x0[e] : x[e];
+    double r = fma(-(fma(xe, inv[e], 0x1.8p52) - 0x1.8p52), m[e], xe);
+    r += bit_cast<double>(bit_cast<u64>(m[e]) & (u64)((i64)bit_cast<u64>(r) >> 63));
+    const u64 br = bit_cast<u64>(r);
+    const i64 k = (eb[e] + 1074) & 1023;                               // < 104 where subnormal
+    const u64 sub = bit_cast<u64>(fma(r, bit_cast<double>((u64)(k + 1023) << 52), 0x1p52)) &
+                    0x000fffffffffffffull;
+    const u64 rb = br == 0 ? 0ull : (i64)(br >> 52) + eb[e] >= 1 ? br + ((u64)eb[e] << 52) : sub;
+    const u64 ia = bit_cast<u64>(a[e]);
+    const u64 res = (rb & ~(keep[e] | nan[e])) | (ia & mag & keep[e]) | (0x7ff8000000000000ull & nan[e]);
+    y[e] = bit_cast<double>(res | (ia & ~mag));
+  }
+}
+
 // Host fmod without glibc's bit loop (about 23 ns per call, 6-13x slower than this).
 // With A = |a|, B = |b| and n = trunc(A / B) < 2^k, the rounded quotient
 // q = trunc(A / B) is n or n + 1 (rounding is monotone and n is representable), and
 // A - q * B is exactly representable (a multiple of the smaller ulp, below 2B in magnitude),
 // so one exact product-difference and one add of B give fmod exactly. Zero, inf, NaN and
-// huge quotients take fmod_slow: fmod_wide_exact for float, libm's fmod for double.
+// huge quotients take fmod_slow: fmod_wide_exact for float, fmod_wide_pack for double.
 // The slow paths are opaque, cold calls: with -fno-math-errno libm's fmod counts as pure, and
 // this keeps GCC from ever speculating it into the common path.
 __attribute__((noipa, cold)) inline float fmod_slow(float a, float b) { return fmod_wide_exact(a, b); }
-__attribute__((noipa, cold)) inline double fmod_slow(double a, double b) { return fmod(a, b); }
+__attribute__((noipa, cold)) inline double fmod_slow(double a, double b) {
+  double y;
+  fmod_wide_pack<1>(&y, &a, &b);
+  return y;
+}
 SW_INLINE float sw_fmod(float a, float b) {
   // Doubles hold a 29-bit q times a 24-bit B exactly, so no FMA is needed.
   const double A = fabsf(a), B = fabsf(b);
@@ -588,10 +683,14 @@ struct RemainderFunctor {
     else return adjust(fmod_fast(a, d, slow), d.b);
   }
 #else
-  enum { kVectorExact = sizeof(M) == 4 };   // fmod_double_steps
+  enum { kVectorExact = sizeof(M) == 4, kExactPack = sizeof(M) == 8 };
   SW_INLINE static M fast(M a, M b, FastFlag& slow) {
     if constexpr (sizeof(M) == 4) return adjust(fmod_double(a, b, slow), b);
     else return adjust(fmod_fast(a, b, slow), b);
+  }
+  template <int P> SW_INLINE static void exact(double* y, const double* a, const double* b) {
+    fmod_wide_pack<P>(y, a, b);
+    SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) y[e] = adjust(y[e], b[e]);
   }
 #endif
   SW_HOST_DEVICE SW_INLINE static M adjust(M m, M b) {

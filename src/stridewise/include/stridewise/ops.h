@@ -96,6 +96,16 @@ template <> struct FmodFunctor<float> {
   SW_INLINE float operator()(float a, float b) const { return fmod_double_steps(a, b); }
   SW_INLINE static float fast(float a, float b, FastFlag& slow) { return fmod_double(a, b, slow); }
 };
+// double: the branch-free fast path for quotients below 2^52, fmod_wide_pack for the packs it
+// flags (zero, inf or NaN operands and larger quotients).
+template <> struct FmodFunctor<double> {
+  enum { kExactPack = 1 };
+  SW_INLINE double operator()(double a, double b) const { return sw_fmod(a, b); }
+  SW_INLINE static double fast(double a, double b, FastFlag& slow) { return fmod_fast(a, b, slow); }
+  template <int P> SW_INLINE static void exact(double* y, const double* a, const double* b) {
+    fmod_wide_pack<P>(y, a, b);
+  }
+};
 // int64: remainder's vectorized division (functors.h int64_divmod_host); divisors of 0 and
 // |b| >= 2^50 redo the pack with `%`.
 template <> struct FmodFunctor<i64> {
