@@ -16,7 +16,7 @@ from hypothesis import given, settings, strategies as st
 
 import stridewise as sw
 from stridewise.ops.builtins import COMPLEX_TOLERANCE_ULP as TOLERANCE_ULP, OPS
-from stridewise.ops.complex import COMPLEX_OPS, NUMPY_ONLY
+from stridewise.ops.complex import COMPLEX_OPS, NUMPY_ONLY, ORDER
 
 torch = pytest.importorskip("torch")
 
@@ -26,6 +26,7 @@ NUMPY_NAME = {"abs": "absolute", "pow": "power"}
 TORCH_NAME = {"negative": "neg", "equal": "eq", "not_equal": "ne"}
 UNARY = ("abs", "negative", "exp", "log", "sqrt", "sin", "cos", "tanh", "isnan", "isinf",
          "isfinite", "logical_not", "square", "reciprocal")
+NIN = {"sign": 1, "clip": 3}
 BINARY = ("add", "subtract", "multiply", "divide", "pow", "equal", "not_equal", "logical_and",
           "logical_or", "logical_xor")
 
@@ -78,7 +79,7 @@ def numpy_op(op, *args):
 def test_complex_ops_are_the_table_ops():
     for op in COMPLEX_OPS:
         assert set(COMPLEX) <= set(OPS[op].dtypes), op
-    for op in ("remainder", "fmod", "floor_divide", "floor", "sign", "clip"):
+    for op in ("remainder", "fmod", "floor_divide", "floor"):
         assert not set(COMPLEX) & set(getattr(OPS.get(op), "dtypes", ())), op
 
 
@@ -93,7 +94,10 @@ def test_numpy_bit_for_bit(op, dtype):
     if op == "pow":
         b = np.concatenate([b[:1000], np.arange(-5, 5, dtype=dtype), b[1000:] * 0.25]).astype(dtype)
         b = b[: len(a)]
-    args = (a, b)[: 2 if op in BINARY + NUMPY_ONLY else 1]
+    args = (a, b, values(dtype, seed=3))[: NIN.get(op, 2 if op in BINARY + NUMPY_ONLY else 1)]
+    if op == "clip":   # bounds in order too, and ties in the real parts
+        args = (a, np.minimum(b, args[2]), np.maximum(b, args[2]).real.astype(dtype))
+        args = tuple(x.astype(dtype) for x in args)
     fn = getattr(sw, op)
     for view in (lambda x: x, lambda x: x[::3]):
         xs = [view(x) for x in args]
@@ -188,7 +192,7 @@ def test_where_with_complex_branches():
     assert same(t.numpy(), np.where(c, a, b)).all()
 
 
-@pytest.mark.parametrize("op", NUMPY_ONLY)
+@pytest.mark.parametrize("op", ORDER)
 def test_complex_order_is_numpys_only(op):
     """NumPy orders complex values lexicographically (its CLT, CGE, ... macros; maximum keeps
     x1 on a tie or a NaN part); torch raises RuntimeError, and so does stridewise on tensors.
@@ -202,14 +206,45 @@ def test_complex_order_is_numpys_only(op):
         getattr(torch, op)(torch.from_numpy(a), torch.from_numpy(b))
 
 
+def test_sign_and_clip_are_numpys_only():
+    """numpy/_core/tests/test_umath.py::TestSign::test_sign_complex: sign(z) = z / |z|, with
+    sign(0) = 0, an infinite part (the other finite) giving that part's sign and NaN for two
+    infinite parts; np.clip orders complex bounds lexicographically. torch raises on both
+    (torch.sign points to torch.sgn; clamp is not defined for complex), and so does
+    stridewise on tensors."""
+    inf, nan = math.inf, math.nan
+    z = np.array([3 + 4j, -3 - 4j, 0j, complex(-0.0, -0.0), complex(inf, 1), complex(-inf, 2),
+                  complex(1, -inf), complex(inf, inf), complex(nan, 1), 1e-300 + 1e-300j,
+                  1e300 - 1e300j], np.complex128)
+    want = np.array([0.6 + 0.8j, -0.6 - 0.8j, 0, 0, 1, -1, complex(0, -1), complex(nan, nan),
+                     complex(nan, nan), (1 + 1j) / math.sqrt(2), (1 - 1j) / math.sqrt(2)])
+    got = sw.sign(z)
+    assert same(got, np.sign(z)).all()
+    assert np.allclose(got, want, rtol=1e-15, atol=0, equal_nan=True)
+    assert same(sw.sign(z.astype(np.complex64)), np.sign(z.astype(np.complex64))).all()
+    lo, hi = np.complex128(1 + 1j), np.complex128(2 + 2j)
+    x = np.array([0j, 1 + 0.5j, 1 + 3j, 1.5 - 9j, 2 + 1j, 2 + 3j, 5j - 4, complex(nan, 0)])
+    assert same(sw.clip(x, lo, hi), np.clip(x, lo, hi)).all()
+    assert same(sw.clip(x, lo, hi), np.array([lo, lo, 1 + 3j, 1.5 - 9j, 2 + 1j, hi, lo,
+                                              complex(nan, 0)])).all()
+    t = torch.from_numpy(z)
+    with pytest.raises(RuntimeError, match="torch.sgn"):
+        sw.sign(t)
+    with pytest.raises(RuntimeError):       # torch's own answer
+        torch.sign(t)
+    with pytest.raises(RuntimeError, match="complex128 torch tensors"):
+        sw.clip(t, t, t)
+    with pytest.raises(RuntimeError):
+        torch.clamp(t, t, t)
+
+
 @pytest.mark.parametrize("op", ["remainder", "fmod", "floor_divide", "floor", "ceil", "trunc",
-                                "sign", "copysign", "bitwise_and", "left_shift", "clip", "relu",
-                                "fma"])
+                                "copysign", "bitwise_and", "left_shift", "relu", "fma"])
 def test_ops_undefined_for_complex_raise_the_librarys_error(op):
     """NumPy raises TypeError, torch RuntimeError: the error is both kinds, it names the
     dtype, and out stays untouched."""
     fn = getattr(sw, op)
-    nin = {"floor": 1, "ceil": 1, "trunc": 1, "sign": 1, "relu": 1, "clip": 3, "fma": 3}.get(op, 2)
+    nin = {"floor": 1, "ceil": 1, "trunc": 1, "relu": 1, "fma": 3}.get(op, 2)
     a = np.array([1 + 2j, 3 - 1j], np.complex64)
     for x, err in ((a, TypeError), (torch.from_numpy(a), RuntimeError)):
         with pytest.raises(err, match="complex64"):
@@ -313,6 +348,21 @@ def test_gpu_against_numpy(op, dtype):
     got = cupy.asnumpy(getattr(sw, op)(*[cupy.asarray(x) for x in args]))
     assert got.dtype == want.dtype
     assert _cuda_oracle_ok(op, dtype, got, want), (op, dtype, ulps(got, want))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", COMPLEX)
+@pytest.mark.parametrize("op", ["sign", "clip"])
+def test_gpu_sign_and_clip_against_numpy(op, dtype):
+    """NumPy's complex sign and clip on CuPy arrays, every pair of special parts included,
+    bit for bit against NumPy on the CPU."""
+    import cupy
+    a, b, c = values(dtype, seed=14), values(dtype, seed=15), values(dtype, seed=16)
+    args = (a,) if op == "sign" else (a, np.minimum(b, c), np.maximum(b, c))
+    want = numpy_op(op, *args)
+    got = cupy.asnumpy(getattr(sw, op)(*[cupy.asarray(x) for x in args]))
+    assert got.dtype == want.dtype
+    assert same(got, want).all(), (op, dtype, ulps(got, want))
 
 
 @pytest.mark.gpu

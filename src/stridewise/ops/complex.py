@@ -8,14 +8,15 @@ one: "ufunc 'remainder' not supported for the input types") and a RuntimeError (
 """
 from __future__ import annotations
 
-__all__ = ["COMPLEX", "COMPLEX_OPS", "NUMPY_ONLY", "UnsupportedDtypeError", "functor", "check"]
+__all__ = ["COMPLEX", "COMPLEX_OPS", "NUMPY_ONLY", "ORDER", "UnsupportedDtypeError", "functor", "check"]
 
 COMPLEX = ("complex64", "complex128")
 
-# The ops that compute in complex; abs gives the real dtype. NUMPY_ONLY: NumPy's
-# lexicographic order of complex values, which torch does not define (it raises there).
-# NumPy's complex sign (z / |z|) and clip are not provided.
-NUMPY_ONLY = ("less", "less_equal", "greater", "greater_equal", "maximum", "minimum")
+# The ops that compute in complex; abs gives the real dtype. NUMPY_ONLY: what torch does not
+# define for complex and raises on: NumPy's lexicographic order of complex values, sign
+# (z / |z|; torch has torch.sgn for it) and clip (by that order).
+ORDER = ("less", "less_equal", "greater", "greater_equal", "maximum", "minimum")
+NUMPY_ONLY = ORDER + ("sign", "clip")
 COMPLEX_OPS = ("add", "subtract", "multiply", "divide", "pow", "where", "abs", "negative",
                "exp", "log", "sqrt", "sin", "cos", "tanh", "equal", "not_equal", "logical_and",
                "logical_or", "logical_xor", "logical_not", "isnan", "isinf", "isfinite",
@@ -28,6 +29,7 @@ _FUNCTORS = {
     "abs": "sw::ComplexAbsFunctor<{M}, {C}>",
     "reciprocal": "sw::ComplexReciprocalFunctor<{M}, {C}>",
     "pow": "sw::ComplexPowFunctor<{M}, {C}>",
+    "sign": "sw::ComplexSignFunctor<{M}>",
 }
 
 
@@ -52,7 +54,8 @@ def real_of(dtype):
 def check(name: str, lib: str, compute) -> None:
     """Raise where torch has no complex form of op `name` (the order-based ops)."""
     if compute.is_complex and lib == "torch" and name in NUMPY_ONLY:
+        fix = ("use torch.sgn for z / |z|" if name == "sign" else
+               "torch orders no complex values; NumPy's lexicographic order serves NumPy and "
+               "CuPy arrays: compare the real parts (x.real) or the magnitudes (x.abs())")
         raise UnsupportedDtypeError(
-            f"{name} is not defined for {compute.name} torch tensors (torch orders no complex "
-            "values; NumPy's lexicographic order serves NumPy and CuPy arrays): compare the "
-            "real parts (x.real) or the magnitudes (x.abs())")
+            f"{name} is not defined for {compute.name} torch tensors (torch raises too): {fix}")

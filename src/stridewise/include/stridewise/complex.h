@@ -365,6 +365,34 @@ template <class R> struct MinimumFunctor<complex<R> > {
     return (a != a || a <= b) ? a : b;
   }
 };
+// sign as NumPy 2 (z / |z|, through hypot): a NaN |z| gives NaN in both parts; an infinite
+// part (the other finite) gives that part's sign and 0; both infinite NaN; 0 gives 0.
+template <class T> struct ComplexSignFunctor;
+template <class R> struct ComplexSignFunctor<complex<R> > {
+  SW_HOST_DEVICE SW_INLINE complex<R> operator()(complex<R> z) const {
+    const R inf = R(1) / R(0), nan = inf - inf, m = abs(z);
+    if (m != m) return complex<R>(nan, nan);
+    if (m == inf) {
+      const bool re = fabs(z.re) == inf, im = fabs(z.im) == inf;
+      if (re && im) return complex<R>(nan, nan);
+      return re ? complex<R>(z.re > R(0) ? R(1) : R(-1), R(0)) : complex<R>(R(0), z.im > R(0) ? R(1) : R(-1));
+    }
+    if (m == R(0)) return complex<R>(R(0), R(0));
+    return complex<R>(z.re / m, z.im / m);
+  }
+};
+// clip as NumPy's clip loop: min(max(x, lo), hi), where max keeps x1 if it has a NaN part or
+// is greater, ordered by the real parts, or by the imaginary parts where those are equal
+// (its own order: a NaN part in x2 does not make x1 unordered, unlike maximum's).
+template <class R> struct ClipFunctor<complex<R> > {
+  SW_HOST_DEVICE SW_INLINE static bool above(complex<R> a, complex<R> b) {
+    return a.re == b.re ? a.im > b.im : a.re > b.re;
+  }
+  SW_HOST_DEVICE SW_INLINE complex<R> operator()(complex<R> x, complex<R> lo, complex<R> hi) const {
+    x = (x != x || above(x, lo)) ? x : lo;
+    return (x != x || above(hi, x)) ? x : hi;
+  }
+};
 // isinf: either part infinite (a NaN in the other part included), as NumPy and torch say.
 template <class R> struct IsInfFunctor<complex<R> > {
   SW_HOST_DEVICE SW_INLINE bool operator()(complex<R> a) const {
