@@ -355,14 +355,15 @@ def test_gpu_against_numpy(op, dtype):
 @pytest.mark.parametrize("op", ["sign", "clip"])
 def test_gpu_sign_and_clip_against_numpy(op, dtype):
     """NumPy's complex sign and clip on CuPy arrays, every pair of special parts included,
-    bit for bit against NumPy on the CPU."""
+    against NumPy on the CPU: clip bit for bit, sign within TOLERANCE_ULP['sign'] (CUDA's
+    hypot against glibc's; 2 ulp measured on the H200), its specials exactly."""
     import cupy
     a, b, c = values(dtype, seed=14), values(dtype, seed=15), values(dtype, seed=16)
     args = (a,) if op == "sign" else (a, np.minimum(b, c), np.maximum(b, c))
     want = numpy_op(op, *args)
     got = cupy.asnumpy(getattr(sw, op)(*[cupy.asarray(x) for x in args]))
     assert got.dtype == want.dtype
-    assert same(got, want).all(), (op, dtype, ulps(got, want))
+    assert _cuda_oracle_ok(op, dtype, got, want), (op, dtype, ulps(got, want))
 
 
 @pytest.mark.gpu
