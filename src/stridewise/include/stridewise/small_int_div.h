@@ -47,12 +47,13 @@ template <class T, SmallDiv K> struct SmallDivisor {
   SW_DEVICE SW_INLINE static SmallDivisor make(T b0) {
     const i32 b = K == kFloorQuot ? (i32)b0 : (i32)b0 + (b0 == 0);
     const i32 s = T(-1) < T(0) && b < 0 ? -1 : 1;
-    const float floor = __int_as_float(kHalfGrid - s), ceil = __int_as_float(kHalfGrid - 2 * b + s);
+    const float cf = __int_as_float(kHalfGrid - s);           // floor: x = a + s / 2
+    const float cc = __int_as_float(kHalfGrid - 2 * b + s);   // ceiling: x = a + b - s / 2
     const float fb = __int_as_float(kHalfGrid + 2 * b);   // 1.5 2^22 + b
     SmallDivisor d;
     d.b = b;
-    d.cpos = K == kTruncMod && s < 0 ? ceil : floor;
-    d.cneg = K == kTruncMod && s > 0 ? ceil : floor;
+    d.cpos = K == kTruncMod && s < 0 ? cc : cf;
+    d.cneg = K == kTruncMod && s > 0 ? cc : cf;
     if constexpr (K == kFloorQuot) d.r = b == 0 ? 0.0f : rcp_approx(fb - kHalfGridF);
     else d.r = rcp_approx(kHalfGridF - fb);
     return d;
