@@ -1072,15 +1072,12 @@ template <Convention C> struct RemainderFunctor<i64, C> {
 };
 
 // The other integer widths compute in a wider type's functor, fast paths included: every
-// 8- and 16-bit value (and MIN % -1, x % 0) is an int32 case, every uint32 one an int64
-// case, and the narrowing store is exact since |result| < |b|. uint64 has no wider type.
-template <Convention C> struct RemainderFunctor<i8, C> : RemainderFunctor<i32, C> {};
-template <Convention C> struct RemainderFunctor<u8, C> : RemainderFunctor<i32, C> {};
-template <Convention C> struct RemainderFunctor<i16, C> : RemainderFunctor<i32, C> {};
-template <Convention C> struct RemainderFunctor<u16, C> : RemainderFunctor<i32, C> {};
+// uint32 value is an int64 case, and the narrowing store is exact since |result| < |b|.
+// 8- and 16-bit: small_int_div.h (below). uint64 has no wider type.
 template <Convention C> struct RemainderFunctor<u32, C> : RemainderFunctor<i64, C> {};
 template <Convention C> struct RemainderFunctor<u64, C> {
   SW_HOST_DEVICE SW_INLINE u64 operator()(u64 a, u64 b) const { return int_remainder(a, b); }
 };
 
 }  // namespace sw
+#include "small_int_div.h"   // 8- and 16-bit integer remainder

@@ -151,6 +151,18 @@ template <> struct FloorDivideFunctor<i64> {   // as FmodFunctor<i64>
   SW_INLINE static i64 fast(i64 a, i64 b, FastFlag& slow) { return int64_floor_divide_fast_host(a, b, slow); }
 };
 #endif
+#if defined(__CUDA_ARCH__)
+// 8- and 16-bit on the GPU: remainder's float division (small_int_div.h), which truncates
+// for fmod and gives the quotient for floor_divide.
+#define SW_SMALL_INT_DIVISION(T)                                                    \
+  template <> struct FmodFunctor<T> : SmallIntDivision<T, kTruncMod> {};            \
+  template <> struct FloorDivideFunctor<T> : SmallIntDivision<T, kFloorQuot> {};
+SW_SMALL_INT_DIVISION(i8)
+SW_SMALL_INT_DIVISION(u8)
+SW_SMALL_INT_DIVISION(i16)
+SW_SMALL_INT_DIVISION(u16)
+#undef SW_SMALL_INT_DIVISION
+#endif
 
 // maximum / minimum: a NaN in either operand wins (NumPy and torch); on a tie (+0 vs -0)
 // the second operand is returned, as NumPy does.
