@@ -91,7 +91,7 @@ def test_every_cuda_value_off_the_oneflow_defaults_carries_its_measurement(dtype
                 assert m is not None, (dtype, mode, f)
                 assert m.device and m.date and m.command and m.figure, (dtype, mode, f, m)
     evidence = dict(t.evidence)
-    for table in ("max_registers", "batched", "tile_rows", "flat_loads", "fast_div"):
+    for table in ("max_registers", "batched", "tile_rows", "loads", "fast_div"):
         assert getattr(t.kernels, table) and f"kernels.{table}" in evidence
     assert "kernels.row_units" in evidence
 

@@ -40,15 +40,17 @@ class Measurement:
 class KernelTables:
     """The CUDA kernels' compile-time and launch choices, per kernel.
 
-    Tables are keyed by (mode, dtype, "repeated"), (mode, dtype) or mode, most specific first
-    (`lookup`); "repeated" is a rows kernel that shares a repeated row (an outer product).
+    Tables are keyed by (mode, dtype, "repeated"), (mode, dtype, op), (mode, dtype) or mode,
+    most specific first (`lookup`); "repeated" is a rows kernel that shares a repeated row (an
+    outer product), op the built-in op's name (the functor's arithmetic decides).
 
     Attributes
     ----------
     max_registers : register cap (`__maxnreg__`); absent: uncapped.
     batched : rows kernels whose batches go through the fast path together (run_packs kBatch).
     tile_rows : rows per tile of the tiled kernel; absent: square tiles.
-    flat_loads : packs in flight compiled into the flat kernels; absent: kLoads (4).
+    loads : packs in flight compiled into the contiguous and rows kernels (run_packs L);
+        absent: kLoads (4).
     fast_div : short_rows takes i mod period as a multiply-high.
     row_unit_packs, row_unit_packs_outer : rows work unit in packs per thread (one row per
         unit; outer products that do not share their divisor row).
@@ -59,7 +61,7 @@ class KernelTables:
     max_registers: dict = field(default_factory=dict)
     batched: dict = field(default_factory=dict)
     tile_rows: dict = field(default_factory=dict)
-    flat_loads: dict = field(default_factory=dict)
+    loads: dict = field(default_factory=dict)
     fast_div: dict = field(default_factory=dict)
     row_unit_packs: int = 4
     row_unit_packs_outer: int = 16
@@ -71,7 +73,8 @@ class KernelTables:
         entries = getattr(self, table)
         key = (spec.mode, spec.compute.name)
         keys = ((*key, "repeated"),) if "repeated" in spec.kinds else ()
-        return next((entries[k] for k in (*keys, key, spec.mode) if k in entries), default)
+        return next((entries[k] for k in (*keys, (*key, spec.op), key, spec.mode) if k in entries),
+                    default)
 
 
 @dataclass(frozen=True)
@@ -299,7 +302,7 @@ _CUDA_KERNELS = KernelTables(
     tile_rows={("tiled", "float16"): 128, ("tiled", "bfloat16"): 128, ("tiled", "float32"): 64,
                ("tiled", "float64"): 64, ("tiled", "int64"): 64},
     # contiguous compiled for its 2 packs per thread: 32 registers in int32 where 4 took 56.
-    flat_loads={"contiguous": 2},
+    loads={"contiguous": 2},
     # i mod period as a multiply-high where short_rows is instruction-bound.
     fast_div={("short_rows", "float16"): True, ("short_rows", "bfloat16"): True,
               ("short_rows", "int64"): True},
@@ -318,7 +321,7 @@ _KERNEL_EVIDENCE = (
                                 "--tile-rows", "16-bit at 128 rows +2-3% (float16 3952 -> "
                                 "4078 GB/s); float32, float64, int64 at 64 +1-2%; int32 "
                                 "lost")),
-    ("kernels.flat_loads", _h200("2026-11-30", "tools/auto_ab.py --anchor", "against torch "
+    ("kernels.loads", _h200("2026-11-30", "tools/auto_ab.py --anchor", "against torch "
                                  "eager int32 0.985 -> 0.993, int64 0.988 -> 0.997")),
     ("kernels.fast_div", _h200("2026-11-30", "tools/tune_gpu.py", "float16 and bfloat16 "
                                "+7.5%, int64 +13%; float32, float64, int32 2-5% slower")),

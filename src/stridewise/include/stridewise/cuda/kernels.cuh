@@ -78,6 +78,10 @@ SW_DEVICE SW_INLINE void flat_offsets(const Frame<Op>& f, const Slot* x, typenam
 // arithmetic interleaves: for a long remainder (int64) that waits on its own latency; it
 // costs registers, which the memory-bound kernels pay in occupancy.
 // Without it each pack has its own branch (Op::apply's order).
+// Every pack of a batch is loaded, one out of range from the batch's first pack's (in range)
+// offsets, and only live packs are stored: the loads then sit in one block, issued before any
+// arithmetic waits on them. Guarded by `live`, a light functor's arithmetic (bool xor)
+// merged into each pack's load branch and waited there, one pack in flight (40% of copy).
 template <class Op, int P, bool kShare = false, bool kBatch = false, int L = kLoads, class C, class Pack, class Offsets>
 SW_DEVICE SW_INLINE void run_packs(const Frame<Op>& f, char* const* p, C count, C packs,
                                    const Pack& pack, const Offsets& offsets, C rows = L) {
@@ -91,17 +95,13 @@ SW_DEVICE SW_INLINE void run_packs(const Frame<Op>& f, char* const* p, C count, 
     typename Op::template Out<P> out[L];
     Index off[L][Op::kArrays];
     bool live[L];
+    const C q0 = pack(t0);
     SW_UNROLL for (int j = 0; j < L; ++j) {
-      const C q = pack(kShare ? t0 : t0 + j);
+      const C q = kShare ? q0 : pack(t0 + j);
       live[j] = j == 0 || (kShare ? (C)j < rows : t0 + j < count && q < packs);
-      // the shared values are in[0]'s on every path; with kBatch a pack out of range
-      // computes on pack 0's operands and is never stored
-      if ((kShare || kBatch) && j > 0) in[j] = in[0];
-      if (live[j]) {
-        offsets(q, j, off[j]);
-        in[j] = kShare && j > 0 ? Op::template reload<P>(p, off[j], f.u, in[0])
-                                : Op::template load<P>(p, off[j], f.u);
-      }
+      offsets(live[j] ? q : q0, live[j] ? j : 0, off[j]);
+      in[j] = kShare && j > 0 ? Op::template reload<P>(p, off[j], f.u, in[0])
+                              : Op::template load<P>(p, off[j], f.u);
     }
     if constexpr (kBatch) {
       FastFlag slow = 0;
@@ -115,13 +115,14 @@ SW_DEVICE SW_INLINE void run_packs(const Frame<Op>& f, char* const* p, C count, 
         if (live[j]) Op::template compute<P, kExact>(p, off[j], f.u, in[j], out[j]);
       }
       SW_UNROLL for (int j = 0; j < L; ++j) {
-        if (live[j]) Op::template put<P>(p, off[j], out[j]);
+        if (Op::kPure || live[j]) Op::template put<P>(p, off[j], out[j]);
       }
     } else {
       SW_UNROLL for (int j = 0; j < L; ++j) {
-        if (!live[j]) continue;
-        Op::template compute<P>(p, off[j], f.u, in[j], out[j]);
-        Op::template put<P>(p, off[j], out[j]);
+        if (Op::kPure || live[j]) Op::template compute<P>(p, off[j], f.u, in[j], out[j]);
+      }
+      SW_UNROLL for (int j = 0; j < L; ++j) {
+        if (Op::kPure || live[j]) Op::template put<P>(p, off[j], out[j]);
       }
     }
   }
@@ -236,7 +237,7 @@ SW_DEVICE SW_INLINE C row_head(const Frame<Op>& f, typename Op::Index off0, C le
 // block idle, and the row's offsets are paid once per unit, never per element. Within a
 // unit, lane l of a group takes packs l, l + group, l + 2 group, ... (coalesced).
 // R is 1 unless some operand is "repeated" (the same row for every index of dim D - 2: a row
-// vector, the divisor of an outer product). Then a unit covers R = kLoads consecutive rows of
+// vector, the divisor of an outer product). Then a unit covers R = L consecutive rows of
 // one slab of dim D - 2, and a thread's batch is one pack column in those R rows: the repeated
 // operand's pack has one offset for the whole batch, so it is loaded once and whatever the
 // functor derives from it alone (a divisor's reciprocal) is computed once per R packs
@@ -247,11 +248,13 @@ SW_DEVICE SW_INLINE C row_head(const Frame<Op>& f, typename Op::Index off0, C le
 // row set, units in all, groups per block, then the magic and shift (fast_div) of units, of
 // row sets per slab and of group, so that a unit (often a block's only one) divides by
 // multiply-highs (its setup went from ~270 instructions to a few dozen).
-template <class Op, bool kBatch = false>
+// L: packs in flight (run_packs), fewer where a heavy functor's registers would cost
+// occupancy (tuning.py KernelTables.loads; modes/rows.py sizes units by the same L).
+template <class Op, bool kBatch = false, int L = kLoads>
 SW_DEVICE void rows_kernel(const Slot* s, const Slot* x) {
   typedef typename Op::Index Index;
   typedef typename Counter<Index>::type C;
-  enum { NA = Op::kArrays, D = Op::kDims, P = Op::kPack, R = Op::kRepeated && D >= 2 ? kLoads : 1 };
+  enum { NA = Op::kArrays, D = Op::kDims, P = Op::kPack, R = Op::kRepeated && D >= 2 ? L : 1 };
   const Frame<Op> f(s);
   const Geometry g = geometry(x);
   const C len = (C)f.shape(D - 1);
@@ -274,7 +277,7 @@ SW_DEVICE void rows_kernel(const Slot* s, const Slot* x) {
     const C head = Op::kRowHeads ? row_head<Op>(f, base[0], len) : 0;
     const C packs = unshifted_packs<Op>(len - head), ends = len - packs * P;   // head, tail
     const C first = c * span * chunk + lane;
-    run_packs<Op, P, (R > 1), kBatch>(f, f.p, span * g.items * R, packs,
+    run_packs<Op, P, (R > 1), kBatch, L>(f, f.p, span * g.items * R, packs,
                      [&](C t) { return first + t / R * group; },
                      [&](C q, int j, Index* o) {
                        SW_UNROLL for (int k = 0; k < NA; ++k)
