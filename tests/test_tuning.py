@@ -111,6 +111,34 @@ def test_the_cuda_backend_builds_with_the_tunings_kernel_tables():
     assert "__maxnreg__(40)" in custom and "short_rows_kernel<Op>" in custom
 
 
+
+def test_rows_packs_in_flight_come_from_the_loads_table():
+    """The rows kernel is compiled for the loads table's packs in flight (most specific key
+    first: an op's own entry before its dtype's), and an outer product's work units cover as
+    many rows as it has packs in flight (kernels.cuh rows_kernel R = L)."""
+    from stridewise.modes import rows
+
+    def spec(dtype, op="remainder"):
+        a, b = np.ones((64, 256), dtype), np.ones(256, dtype)
+        return _ops._call(_builtins.OPS[op], (a, b), algorithm=sw.Rows(), dry=True).spec
+
+    f32, f16 = spec(np.float32), spec(np.float16)
+    assert f32.mode == f16.mode == "rows"
+    assert "rows_kernel<Op>(" in cuda.entry_point(f16, KernelTables())
+    assert "rows_kernel<Op, false, 2>(" in cuda.entry_point(f16, KernelTables(loads={("rows", "float16"): 2}))
+    both = KernelTables(loads={("rows", "float32"): 2, ("rows", "float32", "add"): 4},
+                        batched={("rows", "float32"): True})
+    assert "rows_kernel<Op, true, 2>(" in cuda.entry_point(f32, both)
+    assert "rows_kernel<Op, true>(" in cuda.entry_point(spec(np.float32, "add"), both)
+    outer = _ops._call(_builtins.OPS["remainder"], (np.ones((64, 1), np.float32),
+                       np.ones((1, 256), np.float32)), algorithm=sw.Rows(share_rows=True), dry=True)
+    assert outer.spec.kinds[-1] == "repeated"
+    alg = sw.Rows(block_size=128, items_per_thread=2)
+    *_, facts4 = rows._grid(outer.spec, outer.plan, alg, KernelTables())
+    *_, facts2 = rows._grid(outer.spec, outer.plan, alg, KernelTables(loads={"rows": 2}))
+    assert facts4[2] == 16 and facts2[2] == 32     # units in all: row sets of 4 rows, then 2
+
+
 # -- explain names each field's origin ---------------------------------------------------
 def test_explain_names_caller_tuning_and_default(fake_device):
     a = np.arange(4096, dtype=np.float32).reshape(64, 64)

@@ -302,7 +302,10 @@ _CUDA_KERNELS = KernelTables(
     tile_rows={("tiled", "float16"): 128, ("tiled", "bfloat16"): 128, ("tiled", "float32"): 64,
                ("tiled", "float64"): 64, ("tiled", "int64"): 64},
     # contiguous compiled for its 2 packs per thread: 32 registers in int32 where 4 took 56.
-    loads={"contiguous": 2},
+    # rows compiled for 2 in 1- and 2-byte types: float16 remainder 58 registers where 4
+    # took 72, bool xor 32 where 4 took 40.
+    loads={"contiguous": 2, ("rows", "float16"): 2, ("rows", "bfloat16"): 2, ("rows", "bool"): 2,
+           ("rows", "int8"): 2, ("rows", "uint8"): 2},
     # i mod period as a multiply-high where short_rows is instruction-bound.
     fast_div={("short_rows", "float16"): True, ("short_rows", "bfloat16"): True,
               ("short_rows", "int64"): True},
