@@ -113,26 +113,27 @@ def test_the_cuda_backend_builds_with_the_tunings_kernel_tables():
 
 
 def test_rows_packs_in_flight_come_from_the_loads_table():
-    """The rows kernel is compiled for the loads table's packs in flight (most specific key
-    first: an op's own entry before its dtype's), and an outer product's work units cover as
-    many rows as it has packs in flight (kernels.cuh rows_kernel R = L)."""
+    """The rows kernel is compiled for the loads table's packs in flight (a repeated or
+    broadcast operand's entry before its dtype's), and an outer product's work units cover as many rows as it
+    has packs in flight (kernels.cuh rows_kernel R = L)."""
     from stridewise.modes import rows
 
-    def spec(dtype, op="remainder"):
-        a, b = np.ones((64, 256), dtype), np.ones(256, dtype)
-        return _ops._call(_builtins.OPS[op], (a, b), algorithm=sw.Rows(), dry=True).spec
+    def prepared(a, b, share=False):
+        return _ops._call(_builtins.OPS["remainder"], (a, b), algorithm=sw.Rows(share_rows=share), dry=True)
 
-    f32, f16 = spec(np.float32), spec(np.float16)
-    assert f32.mode == f16.mode == "rows"
+    f16 = prepared(np.ones((64, 256), np.float16), np.ones(256, np.float16)).spec
+    outer = prepared(np.ones((64, 1), np.float32), np.ones((1, 256), np.float32), share=True)
+    assert f16.mode == outer.spec.mode == "rows" and outer.spec.kinds[-1] == "repeated"
     assert "rows_kernel<Op>(" in cuda.entry_point(f16, KernelTables())
-    assert "rows_kernel<Op, false, 2>(" in cuda.entry_point(f16, KernelTables(loads={("rows", "float16"): 2}))
-    both = KernelTables(loads={("rows", "float32"): 2, ("rows", "float32", "add"): 4},
-                        batched={("rows", "float32"): True})
-    assert "rows_kernel<Op, true, 2>(" in cuda.entry_point(f32, both)
-    assert "rows_kernel<Op, true>(" in cuda.entry_point(spec(np.float32, "add"), both)
-    outer = _ops._call(_builtins.OPS["remainder"], (np.ones((64, 1), np.float32),
-                       np.ones((1, 256), np.float32)), algorithm=sw.Rows(share_rows=True), dry=True)
-    assert outer.spec.kinds[-1] == "repeated"
+    mine = KernelTables(loads={("rows", "float16"): 2, "rows": 2, ("rows", "float32", "repeated"): 4},
+                        batched={("rows", "float16"): True})
+    assert "rows_kernel<Op, true, 2>(" in cuda.entry_point(f16, mine)
+    assert "rows_kernel<Op>(" in cuda.entry_point(outer.spec, mine)
+    assert "rows_kernel<Op, false, 2>(" in cuda.entry_point(outer.spec, KernelTables(loads={"rows": 2}))
+    column = prepared(np.ones((64, 256), np.float16), np.ones((64, 1), np.float16)).spec
+    assert "bcast" in column.kinds
+    assert "rows_kernel<Op>(" in cuda.entry_point(column, KernelTables(
+        loads={("rows", "float16"): 2, ("rows", "float16", "bcast"): 4}))
     alg = sw.Rows(block_size=128, items_per_thread=2)
     *_, facts4 = rows._grid(outer.spec, outer.plan, alg, KernelTables())
     *_, facts2 = rows._grid(outer.spec, outer.plan, alg, KernelTables(loads={"rows": 2}))

@@ -40,9 +40,9 @@ class Measurement:
 class KernelTables:
     """The CUDA kernels' compile-time and launch choices, per kernel.
 
-    Tables are keyed by (mode, dtype, "repeated"), (mode, dtype, op), (mode, dtype) or mode,
-    most specific first (`lookup`); "repeated" is a rows kernel that shares a repeated row (an
-    outer product), op the built-in op's name (the functor's arithmetic decides).
+    Tables are keyed by (mode, dtype, "repeated"), (mode, dtype, "bcast"), (mode, dtype) or
+    mode, most specific first (`lookup`); "repeated" is a rows kernel that shares a repeated
+    row (an outer product), "bcast" one with an operand broadcast along its rows (a column).
 
     Attributes
     ----------
@@ -72,9 +72,8 @@ class KernelTables:
         """spec's entry in `table`, most specific key first."""
         entries = getattr(self, table)
         key = (spec.mode, spec.compute.name)
-        keys = ((*key, "repeated"),) if "repeated" in spec.kinds else ()
-        return next((entries[k] for k in (*keys, (*key, spec.op), key, spec.mode) if k in entries),
-                    default)
+        keys = tuple((*key, kind) for kind in ("repeated", "bcast") if kind in spec.kinds)
+        return next((entries[k] for k in (*keys, key, spec.mode) if k in entries), default)
 
 
 @dataclass(frozen=True)
@@ -289,6 +288,7 @@ _CUDA_EVIDENCE = (
     ("pack_bytes", Measurement("OneFlow elementwise.cuh", "-", "-", "16-byte packs: the widest "
                                "single load and store")),
 )
+_NARROW = ("float16", "bfloat16", "int8", "uint8")
 _CUDA_KERNELS = KernelTables(
     # Register caps (__maxnreg__): more resident warps hide the remainder's latency better
     # than the spared registers would.
@@ -302,10 +302,11 @@ _CUDA_KERNELS = KernelTables(
     tile_rows={("tiled", "float16"): 128, ("tiled", "bfloat16"): 128, ("tiled", "float32"): 64,
                ("tiled", "float64"): 64, ("tiled", "int64"): 64},
     # contiguous compiled for its 2 packs per thread: 32 registers in int32 where 4 took 56.
-    # rows compiled for 2 in 1- and 2-byte types: float16 remainder 58 registers where 4
-    # took 72, bool xor 32 where 4 took 40.
-    loads={"contiguous": 2, ("rows", "float16"): 2, ("rows", "bfloat16"): 2, ("rows", "bool"): 2,
-           ("rows", "int8"): 2, ("rows", "uint8"): 2},
+    # rows compiled for 2 in 8- and 16-bit numbers whose divisor varies along the row (float16
+    # remainder 54 registers where 4 took 72); a repeated or broadcast divisor, prepared once
+    # for many dividends, keeps 4 (a 3-d outer product lost 5-9% at 2).
+    loads={"contiguous": 2, **{("rows", t): 2 for t in _NARROW},
+           **{("rows", t, kind): 4 for t in _NARROW for kind in ("repeated", "bcast")}},
     # i mod period as a multiply-high where short_rows is instruction-bound.
     fast_div={("short_rows", "float16"): True, ("short_rows", "bfloat16"): True,
               ("short_rows", "int64"): True},

@@ -261,9 +261,10 @@ def _prepared(spec: KernelSpec):
         return None
     k = inputs[-1][1]
     # A broadcast divisor pays for its prepared form (registers for the batch's divisors)
-    # only where the functor then runs two lanes per instruction (float16, functors.h Fast2):
-    # a 3-d outer product went 64% -> 86% of write in float16, 88% -> 68% in bfloat16.
-    kinds = ("repeated", "bcast") if _pairs(spec) and spec.compute.name == "float16" else ("repeated",)
+    # only where the functor then takes its lanes in pairs (16-bit floats, functors.h Apply2):
+    # a 3-d outer product went 64% -> 86% of write in float16, and in bfloat16 under
+    # the value-independent remainder 2105 -> 2260 GB/s (H200).
+    kinds = ("repeated", "bcast") if _pairs(spec) else ("repeated",)
     return k if spec.kinds[k] in kinds and inputs.count(inputs[-1]) == 1 else None
 
 
