@@ -112,7 +112,7 @@ def test_misaligned_gpu_shapes_of_the_issue():
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", "int32", "int64"])
 def test_broadcast_divisor_is_prepared_exactly(dtype, convention):
     """A divisor broadcast along the rows (a column; a 3-d outer product's, with the dividend
-    a shared row), prepared once per pack in the 16-bit floats (lanes in pairs) and read as
+    a shared row), prepared once per pack in float16 (two lanes per instruction) and read as
     it is elsewhere: every pair of special values, bit for bit, in rows and in rows sharing
     its dividend row."""
     from oracle import special_values
@@ -125,4 +125,4 @@ def test_broadcast_divisor_is_prepared_exactly(dtype, convention):
     shared = np.ascontiguousarray(np.broadcast_to(v, (4, 1, n)))
     assert check(tt(shared), tt(v.reshape(1, n, 1).copy()), convention) == "rows"
     src = sw.explain(sw.remainder, tt(shared), tt(v.reshape(1, n, 1).copy())).source
-    assert ("in.d2_2 = sw::Fast2" in src) == (dtype in ("float16", "bfloat16"))   # lanes in pairs
+    assert ("in.d2_2 = sw::Fast2" in src) == (dtype == "float16")    # two lanes, float16 only

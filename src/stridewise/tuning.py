@@ -333,6 +333,11 @@ _KERNEL_EVIDENCE = (
                                 "one row per unit: 4 packs +1-3% over 8; shared rows: 2 "
                                 "batches (outer float16 3984 -> 4209 GB/s), float64 1; outer "
                                 "products not sharing keep 16 (-5% at 8)")),
+    ("kernels.row_loads", _h200("2026-12-01", "tools/rows_loads_ab.py (rows compiled for 4 "
+                                "and 2 packs, interleaved)", "2 against 4: misaligned bfloat16 "
+                                "+18%, odd rows +14%, middle broadcast +13%, row int8 +23%, "
+                                "uint8 +26%, float16 +0-14%; a 3-d outer product's broadcast "
+                                "divisor -5% (bfloat16) and -9% (float16)")),
 )
 # Auto's hoisting: the fused bench's hoisted kernels against unhoisted ones (figures are
 # operations saved per byte moved, _hoist.rule_inputs). The cut sits between the norm, which

@@ -261,10 +261,9 @@ def _prepared(spec: KernelSpec):
         return None
     k = inputs[-1][1]
     # A broadcast divisor pays for its prepared form (registers for the batch's divisors)
-    # only where the functor then takes its lanes in pairs (16-bit floats, functors.h Apply2):
-    # a 3-d outer product went 64% -> 86% of write in float16, and in bfloat16 under
-    # the value-independent remainder 2105 -> 2260 GB/s (H200).
-    kinds = ("repeated", "bcast") if _pairs(spec) else ("repeated",)
+    # only where the functor then runs two lanes per instruction (float16, functors.h Fast2):
+    # a 3-d outer product went 64% -> 86% of write in float16, 88% -> 68% in bfloat16.
+    kinds = ("repeated", "bcast") if _pairs(spec) and spec.compute.name == "float16" else ("repeated",)
     return k if spec.kinds[k] in kinds and inputs.count(inputs[-1]) == 1 else None
 
 
@@ -421,7 +420,8 @@ struct Op {{
   typedef {spec.functor} F;
   enum {{ kArrays = {len(spec.arrays)}, kDims = {spec.ndim}, kPack = {spec.pack}, kStaged = {staged},
          kRepeated = {repeated}, kPeriodic = {periodic}, kRowHeads = {int(spec.row_heads)},
-         kPeriodicOperands = {spec.kinds.count("periodic")}, kShifted = {int("shifted" in spec.kinds)} }};
+         kPeriodicOperands = {spec.kinds.count("periodic")}, kShifted = {int("shifted" in spec.kinds)},
+         kBcast = {int("bcast" in spec.kinds)} }};
   typedef sw::Layout<kArrays, kDims> L;
 
   // Operand k's element size, whether the kernel stages it (bit k of kStaged) in a tile or

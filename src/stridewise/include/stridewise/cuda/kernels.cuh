@@ -82,14 +82,15 @@ SW_DEVICE SW_INLINE void flat_offsets(const Frame<Op>& f, const Slot* x, typenam
 // is loaded, one out of range from pack t0's offsets (in range), then computed and stored, there
 // with pack t0's own bits at pack t0's place, so the batch is one block without branches.
 // Guarded by `live`, bool xor's arithmetic merged into each pack's load branch and waited there
-// (a rows bool xor at 39% of copy, 80% eager; H200). A functor with a fast path keeps the
-// guards: compiled eager, ptxas waited on the first pack before loading the others (float16
-// remainder contiguous -10%, rows -6%).
+// (a rows bool xor at 39% of copy, 79% eager; H200). The guards stay where eager lost: a functor
+// with a fast path (ptxas then waited on the first pack before loading the others: float16
+// remainder contiguous -10%, rows -6%) and a batch with an operand broadcast along its rows (a
+// bool outer product -7%); a shared batch keeps them too (no eager form of it was measured).
 template <class Op, int P, bool kShare = false, bool kBatch = false, int L = kLoads, class C, class Pack, class Offsets>
 SW_DEVICE SW_INLINE void run_packs(const Frame<Op>& f, char* const* p, C count, C packs,
                                    const Pack& pack, const Offsets& offsets, C rows = L) {
   typedef typename Op::Index Index;
-  enum { kEager = Op::kPure && !kBatch && !HasFast<typename Op::F>::value };
+  enum { kEager = Op::kPure && !Op::kBcast && !kBatch && !kShare && !HasFast<typename Op::F>::value };
   for (C t0 = 0; t0 < count; t0 += L) {
     if (pack(t0) >= packs) break;           // a thread's packs ascend with t
     // Pack t0 is in range from here on; saying so (j == 0 ||) lets the compiler reuse what
@@ -104,9 +105,8 @@ SW_DEVICE SW_INLINE void run_packs(const Frame<Op>& f, char* const* p, C count, 
       const C q = kShare ? q0 : pack(t0 + j);
       live[j] = j == 0 || (kShare ? (C)j < rows : t0 + j < count && q < packs);
       if constexpr (kEager) {
-        offsets(live[j] ? q : q0, live[j] ? j : 0, off[j]);
-        in[j] = kShare && j > 0 ? Op::template reload<P>(p, off[j], f.u, in[0])
-                                : Op::template load<P>(p, off[j], f.u);
+        offsets(live[j] ? q : q0, j, off[j]);
+        in[j] = Op::template load<P>(p, off[j], f.u);
       } else {
         // the shared values are in[0]'s on every path; with kBatch a pack out of range
         // computes on pack 0's operands and is never stored
