@@ -6,9 +6,10 @@ with its own src on PYTHONPATH, so trees alternate by process.
     python tools/rows_loads_ab.py OUT.jsonl --variant NAME [--rows-loads 0,2] [--rounds 2]
     python tools/rows_loads_ab.py --summary OUT.jsonl
 
-Cells: the bench's `row` case (2^27 outputs) and the rows-mode layouts of bench.layouts,
-each verified bit for bit against torch's own op before it is timed (CUDA events, median
-of repeats of back-to-back allocating calls). GB/s counts each operand's bytes once.
+Cells (CELLS, or `--cells case:dtype,...`): the bench's row, outer, contiguous and permuted
+cases and bench.layouts' cells (2^27 outputs), each verified bit for bit against torch's own
+op, strides included, under every variant before it is timed (CUDA events, median of repeats
+of back-to-back allocating calls). GB/s counts each operand's bytes once.
 """
 from __future__ import annotations
 
