@@ -326,7 +326,7 @@ _KERNEL_EVIDENCE = (
                                 "4078 GB/s); float32, float64, int64 at 64 +1-2%; int32 "
                                 "lost")),
     ("kernels.loads", _h200("2026-11-30", "tools/auto_ab.py --anchor", "against torch "
-                                 "eager int32 0.985 -> 0.993, int64 0.988 -> 0.997")),
+                            "eager int32 0.985 -> 0.993, int64 0.988 -> 0.997")),
     ("kernels.fast_div", _h200("2026-11-30", "tools/tune_gpu.py", "float16 and bfloat16 "
                                "+7.5%, int64 +13%; float32, float64, int32 2-5% slower")),
     ("kernels.row_units", _h200("2026-11-30", "tools/tune_gpu.py --units 1,2,4,8",
