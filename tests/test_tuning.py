@@ -91,7 +91,7 @@ def test_every_cuda_value_off_the_oneflow_defaults_carries_its_measurement(dtype
                 assert m is not None, (dtype, mode, f)
                 assert m.device and m.date and m.command and m.figure, (dtype, mode, f, m)
     evidence = dict(t.evidence)
-    for table in ("max_registers", "batched", "tile_rows", "flat_loads", "fast_div"):
+    for table in ("max_registers", "batched", "tile_rows", "loads", "fast_div"):
         assert getattr(t.kernels, table) and f"kernels.{table}" in evidence
     assert "kernels.row_units" in evidence
 
@@ -109,6 +109,35 @@ def test_the_cuda_backend_builds_with_the_tunings_kernel_tables():
     mine = KernelTables(max_registers={"short_rows": 40})
     custom = cuda.entry_point(spec, mine)
     assert "__maxnreg__(40)" in custom and "short_rows_kernel<Op>" in custom
+
+
+
+def test_rows_packs_in_flight_come_from_the_loads_table():
+    """The rows kernel is compiled for the loads table's packs in flight (a repeated or
+    broadcast operand's entry before its dtype's), and an outer product's work units cover as many rows as it
+    has packs in flight (kernels.cuh rows_kernel R = L)."""
+    from stridewise.modes import rows
+
+    def prepared(a, b, share=False):
+        return _ops._call(_builtins.OPS["remainder"], (a, b), algorithm=sw.Rows(share_rows=share), dry=True)
+
+    f16 = prepared(np.ones((64, 256), np.float16), np.ones(256, np.float16)).spec
+    outer = prepared(np.ones((64, 1), np.float32), np.ones((1, 256), np.float32), share=True)
+    assert f16.mode == outer.spec.mode == "rows" and outer.spec.kinds[-1] == "repeated"
+    assert "rows_kernel<Op>(" in cuda.entry_point(f16, KernelTables())
+    mine = KernelTables(loads={("rows", "float16"): 2, "rows": 2, ("rows", "float32", "repeated"): 4},
+                        batched={("rows", "float16"): True})
+    assert "rows_kernel<Op, true, 2>(" in cuda.entry_point(f16, mine)
+    assert "rows_kernel<Op>(" in cuda.entry_point(outer.spec, mine)
+    assert "rows_kernel<Op, false, 2>(" in cuda.entry_point(outer.spec, KernelTables(loads={"rows": 2}))
+    column = prepared(np.ones((64, 256), np.float16), np.ones((64, 1), np.float16)).spec
+    assert "bcast" in column.kinds
+    assert "rows_kernel<Op>(" in cuda.entry_point(column, KernelTables(
+        loads={("rows", "float16"): 2, ("rows", "float16", "bcast"): 4}))
+    alg = sw.Rows(block_size=128, items_per_thread=2)
+    *_, facts4 = rows._grid(outer.spec, outer.plan, alg, KernelTables())
+    *_, facts2 = rows._grid(outer.spec, outer.plan, alg, KernelTables(loads={"rows": 2}))
+    assert facts4[2] == 16 and facts2[2] == 32     # units in all: row sets of 4 rows, then 2
 
 
 # -- explain names each field's origin ---------------------------------------------------

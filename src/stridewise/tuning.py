@@ -40,15 +40,17 @@ class Measurement:
 class KernelTables:
     """The CUDA kernels' compile-time and launch choices, per kernel.
 
-    Tables are keyed by (mode, dtype, "repeated"), (mode, dtype) or mode, most specific first
-    (`lookup`); "repeated" is a rows kernel that shares a repeated row (an outer product).
+    Tables are keyed by (mode, dtype, "repeated"), (mode, dtype, "bcast"), (mode, dtype) or
+    mode, most specific first (`lookup`); "repeated" is a rows kernel that shares a repeated
+    row (an outer product), "bcast" one with an operand broadcast along its rows (a column).
 
     Attributes
     ----------
     max_registers : register cap (`__maxnreg__`); absent: uncapped.
     batched : rows kernels whose batches go through the fast path together (run_packs kBatch).
     tile_rows : rows per tile of the tiled kernel; absent: square tiles.
-    flat_loads : packs in flight compiled into the flat kernels; absent: kLoads (4).
+    loads : packs in flight compiled into the contiguous and rows kernels (run_packs L);
+        absent: kLoads (4).
     fast_div : short_rows takes i mod period as a multiply-high.
     row_unit_packs, row_unit_packs_outer : rows work unit in packs per thread (one row per
         unit; outer products that do not share their divisor row).
@@ -59,7 +61,7 @@ class KernelTables:
     max_registers: dict = field(default_factory=dict)
     batched: dict = field(default_factory=dict)
     tile_rows: dict = field(default_factory=dict)
-    flat_loads: dict = field(default_factory=dict)
+    loads: dict = field(default_factory=dict)
     fast_div: dict = field(default_factory=dict)
     row_unit_packs: int = 4
     row_unit_packs_outer: int = 16
@@ -70,7 +72,7 @@ class KernelTables:
         """spec's entry in `table`, most specific key first."""
         entries = getattr(self, table)
         key = (spec.mode, spec.compute.name)
-        keys = ((*key, "repeated"),) if "repeated" in spec.kinds else ()
+        keys = tuple((*key, kind) for kind in ("repeated", "bcast") if kind in spec.kinds)
         return next((entries[k] for k in (*keys, key, spec.mode) if k in entries), default)
 
 
@@ -286,6 +288,7 @@ _CUDA_EVIDENCE = (
     ("pack_bytes", Measurement("OneFlow elementwise.cuh", "-", "-", "16-byte packs: the widest "
                                "single load and store")),
 )
+_NARROW = ("float16", "bfloat16", "int8", "uint8")
 _CUDA_KERNELS = KernelTables(
     # Register caps (__maxnreg__): more resident warps hide the remainder's latency better
     # than the spared registers would.
@@ -299,7 +302,11 @@ _CUDA_KERNELS = KernelTables(
     tile_rows={("tiled", "float16"): 128, ("tiled", "bfloat16"): 128, ("tiled", "float32"): 64,
                ("tiled", "float64"): 64, ("tiled", "int64"): 64},
     # contiguous compiled for its 2 packs per thread: 32 registers in int32 where 4 took 56.
-    flat_loads={"contiguous": 2},
+    # rows compiled for 2 in 8- and 16-bit numbers whose divisor varies along the row (float16
+    # remainder 54 registers where 4 took 72); a repeated or broadcast divisor, prepared once
+    # for many dividends, keeps 4 (a 3-d outer product lost 5-9% at 2).
+    loads={"contiguous": 2, **{("rows", t): 2 for t in _NARROW},
+           **{("rows", t, kind): 4 for t in _NARROW for kind in ("repeated", "bcast")}},
     # i mod period as a multiply-high where short_rows is instruction-bound.
     fast_div={("short_rows", "float16"): True, ("short_rows", "bfloat16"): True,
               ("short_rows", "int64"): True},
@@ -318,14 +325,19 @@ _KERNEL_EVIDENCE = (
                                 "--tile-rows", "16-bit at 128 rows +2-3% (float16 3952 -> "
                                 "4078 GB/s); float32, float64, int64 at 64 +1-2%; int32 "
                                 "lost")),
-    ("kernels.flat_loads", _h200("2026-11-30", "tools/auto_ab.py --anchor", "against torch "
-                                 "eager int32 0.985 -> 0.993, int64 0.988 -> 0.997")),
+    ("kernels.loads", _h200("2026-11-30", "tools/auto_ab.py --anchor", "against torch "
+                            "eager int32 0.985 -> 0.993, int64 0.988 -> 0.997")),
     ("kernels.fast_div", _h200("2026-11-30", "tools/tune_gpu.py", "float16 and bfloat16 "
                                "+7.5%, int64 +13%; float32, float64, int32 2-5% slower")),
     ("kernels.row_units", _h200("2026-11-30", "tools/tune_gpu.py --units 1,2,4,8",
                                 "one row per unit: 4 packs +1-3% over 8; shared rows: 2 "
                                 "batches (outer float16 3984 -> 4209 GB/s), float64 1; outer "
                                 "products not sharing keep 16 (-5% at 8)")),
+    ("kernels.row_loads", _h200("2026-12-01", "tools/rows_loads_ab.py (rows compiled for 4 "
+                                "and 2 packs, interleaved)", "2 against 4: misaligned bfloat16 "
+                                "+18%, odd rows +14%, middle broadcast +13%, row int8 +23%, "
+                                "uint8 +26%, float16 +0-14%; a 3-d outer product's broadcast "
+                                "divisor -5% (bfloat16) and -9% (float16)")),
 )
 # Auto's hoisting: the fused bench's hoisted kernels against unhoisted ones (figures are
 # operations saved per byte moved, _hoist.rule_inputs). The cut sits between the norm, which

@@ -8,7 +8,7 @@ from stridewise.modes._mode import Mode, in_headers, register
 
 def _args(spec, tables) -> str:
     """Packs in flight per thread, where a tuning compiles them in (kernels.cuh kLoads)."""
-    n = tables.lookup("flat_loads", spec)
+    n = tables.lookup("loads", spec)
     return f", {n}" if n else ""
 
 

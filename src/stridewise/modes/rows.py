@@ -24,9 +24,23 @@ def _pack(plan, kinds: list, cap: int) -> tuple[int, int]:
     return cap, int(cap > 1 and not _aligned(plan, cap))
 
 
+def _loads(spec, tables) -> int:
+    """Packs in flight compiled into the kernel (kernels.cuh rows_kernel L)."""
+    from stridewise.backends.cuda import _LOADS
+
+    return tables.lookup("loads", spec) or _LOADS
+
+
 def _args(spec, tables) -> str:
-    """Batches through the fast path together (kernels.cuh run_packs kBatch), where tuned."""
-    return ", true" if tables.lookup("batched", spec, False) else ""
+    """Batches through the fast path together (kernels.cuh run_packs kBatch), where tuned,
+    and the packs in flight where a tuning compiles in fewer."""
+    from stridewise.backends.cuda import _LOADS
+
+    batched = bool(tables.lookup("batched", spec, False))
+    loads = _loads(spec, tables)
+    if loads != _LOADS:
+        return f", {'true' if batched else 'false'}, {loads}"
+    return ", true" if batched else ""
 
 
 def _slots(spec, tables) -> int:
@@ -36,12 +50,12 @@ def _slots(spec, tables) -> int:
 def _grid(spec, plan, alg, tables) -> tuple:
     """Work units as rows_kernel takes them: R rows of one slab of dim -2 where an operand
     is repeated (one column of rows shares it), else row parts of about a unit's packs."""
-    from stridewise.backends.cuda import _LOADS, _magic, _pow2_at_least
+    from stridewise.backends.cuda import _magic, _pow2_at_least
 
     k, block, items, pack = tables, alg.block_size, alg.items_per_thread, spec.pack
     length = plan.shape[-1]
     packs = length // pack
-    r = _LOADS if "repeated" in spec.kinds else 1
+    r = _loads(spec, k) if "repeated" in spec.kinds else 1
     height = plan.shape[-2] if r > 1 else 1
     if r > 1:
         batches = k.row_unit_batches_outer.get(spec.compute.name, k.row_unit_batches) \

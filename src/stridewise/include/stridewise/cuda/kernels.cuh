@@ -78,10 +78,19 @@ SW_DEVICE SW_INLINE void flat_offsets(const Frame<Op>& f, const Slot* x, typenam
 // arithmetic interleaves: for a long remainder (int64) that waits on its own latency; it
 // costs registers, which the memory-bound kernels pay in occupancy.
 // Without it each pack has its own branch (Op::apply's order).
+// A functor without a fast path (its arithmetic has no branch) runs eager batches: every pack
+// is loaded, one out of range from pack t0's offsets (in range), then computed and stored, there
+// with pack t0's own bits at pack t0's place, so the batch is one block without branches.
+// Guarded by `live`, bool xor's arithmetic merged into each pack's load branch and waited there
+// (a rows bool xor at 39% of copy, 79% eager; H200). The guards stay where eager lost: a functor
+// with a fast path (ptxas then waited on the first pack before loading the others: float16
+// remainder contiguous -10%, rows -6%) and a batch with an operand broadcast along its rows (a
+// bool outer product -7%); a shared batch keeps them too (no eager form of it was measured).
 template <class Op, int P, bool kShare = false, bool kBatch = false, int L = kLoads, class C, class Pack, class Offsets>
 SW_DEVICE SW_INLINE void run_packs(const Frame<Op>& f, char* const* p, C count, C packs,
                                    const Pack& pack, const Offsets& offsets, C rows = L) {
   typedef typename Op::Index Index;
+  enum { kEager = Op::kPure && !Op::kBcast && !kBatch && !kShare && !HasFast<typename Op::F>::value };
   for (C t0 = 0; t0 < count; t0 += L) {
     if (pack(t0) >= packs) break;           // a thread's packs ascend with t
     // Pack t0 is in range from here on; saying so (j == 0 ||) lets the compiler reuse what
@@ -91,16 +100,22 @@ SW_DEVICE SW_INLINE void run_packs(const Frame<Op>& f, char* const* p, C count, 
     typename Op::template Out<P> out[L];
     Index off[L][Op::kArrays];
     bool live[L];
+    const C q0 = pack(t0);
     SW_UNROLL for (int j = 0; j < L; ++j) {
-      const C q = pack(kShare ? t0 : t0 + j);
+      const C q = kShare ? q0 : pack(t0 + j);
       live[j] = j == 0 || (kShare ? (C)j < rows : t0 + j < count && q < packs);
-      // the shared values are in[0]'s on every path; with kBatch a pack out of range
-      // computes on pack 0's operands and is never stored
-      if ((kShare || kBatch) && j > 0) in[j] = in[0];
-      if (live[j]) {
-        offsets(q, j, off[j]);
-        in[j] = kShare && j > 0 ? Op::template reload<P>(p, off[j], f.u, in[0])
-                                : Op::template load<P>(p, off[j], f.u);
+      if constexpr (kEager) {
+        offsets(live[j] ? q : q0, j, off[j]);
+        in[j] = Op::template load<P>(p, off[j], f.u);
+      } else {
+        // the shared values are in[0]'s on every path; with kBatch a pack out of range
+        // computes on pack 0's operands and is never stored
+        if ((kShare || kBatch) && j > 0) in[j] = in[0];
+        if (live[j]) {
+          offsets(q, j, off[j]);
+          in[j] = kShare && j > 0 ? Op::template reload<P>(p, off[j], f.u, in[0])
+                                  : Op::template load<P>(p, off[j], f.u);
+        }
       }
     }
     if constexpr (kBatch) {
@@ -117,6 +132,9 @@ SW_DEVICE SW_INLINE void run_packs(const Frame<Op>& f, char* const* p, C count, 
       SW_UNROLL for (int j = 0; j < L; ++j) {
         if (live[j]) Op::template put<P>(p, off[j], out[j]);
       }
+    } else if constexpr (kEager) {
+      SW_UNROLL for (int j = 0; j < L; ++j) Op::template compute<P>(p, off[j], f.u, in[j], out[j]);
+      SW_UNROLL for (int j = 0; j < L; ++j) Op::template put<P>(p, off[j], out[j]);
     } else {
       SW_UNROLL for (int j = 0; j < L; ++j) {
         if (!live[j]) continue;
@@ -236,7 +254,7 @@ SW_DEVICE SW_INLINE C row_head(const Frame<Op>& f, typename Op::Index off0, C le
 // block idle, and the row's offsets are paid once per unit, never per element. Within a
 // unit, lane l of a group takes packs l, l + group, l + 2 group, ... (coalesced).
 // R is 1 unless some operand is "repeated" (the same row for every index of dim D - 2: a row
-// vector, the divisor of an outer product). Then a unit covers R = kLoads consecutive rows of
+// vector, the divisor of an outer product). Then a unit covers R = L consecutive rows of
 // one slab of dim D - 2, and a thread's batch is one pack column in those R rows: the repeated
 // operand's pack has one offset for the whole batch, so it is loaded once and whatever the
 // functor derives from it alone (a divisor's reciprocal) is computed once per R packs
@@ -247,11 +265,13 @@ SW_DEVICE SW_INLINE C row_head(const Frame<Op>& f, typename Op::Index off0, C le
 // row set, units in all, groups per block, then the magic and shift (fast_div) of units, of
 // row sets per slab and of group, so that a unit (often a block's only one) divides by
 // multiply-highs (its setup went from ~270 instructions to a few dozen).
-template <class Op, bool kBatch = false>
+// L: packs in flight (run_packs), fewer where a heavy functor's registers would cost
+// occupancy (tuning.py KernelTables.loads; modes/rows.py sizes units by the same L).
+template <class Op, bool kBatch = false, int L = kLoads>
 SW_DEVICE void rows_kernel(const Slot* s, const Slot* x) {
   typedef typename Op::Index Index;
   typedef typename Counter<Index>::type C;
-  enum { NA = Op::kArrays, D = Op::kDims, P = Op::kPack, R = Op::kRepeated && D >= 2 ? kLoads : 1 };
+  enum { NA = Op::kArrays, D = Op::kDims, P = Op::kPack, R = Op::kRepeated && D >= 2 ? L : 1 };
   const Frame<Op> f(s);
   const Geometry g = geometry(x);
   const C len = (C)f.shape(D - 1);
@@ -274,7 +294,7 @@ SW_DEVICE void rows_kernel(const Slot* s, const Slot* x) {
     const C head = Op::kRowHeads ? row_head<Op>(f, base[0], len) : 0;
     const C packs = unshifted_packs<Op>(len - head), ends = len - packs * P;   // head, tail
     const C first = c * span * chunk + lane;
-    run_packs<Op, P, (R > 1), kBatch>(f, f.p, span * g.items * R, packs,
+    run_packs<Op, P, (R > 1), kBatch, L>(f, f.p, span * g.items * R, packs,
                      [&](C t) { return first + t / R * group; },
                      [&](C q, int j, Index* o) {
                        SW_UNROLL for (int k = 0; k < NA; ++k)
