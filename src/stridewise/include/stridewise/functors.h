@@ -792,6 +792,21 @@ template <> struct Divisor<i32> {
 };
 #endif
 
+#if !defined(__CUDA_ARCH__)
+// int32 division on the host, shared by remainder, fmod and floor_divide: a double division
+// beats idiv and vectorizes. It is exact: for |a| < 2^31 the quotient's rounding error
+// (2^-53 |a / b| < 1 / |b|) is below its distance to any other integer, so the conversion
+// gives q = trunc(a / b) exactly (2^31 for INT_MIN / -1, an int64), and r = a - q b is
+// formed exactly in 64 bits (0 for b = -1: INT_MIN % -1 is never an idiv). A zero divisor
+// divides by 1, leaving r = 0; floor_divide masks its quotient.
+struct DivMod32 { i64 q; i32 r; };
+SW_INLINE DivMod32 int32_divide_host(i32 a, i32 b) {
+  const i32 d = b | (i32)(b == 0);
+  const i64 q = (i64)((double)a / (double)d);
+  return {q, (i32)((i64)a - q * (i64)d)};
+}
+#endif
+
 template <Convention C> struct RemainderFunctor<i32, C> {
 #if defined(__CUDA_ARCH__)
   SW_DEVICE SW_INLINE static Divisor<i32> prepare(i32 b) { return Divisor<i32>::make(b); }
@@ -808,16 +823,10 @@ template <Convention C> struct RemainderFunctor<i32, C> {
     FastFlag never = false;
     return fast(a, b, never);
 #else
-    // On the host a double division beats idiv and vectorizes. It is exact: for |a| < 2^31 the
-    // quotient's rounding error (2^-53 |a / b| < 1 / |b|) is below its distance to any other
-    // integer, so trunc gives a / b exactly, and a - q * b is formed exactly in 64 bits.
-    // Masks, not branches: random signs make the adjustment unpredictable.
-    const i32 keep = -(i32)((b != 0) & (b != -1));
-    const i32 d = (b & keep) | (1 & ~keep);
-    const i64 q = (i64)((double)a / (double)d);
-    i32 r = (i32)((i64)a - q * (i64)d);
-    r += d & -(i32)((r != 0) & ((r ^ d) < 0));
-    return r & keep;
+    // Masks, not branches: random signs make the adjustment unpredictable. b = 0 and -1
+    // leave r = 0 (int32_divide_host), and so the result 0, NumPy's and torch's.
+    const i32 r = int32_divide_host(a, b).r;
+    return r + (b & -(i32)((r != 0) & ((r ^ b) < 0)));
 #endif
   }
 };
