@@ -917,8 +917,9 @@ SW_HOST_DEVICE SW_INLINE i64 int64_remainder_fast(i64 a, const Divisor<i64>& d, 
 // Conditional expressions and `&&` were if-converted by GCC 12 only in some layouts; where the
 // operands come from a periodic or strided load they stayed branches ("control flow in loop"),
 // the loop stayed scalar and lost 4-6x to idiv. So: |x| is (x ^ s) - s with s = x >> 63, and
-// each correction is a mask. b = 0 sets `slow` (that lane divides by 1; the pack is then
-// redone with the integer form). All arithmetic on possibly large values is unsigned.
+// each correction is a mask. b = 0 divides by 1 in its lane, leaving R = 0 (the remainder and
+// fmod of NumPy and torch) and Q masked to 0 (NumPy's floor_divide): a zero costs what any
+// divisor does, and nothing sets `slow`. All arithmetic on possibly large values is unsigned.
 // tests/test_remainder_cpu.py compares remainder with NumPy and with int64_remainder_fast,
 // and fmod and floor_divide with NumPy, in every layout.
 struct DivMod64 { u64 Q, R, sa, sb; };
@@ -927,7 +928,6 @@ SW_INLINE DivMod64 int64_divmod_host(i64 a, i64 b, FastFlag& slow) {
   const u64 U = ((u64)a ^ sa) - sa;
   const u64 V0 = ((u64)b ^ sb) - sb;
   const u64 zero = 0ull - (u64)(V0 == 0), big = 0ull - (u64)(V0 >= (1ull << 62));
-  slow |= (FastFlag)zero;
   const u64 V = (V0 & ~(zero | big)) | (1ull & (zero | big));
   const double inv = 1.0 / (double)(i64)V;
   const u64 q0 = (u64)((double)U * inv);
@@ -942,7 +942,7 @@ SW_INLINE DivMod64 int64_divmod_host(i64 a, i64 b, FastFlag& slow) {
   const u64 u1 = U - (V0 & c1);
   const u64 c2 = 0ull - (u64)(u1 >= V0);
   const u64 rb = u1 - (V0 & c2);
-  return {((q0 + q1 + lo - hi) & ~big) | ((0ull - c1 - c2) & big), (r & ~big) | (rb & big), sa, sb};
+  return {(((q0 + q1 + lo - hi) & ~big) | ((0ull - c1 - c2) & big)) & ~zero, (r & ~big) | (rb & big), sa, sb};
 }
 SW_INLINE i64 int64_remainder_fast_host(i64 a, i64 b, FastFlag& slow) {
   const DivMod64 d = int64_divmod_host(a, b, slow);

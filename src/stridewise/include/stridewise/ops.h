@@ -96,8 +96,8 @@ template <> struct FmodFunctor<float> {
   SW_INLINE float operator()(float a, float b) const { return fmod_double_steps(a, b); }
   SW_INLINE static float fast(float a, float b, FastFlag& slow) { return fmod_double(a, b, slow); }
 };
-// int64: remainder's vectorized division (functors.h int64_divmod_host); divisors of 0 and
-// |b| >= 2^50 redo the pack with `%`.
+// int64: remainder's vectorized division (functors.h int64_divmod_host), for every divisor
+// (0 included: it never sets `slow`).
 template <> struct FmodFunctor<i64> {
   SW_INLINE i64 operator()(i64 a, i64 b) const { return int_fmod(a, b); }
   SW_INLINE static i64 fast(i64 a, i64 b, FastFlag& slow) { return int64_fmod_fast_host(a, b, slow); }
