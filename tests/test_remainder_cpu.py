@@ -959,16 +959,21 @@ def _float64_gaps(n, rng):
     return a * rng.choice([-1.0, 1.0], a.size), b * rng.choice([-1.0, 1.0], b.size)
 
 
-def test_float64_floor_divide_fast_and_scalar_packs():
-    """float64 floor_divide: fmod_fast with specials as ordinary lanes, and the scalar form
-    for packs with a quotient of 2^52 or more; dense, with a divisor row and as an outer
-    product, against NumPy."""
+def test_float64_fast_and_scalar_packs():
+    """float64 floor_divide, fmod and remainder (both conventions) on the host: fmod_fast_any
+    (specials as ordinary lanes), and the scalar form for packs with a quotient of 2^52 or
+    more; dense, with a divisor row and as an outer product."""
     a, b = _float64_gaps(1 << 14, np.random.default_rng(31))
     for x, y in ((a, b), (a.reshape(-1, 64), b[:64]), (a[:512, None], b[None, :96])):
-        with np.errstate(all="ignore"):
-            want = np.floor_divide(x, y)
-        got = sw.floor_divide(x, y)
-        assert same_bits(got, want), mismatches(got, want, *np.broadcast_arrays(x, y))
+        for name in ("floor_divide", "fmod"):
+            with np.errstate(all="ignore"):
+                want = getattr(np, name)(x, y)
+            got = getattr(sw, name)(x, y)
+            assert same_bits(got, want), (name, mismatches(got, want, *np.broadcast_arrays(x, y)))
+        for convention, oracle in ORACLES.items():
+            got = sw.remainder(x, y, convention=convention)
+            want = oracle(x, y)
+            assert same_bits(got, want), (convention, mismatches(got, want, *np.broadcast_arrays(x, y)))
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

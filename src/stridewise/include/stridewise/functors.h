@@ -551,6 +551,19 @@ SW_INLINE float fmod_double_steps(float a, float b) {
                   ((bit_cast<u32>(a) & 0x7fffffffu) & (u32)keep);
   return bit_cast<float>(res | (bit_cast<u32>(a) & 0x80000000u));
 }
+
+// fmod_fast (double, above) with special values as ordinary lanes: they run on stand-ins
+// (0 by 1) and take their fmod by masks: a for a finite a and b = +-inf, else NaN (a = +-inf
+// or NaN, b = 0 or NaN). Only quotients of 2^52 and more set `slow`.
+SW_INLINE double fmod_fast_any(double a, double b, FastFlag& slow) {
+  const u64 top = 0x7ff0000000000000ull, ua = bit_cast<u64>(a) & ~(1ull << 63), ub = bit_cast<u64>(b) & ~(1ull << 63);
+  const u64 special = 0ull - (u64)((ua >= top) | (ub - 1 >= top - 1));   // a inf/NaN; b 0, inf, NaN
+  const u64 keep = 0ull - (u64)((ua < top) & (ub == top));              // b = +-inf, a finite
+  const double m = fmod_fast(bit_cast<double>(bit_cast<u64>(a) & ~special),
+                             bit_cast<double>((bit_cast<u64>(b) & ~special) | (0x3ff0000000000000ull & special)), slow);
+  return bit_cast<double>((bit_cast<u64>(m) & ~special) | (bit_cast<u64>(a) & keep) |
+                          (0x7ff8000000000000ull & special & ~keep));
+}
 #endif
 
 template <class M> struct Bits;
@@ -591,7 +604,7 @@ struct RemainderFunctor {
   enum { kVectorExact = sizeof(M) == 4 };   // fmod_double_steps
   SW_INLINE static M fast(M a, M b, FastFlag& slow) {
     if constexpr (sizeof(M) == 4) return adjust(fmod_double(a, b, slow), b);
-    else return adjust(fmod_fast(a, b, slow), b);
+    else return adjust(fmod_fast_any(a, b, slow), b);
   }
 #endif
   SW_HOST_DEVICE SW_INLINE static M adjust(M m, M b) {

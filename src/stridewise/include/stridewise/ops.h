@@ -96,6 +96,12 @@ template <> struct FmodFunctor<float> {
   SW_INLINE float operator()(float a, float b) const { return fmod_double_steps(a, b); }
   SW_INLINE static float fast(float a, float b, FastFlag& slow) { return fmod_double(a, b, slow); }
 };
+// float64: fmod_fast_any (specials as ordinary lanes), sw_fmod for the packs with a quotient
+// of 2^52 or more.
+template <> struct FmodFunctor<double> {
+  SW_INLINE double operator()(double a, double b) const { return sw_fmod(a, b); }
+  SW_INLINE static double fast(double a, double b, FastFlag& slow) { return fmod_fast_any(a, b, slow); }
+};
 // int64: remainder's vectorized division (functors.h int64_divmod_host), for every divisor
 // (0 included: it never sets `slow`).
 template <> struct FmodFunctor<i64> {
@@ -193,18 +199,6 @@ template <class M> SW_INLINE M floor_divide_from_fmod(M a, M b, M mod) {
   const U zero = U(0) - U(ad == 0), bzero = U(0) - U((ub & ~sign) == 0);
   const U r = (bit_cast<U>(fl) & ~zero) | (((bit_cast<U>(q) & sign)) & zero);
   return bit_cast<M>((r & ~bzero) | (bit_cast<U>(q) & bzero));
-}
-// fmod_fast (functors.h) with special values as ordinary lanes: they run on stand-ins
-// (0 by 1) and take their fmod by masks: a for a finite a and b = +-inf, else NaN (a = +-inf
-// or NaN, b = 0 or NaN). Only quotients of 2^52 and more set `slow`.
-SW_INLINE double fmod_fast_any(double a, double b, FastFlag& slow) {
-  const u64 top = 0x7ff0000000000000ull, ua = bit_cast<u64>(a) & ~(1ull << 63), ub = bit_cast<u64>(b) & ~(1ull << 63);
-  const u64 special = 0ull - (u64)((ua >= top) | (ub - 1 >= top - 1));   // a inf/NaN; b 0, inf, NaN
-  const u64 keep = 0ull - (u64)((ua < top) & (ub == top));              // b = +-inf, a finite
-  const double m = fmod_fast(bit_cast<double>(bit_cast<u64>(a) & ~special),
-                             bit_cast<double>((bit_cast<u64>(b) & ~special) | (0x3ff0000000000000ull & special)), slow);
-  return bit_cast<double>((bit_cast<u64>(m) & ~special) | (bit_cast<u64>(a) & keep) |
-                          (0x7ff8000000000000ull & special & ~keep));
 }
 // float32, and float16 and bfloat16 (in float): fmod_double's fast path, fmod_double_steps
 // for the lanes it leaves, both vectorized. float64: fmod_fast_any, and the scalar form
