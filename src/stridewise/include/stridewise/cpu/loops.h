@@ -49,10 +49,8 @@ void flat_loop(const Slot* slots) {
   for (Index j = 0; j < wides; ++j) {
     Index o[Op::kArrays];
     flat_offsets(f, head + j * W, o);
-#ifndef SW_NO_PREFETCH
-    for (int k = 0; k < Op::kArrays; ++k)
+    for (int k = 0; k < Op::kArrays; ++k)   // the output (k = 0) for writing
       if (!Op::periodic(k)) __builtin_prefetch(f.p[k] + (i64)o[k] * Op::size(k) + kPrefetch, k == 0);
-#endif
     Op::template apply<W>(f.p, o, f.u);
   }
   Index i = head + wides * W;
