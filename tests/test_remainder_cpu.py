@@ -1042,3 +1042,37 @@ def test_int32_division_in_every_layout(name):
         with np.errstate(all="ignore"):
             want = getattr(np, name)(x, y)
         assert got.dtype == np.int32 and same_bits(got, want), (label, mismatches(got, want, *np.broadcast_arrays(x, y)))
+
+
+def _rounded_quotient_model(x):
+    """NumPy's last steps of npy_divmod on a quotient x (mod = 0, b = 1): floor(x), plus 1
+    where x - floor(x) > 1/2; a zero keeps its sign."""
+    with np.errstate(invalid="ignore"):
+        fl = np.floor(x)
+        r = np.where(x - fl > 0.5, fl + 1, fl)
+    return np.where(x == 0, x, r).astype(x.dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_floor_without_a_rounding_instruction(dtype):
+    """ops.h floor_divide_from_fmod's floor (|x| + 2^52 - 2^52 with x's sign, less 1 where
+    above x; its own floor from 2^52 up, 2^23 in float) through a user kernel, at the
+    boundaries: each side of 2^(p-1) and 2^p, halves, tiny and negative fractions, signed
+    zeros, inf and NaN, and random bit patterns, against NumPy's floor."""
+    f = np.dtype(dtype).type
+    p = 24 if dtype == "float32" else 53
+    c = "float" if dtype == "float32" else "double"
+    k = sw.ElementwiseKernel(f"{dtype} x", f"{dtype} y", f"y = sw::floor_divide_from_fmod<{c}>(x, 1, 0);",
+                             name=f"floor_emulation_{dtype}")
+    edges = []
+    for e in (p - 2, p - 1, p, p + 1):
+        t = f(2.0 ** e)
+        edges += [t, np.nextafter(t, f(0)), np.nextafter(t, f(np.inf)), t + f(0.5), t - f(0.5), t - f(1.5)]
+    edges += [0.5, 1.5, 2.5, 0.49999997, 0.3, 1e-30, np.finfo(dtype).tiny, np.finfo(dtype).smallest_subnormal,
+              np.finfo(dtype).max, 0.0, np.inf, np.nan]
+    x = np.array(edges, dtype)
+    x = np.concatenate([x, -x])
+    bits = np.random.default_rng(53).integers(0, np.iinfo(np.uint64).max, 20000, dtype=np.uint64, endpoint=True)
+    x = np.concatenate([x, bits.astype(np.uint32 if dtype == "float32" else np.uint64).view(dtype)])
+    got, want = k(x), _rounded_quotient_model(x)
+    assert same_bits(got, want), mismatches(got, want, x, x)
