@@ -1076,3 +1076,24 @@ def test_floor_without_a_rounding_instruction(dtype):
     x = np.concatenate([x, bits.astype(np.uint32 if dtype == "float32" else np.uint64).view(dtype)])
     got, want = k(x), _rounded_quotient_model(x)
     assert same_bits(got, want), mismatches(got, want, x, x)
+
+
+@pytest.mark.parametrize("dtype", ["int16", "uint16"])
+def test_every_16bit_dividend_by_small_and_sampled_divisors(dtype):
+    """Every int16 / uint16 dividend against every divisor of magnitude up to 300 (the largest
+    quotients) and every 97th one, through the host's int32 division: remainder, fmod and
+    floor_divide as an outer product and flat, against NumPy (values and dtype)."""
+    info = np.iinfo(dtype)
+    a = np.arange(info.min, info.max + 1).astype(dtype)
+    b = np.unique(np.concatenate([np.arange(max(info.min, -300), 301), np.arange(info.min, info.max + 1, 97),
+                                  [info.min, info.max]])).astype(dtype)
+    for name in ("remainder", "fmod", "floor_divide"):
+        with np.errstate(all="ignore"):
+            want = getattr(np, name)(a[:, None], b[None, :])
+        got = getattr(sw, name)(a[:, None], b[None, :])
+        assert got.dtype == want.dtype and np.array_equal(got, want), name
+        x, y = a[::7].copy(), np.resize(b, a[::7].size)
+        with np.errstate(all="ignore"):
+            want = getattr(np, name)(x, y)
+        got = getattr(sw, name)(x, y)
+        assert got.dtype == want.dtype and np.array_equal(got, want), name
