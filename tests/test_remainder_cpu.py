@@ -390,29 +390,32 @@ def test_host_fast_path_boundaries(dtype, convention):
 
 def test_int64_host_fast_path_matches_integer_division():
     """The host's branch-free form (functors.h int64_remainder_fast_host), element by element
-    through a user kernel: equal to NumPy wherever it does not ask for the slow path, asking
-    for it exactly when b is 0, and equal to int64_remainder_fast (the GPU's) wherever both
-    are fast. The operands, and the large-divisor ones, cover both of its forms (|b| below
-    2^62 and from 2^62 up) and the 2^50 boundary of the first form's two arguments."""
+    through a user kernel: never asking for the slow path (a zero divisor is a lane like any
+    other), equal to NumPy everywhere (0 for b = 0), and equal to int64_remainder_fast (the
+    GPU's) wherever that one is defined (b != 0). The operands, and the large-divisor ones,
+    cover both of its forms (|b| below 2^62 and from 2^62 up) and the 2^50 boundary of the
+    first form's two arguments."""
     k = sw.ElementwiseKernel(
         "int64 a, int64 b", "int64 y, bool s, int64 g",
         "sw::FastFlag slow = 0, gslow = 0; y = sw::int64_remainder_fast_host(a, b, slow); "
         "s = slow != 0; g = sw::int64_remainder_fast(a, sw::Divisor<sw::i64>::make(b), gslow);",
         name="int64_remainder_fast_host")
+    zeros = 0
     for A, B in (_int64_operands(), _int64_large_divisor_operands()):
         y, slow, g = k(A, B)
-        want_slow = B == 0
-        np.testing.assert_array_equal(slow, want_slow)
-        fast = ~want_slow
-        np.testing.assert_array_equal(y[fast], np.remainder(A[fast], B[fast]))
-        np.testing.assert_array_equal(y[fast], g[fast])
+        assert not slow.any()
+        with np.errstate(divide="ignore"):
+            np.testing.assert_array_equal(y, np.remainder(A, B))
+        np.testing.assert_array_equal(y[B != 0], g[B != 0])
+        zeros += (B == 0).sum()
+    assert zeros > 0
 
 
 def _int64_layouts(A, B):
     """(a, b) views of the operands in every host layout whose pack loop runs the fast path."""
     n = A.size // 48 * 48
     A, B = A[:n], B[:n]
-    wide = np.empty((n // 48, 96), np.int64)
+    wide = np.empty((n // 48, 96), A.dtype)
     wide[:, ::2] = A.reshape(-1, 48)
     return {
         "contiguous": (A, B),
@@ -431,7 +434,7 @@ def _int64_layouts(A, B):
 def test_int64_layouts_fast_and_slow_packs(convention):
     """int64 remainder in every layout, against NumPy: once with divisors below 2^50 (the
     first form's first argument) and once with every divisor mixed in (2^50 and beyond,
-    INT64_MIN, -1, and 0, whose packs are redone with idiv)."""
+    INT64_MIN, -1, and 0)."""
     A, B = _int64_operands()
     rng = np.random.default_rng(11)
     perm = rng.permutation(A.size)
@@ -818,7 +821,8 @@ def test_every_float16_converts_exactly():
 def test_every_float16_dividend_by_every_61st_divisor(convention):
     """Every float16 bit pattern against every 61st one (1075 divisors: every exponent,
     subnormals, both signs, inf and NaN), as the host's float16 form runs them: one path for
-    every pair, so each of these pairs is a fast-path pair. fmod too."""
+    every pair, so each of these pairs is a fast-path pair. fmod and floor_divide too (in
+    float32, as NumPy computes them, rounded once to float16)."""
     a = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16)
     b = np.arange(0, 1 << 16, 61, dtype=np.uint32).astype(np.uint16).view(np.float16)
     for lo in range(0, b.size, 128):
@@ -827,10 +831,11 @@ def test_every_float16_dividend_by_every_61st_divisor(convention):
         want = ORACLES[convention](x, y)
         assert same_bits(got, want), mismatches(got, want, x, y)
         if convention == "numpy":
-            got = sw.fmod(x, y)
-            with np.errstate(all="ignore"):
-                want = np.fmod(x, y)
-            assert same_bits(got, want), mismatches(got, want, x, y)
+            for name in ("fmod", "floor_divide"):
+                got = getattr(sw, name)(x, y)
+                with np.errstate(all="ignore"):
+                    want = getattr(np, name)(x, y)
+                assert same_bits(got, want), (name, mismatches(got, want, x, y))
 
 
 def _every_exponent_gap(dtype, n, rng):
@@ -857,17 +862,19 @@ def _every_exponent_gap(dtype, n, rng):
 def test_every_exponent_gap_fast_and_stepped_lanes(dtype):
     """float32 and bfloat16 on the host: one double step below quotients of 2^50, six fixed
     steps for the packs with a larger one (the two mixed in most packs here), specials as
-    ordinary lanes; remainder in both conventions and fmod, dense and with a divisor row."""
+    ordinary lanes; remainder in both conventions, fmod and floor_divide (whose quotient comes
+    from the same fmod), dense and with a divisor row."""
     a, b = _every_exponent_gap(dtype, 1 << 15, np.random.default_rng(27))
     for x, y in ((a, b), (a.reshape(-1, 64), b[:64])):
         for convention, oracle in ORACLES.items():
             got = sw.remainder(x, y, convention=convention)
             want = oracle(x, y)
             assert same_bits(got, want), (convention, mismatches(got, want, *np.broadcast_arrays(x, y)))
-        got = sw.fmod(x, y)
-        with np.errstate(all="ignore"):   # bfloat16: in float32, rounded once (exact here)
-            want = np.fmod(x.astype(np.float32), y.astype(np.float32)).astype(x.dtype)
-        assert same_bits(got, want), mismatches(got, want, *np.broadcast_arrays(x, y))
+        for name in ("fmod", "floor_divide"):
+            got = getattr(sw, name)(x, y)
+            with np.errstate(all="ignore"):   # bfloat16: in float32, rounded once
+                want = getattr(np, name)(x.astype(np.float32), y.astype(np.float32)).astype(x.dtype)
+            assert same_bits(got, want), (name, mismatches(got, want, *np.broadcast_arrays(x, y)))
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -875,15 +882,18 @@ def test_every_exponent_gap_fast_and_stepped_lanes(dtype):
        st.sampled_from(["torch", "numpy"]))
 def test_hypothesis_float32_bit_patterns(pairs, convention):
     """Any float32 bit patterns (every exponent gap, subnormals, NaN payloads, infinities),
-    through the host's fast and stepped forms, against the oracle."""
+    through the host's fast and stepped forms, against the oracle; fmod and floor_divide
+    against NumPy."""
     bits = np.array(pairs, dtype=np.uint64).astype(np.uint32)
     a, b = bits[:, 0].view(np.float32), bits[:, 1].view(np.float32)
     got = sw.remainder(a, b, convention=convention)
     want = ORACLES[convention](a, b)
     assert same_bits(got, want), mismatches(got, want, a, b)
-    with np.errstate(all="ignore"):
-        want = np.fmod(a, b)
-    assert same_bits(sw.fmod(a, b), want), mismatches(sw.fmod(a, b), want, a, b)
+    for name in ("fmod", "floor_divide"):
+        with np.errstate(all="ignore"):
+            want = getattr(np, name)(a, b)
+        got = getattr(sw, name)(a, b)
+        assert same_bits(got, want), (name, mismatches(got, want, a, b))
 
 
 @pytest.mark.parametrize("name", ["fmod", "floor_divide"])
@@ -975,3 +985,166 @@ def test_fmod_wide_fast_host_build_matches_numpy():
         want = np.fmod(a, b)
     got = k(a, b)
     assert same_bits(got, want), mismatches(got, want, a, b)
+
+
+# -- floor_divide of floats and int32 division on the host ----------------------------------
+# floor_divide's quotient comes from the same exact fmod as remainder's (ops.h
+# floor_divide_from_fmod); int32 fmod and floor_divide share remainder's double division
+# (functors.h int32_divide_host). All run vectorized across a pack.
+
+def _float64_gaps(n, rng):
+    """float64 pairs over the whole exponent range (quotients past 2^52, whose packs take the
+    scalar form, mixed with narrow ones in most packs), multiples of the divisor and one ulp
+    either side, halfway quotients (k + 1/2) b, and specials, both signs."""
+    draw = lambda: (1 + rng.random(n)) * 2.0 ** rng.integers(-1074, 1024, n)   # noqa: E731
+    with np.errstate(over="ignore", under="ignore"):
+        b = draw()
+        narrow = rng.uniform(-1e3, 1e3, n) * b
+        kb = np.floor(2.0 ** rng.uniform(0, 60, n)) * b
+        half = (np.floor(2.0 ** rng.uniform(0, 50, n)) + 0.5) * b
+    a = np.concatenate([draw(), narrow, kb, np.nextafter(kb, 0), np.nextafter(kb, np.inf), half])
+    b = np.tile(b, 6)
+    specials = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, np.finfo(np.float64).max, 5e-324, 1e-310])
+    a[rng.random(a.size) < 0.02] = rng.choice(specials)
+    b[rng.random(b.size) < 0.02] = rng.choice(specials)
+    return a * rng.choice([-1.0, 1.0], a.size), b * rng.choice([-1.0, 1.0], b.size)
+
+
+def test_float64_fast_and_scalar_packs():
+    """float64 floor_divide, fmod and remainder (both conventions) on the host: fmod_fast_any
+    (specials as ordinary lanes), and the scalar form for packs with a quotient of 2^52 or
+    more; dense, with a divisor row and as an outer product."""
+    a, b = _float64_gaps(1 << 14, np.random.default_rng(31))
+    for x, y in ((a, b), (a.reshape(-1, 64), b[:64]), (a[:512, None], b[None, :96])):
+        for name in ("floor_divide", "fmod"):
+            with np.errstate(all="ignore"):
+                want = getattr(np, name)(x, y)
+            got = getattr(sw, name)(x, y)
+            assert same_bits(got, want), (name, mismatches(got, want, *np.broadcast_arrays(x, y)))
+        for convention, oracle in ORACLES.items():
+            got = sw.remainder(x, y, convention=convention)
+            want = oracle(x, y)
+            assert same_bits(got, want), (convention, mismatches(got, want, *np.broadcast_arrays(x, y)))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.integers(0, 2**64 - 1), st.integers(0, 2**64 - 1)), min_size=1, max_size=80))
+def test_hypothesis_float64_floor_divide_bit_patterns(pairs):
+    """Any float64 bit patterns through floor_divide (and the fmod it shares), against NumPy."""
+    bits = np.array(pairs, dtype=np.uint64)
+    a, b = bits[:, 0].view(np.float64), bits[:, 1].view(np.float64)
+    for name in ("floor_divide", "fmod"):
+        with np.errstate(all="ignore"):
+            want = getattr(np, name)(a, b)
+        got = getattr(sw, name)(a, b)
+        assert same_bits(got, want), (name, mismatches(got, want, a, b))
+
+
+def test_floor_divide_special_value_grid():
+    """Every pair of special values (signed zeros, infinities, NaN, subnormals, extremes,
+    halfway and near-integer quotients) in every float dtype, against NumPy."""
+    for dtype in ("float16", "bfloat16", "float32", "float64"):
+        a, b = grid(dtype)
+        got = sw.floor_divide(a, b)
+        with np.errstate(all="ignore"):   # bfloat16: in float32, rounded once
+            want = (np.floor_divide(a.astype(np.float32), b.astype(np.float32)).astype(a.dtype)
+                    if dtype == "bfloat16" else np.floor_divide(a, b))
+        assert same_bits(got, want), (dtype, mismatches(got, want, a, b))
+
+
+def test_int32_double_division_argument():
+    """functors.h int32_divide_host's claim as Python arithmetic (Python's float division is
+    IEEE double's, correctly rounded): for every int32 a and d != 0, the rounded quotient
+    converts to trunc(a / d), on the pairs closest to an integer from either side (a = k d
+    +- 1 for the largest k) and the int32 edges."""
+    rng = np.random.default_rng(41)
+    lo, hi = -(1 << 31), (1 << 31) - 1
+    d = [1, -1, 2, -2, 3, 7, -7, 46341, -46341, 65535, (1 << 30) + 1, hi, lo, lo + 1, hi - 1]
+    d += [int(x) * int(s) for x, s in zip(rng.integers(1, 1 << 31, 3000), rng.choice([-1, 1], 3000))]
+    for x in d:
+        k = hi // abs(x)
+        for a in {k * abs(x) - 1, k * abs(x), -(k * abs(x)) + 1, -(k * abs(x)), lo, hi, lo + 1, 0, x - 1}:
+            if lo <= a <= hi:
+                t = abs(a) // abs(x) * (1 if (a < 0) == (x < 0) else -1)    # trunc(a / x)
+                assert int(a / x) == t, (a, x)
+                assert lo <= a - t * x <= hi and abs(a - t * x) < abs(x)    # r fits int32
+
+
+@pytest.mark.parametrize("name", ["remainder", "fmod", "floor_divide"])
+def test_int32_division_in_every_layout(name):
+    """int32 remainder, fmod and floor_divide (the host's double division, x // 0 = x % 0 = 0,
+    MIN // -1 = MIN, MIN % -1 = 0) against NumPy in every host layout, on the int32 edges
+    crossed, random pairs over the whole range, small and negative divisors, dividends at and
+    beside multiples of the divisor."""
+    rng = np.random.default_rng(47)
+    lo, hi = np.iinfo(np.int32).min, np.iinfo(np.int32).max
+    edges = np.array([lo, lo + 1, hi, hi - 1, 0, 1, -1, 2, -2, 3, 46341, -46341, 1 << 30], np.int64)
+    n = 6000
+    b = np.concatenate([rng.integers(lo, hi, n, endpoint=True), rng.integers(-9, 10, n),
+                        -(rng.integers(1, 1 << 31, n) >> rng.integers(0, 31, n))])
+    q = rng.integers(lo, hi, b.size) // np.maximum(np.abs(b), 1)
+    near = np.clip(q * b + rng.integers(-1, 2, b.size), lo, hi)
+    A = np.concatenate([np.repeat(edges, edges.size), rng.integers(lo, hi, b.size, endpoint=True), near])
+    B = np.concatenate([np.tile(edges, edges.size), b, b])
+    perm = rng.permutation(A.size)
+    A, B = A[perm].astype(np.int32), B[perm].astype(np.int32)
+    for label, (x, y) in _int64_layouts(A, B).items():
+        got = getattr(sw, name)(x, y)
+        with np.errstate(all="ignore"):
+            want = getattr(np, name)(x, y)
+        assert got.dtype == np.int32 and same_bits(got, want), (label, mismatches(got, want, *np.broadcast_arrays(x, y)))
+
+
+def _rounded_quotient_model(x):
+    """NumPy's last steps of npy_divmod on a quotient x (mod = 0, b = 1): floor(x), plus 1
+    where x - floor(x) > 1/2; a zero keeps its sign."""
+    with np.errstate(invalid="ignore"):
+        fl = np.floor(x)
+        r = np.where(x - fl > 0.5, fl + 1, fl)
+    return np.where(x == 0, x, r).astype(x.dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_floor_without_a_rounding_instruction(dtype):
+    """ops.h floor_divide_from_fmod's floor (|x| + 2^52 - 2^52 with x's sign, less 1 where
+    above x; its own floor from 2^52 up, 2^23 in float) through a user kernel, at the
+    boundaries: each side of 2^(p-1) and 2^p, halves, tiny and negative fractions, signed
+    zeros, inf and NaN, and random bit patterns, against NumPy's floor."""
+    f = np.dtype(dtype).type
+    p = 24 if dtype == "float32" else 53
+    c = "float" if dtype == "float32" else "double"
+    k = sw.ElementwiseKernel(f"{dtype} x", f"{dtype} y", f"y = sw::floor_divide_from_fmod<{c}>(x, 1, 0);",
+                             name=f"floor_emulation_{dtype}")
+    edges = []
+    for e in (p - 2, p - 1, p, p + 1):
+        t = f(2.0 ** e)
+        edges += [t, np.nextafter(t, f(0)), np.nextafter(t, f(np.inf)), t + f(0.5), t - f(0.5), t - f(1.5)]
+    edges += [0.5, 1.5, 2.5, 0.49999997, 0.3, 1e-30, np.finfo(dtype).tiny, np.finfo(dtype).smallest_subnormal,
+              np.finfo(dtype).max, 0.0, np.inf, np.nan]
+    x = np.array(edges, dtype)
+    x = np.concatenate([x, -x])
+    bits = np.random.default_rng(53).integers(0, np.iinfo(np.uint64).max, 20000, dtype=np.uint64, endpoint=True)
+    x = np.concatenate([x, bits.astype(np.uint32 if dtype == "float32" else np.uint64).view(dtype)])
+    got, want = k(x), _rounded_quotient_model(x)
+    assert same_bits(got, want), mismatches(got, want, x, x)
+
+
+@pytest.mark.parametrize("dtype", ["int16", "uint16"])
+def test_every_16bit_dividend_by_small_and_sampled_divisors(dtype):
+    """Every int16 / uint16 dividend against every divisor of magnitude up to 300 (the largest
+    quotients) and every 97th one, through the host's int32 division: remainder, fmod and
+    floor_divide as an outer product and flat, against NumPy (values and dtype)."""
+    info = np.iinfo(dtype)
+    a = np.arange(info.min, info.max + 1).astype(dtype)
+    b = np.unique(np.concatenate([np.arange(max(info.min, -300), 301), np.arange(info.min, info.max + 1, 97),
+                                  [info.min, info.max]])).astype(dtype)
+    for name in ("remainder", "fmod", "floor_divide"):
+        with np.errstate(all="ignore"):
+            want = getattr(np, name)(a[:, None], b[None, :])
+        got = getattr(sw, name)(a[:, None], b[None, :])
+        assert got.dtype == want.dtype and np.array_equal(got, want), name
+        x, y = a[::7].copy(), np.resize(b, a[::7].size)
+        with np.errstate(all="ignore"):
+            want = getattr(np, name)(x, y)
+        got = getattr(sw, name)(x, y)
+        assert got.dtype == want.dtype and np.array_equal(got, want), name

@@ -649,6 +649,19 @@ SW_INLINE float fmod_double_steps(float a, float b) {
                   ((bit_cast<u32>(a) & 0x7fffffffu) & (u32)keep);
   return bit_cast<float>(res | (bit_cast<u32>(a) & 0x80000000u));
 }
+
+// fmod_fast (double, above) with special values as ordinary lanes: they run on stand-ins
+// (0 by 1) and take their fmod by masks: a for a finite a and b = +-inf, else NaN (a = +-inf
+// or NaN, b = 0 or NaN). Only quotients of 2^52 and more set `slow`.
+SW_INLINE double fmod_fast_any(double a, double b, FastFlag& slow) {
+  const u64 top = 0x7ff0000000000000ull, ua = bit_cast<u64>(a) & ~(1ull << 63), ub = bit_cast<u64>(b) & ~(1ull << 63);
+  const u64 special = 0ull - (u64)((ua >= top) | (ub - 1 >= top - 1));   // a inf/NaN; b 0, inf, NaN
+  const u64 keep = 0ull - (u64)((ua < top) & (ub == top));              // b = +-inf, a finite
+  const double m = fmod_fast(bit_cast<double>(bit_cast<u64>(a) & ~special),
+                             bit_cast<double>((bit_cast<u64>(b) & ~special) | (0x3ff0000000000000ull & special)), slow);
+  return bit_cast<double>((bit_cast<u64>(m) & ~special) | (bit_cast<u64>(a) & keep) |
+                          (0x7ff8000000000000ull & special & ~keep));
+}
 #endif
 
 template <class M> struct Bits;
@@ -689,7 +702,7 @@ struct RemainderFunctor {
   enum { kVectorExact = sizeof(M) == 4, kExactPack = sizeof(M) == 8 };
   SW_INLINE static M fast(M a, M b, FastFlag& slow) {
     if constexpr (sizeof(M) == 4) return adjust(fmod_double(a, b, slow), b);
-    else return adjust(fmod_fast(a, b, slow), b);
+    else return adjust(fmod_fast_any(a, b, slow), b);
   }
   template <int P> SW_INLINE static void exact(double* y, const double* a, const double* b) {
     fmod_wide_pack<P>(y, a, b);
@@ -894,6 +907,21 @@ template <> struct Divisor<i32> {
 };
 #endif
 
+#if !defined(__CUDA_ARCH__)
+// int32 division on the host, shared by remainder, fmod and floor_divide: a double division
+// beats idiv and vectorizes. It is exact: for |a| < 2^31 the quotient's rounding error
+// (2^-53 |a / b| < 1 / |b|) is below its distance to any other integer, so the conversion
+// gives q = trunc(a / b) exactly (2^31 for INT_MIN / -1, an int64), and r = a - q b is
+// formed exactly in 64 bits (0 for b = -1: INT_MIN % -1 is never an idiv). A zero divisor
+// divides by 1, leaving r = 0; floor_divide masks its quotient.
+struct DivMod32 { i64 q; i32 r; };
+SW_INLINE DivMod32 int32_divide_host(i32 a, i32 b) {
+  const i32 d = b | (i32)(b == 0);
+  const i64 q = (i64)((double)a / (double)d);
+  return {q, (i32)((i64)a - q * (i64)d)};
+}
+#endif
+
 template <Convention C> struct RemainderFunctor<i32, C> {
 #if defined(__CUDA_ARCH__)
   SW_DEVICE SW_INLINE static Divisor<i32> prepare(i32 b) { return Divisor<i32>::make(b); }
@@ -910,16 +938,10 @@ template <Convention C> struct RemainderFunctor<i32, C> {
     FastFlag never = false;
     return fast(a, b, never);
 #else
-    // On the host a double division beats idiv and vectorizes. It is exact: for |a| < 2^31 the
-    // quotient's rounding error (2^-53 |a / b| < 1 / |b|) is below its distance to any other
-    // integer, so trunc gives a / b exactly, and a - q * b is formed exactly in 64 bits.
-    // Masks, not branches: random signs make the adjustment unpredictable.
-    const i32 keep = -(i32)((b != 0) & (b != -1));
-    const i32 d = (b & keep) | (1 & ~keep);
-    const i64 q = (i64)((double)a / (double)d);
-    i32 r = (i32)((i64)a - q * (i64)d);
-    r += d & -(i32)((r != 0) & ((r ^ d) < 0));
-    return r & keep;
+    // Masks, not branches: random signs make the adjustment unpredictable. b = 0 and -1
+    // leave r = 0 (int32_divide_host), and so the result 0, NumPy's and torch's.
+    const i32 r = int32_divide_host(a, b).r;
+    return r + (b & -(i32)((r != 0) & ((r ^ b) < 0)));
 #endif
   }
 };
@@ -1010,8 +1032,9 @@ SW_HOST_DEVICE SW_INLINE i64 int64_remainder_fast(i64 a, const Divisor<i64>& d, 
 // Conditional expressions and `&&` were if-converted by GCC 12 only in some layouts; where the
 // operands come from a periodic or strided load they stayed branches ("control flow in loop"),
 // the loop stayed scalar and lost 4-6x to idiv. So: |x| is (x ^ s) - s with s = x >> 63, and
-// each correction is a mask. b = 0 sets `slow` (that lane divides by 1; the pack is then
-// redone with the integer form). All arithmetic on possibly large values is unsigned.
+// each correction is a mask. b = 0 divides by 1 in its lane, leaving R = 0 (the remainder and
+// fmod of NumPy and torch) and Q masked to 0 (NumPy's floor_divide): a zero costs what any
+// divisor does, and nothing sets `slow`. All arithmetic on possibly large values is unsigned.
 // tests/test_remainder_cpu.py compares remainder with NumPy and with int64_remainder_fast,
 // and fmod and floor_divide with NumPy, in every layout.
 struct DivMod64 { u64 Q, R, sa, sb; };
@@ -1020,7 +1043,6 @@ SW_INLINE DivMod64 int64_divmod_host(i64 a, i64 b, FastFlag& slow) {
   const u64 U = ((u64)a ^ sa) - sa;
   const u64 V0 = ((u64)b ^ sb) - sb;
   const u64 zero = 0ull - (u64)(V0 == 0), big = 0ull - (u64)(V0 >= (1ull << 62));
-  slow |= (FastFlag)zero;
   const u64 V = (V0 & ~(zero | big)) | (1ull & (zero | big));
   const double inv = 1.0 / (double)(i64)V;
   const u64 q0 = (u64)((double)U * inv);
@@ -1035,7 +1057,7 @@ SW_INLINE DivMod64 int64_divmod_host(i64 a, i64 b, FastFlag& slow) {
   const u64 u1 = U - (V0 & c1);
   const u64 c2 = 0ull - (u64)(u1 >= V0);
   const u64 rb = u1 - (V0 & c2);
-  return {((q0 + q1 + lo - hi) & ~big) | ((0ull - c1 - c2) & big), (r & ~big) | (rb & big), sa, sb};
+  return {(((q0 + q1 + lo - hi) & ~big) | ((0ull - c1 - c2) & big)) & ~zero, (r & ~big) | (rb & big), sa, sb};
 }
 SW_INLINE i64 int64_remainder_fast_host(i64 a, i64 b, FastFlag& slow) {
   const DivMod64 d = int64_divmod_host(a, b, slow);

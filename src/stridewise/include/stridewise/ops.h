@@ -96,22 +96,33 @@ template <> struct FmodFunctor<float> {
   SW_INLINE float operator()(float a, float b) const { return fmod_double_steps(a, b); }
   SW_INLINE static float fast(float a, float b, FastFlag& slow) { return fmod_double(a, b, slow); }
 };
-// double: the branch-free fast path for quotients below 2^52, fmod_wide_pack for the packs it
-// flags (zero, inf or NaN operands and larger quotients).
+// float64: fmod_fast_any (specials as ordinary lanes), fmod_wide_pack for the packs with a
+// quotient of 2^52 or more.
 template <> struct FmodFunctor<double> {
   enum { kExactPack = 1 };
   SW_INLINE double operator()(double a, double b) const { return sw_fmod(a, b); }
-  SW_INLINE static double fast(double a, double b, FastFlag& slow) { return fmod_fast(a, b, slow); }
+  SW_INLINE static double fast(double a, double b, FastFlag& slow) { return fmod_fast_any(a, b, slow); }
   template <int P> SW_INLINE static void exact(double* y, const double* a, const double* b) {
     fmod_wide_pack<P>(y, a, b);
   }
 };
-// int64: remainder's vectorized division (functors.h int64_divmod_host); divisors of 0 and
-// |b| >= 2^50 redo the pack with `%`.
+// int64: remainder's vectorized division (functors.h int64_divmod_host), for every divisor
+// (0 included: it never sets `slow`).
 template <> struct FmodFunctor<i64> {
   SW_INLINE i64 operator()(i64 a, i64 b) const { return int_fmod(a, b); }
   SW_INLINE static i64 fast(i64 a, i64 b, FastFlag& slow) { return int64_fmod_fast_host(a, b, slow); }
 };
+// int32: remainder's double division (functors.h int32_divide_host), exact for every pair.
+template <> struct FmodFunctor<i32> {
+  SW_INLINE i32 operator()(i32 a, i32 b) const { return int32_divide_host(a, b).r; }
+};
+// The narrower integers compute in a wider type's functor, as remainder's do: every 8- and
+// 16-bit pair is an int32 case, every uint32 one an int64 case, and |a % b| <= |a| narrows.
+template <> struct FmodFunctor<i8> : FmodFunctor<i32> {};
+template <> struct FmodFunctor<u8> : FmodFunctor<i32> {};
+template <> struct FmodFunctor<i16> : FmodFunctor<i32> {};
+template <> struct FmodFunctor<u16> : FmodFunctor<i32> {};
+template <> struct FmodFunctor<u32> : FmodFunctor<i64> {};
 #endif
 
 SW_HOST_DEVICE SW_INLINE float sw_floor(float x) { return floorf(x); }
@@ -149,6 +160,70 @@ template <class T> struct FloorDivideFunctor {
 template <> struct FloorDivideFunctor<i64> {   // as FmodFunctor<i64>
   SW_INLINE i64 operator()(i64 a, i64 b) const { return int_floor_divide(a, b); }
   SW_INLINE static i64 fast(i64 a, i64 b, FastFlag& slow) { return int64_floor_divide_fast_host(a, b, slow); }
+};
+// int32: the truncated quotient less 1 where r != 0 and r's sign differs from b's; a zero
+// divisor gives 0, and INT_MIN // -1 (q = 2^31) wraps to INT_MIN in the narrowing.
+template <> struct FloorDivideFunctor<i32> {
+  SW_INLINE i32 operator()(i32 a, i32 b) const {
+    const DivMod32 d = int32_divide_host(a, b);
+    return (i32)(u32)(d.q - (i64)((d.r != 0) & ((d.r ^ b) < 0))) & -(i32)(b != 0);
+  }
+};
+// As FmodFunctor's: the 8- and 16-bit quotients (-128 // -1 = 128 included) narrow as NumPy's
+// wrap, uint32's fit int64.
+template <> struct FloorDivideFunctor<i8> : FloorDivideFunctor<i32> {};
+template <> struct FloorDivideFunctor<u8> : FloorDivideFunctor<i32> {};
+template <> struct FloorDivideFunctor<i16> : FloorDivideFunctor<i32> {};
+template <> struct FloorDivideFunctor<u16> : FloorDivideFunctor<i32> {};
+template <> struct FloorDivideFunctor<u32> : FloorDivideFunctor<i64> {};
+
+// floor_divide of floats from an exact fmod, as masks and selects so GCC vectorizes it
+// across a pack: NumPy's npy_floor_divide (npy_divmod), step for step, with the same IEEE
+// operations, so the same bits. div = (a - mod) / b, less 1 where mod != 0 and its sign
+// differs from b's (a NaN mod comes with a NaN div, and b = +-0 takes a / b, so sign bits
+// serve as NumPy's compares); then floor(div), plus 1 where div - floor(div) > 1/2; a zero
+// div gives copysign(0, a / b). floor without a rounding instruction (a vector floor needs
+// -fno-trapping-math in GCC 12): for |div| < 2^52 (2^23 in float), t = (|div| + 2^52) - 2^52
+// rounds |div| to an integer exactly (the sum lies where the spacing is 1), t with div's
+// sign is within 1/2 of div, and floor(div) is t, or t - 1 where t > div (both exact);
+// larger, infinite or NaN div are their own floor.
+template <class M> SW_INLINE M floor_divide_from_fmod(M a, M b, M mod) {
+  typedef typename Bits<M>::type U;
+  const U sign = U(1) << (sizeof(U) * 8 - 1);
+  const M big = sizeof(M) == 4 ? M(0x1p23) : M(0x1p52), q = a / b;
+  const U ub = bit_cast<U>(b), um = bit_cast<U>(mod);
+  const U fix = U(0) - U(((um & ~sign) != 0) & (((um ^ ub) & sign) != 0));
+  const M div = (a - mod) / b - bit_cast<M>(bit_cast<U>(M(1)) & fix);
+  const U ud = bit_cast<U>(div), ad = ud & ~sign;
+  const M t = bit_cast<M>(bit_cast<U>((bit_cast<M>(ad) + big) - big) | (ud & sign));
+  const U small = U(0) - U(bit_cast<M>(ad) < big);
+  const U below = U(0) - U(t > div);
+  M fl = bit_cast<M>((bit_cast<U>(M(t - bit_cast<M>(bit_cast<U>(M(1)) & below))) & small) | (ud & ~small));
+  fl = fl + bit_cast<M>(bit_cast<U>(M(1)) & (U(0) - U(div - fl > M(0.5))));
+  const U zero = U(0) - U(ad == 0), bzero = U(0) - U((ub & ~sign) == 0);
+  const U r = (bit_cast<U>(fl) & ~zero) | (((bit_cast<U>(q) & sign)) & zero);
+  return bit_cast<M>((r & ~bzero) | (bit_cast<U>(q) & bzero));
+}
+// float32, and float16 and bfloat16 (in float): fmod_double's fast path, fmod_double_steps
+// for the lanes it leaves, both vectorized. float64: fmod_fast_any, and fmod_wide_pack for
+// packs with quotients of 2^52 and more.
+template <> struct FloorDivideFunctor<float> {
+  enum { kVectorExact = 1 };
+  SW_INLINE float operator()(float a, float b) const { return floor_divide_from_fmod(a, b, fmod_double_steps(a, b)); }
+  SW_INLINE static float fast(float a, float b, FastFlag& slow) {
+    return floor_divide_from_fmod(a, b, fmod_double(a, b, slow));
+  }
+};
+template <> struct FloorDivideFunctor<double> {
+  enum { kExactPack = 1 };
+  SW_INLINE double operator()(double a, double b) const { return floor_divide_from_fmod(a, b, sw_fmod(a, b)); }
+  SW_INLINE static double fast(double a, double b, FastFlag& slow) {
+    return floor_divide_from_fmod(a, b, fmod_fast_any(a, b, slow));
+  }
+  template <int P> SW_INLINE static void exact(double* y, const double* a, const double* b) {
+    fmod_wide_pack<P>(y, a, b);
+    SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) y[e] = floor_divide_from_fmod(a[e], b[e], y[e]);
+  }
 };
 #endif
 #if defined(__CUDA_ARCH__)
