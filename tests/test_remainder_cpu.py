@@ -725,7 +725,7 @@ def _float64_wide_operands(rng, n):
 def test_float64_wide_host_path_matches_numpy(layout):
     """The host's exact double fmod for the lanes the fast path leaves (functors.h
     fmod_wide_pack: packs in step, and single elements through fmod_slow), for remainder in
-    both conventions and fmod, bit for bit against NumPy and torch, in a dense layout (whole
+    both conventions, fmod and floor_divide, bit for bit against NumPy and torch, in a dense layout (whole
     packs, a pack of 2 and single tail elements), a strided one (element by element) and a
     broadcast row."""
     rng = np.random.default_rng(21)
@@ -737,8 +737,8 @@ def test_float64_wide_host_path_matches_numpy(layout):
     elif layout == "row":
         a, b = a[: a.size // 64 * 64].reshape(-1, 64), b[:64]
     with np.errstate(all="ignore"):
-        want = {"fmod": np.fmod(a, b)}
-    got = {"fmod": sw.fmod(a, b)}
+        want = {"fmod": np.fmod(a, b), "floor_divide": np.floor_divide(a, b)}
+    got = {"fmod": sw.fmod(a, b), "floor_divide": sw.floor_divide(a, b)}
     for convention in ("numpy", "torch"):
         want[convention] = ORACLES[convention](a, b)
         got[convention] = sw.remainder(a, b, convention=convention)
