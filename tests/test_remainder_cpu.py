@@ -547,30 +547,26 @@ def _remainder_fast_model(a, b, ulps, convention, step0=False):
         rcp = np.where(finite, np.nextafter(rcp, np.copysign(f32(np.inf), rcp) if ulps > 0 else f32(0)), rcp)
     rcp = np.where((B < np.finfo(f32).tiny) & (B > 0), np.copysign(f32(np.inf), b), rcp)   # ftz
     # Divisor<float>
-    rcp1 = np.abs(rcp) * f32(2.0**-20)
-    magic = f32(1.5 * 2**23)
-
-    def rn(w):   # round_small: (w + 1.5 2^23) - 1.5 2^23, each rounded to float32
-        return (w + magic) - magic
+    rcp1 = np.abs(rcp) * f32(2.0**-20 * (1 + 2.0**-21))
     Bs = np.minimum(B * f32(2**20), big)
     bc = np.copysign(np.minimum(B, big), b)
     wide = ((B < np.finfo(f32).tiny) & (B > 0)) | ((B > 2**100) & (B < np.inf))
     A = np.abs(a)
     if step0:
-        rcp0 = np.abs(rcp) * f32(2.0**-40)
+        rcp0 = np.abs(rcp) * f32(2.0**-40 * (1 + 2.0**-21))
         Bs0 = np.minimum(B * f32(2**40), big)
-        q0 = rn(A * rcp0)
+        q0 = np.floor(A * rcp0)
         r0 = (A.astype(f64) - q0.astype(f64) * Bs0).astype(f32)
         wide0 = ((B < np.finfo(f32).tiny) & (B > 0)) | ((B > 2**86) & (B < np.inf))
         keep = ~(wide0 | ((q0 >= 2**20) & (r0 == r0)))
         A = np.where(r0 < 0, r0 + Bs0, r0)
-    q1 = rn(A * rcp1)
+    q1 = np.floor(A * rcp1)
     r1 = (A.astype(f64) - q1.astype(f64) * Bs).astype(f32)
     if not step0:
         keep = ~(wide | ((q1 >= 2**20) & (r1 == r1)))
     a2 = (r1.view(np.uint32) ^ (a.view(np.uint32) & np.uint32(0x80000000))).view(f32)
     w = a2 * rcp
-    q = rn(w)
+    q = np.floor((np.abs(w).astype(f64) * 2.0**-21 + w).astype(f32))
     r = (a2.astype(f64) - q.astype(f64) * bc).astype(f32)
     r = np.where((np.signbit(r) != np.signbit(b)) & (r != 0), r + b, r)
     if convention == "numpy":

@@ -436,19 +436,18 @@ SW_HOST_DEVICE SW_INLINE float sw_inf() {
 // |a / b| < 2^40 (every float16 pair; bfloat16) or, with step 0 (float32), 2^60: every pair
 // short of extreme quotients or divisors. Steps of the form below, with no branch or call:
 // Step form (from the signed quotient, fewer instructions than fmod then a sign fix):
-// w = x * rcp.approx(y) is within 2^-22.4 of x / y (relative), so for |x / y| <= 2^20 within
-// 0.2 of it, and q = rn(w), the integer nearest w, is n = floor(x / y) or n + 1: q >= w - 1/2
-// > x / y - 1 and q <= w + 1/2 < x / y + 1. rn(w) = (w + 1.5 2^23) - 1.5 2^23 (the sum lies
-// where the spacing is 1 for |w| < 2^22): two full-rate adds, where floorf is a quarter-rate
-// FRND. A subnormal w only occurs for |x / y| < 1, where q = 0 is n or n + 1 too.
+// w = x * rcp.approx(y) is within 2^-22.4 of x / y (relative); w + |w| 2^-21 is then at least x / y and, for
+// |x / y| < 2^20 + 1, less than 0.8 above it, so q = its floor is n = floor(x / y) or n + 1
+// (a subnormal w only occurs for |x / y| < 1, where q in {-1, 0, 1} is n or n + 1 too).
 // r = x - q * y is then the floor modulus, or that minus y; one fma gives either exactly (a
 // multiple of the smaller ulp, |r| <= |y|) except the modulus x + y of |x| < |y| with
 // opposite signs, which it rounds once, as torch's fmod + b does.
 // Step 1 reduces A = |a| modulo Bs = |b| 2^20 (a multiple of b, so the floor modulus is
-// kept): q1 = rn(A * rcp1) with rcp1 = |rcp| 2^-20 (A * rcp1 within 0.25 of A / Bs for
+// kept): q1 = floor(A * rcp1) with rcp1 = |rcp| 2^-20 (1 + 2^-21) (the bias folded in: one
+// rounding of rcp1 and one of the product leave A * rcp1 in [A / Bs, A / Bs + 0.75) for
 // A / Bs < 2^20), so q1 = n1 or n1 + 1 and r1 = A - q1 Bs is exact, in [-Bs, Bs). q1 < 2^20
-// implies A * rcp1 < 2^20 - 1/2 and A / Bs < 2^20 (a larger A * rcp1 rounds to 2^20 or
-// more, inf included), so checking q1 checks the step, and |a / b| < 2^40 passes it. Step 2 is the form on a2 = r1 with a's sign flipped in (a2 = a - k b for an
+// implies A / Bs <= A * rcp1 < 2^20, so checking q1 checks the step, and |a / b| < 2^40
+// passes it. Step 2 is the form on a2 = r1 with a's sign flipped in (a2 = a - k b for an
 // integer k, |a2 / b| <= 2^20): for |a| >= |b| the floor modulus and torch's fmod + b are both
 // multiples of ulp(b) below |b|, exact; for |a| < |b|, q1 = 0 and a2 = a. A nonzero r against
 // b's sign gets b added (exact). A zero takes the dividend's sign (torch: fmod's) or the
@@ -478,8 +477,8 @@ template <> struct Divisor<float> {
     const bool wide = (e - 0x00800000u > 0x71000000u) & (e - 1u < 0x7f7fffffu),
                wide0 = (e - 0x00800000u > 0x6a000000u) & (e - 1u < 0x7f7fffffu),
                plain = e - 1u < 0x7f7fffffu;
-    return {b, rcp, fabsf(rcp) * 0x1p-20f, fminf(B * 0x1p20f, big),
-            fabsf(rcp) * 0x1p-40f, fminf(B * 0x1p40f, big),
+    return {b, rcp, fabsf(rcp) * (0x1p-20f * (1.0f + 0x1p-21f)), fminf(B * 0x1p20f, big),
+            fabsf(rcp) * (0x1p-40f * (1.0f + 0x1p-21f)), fminf(B * 0x1p40f, big),
             copysignf(fminf(B, big), b), wide, wide0,
             !plain ? sw_inf_dev() : wide ? 0.0f : B * 0x1p39f,
             !plain ? sw_inf_dev() : wide0 ? 0.0f : B * 0x1p59f};
@@ -500,8 +499,6 @@ SW_DEVICE SW_INLINE bool remainder_wide(float a, float b) {
   const bool in = (B >= 0x1p-126f) & (B <= (kStep0 ? 0x1p86f : 0x1p100f));
   return (A < inf) & (B > 0.0f) & (B < inf) & (!in | (A >= B * (kStep0 ? 0x1p59f : 0x1p39f)));
 }
-// The nearest integer to w for |w| < 2^22 (remainder_fast's step form).
-SW_DEVICE SW_INLINE float round_small(float w) { return __fsub_rn(__fadd_rn(w, 0x1.8p23f), 0x1.8p23f); }
 // kStep0: one more step first, modulo Bs0 = |b| 2^40, the same argument with 2^40 for 2^20
 // (rcp0 stays normal for |b| <= 2^86, which `wide0` checks): quotients below 2^60 then stay
 // on the fast path, for 4 instructions more per element. Its r0 in [-Bs0, Bs0) gets Bs0 added
@@ -512,17 +509,17 @@ template <Convention C, bool kStep0, bool kChecks = true>
 SW_DEVICE SW_INLINE float remainder_fast(float a, const Divisor<float>& d, FastFlag& slow) {
   float A = fabsf(a);
   if constexpr (kStep0) {
-    const float q0 = round_small(A * d.rcp0);
+    const float q0 = floorf(A * d.rcp0);
     const float r0 = fmaf(-q0, d.Bs0, A);
     if constexpr (kChecks) slow |= d.wide0 | ((q0 >= 0x1p20f) & (r0 == r0));
     A = r0 < 0.0f ? r0 + d.Bs0 : r0;
   }
-  const float q1 = round_small(A * d.rcp1);
+  const float q1 = floorf(A * d.rcp1);
   const float r1 = fmaf(-q1, d.Bs, A);
   if constexpr (!kStep0 && kChecks) slow |= d.wide | ((q1 >= 0x1p20f) & (r1 == r1));
   const float a2 = __uint_as_float(__float_as_uint(r1) ^ (__float_as_uint(a) & 0x80000000u));
   const float w = a2 * d.rcp;
-  const float q = round_small(w);
+  const float q = floorf(fmaf(fabsf(w), 0x1p-21f, w));
   float r = fmaf(-q, d.bc, a2);
   // r with b's sign bit flipped in: negative (not -0) exactly when r is nonzero against b
   if (__int_as_float(__float_as_int(r) ^ (__float_as_int(d.b) & 0x80000000)) < 0.0f) r += d.b;
