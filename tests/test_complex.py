@@ -207,21 +207,27 @@ def test_complex_order_is_numpys_only(op):
 
 
 def test_sign_and_clip_are_numpys_only():
-    """numpy/_core/tests/test_umath.py::TestSign::test_sign_complex: sign(z) = z / |z|, with
-    sign(0) = 0, an infinite part (the other finite) giving that part's sign and NaN for two
-    infinite parts; np.clip orders complex bounds lexicographically. torch raises on both
-    (torch.sign points to torch.sgn; clamp is not defined for complex), and so does
-    stridewise on tensors."""
+    """numpy/_core/tests/test_umath.py::TestSign::test_sign_complex: its inputs and targets
+    (sign(z) = z / |z|; an infinite part with a finite one gives that part's sign, two
+    infinite parts or a NaN give NaN, 0 gives 0), into a new array and into out=; np.clip
+    orders complex bounds lexicographically. torch raises on both (torch.sign points to
+    torch.sgn; clamp is not defined for complex), and so does stridewise on tensors."""
     inf, nan = math.inf, math.nan
-    z = np.array([3 + 4j, -3 - 4j, 0j, complex(-0.0, -0.0), complex(inf, 1), complex(-inf, 2),
-                  complex(1, -inf), complex(inf, inf), complex(nan, 1), 1e-300 + 1e-300j,
-                  1e300 - 1e300j], np.complex128)
-    want = np.array([0.6 + 0.8j, -0.6 - 0.8j, 0, 0, 1, -1, complex(0, -1), complex(nan, nan),
-                     complex(nan, nan), (1 + 1j) / math.sqrt(2), (1 - 1j) / math.sqrt(2)])
-    got = sw.sign(z)
-    assert same(got, np.sign(z)).all()
-    assert np.allclose(got, want, rtol=1e-15, atol=0, equal_nan=True)
-    assert same(sw.sign(z.astype(np.complex64)), np.sign(z.astype(np.complex64))).all()
+    a = np.array([inf, -inf, complex(0, inf), complex(0, -inf), complex(inf, inf),
+                  complex(inf, -inf), nan, complex(0, nan), complex(nan, nan), 0.0, 3.0, -3.0,
+                  -2j, 3.0 + 4.0j, -8.0 + 6.0j])
+    tgt = np.array([1, -1, 1j, -1j] + [complex(nan, nan)] * 5 + [0, 1, -1, -1j, 0.6 + 0.8j, -0.8 + 0.6j])
+    out = np.zeros(a.shape, a.dtype)
+    res = sw.sign(a, out=out)
+    assert res is out
+    for got in (sw.sign(a), out):
+        assert got.dtype == np.complex128
+        np.testing.assert_equal(got, tgt)
+        assert same(got, np.sign(a)).all()
+    z = np.array([3 + 4j, -3 - 4j, 0j, complex(-0.0, -0.0), complex(inf, 1), complex(1, -inf),
+                  1e-300 + 1e-300j, 1e300 - 1e300j], np.complex128)
+    for dtype in COMPLEX:
+        assert same(sw.sign(z.astype(dtype)), np.sign(z.astype(dtype))).all()
     lo, hi = np.complex128(1 + 1j), np.complex128(2 + 2j)
     x = np.array([0j, 1 + 0.5j, 1 + 3j, 1.5 - 9j, 2 + 1j, 2 + 3j, 5j - 4, complex(nan, 0)])
     assert same(sw.clip(x, lo, hi), np.clip(x, lo, hi)).all()
