@@ -99,7 +99,11 @@ void rows_loop(const Slot* slots) {
       return off;
     };
     Index x = x0;
-    for (; x + W <= x1; x += W) Op::template apply<W>(f.p, at(x), f.u);
+    for (; x + W <= x1; x += W) {
+      for (int k = 0; k < NA; ++k)   // unit-stride operands, as flat_loop's (the output for writing)
+        if (step[k] == 1) __builtin_prefetch(f.p[k] + (i64)(base[k] + x) * Op::size(k) + kPrefetch, k == 0);
+      Op::template apply<W>(f.p, at(x), f.u);
+    }
     for (; x + P <= x1; x += P) Op::template apply<P>(f.p, at(x), f.u);
     for (; x < x1; ++x) Op::template apply<1>(f.p, at(x), f.u);
   }
