@@ -44,9 +44,11 @@ def _check_domain(alg) -> None:
 
 
 def _select(plan, tuning: ElementwiseTuning, caps: Capabilities, auto: Auto = None) -> Algorithm:
-    """For Auto(): the algorithm of the plan's mode (the fallback mode's where the backend
-    has none), its fields left unset but those Auto sets (block_size)."""
-    mode = plan.mode if caps._supports_mode(plan.mode) else modes.fallback()
+    """For Auto(): the algorithm of the mode Auto picks with the backend's tuning (the
+    fallback mode's where the backend has none), its fields left unset but those Auto sets
+    (block_size)."""
+    mode = modes.auto(plan, tuning)
+    mode = mode if caps._supports_mode(mode) else modes.fallback()
     return modes.get(mode).algorithm(block_size=getattr(auto, "block_size", None))
 
 

@@ -68,7 +68,8 @@ class Mode:
     pack : (plan, kinds, cap) -> (pack, aux): the widest pack at most `cap` the operands'
         alignment allows, and the mode's aux slot value (a flat head, a tile dim, a row-peel
         flag). It may mark a dense input "shifted" in `kinds` (a list).
-    prefers : (plan) -> whether Auto runs it where it applies (default: always).
+    prefers : (plan, tuning) -> whether Auto runs it where it applies, with the backend's
+        ElementwiseTuning (None: the defaults) (default: always).
     row_heads : `aux` says the rows peel their heads (compiled in as Op::kRowHeads).
     kernels : backend name -> Kernel; a backend without one cannot run the mode.
     example : (new) -> the inputs of a problem the mode runs with its algorithm, `new(shape)`
@@ -93,9 +94,9 @@ class Mode:
                              f"mode {getattr(self.algorithm, 'mode', None)!r}; set "
                              f"{self.algorithm.__name__}.mode = {self.name!r}")
 
-    def picks(self, plan) -> bool:
+    def picks(self, plan, tuning=None) -> bool:
         """Whether Auto runs this mode for `plan` (ignoring modes ranked before it)."""
-        return self.applies(plan) and (self.prefers is None or self.prefers(plan))
+        return self.applies(plan) and (self.prefers is None or self.prefers(plan, tuning))
 
     def kernel(self, backend: str) -> Kernel:
         k = self.kernels.get(backend)
@@ -144,9 +145,10 @@ def by_rank() -> list[Mode]:
     return sorted(_MODES.values(), key=lambda m: m.rank)
 
 
-def auto(plan) -> str:
-    """The mode Auto runs for `plan`: the first by rank that applies and prefers it."""
-    return next(m.name for m in by_rank() if m.picks(plan))
+def auto(plan, tuning=None) -> str:
+    """The mode Auto runs for `plan` with a backend's tuning (None: the defaults): the first
+    by rank that applies and prefers it."""
+    return next(m.name for m in by_rank() if m.picks(plan, tuning))
 
 
 def fallback() -> str:

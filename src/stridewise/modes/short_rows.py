@@ -9,11 +9,6 @@ from stridewise.algorithms import ShortRows
 from stridewise.modes import _flat
 from stridewise.modes._mode import Mode, in_headers, register
 
-# A row shorter than one warp of 16-byte packs leaves lanes idle in `rows`; such problems
-# go flat when the layout allows it.
-SHORT_ROW_BYTES = 512
-
-
 def _applies(plan) -> bool:
     return plan.ndim >= 2 and plan._outputs_inner_unit() and all(
         plan._flat(k) for k in range(plan.nout)) and all(
@@ -21,9 +16,14 @@ def _applies(plan) -> bool:
         for k in range(plan.nout, len(plan.strides)))
 
 
-def _prefers(plan) -> bool:
+def _prefers(plan, tuning) -> bool:
+    """Rows shorter than the backend's short_row_bytes (tuning.py) go flat, and so do rows
+    whose alignment leaves `rows` a narrower pack."""
+    from stridewise.tuning import ElementwiseTuning
+
+    limit = (tuning or ElementwiseTuning).short_row_bytes
     inner_bytes = plan.shape[-1] * max(plan.itemsizes)
-    return inner_bytes < SHORT_ROW_BYTES or plan.max_pack("rows") < plan.max_pack("short_rows")
+    return inner_bytes < limit or plan.max_pack("rows") < plan.max_pack("short_rows")
 
 
 def _kind(plan, k: int, share_rows: bool) -> str:
