@@ -452,14 +452,19 @@ def test_int64_layouts_fast_and_slow_packs(convention):
 @pytest.mark.parametrize("period", [3, 5, 6, 8, 16, 17, 40])
 def test_short_rows_periods(dtype, period):
     """Periodic operands (short_rows) whose period is below, equal to and above the host's
-    pack widths, so the step back to the period's start lands anywhere in a pack."""
+    pack widths, so the step back to the period's start lands anywhere in a pack; and Auto,
+    which runs rows of 64 bytes and more in `rows` on the host (tuning.py short_row_bytes)."""
     rng = np.random.default_rng(period)
     a = random_values(rng, dtype, (4099, period))
     b = random_values(rng, dtype, (1, period))
     if dtype.startswith("int"):
         b[b == 0] = 3
-    assert sw.explain(sw.remainder, a, b).mode == "short_rows"
-    assert sw.explain(sw.remainder, a, b).kinds[2] == "periodic"
+    flat = sw.ShortRows()
+    assert sw.explain(sw.remainder, a, b, algorithm=flat).mode == "short_rows"
+    assert sw.explain(sw.remainder, a, b, algorithm=flat).kinds[2] == "periodic"
+    assert same_bits(sw.remainder(a, b, algorithm=flat), numpy_remainder(a, b))
+    auto = sw.explain(sw.remainder, a, b).mode
+    assert auto == ("short_rows" if period * a.itemsize < 64 else "rows"), auto
     assert same_bits(sw.remainder(a, b), numpy_remainder(a, b))
 
 
