@@ -25,6 +25,7 @@ import pytest
 import stridewise as sw
 from stridewise import cache as _cache
 from stridewise.backends import cpu
+from oracle import same_bits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
 import reliability  # noqa: E402  (the fault injection lives with the figures it produces)
@@ -384,6 +385,19 @@ def test_cxx_wrapper_fingerprints_the_compiler_behind_it(tmp_path, monkeypatch):
     assert prints[0] != prints[1]
     version = subprocess.run(["g++", "-dumpfullversion"], capture_output=True, text=True).stdout
     assert version.strip() in prints[0] and "fake 99.1" in prints[1]
+
+
+@pytest.mark.parametrize("level", ["-O0", "-Og"])
+def test_kernels_build_unoptimized(tmp_path, monkeypatch, level):
+    """STRIDEWISE_CXXFLAGS may lower the optimization (a debugging user): the flat and rows
+    loops still compile (their prefetch hints must be constants without unrolling) and stay
+    exact."""
+    monkeypatch.setenv("STRIDEWISE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("STRIDEWISE_CXXFLAGS", level)
+    a = np.arange(-3000.0, 3000.0).reshape(60, 100)
+    b = np.arange(1.0, 101.0)
+    assert same_bits(sw.remainder(a, b), np.remainder(a, b))            # rows
+    assert same_bits(sw.remainder(a, 7.5), np.remainder(a, 7.5))        # flat
 
 
 def test_cxxflags_hook_reaches_the_build_and_the_key(tmp_path, monkeypatch):

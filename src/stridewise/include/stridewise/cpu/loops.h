@@ -34,6 +34,16 @@ static const int kWide = 4;
 // covers only a few dozen elements of the arithmetic, not a DRAM latency's worth.
 static const int kPrefetch = 2048;
 
+// Prefetch operand k kPrefetch bytes past its element i: the output (k = 0) for writing.
+// The hint is a constant in each branch: __builtin_prefetch rejects a variable one, and a
+// loop index folds to a constant only when the optimizer unrolls (not at -Og or -O0).
+template <class Op, class Index>
+SW_INLINE void prefetch_ahead(char* const* p, int k, Index i) {
+  const char* at = p[k] + (i64)i * Op::size(k) + kPrefetch;
+  if (k == 0) __builtin_prefetch(at, 1);
+  else __builtin_prefetch(at, 0);
+}
+
 // contiguous and scalar: peel `aux` head elements so every pack is aligned, then wide packs,
 // then a tail of packs and of elements.
 template <class Op>
@@ -49,8 +59,8 @@ void flat_loop(const Slot* slots) {
   for (Index j = 0; j < wides; ++j) {
     Index o[Op::kArrays];
     flat_offsets(f, head + j * W, o);
-    for (int k = 0; k < Op::kArrays; ++k)   // the output (k = 0) for writing
-      if (!Op::periodic(k)) __builtin_prefetch(f.p[k] + (i64)o[k] * Op::size(k) + kPrefetch, k == 0);
+    for (int k = 0; k < Op::kArrays; ++k)
+      if (!Op::periodic(k)) prefetch_ahead<Op>(f.p, k, o[k]);
     Op::template apply<W>(f.p, o, f.u);
   }
   Index i = head + wides * W;
@@ -100,8 +110,8 @@ void rows_loop(const Slot* slots) {
     };
     Index x = x0;
     for (; x + W <= x1; x += W) {
-      for (int k = 0; k < NA; ++k)   // unit-stride operands, as flat_loop's (the output for writing)
-        if (step[k] == 1) __builtin_prefetch(f.p[k] + (i64)(base[k] + x) * Op::size(k) + kPrefetch, k == 0);
+      for (int k = 0; k < NA; ++k)   // the unit-stride operands, as flat_loop's
+        if (step[k] == 1) prefetch_ahead<Op>(f.p, k, base[k] + x);
       Op::template apply<W>(f.p, at(x), f.u);
     }
     for (; x + P <= x1; x += P) Op::template apply<P>(f.p, at(x), f.u);
