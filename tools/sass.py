@@ -3,8 +3,8 @@
     python tools/sass.py [mode ...] [--dtypes float32,float16] [--keep] [--stage TILE] [--sass]
 
 Builds each mode's float32 base spec (as tests/test_nvrtc.py does), swaps in each dtype,
-compiles with NVRTC for sm_90 and reads the cubin with cuobjdump (the CUDA toolkit's, or
-triton's copy): registers, stack, and the counts of global loads/stores by width.
+compiles with NVRTC for sm_90 and reads the cubin with cuobjdump (on the PATH, from the
+`nvidia-cuda-cuobjdump` wheel: `pip install -e .[sass]`, or triton's copy): registers, stack, and the counts of global loads/stores by width.
 """
 from __future__ import annotations
 
@@ -33,6 +33,10 @@ def _cuobjdump() -> str:
     found = shutil.which("cuobjdump")
     if found:
         return found
+    wheel = Path(sys.prefix) / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / \
+        "site-packages" / "nvidia" / "cu13" / "bin" / "cuobjdump"
+    if wheel.exists():
+        return str(wheel)
     try:
         import triton
         path = Path(triton.__file__).parent / "backends/nvidia/bin/cuobjdump"
@@ -40,7 +44,7 @@ def _cuobjdump() -> str:
             return str(path)
     except ImportError:
         pass
-    sys.exit("cuobjdump not found: install the CUDA toolkit or triton")
+    sys.exit("cuobjdump not found: pip install -e .[sass] (or the CUDA toolkit, or triton)")
 
 
 def main(argv=None):
