@@ -237,7 +237,13 @@ def assert_matches(row, got, want):
 
 def check_numpy(row, dtype):
     args = operands(row, dtype, np.random.default_rng(zlib.crc32(f"{row.name} {dtype}".encode())))
-    got, want = getattr(_builtins, row.name)(*args), numpy_result(row, args)
+    try:
+        want = numpy_result(row, args)
+    except TypeError:          # no NumPy loop (sign of bool, which torch defines): both refuse
+        with pytest.raises(TypeError, match="no loop"):
+            getattr(_builtins, row.name)(*args)
+        return
+    got = getattr(_builtins, row.name)(*args)
     compare = NUMPY_DEPARTURES.get((row.name, dtype))
     if compare:
         assert got.dtype == want.dtype
@@ -626,7 +632,10 @@ def test_every_op_compiles_with_nvrtc():
         for dtype in op.dtypes:
             a = np.ones(64, NP[dtype])
             args = (a > 0, a, a) if name == "where" else (a,) * op.nin
-            sources.append(_ops._call(op, args, dry=True).spec)
+            try:
+                sources.append(_ops._call(op, args, dry=True).spec)
+            except TypeError:          # a dtype torch defines and NumPy does not (sign of bool)
+                sources.append(_ops._call(op, tuple(map(torch.from_numpy, args)), dry=True).spec)
     for dst in SUPPORTED["cast"]:
         sources.append(_ops._call(sw.ops.builtins._CASTS[dst], (np.ones(64, np.float64),), dry=True).spec)
     k = sw.ElementwiseKernel("float *out, float *a, float *b", "out[i] = sin(a[i]) + max(a[i], b[i])")

@@ -20,6 +20,24 @@ def test_comparisons_give_bool_with_promotion():
     np.testing.assert_array_equal(sw.where(sw.greater(x, 0), x, 0.0), np.where(x > 0, x, 0.0))
 
 
+def test_bool_unary_ops_follow_each_library():
+    """abs and sign of a bool mask, each library's way: NumPy's absolute(bool) is the identity
+    and its sign has no bool loop; torch's sign(bool) is the identity and its abs raises."""
+    x = np.array([True, False, True, True])
+    got = sw.abs(x)
+    assert got.dtype == np.abs(x).dtype and (got == np.abs(x)).all()
+    with pytest.raises(TypeError, match="loop"):
+        np.sign(x)
+    with pytest.raises(TypeError, match="no loop"):
+        sw.sign(x)
+    t = torch.from_numpy(x)
+    assert torch.equal(sw.sign(t), torch.sign(t))
+    with pytest.raises(RuntimeError):
+        torch.abs(t)
+    with pytest.raises(RuntimeError, match="torch bool"):
+        sw.abs(t)
+
+
 def test_float_only_ops_raise_the_librarys_error():
     with pytest.raises(TypeError):
         sw.bitwise_and(np.ones(3), np.ones(3))

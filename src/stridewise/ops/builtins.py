@@ -115,6 +115,12 @@ def _no_negative_int_power(x1: object, x2: object) -> None:
                          "cast the base to a float dtype first")
 
 
+def _no_torch_bool(x: object) -> None:
+    if type(x).__module__.startswith("torch") and str(getattr(x, "dtype", "")) == "torch.bool":
+        raise _complex.UnsupportedDtypeError('"abs" is not implemented for torch bool tensors '
+                                             "(torch raises too); a bool is its own absolute value")
+
+
 def _is_int_array(x) -> bool:
     dt = str(getattr(x, "dtype", ""))
     return "int" in dt and "uint" not in dt
@@ -146,7 +152,8 @@ _TABLE = (
         "x where condition (dtype bool) is true, else y; x and y promote.", promote="where"),
     Row("relu", _X, "sw::ReluFunctor<{M}>", _ALL, None,
         "max(x, 0) as torch.relu: NaN and -0.0 pass through."),
-    Row("abs", _X, "sw::AbsFunctor<{M}>", _ALL, "absolute", "|x|; |INT_MIN| wraps to INT_MIN."),
+    Row("abs", _X, "sw::AbsFunctor<{M}>", _BOOL, "absolute",
+        "|x|; |INT_MIN| wraps to INT_MIN; a bool is its own (NumPy; torch raises).", check=_no_torch_bool),
     Row("negative", _X, "sw::NegativeFunctor<{M}>", _ALL, "negative", "-x; integers wrap."),
     Row("exp", _X, "sw::ExpFunctor<{M}>", _FLOATS, "exp",
         "e ** x (within TOLERANCE_ULP['exp'] of NumPy and torch).", promote="float", ulp=_LIBM),
@@ -205,7 +212,7 @@ _TABLE = (
         "Smallest integer >= x; integers unchanged."),
     Row("trunc", _X, "sw::TruncFunctor<{M}>", _BOOL, "trunc",
         "x rounded toward zero; integers unchanged."),
-    Row("sign", _X, "sw::SignFunctor<{M}, {C}>", _ALL, "sign",
+    Row("sign", _X, "sw::SignFunctor<{M}, {C}>", _BOOL, "sign",
         "-1, 0 or 1; NaN gives NaN for NumPy arrays and 0 for torch tensors, as each does."),
     Row("copysign", _X2, "sw::CopysignFunctor<{M}>", _FLOATS, "copysign",
         "|x1| with the sign of x2; integers compute in the library's float.", promote="float"),

@@ -46,9 +46,9 @@ def functor(name: str, compute, default: str) -> str:
 
 def real_of(dtype):
     """The real dtype of a complex one (abs's result); other dtypes unchanged."""
-    from stridewise.operands.dtypes import DTYPES
+    from stridewise.operands.dtypes import ALL_DTYPES
 
-    return DTYPES[{"complex64": "float32", "complex128": "float64"}.get(dtype.name, dtype.name)]
+    return ALL_DTYPES[{"complex64": "float32", "complex128": "float64"}.get(dtype.name, dtype.name)]
 
 
 def check(name: str, lib: str, compute) -> None:

@@ -256,6 +256,9 @@ template <class T> struct ReluFunctor {
 template <class T> struct AbsFunctor {  // integers: |INT_MIN| wraps to INT_MIN, as in NumPy
   SW_HOST_DEVICE SW_INLINE T operator()(T a) const { return a < T(0) ? T(SW_U(0) - SW_U(a)) : a; }
 };
+template <> struct AbsFunctor<bool> {   // NumPy's absolute(bool) is the identity
+  SW_HOST_DEVICE SW_INLINE bool operator()(bool a) const { return a; }
+};
 template <> struct AbsFunctor<float> {  // fabs also clears the sign of -0 and of NaN
   SW_HOST_DEVICE SW_INLINE float operator()(float a) const { return fabsf(a); }
 };
@@ -403,6 +406,9 @@ template <class T, Convention C> struct SignFunctor {
     if (C == kNumpy && is_nan(a)) return a;
     return (T)(T(a > T(0)) - T(a < T(0)));
   }
+};
+template <Convention C> struct SignFunctor<bool, C> {   // torch's sign(bool) is the identity
+  SW_HOST_DEVICE SW_INLINE bool operator()(bool a) const { return a; }
 };
 template <class T> struct CopysignFunctor {   // floats only: integers promote first
   SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const { return sw_copysign(a, b); }
