@@ -117,7 +117,7 @@ def _record(op, args):
                         for j, (st, mt) in enumerate(conv))
         tmpl = ", ".join(f"class A{j}" for j in range(len(args)))
         return (f"template <{tmpl}> SW_HOST_DEVICE SW_INLINE {om} {name}({params}) {{\n"
-                f"  return sw::convert<{om}>(sw::convert<{out.ctype}>({typing.functor}()({ins})));\n}}")
+                f"  return sw::convert<{om}>(sw::convert<{out.ctype}>(sw::call_one<{typing.functor}>({ins})));\n}}")
 
     name = _wrapper((typing.functor, conv, out.name), op.name, body)
     return Traced(f"{name}({', '.join(exprs)})", out.name)
