@@ -3,7 +3,8 @@
     ncu --clock-control none --profile-from-start off --section SpeedOfLight ... \
         python tools/ncu_cases.py --cases permuted,row --dtypes bfloat16 --impls sw,compile
 
-Each (case, dtype, impl) is warmed up first (compiles, caches), then launched once inside the
+A case may name a cell of the layouts matrix (stridewise.bench.layouts, e.g.
+bias_channels_last) as well as one of the first matrix. Each (case, dtype, impl) is warmed up first (compiles, caches), then launched once inside the
 profiled range, so the report holds exactly one kernel per line of the printed index.
 """
 from __future__ import annotations
@@ -15,7 +16,19 @@ import itertools
 import torch
 
 import stridewise as sw
+from stridewise.bench import layouts as bench_layouts
 from stridewise.bench import matrix as bench
+
+
+def _operands(case: str, dtype: str, log2: int):
+    """(a, b, out) of a first-matrix case, or of a layouts cell (torch tensors, out allocated in
+    the layout stridewise gives)."""
+    if case not in bench_layouts.LAYOUTS:
+        return bench._make_case(case, dtype, log2, "torch", "cuda")
+    _, build, _ = bench_layouts.LAYOUTS[case]
+    R, C = bench._shape_rc(log2)
+    a, b = build(bench_layouts._new("torch", dtype, "cuda", 0), R, C)
+    return a, b, sw.remainder(a, b)
 
 
 def main(argv=None):
@@ -29,7 +42,7 @@ def main(argv=None):
     runs = []
     for case, dtype, impl in itertools.product(args.cases.split(","), args.dtypes.split(","),
                                                args.impls.split(",")):
-        a, b, out = bench._make_case(case, dtype, args.log2, "torch", "cuda")
+        a, b, out = _operands(case, dtype, args.log2)
         if impl in ("sw", "kept", "plain"):
             alg = sw.explain(sw.remainder, a, b, out=out).algorithm
             if impl != "sw":
