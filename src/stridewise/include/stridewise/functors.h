@@ -464,7 +464,7 @@ SW_HOST_DEVICE SW_INLINE float sw_inf() {
 // argument as float arithmetic, with the reciprocal 1 ulp either way, and tests/test_cuda.py
 // every float16 and bfloat16 pair, with the divisors dense and prepared.
 template <> struct Divisor<float> {
-  float b, rcp, rcp1, Bs, rcp0, Bs0, bc;   // ~1/b; steps 1 and 0; b clamped finite
+  float b, rcp, rcp1, Bs, rcp0, Bs0, Bc;   // ~1/b; steps 1 and 0; |b| clamped finite
   bool wide, wide0;   // |b| subnormal or in (2^100, inf) (2^86 with step 0): fmod_wide's
   // The dividends (finite |a|) from which a lane is fmod_wide's (remainder_wide): |b| 2^39
   // (2^59 with step 0), below the range check's 2^40 (2^60) by one bit so that |a| < lim
@@ -479,7 +479,7 @@ template <> struct Divisor<float> {
                plain = e - 1u < 0x7f7fffffu;
     return {b, rcp, fabsf(rcp) * (0x1p-20f * (1.0f + 0x1p-21f)), fminf(B * 0x1p20f, big),
             fabsf(rcp) * (0x1p-40f * (1.0f + 0x1p-21f)), fminf(B * 0x1p40f, big),
-            copysignf(fminf(B, big), b), wide, wide0,
+            fminf(B, big), wide, wide0,
             !plain ? sw_inf_dev() : wide ? 0.0f : B * 0x1p39f,
             !plain ? sw_inf_dev() : wide0 ? 0.0f : B * 0x1p59f};
   }
@@ -505,7 +505,7 @@ SW_DEVICE SW_INLINE bool remainder_wide(float a, float b) {
 // where negative (exact: for A < Bs0 it gives A back, else a multiple of ulp(Bs0) below Bs0),
 // and step 1 sees A < Bs0, so its quotient needs no check. float32 takes it, and bfloat16's
 // exact form; float16 (quotients below 2^40) does not.
-template <Convention C, bool kStep0, bool kChecks = true>
+template <Convention C, bool kStep0, bool kChecks = true, bool kDense = false>
 SW_DEVICE SW_INLINE float remainder_fast(float a, const Divisor<float>& d, FastFlag& slow) {
   float A = fabsf(a);
   if constexpr (kStep0) {
@@ -515,22 +515,28 @@ SW_DEVICE SW_INLINE float remainder_fast(float a, const Divisor<float>& d, FastF
     A = r0 < 0.0f ? r0 + d.Bs0 : r0;
   }
   const float q1 = floorf(A * d.rcp1);
-  const float r1 = fmaf(-q1, d.Bs, A);
+  // q1 Bs as (q1 2^20) Bc, the same exact product, where the divisor is not prepared: one
+  // clamp an element fewer (q1 2^20 is exact, and q1 = 0 wherever b = +-inf)
+  const float r1 = kDense ? fmaf(-q1 * 0x1p20f, d.Bc, A) : fmaf(-q1, d.Bs, A);
   if constexpr (!kStep0 && kChecks) slow |= d.wide | ((q1 >= 0x1p20f) & (r1 == r1));
-  const float a2 = __uint_as_float(__float_as_uint(r1) ^ (__float_as_uint(a) & 0x80000000u));
-  const float w = a2 * d.rcp;
+  // x = a2 with b's sign folded in (a2 = r1 with a's sign), reduced modulo |b|: the floor
+  // modulus of a2 by b is that of x by |b| times b's sign, so no step below needs b's sign
+  const float x = __uint_as_float(__float_as_uint(r1) ^ ((__float_as_uint(a) ^ __float_as_uint(d.b)) & 0x80000000u));
+  const float w = x * fabsf(d.rcp);
   const float q = floorf(fmaf(fabsf(w), 0x1p-21f, w));
-  float r = fmaf(-q, d.bc, a2);
-  // r with b's sign bit flipped in: negative (not -0) exactly when r is nonzero against b
-  if (__int_as_float(__float_as_int(r) ^ (__float_as_int(d.b) & 0x80000000)) < 0.0f) r += d.b;
-  if (C == kNumpy) return copysignf(r, d.b);
-  // A zero takes a's sign without a select: r1 >= +0, so r is -0 only where a is negative, and
-  // a sum of zeros rounded down is -0 when either is; adding a zero leaves a nonzero r as it is.
-  return __fadd_rd(r, copysignf(0.0f, a));
+  float r = fmaf(-q, d.Bc, x);
+  if (r < 0.0f) r += fabsf(d.b);   // now in [+0, |b|), or -0 where x is -0
+  const u32 sb = __float_as_uint(d.b) & 0x80000000u;
+  if (C == kNumpy) return __uint_as_float((__float_as_uint(r) & 0x7fffffffu) | sb);
+  // Then b's sign, and a zero a's, without a select: that is b's sign flipped by z, the sign
+  // of a times b's; a sum of zeros rounded down is -0 when either is (r is -0 only where x
+  // is, so where z is negative: r1 is never -0), and adding a zero leaves a nonzero r as it is.
+  const float z = __uint_as_float((__float_as_uint(a) ^ __float_as_uint(d.b)) & 0x80000000u);
+  return __uint_as_float(__float_as_uint(__fadd_rd(r, z)) ^ sb);
 }
 template <Convention C, bool kStep0, bool kChecks = true>
 SW_DEVICE SW_INLINE float remainder_fast(float a, float b, FastFlag& slow) {
-  return remainder_fast<C, kStep0, kChecks>(a, Divisor<float>::make(b), slow);
+  return remainder_fast<C, kStep0, kChecks, true>(a, Divisor<float>::make(b), slow);
 }
 // The lanes remainder_fast leaves: fmod_wide_fast (above), inline: with the check first
 // (FlagsFirst) it runs in a branch of its own, so its registers do not add to the fast
