@@ -447,22 +447,27 @@ SW_HOST_DEVICE SW_INLINE float sw_inf() {
 // rounding of rcp1 and one of the product leave A * rcp1 in [A / Bs, A / Bs + 0.75) for
 // A / Bs < 2^20), so q1 = n1 or n1 + 1 and r1 = A - q1 Bs is exact, in [-Bs, Bs). q1 < 2^20
 // implies A / Bs <= A * rcp1 < 2^20, so checking q1 checks the step, and |a / b| < 2^40
-// passes it. Step 2 is the form on a2 = r1 with a's sign flipped in (a2 = a - k b for an
-// integer k, |a2 / b| <= 2^20): for |a| >= |b| the floor modulus and torch's fmod + b are both
-// multiples of ulp(b) below |b|, exact; for |a| < |b|, q1 = 0 and a2 = a. A nonzero r against
-// b's sign gets b added (exact). A zero takes the dividend's sign (torch: fmod's) or the
-// divisor's (NumPy).
+// passes it. With an unprepared divisor the product q1 Bs is formed as (q1 2^20) |b| (exact:
+// q1 2^20 is), which spares clamping Bs. Step 2 is the form on x = r1 with the sign of a
+// times b's flipped in and y = |b|: a2 = r1 with a's sign is a - k b for an integer k,
+// |a2 / b| <= 2^20, and x = a2 sgn(b), whose floor modulus by |b| is a2's by b times sgn(b),
+// so no step needs b's sign until the last. For |a| >= |b| the floor modulus and torch's
+// fmod + b are both multiples of ulp(b) below |b|, exact; for |a| < |b|, q1 = 0 and x = +-a.
+// A negative r gets |b| added (exact, or for |a| < |b| against b's sign the one rounding of
+// a + b, as torch's), leaving r in [0, |b|); then b's sign, and a zero takes the dividend's
+// sign (torch: fmod's) or the divisor's (NumPy).
 // Special values are ordinary lanes: b = 0 or a = +-inf make r1 NaN (0 * inf or inf - inf),
-// NaN stays NaN, and b = +-inf gives rcp = 0, q1 = q = 0 and r = a2 = a, with the fma's
-// divisors (Bs, bc) clamped to the largest float so 0 * inf never arises; b's own inf is
-// then added where the signs differ, as torch does. So q1 >= 2^20 sets `slow` only where r1
+// NaN stays NaN, and b = +-inf gives rcp = 0, q1 = q = 0 and r = x, with the fma's divisors
+// (Bs, Bc) clamped to the largest float so 0 * inf never arises; b's own inf is then added
+// where the signs differ (r = x < 0), as torch does. So q1 >= 2^20 sets `slow` only where r1
 // is not NaN (q1 = inf from an overflowing A * rcp1 leaves r1 = -inf, and sets it).
 // A subnormal divisor (rcp.approx.ftz gives inf) and |b| in (2^100, inf) (a reciprocal near
 // or below the subnormal range) set `slow` too, through the prepared flag `wide`; those and
 // quotients of 2^40 and more take fmod_wide. float32 and bfloat16 find those lanes first
-// (remainder_wide, FlagsFirst) and run this without the checks. tests/test_remainder_cpu.py checks this
-// argument as float arithmetic, with the reciprocal 1 ulp either way, and tests/test_cuda.py
-// every float16 and bfloat16 pair, with the divisors dense and prepared.
+// (remainder_wide, FlagsFirst; bfloat16 two lanes at a time, Wide2) and run this without the
+// checks. tests/test_remainder_cpu.py checks this argument as float arithmetic, with the
+// reciprocal 1 ulp either way and both forms of q1 Bs, and tests/test_cuda.py every float16
+// and bfloat16 pair, with the divisors dense and prepared.
 template <> struct Divisor<float> {
   float b, rcp, rcp1, Bs, rcp0, Bs0, Bc;   // ~1/b; steps 1 and 0; |b| clamped finite
   bool wide, wide0;   // |b| subnormal or in (2^100, inf) (2^86 with step 0): fmod_wide's
@@ -763,8 +768,10 @@ struct ShortRemainderFunctor : RemainderFunctor<float, C> {
     // path with step 0 (its range checked first, as float32's), the rest in fmod_wide.
     if constexpr (kBf16) {
       if (remainder_wide<true>(a, b)) return RemainderFunctor<float, C>::adjust(fmod_wide(a, b), b);
+      // step 1 as the prepared form (q1 Bs): as the dense form it read 3-5% slower in the
+      // outer product's redone packs (huge quotients), 1-2% this way
       FastFlag never = false;
-      return remainder_fast<C, true, false>(a, b, never);
+      return remainder_fast<C, true, false, false>(a, Divisor<float>::make(b), never);
     }
     FastFlag slow = false;
     const float r = remainder_fast<C, false>(a, b, slow);
