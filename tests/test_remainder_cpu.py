@@ -537,14 +537,16 @@ def test_float64_device_fmod_argument(ulps):
         assert (r + B if r < 0 else r) == math.fmod(A, B), (A, B, ulps)
 
 
-def _remainder_fast_model(a, b, ulps, convention, step0=False):
+def _remainder_fast_model(a, b, ulps, convention, step0=False, dense=False):
     """functors.h remainder_fast (float, two steps) step by step in NumPy, with rcp.approx(b)
     modelled as the correctly rounded float reciprocal moved `ulps` ulp (the hardware is
     within 1); each fma is exact in float64 here (at most 46 significant bits where the path
-    keeps the lane) and rounded once to float32. Returns the result and the mask of elements
+    keeps the lane) and rounded once to float32. `dense`: step 1's product as
+    (q1 2^20) |b| (kDense) rather than q1 Bs. Returns the result and the mask of elements
     the fast path keeps (slow not set)."""
-    f32, f64 = np.float32, np.float64
+    f32, f64, u32 = np.float32, np.float64, np.uint32
     big = np.finfo(f32).max
+    sign = u32(0x80000000)
     B = np.abs(b)
     rcp = f32(1) / b
     finite = (rcp != 0) & np.isfinite(rcp)
@@ -554,7 +556,7 @@ def _remainder_fast_model(a, b, ulps, convention, step0=False):
     # Divisor<float>
     rcp1 = np.abs(rcp) * f32(2.0**-20 * (1 + 2.0**-21))
     Bs = np.minimum(B * f32(2**20), big)
-    bc = np.copysign(np.minimum(B, big), b)
+    Bc = np.minimum(B, big)
     wide = ((B < np.finfo(f32).tiny) & (B > 0)) | ((B > 2**100) & (B < np.inf))
     A = np.abs(a)
     if step0:
@@ -566,26 +568,33 @@ def _remainder_fast_model(a, b, ulps, convention, step0=False):
         keep = ~(wide0 | ((q0 >= 2**20) & (r0 == r0)))
         A = np.where(r0 < 0, r0 + Bs0, r0)
     q1 = np.floor(A * rcp1)
-    r1 = (A.astype(f64) - q1.astype(f64) * Bs).astype(f32)
+    if dense:
+        r1 = (A.astype(f64) - (q1 * f32(2**20)).astype(f64) * Bc).astype(f32)
+    else:
+        r1 = (A.astype(f64) - q1.astype(f64) * Bs).astype(f32)
     if not step0:
         keep = ~(wide | ((q1 >= 2**20) & (r1 == r1)))
-    a2 = (r1.view(np.uint32) ^ (a.view(np.uint32) & np.uint32(0x80000000))).view(f32)
-    w = a2 * rcp
+    z = (a.view(u32) ^ b.view(u32)) & sign       # the sign of a times b's
+    x = (r1.view(u32) ^ z).view(f32)              # a2 = r1 with a's sign, times b's sign
+    w = x * np.abs(rcp)
     q = np.floor((np.abs(w).astype(f64) * 2.0**-21 + w).astype(f32))
-    r = (a2.astype(f64) - q.astype(f64) * bc).astype(f32)
-    r = np.where((np.signbit(r) != np.signbit(b)) & (r != 0), r + b, r)
+    r = (x.astype(f64) - q.astype(f64) * Bc).astype(f32)
+    r = np.where(r < 0, r + B, r)
+    sb = b.view(u32) & sign
     if convention == "numpy":
-        return np.copysign(r, b), keep
-    # __fadd_rd(r, copysign(0, a)): a nonzero r as it is; a sum of zeros rounded down is -0
+        return ((r.view(u32) & ~sign) | sb).view(f32), keep
+    # __fadd_rd(r, z) then b's sign: a nonzero r as it is; a sum of zeros rounded down is -0
     # when either is
-    minus = np.signbit(r) | np.signbit(a)
-    return np.where(r == 0, np.where(minus, f32(-0.0), f32(0.0)), r), keep
+    minus = np.signbit(r) | (z != 0)
+    r = np.where(r == 0, np.where(minus, f32(-0.0), f32(0.0)), r)
+    return (r.view(u32) ^ sb).view(f32), keep
 
 
+@pytest.mark.parametrize("dense", [False, True])
 @pytest.mark.parametrize("step0", [False, True])
 @pytest.mark.parametrize("convention", ["torch", "numpy"])
 @pytest.mark.parametrize("ulps", [-1, 0, 1])
-def test_float_device_remainder_argument(ulps, convention, step0):
+def test_float_device_remainder_argument(ulps, convention, step0, dense):
     """The device's float remainder fast path (functors.h remainder_fast) checked as float32
     arithmetic against fmod and the sign fix: quotients of every size up to the 2^40 limit
     and past it, exact multiples and one ulp either side, both signs, divisors across the
@@ -612,7 +621,7 @@ def test_float_device_remainder_argument(ulps, convention, step0):
     a[sa] = rng.choice(specials, sa.sum())
     b[sb] = rng.choice(specials, sb.sum())
     with np.errstate(all="ignore"):
-        got, keep = _remainder_fast_model(a, b, ulps, convention, step0)
+        got, keep = _remainder_fast_model(a, b, ulps, convention, step0, dense)
         quotient = np.abs(a.astype(np.float64) / b)
     want = ORACLES[convention](a[keep], b[keep])
     B = np.abs(b)
@@ -621,6 +630,35 @@ def test_float_device_remainder_argument(ulps, convention, step0):
     must |= ~np.isfinite(b) | (b == 0)
     assert keep[must].all(), (a[must & ~keep][:5], b[must & ~keep][:5])
     assert same_bits(got[keep], want), mismatches(got[keep], want, a[keep], b[keep])
+
+
+def test_bfloat16_pair_check_flags_what_the_scalar_check_flags():
+    """functors.h Wide2 (bfloat16 remainder_wide, two lanes at a time) modelled on the bits of
+    every pair of bfloat16 magnitudes: it flags every lane that remainder_wide<false> (the
+    scalar check, as float arithmetic) flags, and besides those only finite dividends by
+    divisors in [2^90, 2^100], never an inf or NaN dividend or a zero, inf or NaN divisor."""
+    f32, u32 = np.float32, np.uint32
+    ia = np.arange(0x8000, dtype=u32)[None, :]
+    to_f = lambda bits: (bits.astype(u32) << 16).view(f32)   # noqa: E731
+    for start in range(0, 0x8000, 1024):
+        ib = np.arange(start, start + 1024, dtype=u32)[:, None]
+        A, B = to_f(ia), to_f(ib)
+        with np.errstate(all="ignore"):
+            # remainder_wide<false>(a, b) as the device computes it, in float
+            scalar = (A < np.inf) & (B > 0) & (B < np.inf) & (
+                ~((B >= f32(2.0**-126)) & (B <= f32(2.0**100))) | (A >= B * f32(2.0**39)))
+            # Wide2: L = B + 39 * 128 with the sign bit set where B < 0x80; lim = fma(B, 0, L)
+            # and mag = fma(A, 0, A) (exact here: a product by zero, then one sum); then
+            # mag >= lim and B > 0 as bfloat16 compares
+            L = ((ib + 0x1380) | (~(ib + 0x7F80) & 0x8000)) & 0xFFFF
+            lim = B * f32(0) + to_f(L)
+            mag = A * f32(0) + A
+            pair = (mag >= lim) & (B > 0)
+        assert not (scalar & ~pair).any()
+        extra = pair & ~scalar
+        band = (B >= f32(2.0**90)) & (B <= f32(2.0**100)) & (A < np.inf)
+        assert not (extra & ~band).any()
+        assert (pair | ~band).all()
 
 
 def _fmod_wide_model(a, b, ulps):

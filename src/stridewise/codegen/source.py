@@ -251,6 +251,11 @@ def _pairs(spec: KernelSpec) -> bool:
             and all(a is dt for a in spec.arrays) and all(q is dt for q in spec.params))
 
 
+def _pair_of(raws) -> list:
+    """Elements e and e + 1 of each operand as one Pair (a broadcast operand: its value twice)."""
+    return [f"sw::pair({r}, {r.replace('[e]', '[e + 1]')})" for r in raws]
+
+
 def _prepared(spec: KernelSpec):
     """The repeated or broadcast operand that is the last input of a return-form functor (an
     outer product's divisor, a column divisor), which the Op prepares once per batch
@@ -357,6 +362,15 @@ def generate(spec: KernelSpec, entry_point) -> str:
         # branch-free (functors.h VectorExact).
         def elementwise(fast_args):
             fast = f"sw::call_fast<F, P>({', '.join(['slow'] + fast_args)})"
+            wide = f"SW_UNROLL for (int e = 0; e < P; ++e) {fast.replace('call_fast', 'call_wide')};"
+            if pairs and fast_args == call_args:
+                # the check two lanes at a time where the functor has that form (functors.h Wide2)
+                wide = (f"if constexpr (sw::Wide2Pack<P, F, T>::value) {{\n"
+                        f"          typedef sw::Wide2Pack<P, F, T> W2;   // dependent on P: compiled only if taken\n"
+                        f"          typename W2::Flag flag = {{}};\n"
+                        f"          SW_UNROLL for (int e = 0; e < P; e += 2) W2::wide({', '.join(_pair_of(raws))}, flag);\n"
+                        f"          slow = W2::slow(flag);\n"
+                        f"        }} else {{\n          {wide}\n        }}")
             # a functor that redoes a pack at once takes the exact form's operands as arrays
             # (functors.h ExactPack); operations with outputs or an index among them have none
             exact_pack = "" if len(arg_types) != len(call_args) else (
@@ -370,7 +384,7 @@ def generate(spec: KernelSpec, entry_point) -> str:
                     f"    R y[P];\n"
                     f"    if constexpr (sw::HasFast<F>::value && kPath != sw::kExact) {{\n"
                     f"      if constexpr (sw::FlagsFirst<F>::value) {{   // functors.h FlagsFirst\n"
-                    f"        SW_UNROLL for (int e = 0; e < P; ++e) {fast.replace('call_fast', 'call_wide')};\n"
+                    f"        {wide}\n"
                     f"        if (!slow) SW_UNROLL for (int e = 0; e < P; ++e) y[e] = {fast};\n"
                     f"      }} else {{\n"
                     f"        SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) y[e] = {fast};\n"
@@ -393,7 +407,7 @@ def generate(spec: KernelSpec, entry_point) -> str:
 
         compute = elementwise(fast_args)
         if pairs:
-            pair = [f"sw::pair({r}, {r.replace('[e]', '[e + 1]')})" for r in raws]
+            pair = _pair_of(raws)
             compute = (f"if constexpr (sw::Apply2Pack<P, F, T>::value) {{\n"
                        f"      SW_UNROLL for (int e = 0; e < P; e += 2)\n"
                        f"        sw::set_pair(r0.elem + e, sw::Apply2Pack<P, F, T>::run({', '.join(pair)}));\n"

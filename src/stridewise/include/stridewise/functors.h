@@ -467,24 +467,29 @@ SW_HOST_DEVICE SW_INLINE float sw_inf() {
 // rounding of rcp1 and one of the product leave A * rcp1 in [A / Bs, A / Bs + 0.75) for
 // A / Bs < 2^20), so q1 = n1 or n1 + 1 and r1 = A - q1 Bs is exact, in [-Bs, Bs). q1 < 2^20
 // implies A / Bs <= A * rcp1 < 2^20, so checking q1 checks the step, and |a / b| < 2^40
-// passes it. Step 2 is the form on a2 = r1 with a's sign flipped in (a2 = a - k b for an
-// integer k, |a2 / b| <= 2^20): for |a| >= |b| the floor modulus and torch's fmod + b are both
-// multiples of ulp(b) below |b|, exact; for |a| < |b|, q1 = 0 and a2 = a. A nonzero r against
-// b's sign gets b added (exact). A zero takes the dividend's sign (torch: fmod's) or the
-// divisor's (NumPy).
+// passes it. With an unprepared divisor the product q1 Bs is formed as (q1 2^20) |b| (exact:
+// q1 2^20 is), which spares clamping Bs. Step 2 is the form on x = r1 with the sign of a
+// times b's flipped in and y = |b|: a2 = r1 with a's sign is a - k b for an integer k,
+// |a2 / b| <= 2^20, and x = a2 sgn(b), whose floor modulus by |b| is a2's by b times sgn(b),
+// so no step needs b's sign until the last. For |a| >= |b| the floor modulus and torch's
+// fmod + b are both multiples of ulp(b) below |b|, exact; for |a| < |b|, q1 = 0 and x = +-a.
+// A negative r gets |b| added (exact, or for |a| < |b| against b's sign the one rounding of
+// a + b, as torch's), leaving r in [0, |b|); then b's sign, and a zero takes the dividend's
+// sign (torch: fmod's) or the divisor's (NumPy).
 // Special values are ordinary lanes: b = 0 or a = +-inf make r1 NaN (0 * inf or inf - inf),
-// NaN stays NaN, and b = +-inf gives rcp = 0, q1 = q = 0 and r = a2 = a, with the fma's
-// divisors (Bs, bc) clamped to the largest float so 0 * inf never arises; b's own inf is
-// then added where the signs differ, as torch does. So q1 >= 2^20 sets `slow` only where r1
+// NaN stays NaN, and b = +-inf gives rcp = 0, q1 = q = 0 and r = x, with the fma's divisors
+// (Bs, Bc) clamped to the largest float so 0 * inf never arises; b's own inf is then added
+// where the signs differ (r = x < 0), as torch does. So q1 >= 2^20 sets `slow` only where r1
 // is not NaN (q1 = inf from an overflowing A * rcp1 leaves r1 = -inf, and sets it).
 // A subnormal divisor (rcp.approx.ftz gives inf) and |b| in (2^100, inf) (a reciprocal near
 // or below the subnormal range) set `slow` too, through the prepared flag `wide`; those and
 // quotients of 2^40 and more take fmod_wide. float32 and bfloat16 find those lanes first
-// (remainder_wide, FlagsFirst) and run this without the checks. tests/test_remainder_cpu.py checks this
-// argument as float arithmetic, with the reciprocal 1 ulp either way, and tests/test_cuda.py
-// every float16 and bfloat16 pair, with the divisors dense and prepared.
+// (remainder_wide, FlagsFirst; bfloat16 two lanes at a time, Wide2) and run this without the
+// checks. tests/test_remainder_cpu.py checks this argument as float arithmetic, with the
+// reciprocal 1 ulp either way and both forms of q1 Bs, and tests/test_cuda.py every float16
+// and bfloat16 pair, with the divisors dense and prepared.
 template <> struct Divisor<float> {
-  float b, rcp, rcp1, Bs, rcp0, Bs0, bc;   // ~1/b; steps 1 and 0; b clamped finite
+  float b, rcp, rcp1, Bs, rcp0, Bs0, Bc;   // ~1/b; steps 1 and 0; |b| clamped finite
   bool wide, wide0;   // |b| subnormal or in (2^100, inf) (2^86 with step 0): fmod_wide's
   // The dividends (finite |a|) from which a lane is fmod_wide's (remainder_wide): |b| 2^39
   // (2^59 with step 0), below the range check's 2^40 (2^60) by one bit so that |a| < lim
@@ -499,7 +504,7 @@ template <> struct Divisor<float> {
                plain = e - 1u < 0x7f7fffffu;
     return {b, rcp, fabsf(rcp) * (0x1p-20f * (1.0f + 0x1p-21f)), fminf(B * 0x1p20f, big),
             fabsf(rcp) * (0x1p-40f * (1.0f + 0x1p-21f)), fminf(B * 0x1p40f, big),
-            copysignf(fminf(B, big), b), wide, wide0,
+            fminf(B, big), wide, wide0,
             !plain ? sw_inf_dev() : wide ? 0.0f : B * 0x1p39f,
             !plain ? sw_inf_dev() : wide0 ? 0.0f : B * 0x1p59f};
   }
@@ -525,7 +530,15 @@ SW_DEVICE SW_INLINE bool remainder_wide(float a, float b) {
 // where negative (exact: for A < Bs0 it gives A back, else a multiple of ulp(Bs0) below Bs0),
 // and step 1 sees A < Bs0, so its quotient needs no check. float32 takes it, and bfloat16's
 // exact form; float16 (quotients below 2^40) does not.
-template <Convention C, bool kStep0, bool kChecks = true>
+// The sign bit of x times y, in one instruction on the floats: where x and y are 16-bit
+// values widened, the compiler otherwise forms it on the packed storage and takes each
+// lane's bit out with a shift or a byte permute (1-2 instructions more a lane).
+SW_DEVICE SW_INLINE u32 sign_product(float x, float y) {
+  u32 r;
+  asm("lop3.b32 %0, %1, %2, %3, 0x28;" : "=r"(r) : "r"(__float_as_uint(x)), "r"(__float_as_uint(y)), "r"(0x80000000u));
+  return r;
+}
+template <Convention C, bool kStep0, bool kChecks = true, bool kDense = false>
 SW_DEVICE SW_INLINE float remainder_fast(float a, const Divisor<float>& d, FastFlag& slow) {
   float A = fabsf(a);
   if constexpr (kStep0) {
@@ -535,22 +548,28 @@ SW_DEVICE SW_INLINE float remainder_fast(float a, const Divisor<float>& d, FastF
     A = r0 < 0.0f ? r0 + d.Bs0 : r0;
   }
   const float q1 = floorf(A * d.rcp1);
-  const float r1 = fmaf(-q1, d.Bs, A);
+  // q1 Bs as (q1 2^20) Bc, the same exact product, where the divisor is not prepared: one
+  // clamp an element fewer (q1 2^20 is exact, and q1 = 0 wherever b = +-inf)
+  const float r1 = kDense ? fmaf(-q1 * 0x1p20f, d.Bc, A) : fmaf(-q1, d.Bs, A);
   if constexpr (!kStep0 && kChecks) slow |= d.wide | ((q1 >= 0x1p20f) & (r1 == r1));
-  const float a2 = __uint_as_float(__float_as_uint(r1) ^ (__float_as_uint(a) & 0x80000000u));
-  const float w = a2 * d.rcp;
+  // x = a2 with b's sign folded in (a2 = r1 with a's sign), reduced modulo |b|: the floor
+  // modulus of a2 by b is that of x by |b| times b's sign, so no step below needs b's sign
+  const u32 z = sign_product(a, d.b);
+  const float x = __uint_as_float(__float_as_uint(r1) ^ z);
+  const float w = x * fabsf(d.rcp);
   const float q = floorf(fmaf(fabsf(w), 0x1p-21f, w));
-  float r = fmaf(-q, d.bc, a2);
-  // r with b's sign bit flipped in: negative (not -0) exactly when r is nonzero against b
-  if (__int_as_float(__float_as_int(r) ^ (__float_as_int(d.b) & 0x80000000)) < 0.0f) r += d.b;
-  if (C == kNumpy) return copysignf(r, d.b);
-  // A zero takes a's sign without a select: r1 >= +0, so r is -0 only where a is negative, and
-  // a sum of zeros rounded down is -0 when either is; adding a zero leaves a nonzero r as it is.
-  return __fadd_rd(r, copysignf(0.0f, a));
+  float r = fmaf(-q, d.Bc, x);
+  if (r < 0.0f) r += fabsf(d.b);   // now in [+0, |b|), or -0 where x is -0
+  const u32 sb = __float_as_uint(d.b) & 0x80000000u;
+  if (C == kNumpy) return __uint_as_float((__float_as_uint(r) & 0x7fffffffu) | sb);
+  // Then b's sign, and a zero a's, without a select: that is b's sign flipped by z, the sign
+  // of a times b's; a sum of zeros rounded down is -0 when either is (r is -0 only where x
+  // is, so where z is negative: r1 is never -0), and adding a zero leaves a nonzero r as it is.
+  return __uint_as_float(__float_as_uint(__fadd_rd(r, __uint_as_float(z))) ^ sb);
 }
 template <Convention C, bool kStep0, bool kChecks = true>
 SW_DEVICE SW_INLINE float remainder_fast(float a, float b, FastFlag& slow) {
-  return remainder_fast<C, kStep0, kChecks>(a, Divisor<float>::make(b), slow);
+  return remainder_fast<C, kStep0, kChecks, true>(a, Divisor<float>::make(b), slow);
 }
 // The lanes remainder_fast leaves: fmod_wide_fast (above), inline: with the check first
 // (FlagsFirst) it runs in a branch of its own, so its registers do not add to the fast
@@ -769,8 +788,10 @@ struct ShortRemainderFunctor : RemainderFunctor<float, C> {
     // path with step 0 (its range checked first, as float32's), the rest in fmod_wide.
     if constexpr (kBf16) {
       if (remainder_wide<true>(a, b)) return RemainderFunctor<float, C>::adjust(fmod_wide(a, b), b);
+      // step 1 as the prepared form (q1 Bs): as the dense form it read 3-5% slower in the
+      // outer product's redone packs (huge quotients), 1-2% this way
       FastFlag never = false;
-      return remainder_fast<C, true, false>(a, b, never);
+      return remainder_fast<C, true, false, false>(a, Divisor<float>::make(b), never);
     }
     FastFlag slow = false;
     const float r = remainder_fast<C, false>(a, b, slow);
@@ -873,6 +894,44 @@ template <Convention C> struct Fast2<RemainderFunctor<half, C>, half> {
     asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
     return r;
   }
+};
+#endif
+
+// Wide2<F, S>: FlagsFirst's check two lanes at a time on storage S, for dense operands (the
+// kernel's pairs, as Apply2's): `wide(Pair<S> a, Pair<S> b, Flag& flag)` accumulates, and
+// `slow(flag)` says whether some lane wants F's exact form. It must flag every lane F::wide
+// flags and may flag others (they only take the exact form). The primary template is off.
+template <class F, class S> struct Wide2 { enum { value = 0 }; };
+template <int P, class F, class S> struct Wide2Pack : Wide2<F, S> {
+  enum { value = P % 2 == 0 && Wide2<F, S>::value };
+};
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+// bfloat16 remainder_wide (kStep0 false) on bfloat162, in 10 instructions a pair where the
+// scalar check takes 8 a lane (contiguous bfloat16 is bound by instructions). On the bits
+// A = |a|, B = |b| (15 bits a lane; adding to a lane never carries into the next), a lane is
+// flagged where A >= L' and B > 0 as bfloat16 compares (false for NaN), with A' = A + A * 0
+// (NaN for an inf or NaN a) and L' = L + B * 0 (NaN for an inf or NaN b), L the bits
+// B + 39 * 128: B 2^39 for a normal B (inf or NaN bits, never reached by a finite A, where it
+// overflows, as the float product does), and its sign bit set (a negative L: every lane)
+// where B < 2^-126 (the bits below 0x80) or B >= 2^90 (0x6c80 + 0x1380 carries into the
+// sign bit). So it flags exactly what remainder_wide<false> flags, plus the finite dividends
+// with B in [2^90, 2^100]. tests/test_remainder_cpu.py checks it against the scalar check on
+// every pair of magnitudes, and tests/test_cuda.py runs every bfloat16 pair on the device.
+template <Convention C> struct Wide2<RemainderFunctor<bfloat16, C>, bfloat16> {
+  enum { value = 1 };
+  typedef u32 Flag;
+  SW_DEVICE SW_INLINE static void wide(Pair<bfloat16> a2, Pair<bfloat16> b2, Flag& flag) {
+    const u32 A = bit_cast<u32>(a2) & 0x7fff7fffu, B = bit_cast<u32>(b2) & 0x7fff7fffu;
+    const u32 L = (B + 0x13801380u) | (~(B + 0x7f807f80u) & 0x80008000u);
+    u32 lim, mag, ge, pos;
+    asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(lim) : "r"(B), "r"(0u), "r"(L));
+    asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(mag) : "r"(A), "r"(0u), "r"(A));
+    asm("set.ge.u32.bf16x2 %0, %1, %2;" : "=r"(ge) : "r"(mag), "r"(lim));
+    asm("set.gt.u32.bf16x2 %0, %1, %2;" : "=r"(pos) : "r"(B), "r"(0u));
+    flag |= ge & pos;
+  }
+  SW_DEVICE SW_INLINE static bool slow(Flag flag) { return flag != 0; }
 };
 #endif
 
