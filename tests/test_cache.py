@@ -166,3 +166,30 @@ def test_warm_path_still_rejects_partial_overlap(lib, wrap, warm_path):
     xx = base[64:84].reshape(4, 5)
     assert sw.remainder(xx, b, out=xx) is xx                          # identical: allowed
     assert np.all(np.asarray(xx) == 0)
+
+
+def test_header_edited_mid_process_builds_from_its_new_text(tmp_path):
+    """A header library edited while a process runs: the digest follows the edit, and the next
+    kernel builds against a precompiled header of the new text (with the first one's, g++ saw
+    both versions: 'multiple definition of enum Convention')."""
+    code = f"""
+import os, shutil, time
+from pathlib import Path
+import numpy as np
+from stridewise import cache
+inc = Path({str(tmp_path)!r}) / "include"
+shutil.copytree(cache.INCLUDE_DIR, inc)
+cache.INCLUDE_DIR = inc
+import stridewise as sw
+before = cache.header_digest()
+assert (sw.add(np.arange(5.0), 1.0) == np.arange(5.0) + 1).all()
+time.sleep(0.01)
+with open(inc / "stridewise" / "types.h", "a") as f:
+    f.write("\\nnamespace sw {{ enum EditedMidProcess {{ kEdited = 1 }}; }}\\n")
+assert cache.header_digest() != before
+assert (sw.multiply(np.arange(5.0), 3.0) == np.arange(5.0) * 3).all()
+print("ok")
+"""
+    env = {**os.environ, "STRIDEWISE_CACHE_DIR": str(tmp_path / "cache"), "STRIDEWISE_PCH": "1"}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import functools
 import os
 import stat
 import threading
@@ -65,19 +64,28 @@ def _header_files() -> list:
     return sorted(found, key=lambda f: f[0].split("/"))
 
 
-@functools.cache
+_digest: list = [None, None]     # [the headers' stamp, their digest]
+
+
 def header_digest() -> str:
     """sha256 over the header library's relative file names and contents.
 
     Every process hashes the contents (88 KB: about 0.1 ms), so the key follows any edit;
-    os.scandir, not Path.rglob, keeps the walk itself cheap on a first call.
+    os.scandir, not Path.rglob, keeps the walk itself cheap on a first call. The digest is
+    computed again when a header's size or modification time changes, so a header edited
+    while a process runs gets kernels (and a precompiled header) of its own text, not the
+    text the process started with.
     """
-    h = _sha256()
-    for rel, path in _header_files():
-        h.update(rel.encode())
-        with open(path, "rb") as f:
-            h.update(f.read())
-    return h.hexdigest()
+    files = _header_files()
+    stamp = tuple((rel, st.st_mtime_ns, st.st_size) for rel, st in ((r, os.stat(p)) for r, p in files))
+    if _digest[0] != stamp:
+        h = _sha256()
+        for rel, path in files:
+            h.update(rel.encode())
+            with open(path, "rb") as f:
+                h.update(f.read())
+        _digest[:] = [stamp, h.hexdigest()]
+    return _digest[1]
 
 
 def cache_key(*parts) -> str:

@@ -27,7 +27,7 @@ HEADERS = ("functors.h", "pack.h", "ops.h", "cpu/loops.h")
 TEXT = "".join(f"#include <stridewise/{h}>\n" for h in HEADERS)
 NAME = "stridewise_pch.h"
 
-_made: dict = {}          # (compiler, its fingerprint, flags) -> the .gch bytes, or None
+_made: dict = {}          # (compiler, its fingerprint, flags, headers) -> the .gch bytes, or None
 builds: collections.Counter = collections.Counter()   # key -> builds by this process
 _lock = threading.Lock()
 
@@ -46,7 +46,7 @@ def include(cxx: str, version: str, flags: tuple, build_dir: Path) -> tuple[str,
     this build; () where there is none (turned off, not GCC, or its build failed)."""
     if not enabled(cxx):
         return ()
-    key = (cxx, version, flags)
+    key = (cxx, version, flags, _cache.header_digest())   # a header edited mid-process: a new one
     with _lock:
         if key not in _made:
             _made[key] = _fetch(cxx, version, flags)
