@@ -2,6 +2,7 @@
 // functors.h includes it last (remainder) and ops.h specializes fmod and floor_divide with it.
 #pragma once
 #include "functors.h"
+#include "words.h"
 
 namespace sw {
 
@@ -78,6 +79,92 @@ template <class T, SmallDiv K> struct SmallIntDivision {
   SW_DEVICE SW_INLINE T operator()(T a, T b) const { return small_int_div(a, prepare(b)); }
 };
 template <class T, Convention C> struct SmallRemainder : SmallIntDivision<T, kFloorMod> {};
+
+// The 8-bit remainder four lanes to a word (words.h Apply4), the argument above with its
+// integers placed on float grids by byte permutes: a byte permute puts byte k of a word into
+// the mantissa of a constant, so a float is one instruction away from the word, and its bits
+// carry the byte where the result needs it. kG15: 1.5 2^15, whose floats are 2^-8 apart, so
+// bits 0x4740 u f (bytes) are 1.5 2^15 + u + f / 256; kOneGrid's are 1.5 2^23 + u for bits
+// 0x4b4000 u. Element by element, extracting, sign-extending and placing each byte cost int8
+// 14 integer-pipe instructions an element (its contiguous remainder at 73% of copy).
+//   - x = a + d with d = 1/2 for b > 0 and d = 1/2 - 255/256 for b < 0: in either case x / b
+//     is at least 0.496 / |b| from every integer, with floor(a / b), as x = a + s / 2 above.
+//     Signed: the word is flipped (a ^ 0x80 = a + 128, unsigned), ga = bits 0x4740 u 80, and
+//     c = bits 0x4740 80 R with R the sign of b replicated (prmt selector bit 3): x = ga - c,
+//     exact (one binade, one grid). Unsigned: ga = bits 0x4740 a 80, x = ga - 1.5 2^15.
+//   - The divisor, b or 1 for b = 0 (b'), as a float: signed, the bytes of zero get 1 in the
+//     word (nonzero_bytes), flipped, placed on kOneGrid: nb = 1.5 2^23 + 128 - fb = -b'.
+//     Unsigned, fb = max(fb, grid + 1) on the grid itself; nb = grid - fb.
+//   - y = fma_ru(x, rcp.approx(nb), 1.5 2^23) has bits 0x4b400000 - q, as above.
+//   - a - q b' modulo 256 at byte k: the word a plus y times a multiplier with b' at byte k
+//     and zeros below it (no carry reaches byte k): signed, the zero-fixed word masked;
+//     unsigned, fb's own bits, whose byte 0 (kOneGrid) or 1 (kG15) is b' (lanes 2 and 3 take
+//     the word shifted down 16), where the max above fixed it. Three permutes gather the bytes.
+// tests/test_small_int_div.py checks this step by step on every pair (device_word_model).
+constexpr float kG15F = 49152.0f;            // 1.5 2^15, floats 2^-8 apart; bits 0x47400000
+
+template <class T> struct SmallRemainder4 : Apply4<void, void> {
+  enum { value = 1 };
+  static constexpr bool kSigned = T(-1) < T(0);
+  struct D { float r[4]; float c[4]; u32 m[4]; };   // c: signed only
+  struct Splat { u32 w; float ga; };                 // one dividend along the pack
+  struct Dividend { u32 w; float ga[4]; };
+
+  // 1.5 2^15 + a (+ 128 signed) + 1/2, from byte k of the word
+  SW_DEVICE SW_INLINE static float grid_a(u32 w, int k) {
+    return __uint_as_float(__byte_perm(kSigned ? w ^ 0x80808080u : w, 0x47400080u, 0x7604u | (k << 4)));
+  }
+  SW_DEVICE SW_INLINE static D prepare(u32 wb) {
+    D d;
+    if constexpr (kSigned) {
+      const u32 b1 = wb + ((nonzero_bytes(wb) ^ 0x80808080u) >> 7), f = b1 ^ 0x80808080u;
+      SW_UNROLL for (int k = 0; k < 4; ++k) {
+        const float fb = __uint_as_float(__byte_perm(f, 0x4b400000u, 0x7650u | k));
+        d.r[k] = rcp_approx((kOneGridF + 128.0f) - fb);
+        d.c[k] = __uint_as_float(__byte_perm(b1, 0x47408000u, 0x7658u + k));
+        d.m[k] = k == 0 ? b1 : b1 & (0xffu << (8 * k));
+      }
+    } else {
+      SW_UNROLL for (int k = 0; k < 4; ++k) {
+        const bool one = k % 2 == 0;     // bytes 0 and 2 on kOneGrid, 1 and 3 on kG15
+        const float g = one ? kOneGridF : kG15F;
+        const float fb = fmaxf(__uint_as_float(one ? __byte_perm(wb, 0x4b400000u, 0x7650u | k)
+                                                   : __byte_perm(wb, 0x47400000u, 0x7604u | (k << 4))),
+                               g + 1.0f);
+        d.r[k] = rcp_approx(g - fb);
+        d.m[k] = __float_as_uint(fb);
+      }
+    }
+    return d;
+  }
+  SW_DEVICE SW_INLINE static Splat splat(T v) {
+    const u32 w = splat_byte(v);
+    return {w, grid_a(w, 0)};
+  }
+  SW_DEVICE SW_INLINE static Dividend dividend(u32 w) {
+    return {w, {grid_a(w, 0), grid_a(w, 1), grid_a(w, 2), grid_a(w, 3)}};
+  }
+  SW_DEVICE SW_INLINE static Dividend dividend(const Splat& s) { return {s.w, {s.ga, s.ga, s.ga, s.ga}}; }
+  SW_DEVICE SW_INLINE static D divisor(u32 w) { return prepare(w); }
+  SW_DEVICE SW_INLINE static D divisor(const Splat& s) { return prepare(s.w); }
+  SW_DEVICE SW_INLINE static const D& divisor(const D& d) { return d; }
+
+  template <class A, class B>
+  SW_DEVICE SW_INLINE static u32 run(const A& a0, const B& b0) {
+    const Dividend a = dividend(a0);
+    const D d = divisor(b0);
+    u32 t[4];
+    SW_UNROLL for (int k = 0; k < 4; ++k) {
+      const float x = a.ga[k] - (kSigned ? d.c[k] : kG15F);
+      const u32 y = __float_as_uint(__fmaf_ru(x, d.r[k], kOneGridF));   // 0x4b400000 - q
+      t[k] = (kSigned || k < 2 ? a.w : a.w >> 16) + y * d.m[k];
+    }
+    if constexpr (kSigned)    // byte k of t[k]
+      return __byte_perm(__byte_perm(t[0], t[1], 0x3250u), __byte_perm(t[2], t[3], 0x7210u), 0x7610u);
+    else                      // bytes 0, 1 of t[0], t[1] and of t[2], t[3]
+      return __byte_perm(__byte_perm(t[0], t[1], 0x3250u), __byte_perm(t[2], t[3], 0x3250u), 0x5410u);
+  }
+};
 #else
 // The host computes them as int32, whose double division vectorizes.
 template <class T, Convention C> struct SmallRemainder : RemainderFunctor<i32, C> {};
@@ -88,5 +175,9 @@ template <Convention C> struct RemainderFunctor<i8, C> : SmallRemainder<i8, C> {
 template <Convention C> struct RemainderFunctor<u8, C> : SmallRemainder<u8, C> {};
 template <Convention C> struct RemainderFunctor<i16, C> : SmallRemainder<i16, C> {};
 template <Convention C> struct RemainderFunctor<u16, C> : SmallRemainder<u16, C> {};
+#if defined(__CUDA_ARCH__)
+template <Convention C> struct Apply4<RemainderFunctor<i8, C>, i8> : SmallRemainder4<i8> {};
+template <Convention C> struct Apply4<RemainderFunctor<u8, C>, u8> : SmallRemainder4<u8> {};
+#endif
 
 }  // namespace sw
