@@ -32,13 +32,15 @@ for case, dtype, v in itertools.product(cases, dtypes, values):
         continue
     a, b, o = bench._make_case(case, dtype, log2, "torch", "cuda", *([v] if v != "narrow" else []))
     cell = case + "/" + dtype + ("" if v == "narrow" else "/" + v)
-    fns = {"sw": lambda: sw.remainder(a, b, out=o)}
+    op = bench.op_name(dtype)   # remainder; bool's cells bitwise_xor
+    swf, tf = getattr(sw, op), getattr(torch, op)
+    fns = {"sw": lambda: swf(a, b, out=o)}
     if anchor == "eager":
-        fns["torch"] = lambda: torch.remainder(a, b, out=o)
+        fns["torch"] = lambda: tf(a, b, out=o)
     elif anchor == "compile":   # its own output, as torch.compile's users get it (bench/matrix.py)
-        compiled = torch.compile(lambda x, y: torch.remainder(x, y), dynamic=False)
+        compiled = torch.compile(lambda x, y: tf(x, y), dynamic=False)
         fns["torch"] = lambda: compiled(a, b)
-    assert bench.same_bits(sw.remainder(a, b, out=o), torch.remainder(a, b)), cell   # exact first
+    assert bench.same_bits(swf(a, b, out=o), tf(a, b)), cell   # exact first
     t = bench.time_interleaved(fns, "cuda")
     out[cell] = bench.compulsory_bytes(a, b, o) / t["sw"]["time_s"] / 1e9
     out[cell + " us"] = t["sw"]["time_s"] * 1e6

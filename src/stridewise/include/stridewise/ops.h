@@ -365,6 +365,11 @@ template <class T> struct BitwiseOrFunctor {
 template <class T> struct BitwiseXorFunctor {
   SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const { return (T)(a ^ b); }
 };
+template <> struct BitwiseXorFunctor<bool> {   // any nonzero byte is true (words.h below)
+  SW_HOST_DEVICE SW_INLINE bool operator()(bool a, bool b) const {
+    return (bit_cast<u8>(a) != 0) != (bit_cast<u8>(b) != 0);
+  }
+};
 // bool xor four lanes to a word (words.h): any byte other than 0 is true, as NumPy and torch
 // read a uint8 array viewed as bool, so the word of 0/1 bytes is the nonzero bits' xor. The
 // element form tests each byte into a predicate and widens it back: 9 instructions a byte
