@@ -63,6 +63,8 @@ def main(argv=None):
                     "every tree draws them with its own bench")
     ap.add_argument("--anchor", nargs="?", const="eager", choices=("eager", "compile"),
                     help="also torch eager (or torch.compile), as a ratio per process")
+    ap.add_argument("--out", help="also write every round's results (JSON) here, after each run, "
+                    "so a run cut short keeps the rounds it finished")
     args = ap.parse_args(argv)
     trees = [Path(t).resolve() for t in args.trees.split(",")]
     results = {t: [] for t in trees}
@@ -76,6 +78,8 @@ def main(argv=None):
                 if done.returncode:
                     sys.exit(f"{t}: {done.stderr[-2000:]}")
                 results[t].append(json.loads(done.stdout.splitlines()[-1]))
+                if args.out:
+                    Path(args.out).write_text(json.dumps({str(k): v for k, v in results.items()}, indent=1))
                 print(f"round {r + 1}/{args.rounds}: {t.name} done", file=sys.stderr, flush=True)
     width = 8 * args.rounds + 2
     print("cell".ljust(44) + "".join(t.name[:width - 2].rjust(width) for t in trees))
