@@ -152,47 +152,45 @@ def exact_sub(x, y):
     return d
 
 
-def word_model(name, wa, wb, ulps):
-    """SmallRemainder4::prepare and run step by step on uint32 words of four lanes."""
+def word_model(name, wa, wb, ulps, splat=False):
+    """SmallRemainder4::prepare and run step by step on uint32 words of four lanes; `splat`:
+    x as for a dividend along the pack (x_of(Splat): the grid float less c per lane)."""
     wa, wb = np.broadcast_arrays(wa.astype(np.uint32), wb.astype(np.uint32))
     signed = name == "int8"
-    K2 = np.float32(1.5 * 2**23)
+    flip = np.uint32(0x80808080 if signed else 0)
+    K2, G15 = np.float32(1.5 * 2**23), np.float32(1.5 * 2**15)
+    nz = ((((wb & 0x7F7F7F7F).astype(np.uint64) + 0x7F7F7F7F) | wb) & 0x80808080).astype(np.uint32)
+    b1 = ((wb.astype(np.uint64) + ((nz ^ 0x80808080) >> 7)) & 0xFFFFFFFF).astype(np.uint32)
+    f = b1 ^ flip
+    s = [byte_perm(f, np.uint32(0x47400000), 0x7698), byte_perm(f, np.uint32(0x47400000), 0x76BA)]
     t = []
     for k in range(4):
-        if signed:
-            nz = ((((wb & 0x7F7F7F7F).astype(np.uint64) + 0x7F7F7F7F) | wb) & 0x80808080).astype(np.uint32)
-            b1 = ((wb.astype(np.uint64) + ((nz ^ 0x80808080) >> 7)) & 0xFFFFFFFF).astype(np.uint32)
-            fb = as_float(byte_perm(b1 ^ 0x80808080, np.uint32(0x4B400000), 0x7650 | k))
-            nb = exact_sub(K2 + np.float32(128), fb)
-            c = as_float(byte_perm(b1, np.uint32(0x47408000), 0x7658 + k))
-            m = b1 if k == 0 else b1 & np.uint32(0xFF << (8 * k))
-            ga = as_float(byte_perm(wa ^ 0x80808080, np.uint32(0x47400080), 0x7604 | (k << 4)))
-            x = exact_sub(ga, c)
-            base = wa
-        else:
-            g = K2 if k % 2 == 0 else np.float32(1.5 * 2**15)
-            fb = as_float(byte_perm(wb, np.uint32(0x4B400000), 0x7650 | k) if k % 2 == 0 else
-                          byte_perm(wb, np.uint32(0x47400000), 0x7604 | (k << 4)))
-            fb = np.maximum(fb, g + np.float32(1))
-            nb = exact_sub(g, fb)
-            m = fb.view(np.uint32)
-            ga = as_float(byte_perm(wa, np.uint32(0x47400080), 0x7604 | (k << 4)))
-            x = exact_sub(ga, np.float32(1.5 * 2**15))
-            base = wa if k < 2 else wa >> 16
+        fb = as_float(byte_perm(f, np.uint32(0x4B400000), 0x7650 | k))
+        nb = exact_sub(K2 + np.float32(128 if signed else 0), fb)
         assert (np.abs(nb) >= 1).all() and (nb == np.round(nb)).all()
         r = rcp_approx(nb.astype(np.int64), ulps).astype(np.float32)
+        if splat:
+            ga = as_float(byte_perm(wa ^ flip, np.uint32(0x47400080), 0x7604 | (k << 4)))
+            c = as_float(byte_perm(b1, np.uint32(0x47408000), 0x7658 + k)) if signed else G15
+            x = exact_sub(ga, c)
+        elif signed:
+            raw = as_float(byte_perm(wa ^ flip, s[k // 2], 0x7604 | (k << 4) | (k & 1)))
+            x = exact_sub(raw, G15 + np.float32(128.5))
+        else:
+            x = exact_sub(as_float(byte_perm(wa, np.uint32(0x47400080), 0x7604 | (k << 4))), G15)
         y = ceil_fma_bits(x, r)
-        t.append(((base.astype(np.int64) + y * m.astype(np.int64)) % 2**32).astype(np.uint32))
-    if signed:
-        return byte_perm(byte_perm(t[0], t[1], 0x3250), byte_perm(t[2], t[3], 0x7210), 0x7610)
-    return byte_perm(byte_perm(t[0], t[1], 0x3250), byte_perm(t[2], t[3], 0x3250), 0x5410)
+        m = b1 if k == 0 else b1 & np.uint32(0xFF << (8 * k))
+        t.append(((wa.astype(np.int64) + y * m.astype(np.int64)) % 2**32).astype(np.uint32))
+    return byte_perm(byte_perm(t[0], t[1], 0x3250), byte_perm(t[2], t[3], 0x7210), 0x7610)
 
 
+@pytest.mark.parametrize("splat", [False, True])
 @pytest.mark.parametrize("ulps", [-2, 0, 2])
 @pytest.mark.parametrize("name", ["int8", "uint8"])
-def test_word_form_every_8bit_pair_in_every_lane(name, ulps):
+def test_word_form_every_8bit_pair_in_every_lane(name, ulps, splat):
     """Every pair in each of a word's four lanes, the other lanes holding random pairs (so
-    a carry or a stray byte from a neighbour shows), against NumPy's remainder per byte."""
+    a carry or a stray byte from a neighbour shows), against NumPy's remainder per byte; with
+    x taken as for a dividend word and as for one along the pack."""
     v = every_value(name).astype(name).view(np.uint8)
     a, b = (x.ravel() for x in np.meshgrid(v, v, indexing="ij"))
     rng = np.random.default_rng(7)
@@ -200,7 +198,7 @@ def test_word_form_every_8bit_pair_in_every_lane(name, ulps):
         ba = rng.integers(0, 256, (a.size, 4), dtype=np.uint8)
         bb = rng.integers(0, 256, (a.size, 4), dtype=np.uint8)
         ba[:, k], bb[:, k] = a, b
-        got = word_model(name, ba.view("<u4").ravel(), bb.view("<u4").ravel(), ulps)
+        got = word_model(name, ba.view("<u4").ravel(), bb.view("<u4").ravel(), ulps, splat)
         want = numpy_op("remainder", ba.view(name), bb.view(name), name)
         np.testing.assert_array_equal(got.astype("<u4").view(name).reshape(-1, 4), want, err_msg=f"lane {k}")
 
