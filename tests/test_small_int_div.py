@@ -154,34 +154,45 @@ def exact_sub(x, y):
 
 def word_model(name, wa, wb, ulps, splat=False):
     """SmallRemainder4::prepare and run step by step on uint32 words of four lanes; `splat`:
-    x as for a dividend along the pack (x_of(Splat): the grid float less c per lane)."""
+    x as for a dividend along the pack (x_of(Splat): the grid float of its byte 0, here lane
+    k's byte, equal in a splat, less c per lane)."""
     wa, wb = np.broadcast_arrays(wa.astype(np.uint32), wb.astype(np.uint32))
-    signed = name == "int8"
-    flip = np.uint32(0x80808080 if signed else 0)
     K2, G15 = np.float32(1.5 * 2**23), np.float32(1.5 * 2**15)
-    nz = ((((wb & 0x7F7F7F7F).astype(np.uint64) + 0x7F7F7F7F) | wb) & 0x80808080).astype(np.uint32)
-    b1 = ((wb.astype(np.uint64) + ((nz ^ 0x80808080) >> 7)) & 0xFFFFFFFF).astype(np.uint32)
-    f = b1 ^ flip
-    s = [byte_perm(f, np.uint32(0x47400000), 0x7698), byte_perm(f, np.uint32(0x47400000), 0x76BA)]
     t = []
+    if name == "int8":
+        nz = ((((wb & 0x7F7F7F7F).astype(np.uint64) + 0x7F7F7F7F) | wb) & 0x80808080).astype(np.uint32)
+        b1 = ((wb.astype(np.uint64) + ((nz ^ 0x80808080) >> 7)) & 0xFFFFFFFF).astype(np.uint32)
+        f = b1 ^ np.uint32(0x80808080)
+        s = [byte_perm(f, np.uint32(0x47400000), 0x7698), byte_perm(f, np.uint32(0x47400000), 0x76BA)]
+        for k in range(4):
+            fb = as_float(byte_perm(f, np.uint32(0x4B400000), 0x7650 | k))
+            nb = exact_sub(K2 + np.float32(128), fb)
+            if splat:
+                ga = as_float(byte_perm(wa ^ np.uint32(0x80808080), np.uint32(0x47400080), 0x7604 | (k << 4)))
+                x = exact_sub(ga, as_float(byte_perm(b1, np.uint32(0x47408000), 0x7658 + k)))
+            else:
+                raw = as_float(byte_perm(wa ^ np.uint32(0x80808080), s[k // 2], 0x7604 | (k << 4) | (k & 1)))
+                x = exact_sub(raw, G15 + np.float32(128.5))
+            m = b1 if k == 0 else b1 & np.uint32(0xFF << (8 * k))
+            t.append(_lane(wa, x, nb, m, ulps))
+        return byte_perm(byte_perm(t[0], t[1], 0x3250), byte_perm(t[2], t[3], 0x7210), 0x7610)
     for k in range(4):
-        fb = as_float(byte_perm(f, np.uint32(0x4B400000), 0x7650 | k))
-        nb = exact_sub(K2 + np.float32(128 if signed else 0), fb)
-        assert (np.abs(nb) >= 1).all() and (nb == np.round(nb)).all()
-        r = rcp_approx(nb.astype(np.int64), ulps).astype(np.float32)
-        if splat:
-            ga = as_float(byte_perm(wa ^ flip, np.uint32(0x47400080), 0x7604 | (k << 4)))
-            c = as_float(byte_perm(b1, np.uint32(0x47408000), 0x7658 + k)) if signed else G15
-            x = exact_sub(ga, c)
-        elif signed:
-            raw = as_float(byte_perm(wa ^ flip, s[k // 2], 0x7604 | (k << 4) | (k & 1)))
-            x = exact_sub(raw, G15 + np.float32(128.5))
-        else:
-            x = exact_sub(as_float(byte_perm(wa, np.uint32(0x47400080), 0x7604 | (k << 4))), G15)
-        y = ceil_fma_bits(x, r)
-        m = b1 if k == 0 else b1 & np.uint32(0xFF << (8 * k))
-        t.append(((wa.astype(np.int64) + y * m.astype(np.int64)) % 2**32).astype(np.uint32))
-    return byte_perm(byte_perm(t[0], t[1], 0x3250), byte_perm(t[2], t[3], 0x7210), 0x7610)
+        g = K2 if k % 2 == 0 else G15
+        fb = as_float(byte_perm(wb, np.uint32(0x4B400000), 0x7650 | k) if k % 2 == 0 else
+                      byte_perm(wb, np.uint32(0x47400000), 0x7604 | (k << 4)))
+        fb = np.maximum(fb, g + np.float32(1))
+        nb = exact_sub(g, fb)
+        x = exact_sub(as_float(byte_perm(wa, np.uint32(0x47400080), 0x7604 | (k << 4))), G15)
+        t.append(_lane(wa if k < 2 else wa >> 16, x, nb, fb.view(np.uint32), ulps))
+    return byte_perm(byte_perm(t[0], t[1], 0x3250), byte_perm(t[2], t[3], 0x3250), 0x5410)
+
+
+def _lane(base, x, nb, m, ulps):
+    """base + y m modulo 2^32, y the bits of fma_ru(x, rcp.approx(nb), 1.5 2^23)."""
+    assert (np.abs(nb) >= 1).all() and (nb == np.round(nb)).all()
+    r = rcp_approx(nb.astype(np.int64), ulps).astype(np.float32)
+    y = ceil_fma_bits(x, r)
+    return ((base.astype(np.int64) + y * m.astype(np.int64)) % 2**32).astype(np.uint32)
 
 
 @pytest.mark.parametrize("splat", [False, True])
