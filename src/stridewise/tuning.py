@@ -338,9 +338,9 @@ _KERNEL_EVIDENCE = (
     ("kernels.loads", _h200("2026-11-30", "tools/auto_ab.py --anchor", "against torch "
                             "eager int32 0.985 -> 0.993, int64 0.988 -> 0.997")),
     ("kernels.loads.outer", _h200("2026-12-01", "tools/small_dtypes_run.sh (auto_ab --anchor, "
-                                  "3 rounds)", "outer int8 at 8 rows a batch 3247 -> 3785 GB/s "
-                                  "(+17%; 70% -> 82% of write); at 8 row int8 lost 0.9%, outer "
-                                  "uint8 4%, outer bool 3.5%")),
+                                  "3 rounds)", "outer int8 at 8 rows a batch 3254 -> 3791 GB/s "
+                                  "(+16.5%; 70% -> 82% of write); at 8 rows int8, uint8 and bool "
+                                  "lost 0.6-0.7%, outer uint8 4.0%, outer bool 3.2%")),
     ("kernels.fast_div", _h200("2026-11-30", "tools/tune_gpu.py", "float16 and bfloat16 "
                                "+7.5%, int64 +13%; float32, float64, int32 2-5% slower")),
     ("kernels.row_units", _h200("2026-11-30", "tools/tune_gpu.py --units 1,2,4,8",
