@@ -112,6 +112,108 @@ def test_device_argument_16bit_near_multiples(op, name, ulps):
                                       numpy_op(op, ends, b[None, :], name))
 
 
+# -- the word form: four 8-bit lanes a 32-bit word (small_int_div.h SmallRemainder4) ----------
+
+def byte_perm(x, y, sel):
+    """PTX prmt (default mode) on uint32 arrays: result byte i is byte (nibble i & 7) of the
+    eight bytes y:x, or that byte's sign bit replicated where nibble i has bit 3 set."""
+    src = (x.astype(np.uint64) | (y.astype(np.uint64) << 32))
+    out = np.zeros(np.broadcast(x, y).shape, np.uint64)
+    for i in range(4):
+        n = (sel >> (4 * i)) & 0xF
+        byte = (src >> np.uint64(8 * (n & 7))) & np.uint64(0xFF)
+        if n & 8:
+            byte = np.where(byte & np.uint64(0x80), np.uint64(0xFF), np.uint64(0))
+        out |= byte << np.uint64(8 * i)
+    return out.astype(np.uint32)
+
+
+def as_float(bits):
+    return np.asarray(bits, np.uint32).view(np.float32)
+
+
+def ceil_fma_bits(x, r):
+    """Bits of fma_ru(x, r, 1.5 2^23) for float32 x and r: 0x4b400000 + ceil(x r), the
+    product exact in integers (24-bit mantissas), where the sum stays in [2^23, 2^24)."""
+    fx, ex = np.frexp(x.astype(np.float64))
+    fr, er = np.frexp(r.astype(np.float64))
+    mx, mr = (fx * 2.0**24).astype(np.int64), (fr * 2.0**24).astype(np.int64)
+    shift = 48 - (ex + er).astype(np.int64)               # x r = mx mr 2^-shift
+    assert (shift > 0).all() and (shift < 63).all()
+    c = -((-(mx * mr)) >> shift)                          # ceil
+    assert (np.abs(c) < 2**22).all()
+    return (ONE_GRID + c).astype(np.int64)
+
+
+def exact_sub(x, y):
+    """float32 x - y, asserted exact (the device's FADD on one grid)."""
+    d = x - y
+    assert (d.astype(np.float64) == x.astype(np.float64) - y.astype(np.float64)).all()
+    return d
+
+
+def word_model(name, wa, wb, ulps, splat=False):
+    """SmallRemainder4::prepare and run step by step on uint32 words of four lanes; `splat`:
+    x as for a dividend along the pack (x_of(Splat): the grid float of its byte 0, here lane
+    k's byte, equal in a splat, less c per lane)."""
+    wa, wb = np.broadcast_arrays(wa.astype(np.uint32), wb.astype(np.uint32))
+    K2, G15 = np.float32(1.5 * 2**23), np.float32(1.5 * 2**15)
+    t = []
+    if name == "int8":
+        nz = ((((wb & 0x7F7F7F7F).astype(np.uint64) + 0x7F7F7F7F) | wb) & 0x80808080).astype(np.uint32)
+        b1 = ((wb.astype(np.uint64) + ((nz ^ 0x80808080) >> 7)) & 0xFFFFFFFF).astype(np.uint32)
+        f = b1 ^ np.uint32(0x80808080)
+        s = [byte_perm(f, np.uint32(0x47400000), 0x7698), byte_perm(f, np.uint32(0x47400000), 0x76BA)]
+        for k in range(4):
+            fb = as_float(byte_perm(f, np.uint32(0x4B400000), 0x7650 | k))
+            nb = exact_sub(K2 + np.float32(128), fb)
+            if splat:
+                ga = as_float(byte_perm(wa ^ np.uint32(0x80808080), np.uint32(0x47400080), 0x7604 | (k << 4)))
+                x = exact_sub(ga, as_float(byte_perm(b1, np.uint32(0x47408000), 0x7658 + k)))
+            else:
+                raw = as_float(byte_perm(wa ^ np.uint32(0x80808080), s[k // 2], 0x7604 | (k << 4) | (k & 1)))
+                x = exact_sub(raw, G15 + np.float32(128.5))
+            m = b1 if k == 0 else b1 & np.uint32(0xFF << (8 * k))
+            t.append(_lane(wa, x, nb, m, ulps))
+        return byte_perm(byte_perm(t[0], t[1], 0x3250), byte_perm(t[2], t[3], 0x7210), 0x7610)
+    for k in range(4):
+        g = K2 if k % 2 == 0 else G15
+        fb = as_float(byte_perm(wb, np.uint32(0x4B400000), 0x7650 | k) if k % 2 == 0 else
+                      byte_perm(wb, np.uint32(0x47400000), 0x7604 | (k << 4)))
+        fb = np.maximum(fb, g + np.float32(1))
+        nb = exact_sub(g, fb)
+        x = exact_sub(as_float(byte_perm(wa, np.uint32(0x47400080), 0x7604 | (k << 4))), G15)
+        t.append(_lane(wa if k < 2 else wa >> 16, x, nb, fb.view(np.uint32), ulps))
+    return byte_perm(byte_perm(t[0], t[1], 0x3250), byte_perm(t[2], t[3], 0x3250), 0x5410)
+
+
+def _lane(base, x, nb, m, ulps):
+    """base + y m modulo 2^32, y the bits of fma_ru(x, rcp.approx(nb), 1.5 2^23)."""
+    assert (np.abs(nb) >= 1).all() and (nb == np.round(nb)).all()
+    r = rcp_approx(nb.astype(np.int64), ulps).astype(np.float32)
+    y = ceil_fma_bits(x, r)
+    return ((base.astype(np.int64) + y * m.astype(np.int64)) % 2**32).astype(np.uint32)
+
+
+@pytest.mark.parametrize("splat", [False, True])
+@pytest.mark.parametrize("ulps", [-2, 0, 2])
+@pytest.mark.parametrize("name", ["int8", "uint8"])
+def test_word_form_every_8bit_pair_in_every_lane(name, ulps, splat):
+    """Every pair in each of a word's four lanes, the other lanes holding random pairs (so
+    a carry or a stray byte from a neighbour shows), against NumPy's remainder per byte; with
+    x taken as for a dividend word and as for one along the pack."""
+    v = every_value(name).astype(name).view(np.uint8)
+    a, b = (x.ravel() for x in np.meshgrid(v, v, indexing="ij"))
+    rng = np.random.default_rng(7)
+    for k in range(4):
+        ba = rng.integers(0, 256, (a.size, 4), dtype=np.uint8)
+        bb = rng.integers(0, 256, (a.size, 4), dtype=np.uint8)
+        ba[:, k], bb[:, k] = a, b
+        got = word_model(name, ba.view("<u4").ravel(), bb.view("<u4").ravel(), ulps, splat)
+        want = numpy_op("remainder", ba.view(name), bb.view(name), name)
+        np.testing.assert_array_equal(got.astype("<u4").view(name).reshape(-1, 4), want, err_msg=f"lane {k}")
+
+
 # -- NVRTC: every layout compiles -----------------------------------------------------------
 
 @pytest.mark.nvrtc

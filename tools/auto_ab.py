@@ -32,13 +32,15 @@ for case, dtype, v in itertools.product(cases, dtypes, values):
         continue
     a, b, o = bench._make_case(case, dtype, log2, "torch", "cuda", *([v] if v != "narrow" else []))
     cell = case + "/" + dtype + ("" if v == "narrow" else "/" + v)
-    fns = {"sw": lambda: sw.remainder(a, b, out=o)}
+    op = bench.op_name(dtype)   # remainder; bool's cells bitwise_xor
+    swf, tf = getattr(sw, op), getattr(torch, op)
+    fns = {"sw": lambda: swf(a, b, out=o)}
     if anchor == "eager":
-        fns["torch"] = lambda: torch.remainder(a, b, out=o)
+        fns["torch"] = lambda: tf(a, b, out=o)
     elif anchor == "compile":   # its own output, as torch.compile's users get it (bench/matrix.py)
-        compiled = torch.compile(lambda x, y: torch.remainder(x, y), dynamic=False)
+        compiled = torch.compile(lambda x, y: tf(x, y), dynamic=False)
         fns["torch"] = lambda: compiled(a, b)
-    assert bench.same_bits(sw.remainder(a, b, out=o), torch.remainder(a, b)), cell   # exact first
+    assert bench.same_bits(swf(a, b, out=o), tf(a, b)), cell   # exact first
     t = bench.time_interleaved(fns, "cuda")
     out[cell] = bench.compulsory_bytes(a, b, o) / t["sw"]["time_s"] / 1e9
     out[cell + " us"] = t["sw"]["time_s"] * 1e6
@@ -61,6 +63,8 @@ def main(argv=None):
                     "every tree draws them with its own bench")
     ap.add_argument("--anchor", nargs="?", const="eager", choices=("eager", "compile"),
                     help="also torch eager (or torch.compile), as a ratio per process")
+    ap.add_argument("--out", help="also write every round's results (JSON) here, after each run, "
+                    "so a run cut short keeps the rounds it finished")
     args = ap.parse_args(argv)
     trees = [Path(t).resolve() for t in args.trees.split(",")]
     results = {t: [] for t in trees}
@@ -74,6 +78,8 @@ def main(argv=None):
                 if done.returncode:
                     sys.exit(f"{t}: {done.stderr[-2000:]}")
                 results[t].append(json.loads(done.stdout.splitlines()[-1]))
+                if args.out:
+                    Path(args.out).write_text(json.dumps({str(k): v for k, v in results.items()}, indent=1))
                 print(f"round {r + 1}/{args.rounds}: {t.name} done", file=sys.stderr, flush=True)
     width = 8 * args.rounds + 2
     print("cell".ljust(44) + "".join(t.name[:width - 2].rjust(width) for t in trees))

@@ -1,6 +1,6 @@
 """Registers, spills and memory instructions of generated CUDA kernels, without a GPU.
 
-    python tools/sass.py [mode ...] [--dtypes float32,float16] [--keep] [--stage TILE] [--sass]
+    python tools/sass.py [mode ...] [--dtypes float32,float16] [--op remainder] [--keep] [--stage TILE] [--sass]
 
 Builds each mode's float32 base spec (as tests/test_nvrtc.py does), swaps in each dtype,
 compiles with NVRTC for sm_90 and reads the cubin with cuobjdump (on the PATH, from the
@@ -25,7 +25,7 @@ os.environ.setdefault("STRIDEWISE_DISABLE_CACHE", "1")
 from stridewise.codegen import source as _codegen  # noqa: E402
 from stridewise.launch import pipeline as _ops  # noqa: E402
 from stridewise.ops import builtins as _builtins
-from stridewise.operands.dtypes import DTYPES  # noqa: E402
+from stridewise.operands.dtypes import ALL_DTYPES as DTYPES  # noqa: E402
 from stridewise.backends import cuda  # noqa: E402
 
 
@@ -47,12 +47,18 @@ def _cuobjdump() -> str:
     sys.exit("cuobjdump not found: pip install -e .[sass] (or the CUDA toolkit, or triton)")
 
 
+def _preamble(op) -> str:
+    """The op's own header and code, as the pipeline puts them before the Op."""
+    return "\n".join(filter(None, (op.header and f"#include <{op.header}>", op.code)))
+
+
 def main(argv=None):
     from test_nvrtc import _base_specs
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("modes", nargs="*", help="base spec names (default: all), e.g. rows/dense")
     ap.add_argument("--dtypes", default="float32,float16,float64")
+    ap.add_argument("--op", default="remainder", help="the built-in op (bool: bitwise_xor, as the bench)")
     ap.add_argument("--bits", type=int, default=32)
     ap.add_argument("--pack-bytes", type=int, default=16, help="bytes per pack (at most 16)")
     ap.add_argument("--keep", action="store_true", help="dense loads under the L2 policy (keep_loads)")
@@ -70,7 +76,8 @@ def main(argv=None):
             pack = 1 if base.mode == "general" else max(1, args.pack_bytes // dt.itemsize)
             spec = dataclasses.replace(
                 base, arrays=(dt,) * len(base.arrays), params=(dt,) * len(base.params),
-                compute=dt, functor=_builtins.OPS["remainder"].functor_for(dt, "torch"), pack=pack,
+                compute=dt, functor=_builtins.OPS[args.op].functor_for(dt, "torch"), pack=pack,
+                op=args.op, preamble=_preamble(_builtins.OPS[args.op]),
                 index_bits=args.bits, keep_loads=args.keep, tile=args.stage if base.mode == "tiled" else 0)
             cubin = cuda.compile(_codegen.generate(spec, cuda.entry_point), spec.entry, "sm_90")
             with tempfile.NamedTemporaryFile(suffix=".cubin") as f:

@@ -40,9 +40,10 @@ class Measurement:
 class KernelTables:
     """The CUDA kernels' compile-time and launch choices, per kernel.
 
-    Tables are keyed by (mode, dtype, "repeated"), (mode, dtype, "bcast"), (mode, dtype) or
-    mode, most specific first (`lookup`); "repeated" is a rows kernel that shares a repeated
-    row (an outer product), "bcast" one with an operand broadcast along its rows (a column).
+    Tables are keyed by (mode, dtype, "outer"), (mode, dtype, "repeated"), (mode, dtype,
+    "bcast"), (mode, dtype) or mode, most specific first (`lookup`); "repeated" is a rows
+    kernel that shares a repeated row, "bcast" one with an operand broadcast along its rows (a
+    column), "outer" one with both (an outer product).
 
     Attributes
     ----------
@@ -72,7 +73,10 @@ class KernelTables:
         """spec's entry in `table`, most specific key first."""
         entries = getattr(self, table)
         key = (spec.mode, spec.compute.name)
-        keys = tuple((*key, kind) for kind in ("repeated", "bcast") if kind in spec.kinds)
+        kinds = [kind for kind in ("repeated", "bcast") if kind in spec.kinds]
+        if len(kinds) == 2:     # a repeated row beside a broadcast operand: an outer product
+            kinds.insert(0, "outer")
+        keys = tuple((*key, kind) for kind in kinds)
         return next((entries[k] for k in (*keys, key, spec.mode) if k in entries), default)
 
 
@@ -309,8 +313,10 @@ _CUDA_KERNELS = KernelTables(
     # rows compiled for 2 in 8- and 16-bit numbers whose divisor varies along the row (float16
     # remainder 54 registers where 4 took 72); a repeated or broadcast divisor, prepared once
     # for many dividends, keeps 4 (a 3-d outer product lost 5-9% at 2).
+    # An int8 outer product prepares its divisor words (the word form, words.h) for 8 rows.
     loads={"contiguous": 2, **{("rows", t): 2 for t in _NARROW},
-           **{("rows", t, kind): 4 for t in _NARROW for kind in ("repeated", "bcast")}},
+           **{("rows", t, kind): 4 for t in _NARROW for kind in ("repeated", "bcast")},
+           ("rows", "int8", "outer"): 8},
     # i mod period as a multiply-high where short_rows is instruction-bound.
     fast_div={("short_rows", "float16"): True, ("short_rows", "bfloat16"): True,
               ("short_rows", "int64"): True},
@@ -331,6 +337,10 @@ _KERNEL_EVIDENCE = (
                                 "lost")),
     ("kernels.loads", _h200("2026-11-30", "tools/auto_ab.py --anchor", "against torch "
                             "eager int32 0.985 -> 0.993, int64 0.988 -> 0.997")),
+    ("kernels.loads.outer", _h200("2026-12-01", "tools/small_dtypes_run.sh (auto_ab --anchor, "
+                                  "3 rounds)", "outer int8 at 8 rows a batch 3254 -> 3791 GB/s "
+                                  "(+16.5%; 70% -> 82% of write); at 8 rows int8, uint8 and bool "
+                                  "lost 0.6-0.7%, outer uint8 4.0%, outer bool 3.2%")),
     ("kernels.fast_div", _h200("2026-11-30", "tools/tune_gpu.py", "float16 and bfloat16 "
                                "+7.5%, int64 +13%; float32, float64, int32 2-5% slower")),
     ("kernels.row_units", _h200("2026-11-30", "tools/tune_gpu.py --units 1,2,4,8",

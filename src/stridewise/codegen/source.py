@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from stridewise.operands.dtypes import DType
+from stridewise.codegen import words
 
 __all__ = ["KernelSpec", "generate", "slot_format", "user_functor", "user_block"]
 
@@ -336,6 +337,10 @@ def generate(spec: KernelSpec, entry_point) -> str:
             preps.append(f"in.d2_{k} = sw::Fast2<F, T>::prepare(sw::pair(in.a{k}, in.a{k}));" if one else
                          f"SW_UNROLL for (int e = 0; e + 1 < P; e += 2) in.d2_{k}[e / 2] = "
                          f"sw::Fast2<F, T>::prepare(sw::pair(in.a{k}.elem[e], in.a{k}.elem[e + 1]));")
+        if words.applies(spec):     # and as words (codegen/words.py)
+            field, prep = words.prepared_fields(k)
+            in_fields.append(field)
+            preps.append(prep)
         loads += preps
         if one:    # a row's own divisor: each row of a shared batch prepares its own
             reloads += preps
@@ -406,6 +411,8 @@ def generate(spec: KernelSpec, entry_point) -> str:
             return code.replace("\n", "\n  ")
 
         compute = elementwise(fast_args)
+        if words.applies(spec):
+            compute = words.wrap(spec, compute, raws, prepared)
         if pairs:
             pair = _pair_of(raws)
             compute = (f"if constexpr (sw::Apply2Pack<P, F, T>::value) {{\n"

@@ -5,10 +5,23 @@
 
 namespace sw {
 
-template <class T, int P>
+template <class T, int P, bool kWords = sizeof(T) == 1 && P % 4 == 0>
 struct alignas(sizeof(T) * P) Pack {
   T elem[P];
 };
+#if defined(__CUDA_ARCH__)
+// On the device a pack of 1-byte elements is also its 32-bit words: NVVM then keeps it in
+// registers as words wherever words alone are read (words.h, the word forms of int8, uint8
+// and bool), where a byte array alone was taken apart into its bytes after the load and
+// put together again for each word (int8 contiguous remainder: 20 -> 13 instructions an element).
+template <class T, int P>
+struct alignas(sizeof(T) * P) Pack<T, P, true> {
+  union {
+    T elem[P];
+    u32 words[P / 4];
+  };
+};
+#endif
 
 // Typed pointer arithmetic widens to 64 bits, so a 32-bit element index never overflows in
 // bytes. The device moves a pack as one aligned access (the plan aligns packs of kPack); the

@@ -2,6 +2,7 @@
 // functors.h includes it last (remainder) and ops.h specializes fmod and floor_divide with it.
 #pragma once
 #include "functors.h"
+#include "words.h"
 
 namespace sw {
 
@@ -78,6 +79,114 @@ template <class T, SmallDiv K> struct SmallIntDivision {
   SW_DEVICE SW_INLINE T operator()(T a, T b) const { return small_int_div(a, prepare(b)); }
 };
 template <class T, Convention C> struct SmallRemainder : SmallIntDivision<T, kFloorMod> {};
+
+// The 8-bit remainder four lanes to a word (words.h Apply4), the argument above with its
+// integers placed on float grids by byte permutes: a permute puts byte k of a word into the
+// mantissa of a constant, so a float is one instruction away from the word. kG15: 1.5 2^15,
+// whose floats are 2^-8 apart, so bits 0x4740 u f (bytes) are 1.5 2^15 + u + f / 256; kOneGrid
+// bits 0x4b4000 u are 1.5 2^23 + u. Element by element, extracting, sign-extending and
+// placing each byte took int8 14 integer-pipe instructions an element (73% of copy).
+//   - b' = b, or 1 where b = 0. Signed: byte by byte in the word (nonzero_bytes), flipped
+//     (u = b' ^ 0x80 = b' + 128, unsigned), so fb = bits 0x4b4000 u and nb = 1.5 2^23 + 128 -
+//     fb = -b'. Unsigned: fb = max(fb, grid + 1) on the grid itself (bytes 0 and 2 on
+//     kOneGrid, 1 and 3 on kG15), nb = grid - fb.
+//   - x = a + d, d in (0, 1) for b' > 0 and in (-1, 0) for b' < 0: x / b' is then at least
+//     min(|d|, 1 - |d|) / |b'| >= 0.496 / |b'| from every integer, with floor(a / b'), as
+//     x = a + s / 2 above. Unsigned: bits 0x4740 a 80 less 1.5 2^15, d = 1/2. Signed, from a
+//     dividend word: bits 0x4740 u S less 1.5 2^15 + 128.5, with S = 0xff for b' >= 0 (the
+//     flipped byte's sign bit replicated: prmt selector bit 3) and 0 for b' < 0, so d = 255/256
+//     - 1/2 or -1/2; S comes from a constant of the divisor's, s, shared by two lanes. Signed,
+//     from one dividend along the pack (its float computed once): that float, bits
+//     0x4740 u 80, less c = bits 0x4740 80 R per lane, R = 0xff for b' < 0: d = 1/2 - R / 256.
+//     Either difference is exact (one binade, one grid).
+//   - y = fma_ru(x, rcp.approx(nb), 1.5 2^23) has bits 0x4b400000 - q, as above.
+//   - a - q b' modulo 256: the word a plus y times a multiplier with b' at the result's byte
+//     and zeros below it (no carry reaches that byte), three permutes gathering the bytes.
+//     Signed: b' masked to byte k. Unsigned: fb's own bits, whose byte 0 (kOneGrid) or 1 (kG15)
+//     is b', lanes 2 and 3 adding to the word shifted down 16 (a mask each cost uint8's
+//     outer product 2%).
+// tests/test_small_int_div.py checks this step by step on every pair in every lane (word_model).
+constexpr float kG15F = 49152.0f;            // 1.5 2^15, floats 2^-8 apart; bits 0x47400000
+
+template <class T> struct SmallRemainder4 : Apply4<void, void> {
+  enum { value = 1 };
+  static constexpr bool kSigned = T(-1) < T(0);
+  // The divisor word: the reciprocals; signed, b' and its sign bytes twice: for a dividend
+  // word, s = bits 0x4740 S1 S0 and 0x4740 S3 S2 (Sk = 0xff for bk >= 0, else 0) serve as the
+  // constant of its permutes, two lanes each; for a dividend along the pack (its one float
+  // shared by the lanes), c per lane. Unsigned, m: fb's bits per lane. A kernel keeps what
+  // its path reads.
+  struct D { float r[4]; u32 s[2]; float c[4]; u32 b; u32 m[4]; };
+  struct Splat { u32 w; float ga; };                 // one dividend along the pack
+  static constexpr u32 kFlip = kSigned ? 0x80808080u : 0u;
+
+  // 1.5 2^15 + a (+ 128 signed) + 1/2, from byte 0 of the word (a dividend along the pack)
+  SW_DEVICE SW_INLINE static float grid_a(u32 w) {
+    return __uint_as_float(__byte_perm(w ^ kFlip, 0x47400080u, 0x7604u));
+  }
+  SW_DEVICE SW_INLINE static D prepare(u32 wb) {
+    D d;
+    if constexpr (kSigned) {
+      d.b = wb + ((nonzero_bytes(wb) ^ 0x80808080u) >> 7);
+      const u32 f = d.b ^ kFlip;
+      SW_UNROLL for (int k = 0; k < 4; ++k) {
+        const float fb = __uint_as_float(__byte_perm(f, 0x4b400000u, 0x7650u | k));
+        d.r[k] = rcp_approx((kOneGridF + 128.0f) - fb);
+        d.c[k] = __uint_as_float(__byte_perm(d.b, 0x47408000u, 0x7658u + k));
+      }
+      d.s[0] = __byte_perm(f, 0x47400000u, 0x7698u);
+      d.s[1] = __byte_perm(f, 0x47400000u, 0x76bau);
+    } else {
+      SW_UNROLL for (int k = 0; k < 4; ++k) {
+        const bool one = k % 2 == 0;     // bytes 0 and 2 on kOneGrid, 1 and 3 on kG15
+        const float g = one ? kOneGridF : kG15F;
+        const float fb = fmaxf(__uint_as_float(one ? __byte_perm(wb, 0x4b400000u, 0x7650u | k)
+                                                   : __byte_perm(wb, 0x47400000u, 0x7604u | (k << 4))),
+                               g + 1.0f);
+        d.r[k] = rcp_approx(g - fb);
+        d.m[k] = __float_as_uint(fb);
+      }
+    }
+    return d;
+  }
+  SW_DEVICE SW_INLINE static Splat splat(T v) {
+    const u32 w = splat_byte(v);
+    return {w, grid_a(w)};
+  }
+  SW_DEVICE SW_INLINE static D divisor(u32 w) { return prepare(w); }
+  SW_DEVICE SW_INLINE static D divisor(const Splat& s) { return prepare(s.w); }
+  SW_DEVICE SW_INLINE static const D& divisor(const D& d) { return d; }
+
+  // x for lane k: a + 1/2 (unsigned); signed, a + 255/256 - 1/2 for b >= 0 and a - 1/2 for
+  // b < 0 from a dividend word, a + 1/2 - R/256 (as above) along the pack
+  SW_DEVICE SW_INLINE static float x_of(u32 a, const D& d, int k) {
+    if constexpr (kSigned)
+      return __uint_as_float(__byte_perm(a ^ kFlip, d.s[k / 2], 0x7604u | (k << 4) | (k & 1)))
+             - (kG15F + 128.5f);
+    return __uint_as_float(__byte_perm(a, 0x47400080u, 0x7604u | (k << 4))) - kG15F;
+  }
+  SW_DEVICE SW_INLINE static float x_of(const Splat& a, const D& d, int k) {
+    return a.ga - (kSigned ? d.c[k] : kG15F);
+  }
+  SW_DEVICE SW_INLINE static u32 word(u32 a) { return a; }
+  SW_DEVICE SW_INLINE static u32 word(const Splat& a) { return a.w; }
+
+  template <class A, class B>
+  SW_DEVICE SW_INLINE static u32 run(const A& a, const B& b) {
+    const D d = divisor(b);
+    const u32 w = word(a);
+    u32 t[4];
+    SW_UNROLL for (int k = 0; k < 4; ++k) {
+      const u32 y = __float_as_uint(__fmaf_ru(x_of(a, d, k), d.r[k], kOneGridF));   // 0x4b400000 - q
+      if constexpr (kSigned) t[k] = w + y * (k == 0 ? d.b : d.b & (0xffu << (8 * k)));
+      else t[k] = (k < 2 ? w : w >> 16) + y * d.m[k];
+    }
+    if constexpr (kSigned)    // byte k of t[k]
+      return __byte_perm(__byte_perm(t[0], t[1], 0x3250u), __byte_perm(t[2], t[3], 0x7210u), 0x7610u);
+    else                      // bytes 0, 1 of t[0], t[1] and of t[2], t[3]
+      return __byte_perm(__byte_perm(t[0], t[1], 0x3250u), __byte_perm(t[2], t[3], 0x3250u), 0x5410u);
+  }
+};
 #else
 // The host computes them as int32, whose double division vectorizes.
 template <class T, Convention C> struct SmallRemainder : RemainderFunctor<i32, C> {};
@@ -88,5 +197,9 @@ template <Convention C> struct RemainderFunctor<i8, C> : SmallRemainder<i8, C> {
 template <Convention C> struct RemainderFunctor<u8, C> : SmallRemainder<u8, C> {};
 template <Convention C> struct RemainderFunctor<i16, C> : SmallRemainder<i16, C> {};
 template <Convention C> struct RemainderFunctor<u16, C> : SmallRemainder<u16, C> {};
+#if defined(__CUDA_ARCH__)
+template <Convention C> struct Apply4<RemainderFunctor<i8, C>, i8> : SmallRemainder4<i8> {};
+template <Convention C> struct Apply4<RemainderFunctor<u8, C>, u8> : SmallRemainder4<u8> {};
+#endif
 
 }  // namespace sw
