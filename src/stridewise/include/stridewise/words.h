@@ -34,7 +34,9 @@ SW_HOST_DEVICE SW_INLINE u32 word4(const Pack<T, P>& x, int w) {
 #if defined(__CUDA_ARCH__)
   return x.words[w];
 #else
-  return reinterpret_cast<const u32*>(x.elem)[w];
+  u32 v;   // the host's Pack has no word view: a copy, which aliases nothing
+  __builtin_memcpy(&v, x.elem + 4 * w, 4);
+  return v;
 #endif
 }
 template <class T, int P>
@@ -50,7 +52,7 @@ SW_HOST_DEVICE SW_INLINE void set_word4(Pack<T, P>& x, int w, u32 v) {
 #if defined(__CUDA_ARCH__)
   x.words[w] = v;
 #else
-  reinterpret_cast<u32*>(x.elem)[w] = v;
+  __builtin_memcpy(x.elem + 4 * w, &v, 4);
 #endif
 }
 // v in each byte of a word
