@@ -114,6 +114,38 @@ def test_torch_channels_last_and_transposed(dtype):
     assert got.stride() == (1, 8) == torch.remainder(m.t(), m.t() + 1).stride()
 
 
+def _numpy_case(shape, strides, dtype="float64"):
+    """An array of `shape` whose strides (elements) are `strides`, over a buffer of its own."""
+    span = 1 + sum((n - 1) * abs(s) for n, s in zip(shape, strides))
+    base = np.arange(1, span + 1).astype(dtype)
+    return np.lib.stride_tricks.as_strided(base, shape, [s * base.itemsize for s in strides])
+
+
+@pytest.mark.parametrize("a, b", [
+    # F-contiguous alike (extent-1 dims' strides ignored): NumPy's trivial loop, an F output
+    (((1, 2, 1, 2), (4, 1, 4, 2)), ((1, 2, 1, 2), (4, 1, 4, 2))),
+    (((3, 4), (1, 3)), ((3, 4), (1, 3))),
+    # C and F operands: the iterator's order, C winning
+    (((3, 4), (1, 3)), ((3, 4), (4, 1))),
+    # an F operand with a 0-d and a 1-d operand of the same length (both trivial)
+    (((4, 3), (1, 4)), ((), ())),
+    # one operand both C and F contiguous (a single long dim), the other F only: the iterator
+    (((1, 5), (5, 1)), ((1, 5), (1, 1))),
+    # an empty result: NumPy 2 gives it zero strides
+    (((2, 0, 3), (1, 2, 0)), ((2, 0, 3), (0, 3, 1))),
+])
+@pytest.mark.parametrize("second", ["float64", "float32"])
+def test_numpy_trivial_loop_layouts(a, b, second):
+    """numpy/_core/src/umath/ufunc_object.c's trivial loop (one output, same shapes, all C- or
+    all F-contiguous, no N-d input cast) chooses the output's order before the iterator does;
+    a cast N-d input (float32 into a float64 loop) sends NumPy to the iterator."""
+    x, y = _numpy_case(*a), _numpy_case(*b, dtype=second)
+    want = np.remainder(x, y)
+    got = sw.remainder(x, y)
+    assert got.strides == want.strides and got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
 @SETTINGS
 @given(operand_pair(negative=True), st.sampled_from(["float64", "int64", "float16"]))
 def test_numpy_strides_match_order_k(case, dtype):

@@ -237,12 +237,13 @@ def _register_budget(block_size: int | None) -> int:
     return 65536 // block_size
 
 
-def _new_strides(lib: str, shape: tuple, operands, out_dtype: str, backend: str):
+def _new_strides(lib: str, shape: tuple, operands, out_dtype: str, backend: str,
+                 loop_dtype: str | None = None, nout: int = 1):
     """(strides, input layouts) of a new output of `shape`, by `lib`'s rule (_layout): the
     one place eager allocation and torch's fake implementations take them from."""
     ins = tuple((o.shape, o.strides, o.dtype.name) if isinstance(o, View) else ((), (), "")
                 for o in operands)
-    return _layout.output_strides(lib, shape, ins, out_dtype, backend), ins
+    return _layout.output_strides(lib, shape, ins, out_dtype, backend, loop_dtype, nout), ins
 
 
 def _build(op, operands, outs: list, info, algorithm, index=None) -> Prepared:
@@ -509,7 +510,8 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
     lib, device, typing, shape, _ = info
     layout_note = "given by the caller (out=)"
     if outs is None and typing.outs:
-        strides, ins = _new_strides(lib, shape, operands, typing.outs[0].name, device[0])
+        strides, ins = _new_strides(lib, shape, operands, typing.outs[0].name, device[0],
+                                    typing.compute.name, len(typing.outs))
         layout_note = _layout.layout_reason(lib, shape, ins, strides)
         outs = [_arrays.allocator(lib, device, shape, dt, strides)()[0] for dt in typing.outs]
         out_views = [_arrays.as_operand(o, -1) for o in outs]

@@ -13,10 +13,14 @@ that library states it:
   and the output is dense in that order (contiguous where the order is C's). On the CPU an
   input of another dtype than the result is first cast by `.to()`, which keeps a dense
   input's strides and gives any other input dense strides in its own order.
-- NumPy: the ufunc's iterator with order='K' (numpy/_core/src/multiarray/nditer_constr.c,
-  `npyiter_find_best_axis_ordering`): a stable insertion sort on absolute strides, where C
-  order wins a conflict between operands; the output is dense in that order, with positive
-  strides.
+- NumPy: first the ufunc's trivial loop (numpy/_core/src/umath/ufunc_object.c,
+  `check_for_trivial_loop`, `try_trivial_single_output_loop`): one output, no input of more
+  than one dim needing a cast, every input of more than zero dims of one shape, and those of
+  two or more dims all C-contiguous or all F-contiguous alike (NumPy's flags: extent-1 dims
+  ignored) give an output in that order (F only where F alone). Otherwise the iterator with
+  order='K' (numpy/_core/src/multiarray/nditer_constr.c, `npyiter_find_best_axis_ordering`):
+  a stable insertion sort on absolute strides, where C order wins a conflict between
+  operands; the output is dense in that order, with positive strides.
 - CuPy: its ufuncs and elementwise kernels allocate C-contiguous outputs (`_kernel.pyx`,
   `_get_out_args_from_optionals` calls `_ndarray_init(subtype, out_shape, dtype)`).
 
@@ -53,7 +57,7 @@ def _dense_in_order(shape, perm) -> tuple:
 
 @functools.lru_cache(maxsize=4096)
 def output_strides(lib: str, shape: tuple, inputs: tuple, out_dtype: str | None = None,
-                   device: str = "cpu") -> tuple:
+                   device: str = "cpu", loop_dtype: str | None = None, nout: int = 1) -> tuple:
     """Strides in elements of a new output of broadcast `shape`, by `lib`'s own rule.
 
     Parameters
@@ -64,12 +68,18 @@ def output_strides(lib: str, shape: tuple, inputs: tuple, out_dtype: str | None 
         scalar is ((), (), its dtype name), as torch wraps it into a 0-d tensor.
     out_dtype : the result dtype's name (torch on the CPU casts other inputs to it first).
     device : "cpu" or "cuda".
+    loop_dtype : the dtype the op computes in (NumPy: an input of another dtype is cast,
+        which rules out its trivial loop); None: no input is cast.
+    nout : the op's outputs (NumPy's trivial loop takes one).
     """
     shape = tuple(shape)
     if lib == "torch":
         return _torch_strides(shape, inputs, out_dtype, device)
     if lib == "numpy":
-        return _numpy_strides(shape, inputs)
+        if 0 in shape:
+            return (0,) * len(shape)        # NumPy 2 gives every new empty array zero strides
+        trivial = _numpy_trivial(shape, inputs, loop_dtype) if nout == 1 else None
+        return trivial if trivial is not None else _numpy_strides(shape, inputs)
     return contiguous_strides(shape)
 
 
@@ -217,6 +227,48 @@ def _torch_strides(shape, inputs, out_dtype, device) -> tuple:
 
 
 # -- NumPy ---------------------------------------------------------------------------------
+_C, _F = 1, 2
+
+
+def _numpy_contiguity(shape, strides) -> int:
+    """NumPy's C_CONTIGUOUS | F_CONTIGUOUS flags (elements): extent-1 dims never matter, and
+    an empty array is both."""
+    if 0 in shape:
+        return _C | _F
+    flags = 0
+    for order, dims in ((_C, range(len(shape) - 1, -1, -1)), (_F, range(len(shape)))):
+        expected, ok = 1, True
+        for d in dims:
+            if shape[d] != 1:
+                ok &= strides[d] == expected
+                expected *= shape[d]
+        flags |= order if ok else 0
+    return flags
+
+
+def _numpy_trivial(shape, inputs, loop_dtype) -> tuple | None:
+    """The output strides of NumPy's trivial ufunc loop, or None where NumPy uses its iterator."""
+    common, order = None, 0
+    for s, st, dt in inputs:
+        s = tuple(s)
+        if not s:
+            continue                        # 0-d inputs (and Python scalars) broadcast freely
+        if len(s) > 1 and loop_dtype is not None and dt != loop_dtype:
+            return None                     # a cast of an N-d input: the iterator's buffers
+        if common is None:
+            common = s
+        elif s != common:
+            return None                     # any broadcast
+        if len(s) > 1:
+            flags = _numpy_contiguity(s, tuple(st))
+            if not flags or (order and flags != order):
+                return None
+            order = flags
+    if order == _F:
+        return _dense_in_order(shape, range(len(shape)))
+    return contiguous_strides(shape)
+
+
 def _numpy_strides(shape, inputs) -> tuple:
     nd = len(shape)
     full = []
