@@ -108,6 +108,24 @@ def test_numpy_bit_for_bit(op, dtype):
 
 
 @pytest.mark.parametrize("dtype", COMPLEX)
+def test_pow_of_complex_zero(dtype):
+    """A complex zero (any signs) to any power, as NumPy 2's npy_cpow: 1 for a zero exponent,
+    0 for an exponent of positive real part (imaginary part and NaN there notwithstanding),
+    NaN otherwise; integer and real exponents alike."""
+    nan, inf = float("nan"), float("inf")
+    zeros = np.array([0j, complex(-0.0, 0.0), complex(0.0, -0.0), complex(-0.0, -0.0)], dtype)
+    exps = np.array([1.5 - 2j, -1.5 + 2j, 2j, 1.5, -2, 0, 3, 2, 1, inf, nan, complex(1.5, nan),
+                     complex(-0.0, 0.0), 1e-30 + 5j], dtype)
+    a, b = np.repeat(zeros, len(exps)), np.tile(exps, len(zeros))
+    with np.errstate(all="ignore"):
+        want = np.power(a, b)
+    got = sw.pow(a, b)
+    assert got.dtype == want.dtype
+    bad = ~same(got, want)
+    assert not bad.any(), (a[bad], b[bad], got[bad], want[bad])
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
 @pytest.mark.parametrize("op", UNARY + BINARY)
 def test_torch_cpu(op, dtype):
     """torch tensors: torch's result dtype, its bits where torch rounds as the formula does,

@@ -283,8 +283,8 @@ template <class R> SW_DEVICE SW_INLINE complex<R> cpow(complex<R> a, complex<R> 
 // NumPy's npy_cpow: the special cases and integer exponents, then the library's cpow.
 template <class R> SW_HOST_DEVICE SW_INLINE complex<R> numpy_pow(complex<R> a, complex<R> b) {
   if (b.re == R(0) && b.im == R(0)) return complex<R>(R(1), R(0));
-  if (a.re == R(0) && a.im == R(0)) {
-    if (b.re > R(0) && b.im == R(0)) return complex<R>(R(0), R(0));
+  if (a.re == R(0) && a.im == R(0)) {   // NumPy 2: 0 for any exponent of positive real part
+    if (b.re > R(0)) return complex<R>(R(0), R(0));
     const R nan = R(0) / R(0);
     return complex<R>(nan, nan);
   }
