@@ -518,7 +518,7 @@ def _periodic_where_operands(dtype, period):
 def _check_periodic_mode(e, dtype, period):
     # rows keep full packs at any row length (each row peels its head), so short_rows takes
     # only rows shorter than the backend's short_row_bytes (tuning.py)
-    short = period * NP[dtype].itemsize < sw.elementwise_tuning(e.backend).short_row_bytes
+    short = period * NP[dtype].itemsize < sw.elementwise_tuning(e.backend, None, dtype).short_row_bytes
     assert e.mode == ("short_rows" if short else "rows"), e
     assert not short or e.kinds.count("periodic") == 2, e
 

@@ -172,7 +172,7 @@ def test_share_rows_marks_row_vectors_repeated_only_when_asked():
     assert resolve(sw.Auto(), ROWS, tuning=everywhere).share_rows is True
     assert resolve(sw.Auto(), COLUMN, tuning=everywhere).share_rows is False   # no row vector
     assert resolve(sw.Auto(), ROWS, tuning=dataclasses.replace(TUNING, share_all_rows=True)).share_rows is False
-    assert [d for d in dtypes if elementwise_tuning("cuda", None, d).share_all_rows] == ["int64"]
+    assert [d for d in dtypes if elementwise_tuning("cuda", None, d).share_all_rows] == ["int64", "float16"]
 
 
 def test_share_rows_on_the_host_reads_repeated_rows_as_dense():

@@ -398,11 +398,23 @@ _TILE8 = _h200("2026-11-30", "tools/tune_gpu.py --tile-rows; tools/auto_ab.py",
 _GROUPS = "tools/tune_gpu.py --tile-groups 1,2,4,8"
 _SHORT8 = _h200("2026-11-30", "tools/tune_gpu.py --items 4,8", "short_rows at 8 packs per "
                 "thread +2-4% (float16 3581 -> 3738 GB/s)")
+_SHORT1K = _h200("2026-12-01", "tools/short_rows_ab.py; tools/algorithms_ab.py", "512-byte rows "
+                 "flat beat rows (float32 172 against 201 us, float64 277 against 348 at 2^26; "
+                 "float64 bias_channels_last 528 against 680 at 2^27), 1 KB rows did not (150 "
+                 "against 155, 279 against 284)")
 _CUDA_DTYPES = {
-    "float16": (dict(tile=8, tile_group=4, modes=(
+    "float16": (dict(tile=8, tile_group=4, share_all_rows=True, short_row_bytes=256, modes=(
         ("short_rows", "items_per_thread", 8), ("short_rows", "waves", 4),
         ("scalar", "items_per_thread", 4), ("scalar", "keep_loads", True))), (
         ("tile", _TILE8),
+        ("share_all_rows", _h200("2026-12-01", "tools/short_rows_ab.py; tools/algorithms_ab.py "
+                                 "--algs 'Auto();Rows(share_rows=True)'", "a row beside a dense "
+                                 "dividend, shared: 256 B rows 108 -> 89 us, 512 B 113 -> 70, 1 KB "
+                                 "90 -> 71 (2^26); middle_bcast 171 -> 136 us (2^27); odd and "
+                                 "misaligned rows, which share nothing, equal")),
+        ("short_row_bytes", _h200("2026-12-01", "tools/short_rows_ab.py; tools/algorithms_ab.py",
+                                  "rows from 256 B shared beat flat (89 against 108 us at 256 B); "
+                                  "128 B rows flat (bias_channels_last 196 against 327 us)")),
         ("tile_group", _h200("2026-11-30", _GROUPS, "groups of 4 +9% (3650 -> 3990 GB/s)")),
         ("short_rows.items_per_thread", _SHORT8),
         ("short_rows.waves", _h200("2026-11-30", "tools/waves_ab.py --values 32,8,4,3",
@@ -418,7 +430,7 @@ _CUDA_DTYPES = {
         ("short_rows.items_per_thread", _SHORT8),
         ("short_rows.waves", _h200("2026-11-30", "tools/waves_ab.py --values 32,8,4,3",
                                    "4 waves +4% (3566-3576 -> 3724-3740 GB/s)")))),
-    "float32": (dict(tile=8, tile_group=2, modes=(
+    "float32": (dict(tile=8, tile_group=2, short_row_bytes=1024, modes=(
         ("tiled", "block_size", 256), ("rows", "keep_loads", True),
         ("short_rows", "keep_loads", True))), (
         ("tile", _TILE8),
@@ -428,7 +440,8 @@ _CUDA_DTYPES = {
                                    "256 +3-4% in four A/B calls")),
         ("rows.keep_loads", _h200("2026-11-30", "tools/auto_ab.py --anchor",
                                   "row +4% (4075 -> 4243 GB/s), crossed 3-d +3.5%")),
-        ("short_rows.keep_loads", _h200("2026-11-30", "tools/auto_ab.py --anchor", "+2-4%")))),
+        ("short_rows.keep_loads", _h200("2026-11-30", "tools/auto_ab.py --anchor", "+2-4%")),
+        ("short_row_bytes", _SHORT1K))),
     "int32": (dict(tile_group=2, stage=True, modes=(
         ("short_rows", "items_per_thread", 8), ("short_rows", "waves", 8))), (
         ("tile_group", _h200("2026-11-30", "tools/waves_ab.py", "groups of 2 +1.5% "
@@ -438,10 +451,11 @@ _CUDA_DTYPES = {
         ("short_rows.items_per_thread", _SHORT8),
         ("short_rows.waves", _h200("2026-11-30", "tools/waves_ab.py --values 32,8,4",
                                    "8 waves +2% (3853-3911 -> 3942-4009 GB/s)")))),
-    "float64": (dict(tile=8, tile_group=2), (
+    "float64": (dict(tile=8, tile_group=2, short_row_bytes=1024), (
         ("tile", _TILE8),
         ("tile_group", _h200("2026-11-30", _GROUPS, "groups of 2 +3% (3990-4020 -> "
-                             "4134-4138 GB/s)")))),
+                             "4134-4138 GB/s)")),
+        ("short_row_bytes", _SHORT1K))),
     "int64": (dict(tile=8, share_all_rows=True), (
         ("tile", _TILE8),
         ("share_all_rows", _h200("2026-12-01", "Rows(share_rows=True) against Auto()",
