@@ -87,6 +87,15 @@ class KernelSpec:
         """The functor takes its outputs by reference (user kernels, outputs or none)."""
         return bool(self.out_types) or self.nout == 0
 
+    @property
+    def one_dtype(self) -> bool:
+        """A one-output return form whose operands and output all have the compute dtype: what
+        the multi-lane forms (Apply2 pairs, Apply4 words) take."""
+        dt = self.compute
+        return (not self.out_types and self.nout == 1 and self.kinds[0] == "dense"
+                and not self.arg_types and all(a is dt for a in self.arrays)
+                and all(q is dt for q in self.params))
+
 
 def _slots(param) -> int:
     """Argument slots a host parameter fills: one, or a raw array's record (_usercall.RawType)."""
@@ -244,12 +253,9 @@ def user_functor(params, operation: str, typedefs=(), prelude: str = "", loop_pr
 
 
 def _pairs(spec: KernelSpec) -> bool:
-    """Whether the Apply2 branch applies: a one-output return form whose operands and
-    output all have the compute dtype, a 16-bit float (functors.h Apply2)."""
-    dt = spec.compute
-    return (not spec.out_types and spec.nout == 1 and dt.name in ("float16", "bfloat16")
-            and spec.kinds[0] == "dense" and not spec.arg_types
-            and all(a is dt for a in spec.arrays) and all(q is dt for q in spec.params))
+    """Whether the Apply2 branch applies: a one-dtype return form of a 16-bit float
+    (functors.h Apply2)."""
+    return spec.compute.name in ("float16", "bfloat16") and spec.one_dtype
 
 
 def _pair_of(raws) -> list:

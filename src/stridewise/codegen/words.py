@@ -12,12 +12,10 @@ _BYTES = ("int8", "uint8", "bool")
 
 
 def applies(spec) -> bool:
-    """A one-output return form over whole arrays and scalars, all of one 1-byte dtype."""
-    dt = spec.compute
-    return (dt.name in _BYTES and not spec.out_types and spec.nout == 1 and not spec.reference
-            and spec.kinds[0] == "dense" and not spec.arg_types and spec.index < 0
-            and all(src in ("array", "param") for src, _ in spec.args)
-            and all(a is dt for a in spec.arrays) and all(q is dt for q in spec.params))
+    """A one-dtype return form (KernelSpec.one_dtype) of a 1-byte dtype over whole arrays and
+    scalars."""
+    return (spec.compute.name in _BYTES and spec.one_dtype and spec.index < 0
+            and all(src in ("array", "param") for src, _ in spec.args))
 
 
 def prepared_fields(k: int) -> tuple[str, str]:
