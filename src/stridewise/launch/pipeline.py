@@ -133,6 +133,10 @@ class ElementwiseOp:
             if self.promote == "float" and not inexact:
                 compute = out = DTYPES["float32" if lib == "torch" else "float64"]
             if self.name == "abs":         # |complex| is real, in both libraries
+                if lib == "torch" and compute.name == "bool":
+                    raise _complex.UnsupportedDtypeError(
+                        '"abs" is not implemented for torch bool tensors (torch raises too); '
+                        "a bool is its own absolute value")
                 out = _complex.real_of(out)
         if compute.name not in self.dtypes:
             raise _complex.UnsupportedDtypeError(f"unsupported dtype {compute.name} for {self.name}: "

@@ -115,12 +115,6 @@ def _no_negative_int_power(x1: object, x2: object) -> None:
                          "cast the base to a float dtype first")
 
 
-def _no_torch_bool(x: object) -> None:
-    if type(x).__module__.startswith("torch") and str(getattr(x, "dtype", "")) == "torch.bool":
-        raise _complex.UnsupportedDtypeError('"abs" is not implemented for torch bool tensors '
-                                             "(torch raises too); a bool is its own absolute value")
-
-
 def _is_int_array(x) -> bool:
     dt = str(getattr(x, "dtype", ""))
     return "int" in dt and "uint" not in dt
@@ -153,7 +147,7 @@ _TABLE = (
     Row("relu", _X, "sw::ReluFunctor<{M}>", _ALL, None,
         "max(x, 0) as torch.relu: NaN and -0.0 pass through."),
     Row("abs", _X, "sw::AbsFunctor<{M}>", _BOOL, "absolute",
-        "|x|; |INT_MIN| wraps to INT_MIN; a bool is its own (NumPy; torch raises).", check=_no_torch_bool),
+        "|x|; |INT_MIN| wraps to INT_MIN; a bool is its own (NumPy; torch raises)."),
     Row("negative", _X, "sw::NegativeFunctor<{M}>", _ALL, "negative", "-x; integers wrap."),
     Row("exp", _X, "sw::ExpFunctor<{M}>", _FLOATS, "exp",
         "e ** x (within TOLERANCE_ULP['exp'] of NumPy and torch).", promote="float", ulp=_LIBM),
