@@ -9,6 +9,8 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
+import numpy as np
+
 from stridewise.operands import arrays as _arrays
 from stridewise.codegen import source as _codegen
 from stridewise.ops import complex as _complex
@@ -521,6 +523,10 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
         out_views = [_arrays.as_operand(o, -1) for o in outs]
     elif outs is None:                       # a user kernel without outputs
         outs = out_views = []
+    elif isinstance(op, ElementwiseOp) and any(
+            v.dtype is not dt for v, dt in zip(out_views, typing.outs)):
+        return _cast_outs(op, args, outs, out_views, lib, shape, typing.outs, convention, algorithm,
+                          inplace, dry)
     else:
         _check_outs(op, operands, out_views, shape, typing.outs)
     result = outs[0] if op.nout == 1 else tuple(outs)
@@ -554,6 +560,44 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
     if fast is not None:
         _remember(calls, fast[0], prepared, list(out_views), in_views, allocated, info)
     return result
+
+
+def _castable(lib: str, frm: DType, to: DType) -> bool:
+    """Whether `lib` casts an op's result of dtype `frm` into an out of dtype `to`: torch's
+    can_cast (no float to integer, no complex to real, nothing to bool but bool), NumPy's and
+    CuPy's ufunc default, casting="same_kind"."""
+    if lib == "torch":
+        import torch
+        return torch.can_cast(getattr(torch, frm.name), getattr(torch, to.name))
+    if lib in ("numpy", "cupy"):
+        return bool(np.can_cast(frm.numpy, to.numpy, casting="same_kind"))
+    return False
+
+
+def _cast_outs(op, args, outs, out_views, lib, shape, results, convention, algorithm, inplace,
+               dry):
+    """A built-in op whose out has another dtype than its result: the result in its own dtype
+    first, then cast into out, as NumPy's ufuncs and torch's out= do (the loop runs in the
+    result's dtype, so float16 sums are rounded to float16 before a float32 out sees them).
+    Two passes: the cast in the op's own store would skip that rounding. `explain` (dry)
+    shows the op's own kernel."""
+    from stridewise.ops.builtins import cast
+
+    names = op.names[1]
+    for v, dt, nm in zip(out_views, results, names):
+        if v.dtype is not dt and not _castable(lib, dt, v.dtype):
+            rule = "torch's can_cast" if lib == "torch" else 'the casting rule "same_kind"'
+            fix = (f"call {op.name}(...) out of place, or cast x1 to {dt.name} first" if inplace
+                   else f"pass an {nm} of dtype {dt.name}")
+            raise TypeError(f"{op.name}'s result has dtype {dt.name}, which {rule} does not "
+                            f"cast to {'x1' if inplace else nm}'s {v.dtype.name}; {fix}")
+        _arrays.check_out(v, shape, v.dtype, [], [])   # shape, writeable, no self-overlap
+    result = _call(op, args, None, convention, algorithm, dry=dry)   # the library's layout
+    if dry:
+        return result
+    for r, o, v in zip([result] if op.nout == 1 else result, outs, out_views):
+        cast(r, v.dtype.name, out=o)
+    return outs[0] if op.nout == 1 else tuple(outs)
 
 
 def _check_outs(op, operands, out_views, shape, dtypes):

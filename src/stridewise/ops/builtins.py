@@ -372,6 +372,9 @@ def cast(x: Operand, dtype: object, /, *,
     target = dtype_of(dtype).name
     if target not in _CASTS:
         raise TypeError(f"cast supports {', '.join(CAST_DTYPES)}; got {target}")
+    if out is not None and getattr(out, "dtype", None) is not None and dtype_of(out.dtype).name != target:
+        raise TypeError(f"cast to {target} got an out of dtype {dtype_of(out.dtype).name}; "
+                        f"pass an out of dtype {target}, or cast to {dtype_of(out.dtype).name}")
     return _call(_CASTS[target], (x,), out, None, algorithm)
 
 
