@@ -145,6 +145,21 @@ def test_torch_cpu(op, dtype):
 
 
 @pytest.mark.parametrize("dtype", COMPLEX)
+def test_sigmoid_is_torchs(dtype):
+    """torch.sigmoid of complex (NumPy has no sigmoid): 1 / (1 + exp(-z)) as NumPy's complex
+    arithmetic rounds it, bit for bit on the CPU, and within TOLERANCE_ULP of torch's CPU
+    kernel (its vectorized division)."""
+    a = values(dtype, seed=14, specials=False)
+    with np.errstate(all="ignore"):
+        formula = (1 / (1 + np.exp(-a))).astype(dtype)
+    got = sw.sigmoid(torch.from_numpy(a))
+    want = torch.sigmoid(torch.from_numpy(a))
+    assert got.dtype == want.dtype
+    assert same(got.numpy(), formula).all()
+    assert ulps(got.numpy(), want.numpy()) <= TOLERANCE_ULP["sigmoid"][f"torch {dtype}"]
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
 def test_multiply_conventions(dtype):
     """NumPy's product fuses one of each part's two products (its SIMD loop); torch's rounds
     both (its CPU kernel). Each library's own formula, bit for bit, on the other's arrays too
@@ -372,6 +387,21 @@ def test_gpu_against_numpy(op, dtype):
     got = cupy.asnumpy(getattr(sw, op)(*[cupy.asarray(x) for x in args]))
     assert got.dtype == want.dtype
     assert _cuda_oracle_ok(op, dtype, got, want), (op, dtype, ulps(got, want))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_gpu_sigmoid(dtype):
+    """Complex sigmoid on CUDA against 1 / (1 + exp(-z)) in NumPy, |z| <= 10 (exp's range),
+    within TOLERANCE_ULP['sigmoid']['cuda <dtype>']."""
+    a = values(dtype, seed=15, specials=False)
+    a = (a / np.maximum(1, np.abs(a) / 10)).astype(dtype)
+    with np.errstate(all="ignore"):
+        want = (1 / (1 + np.exp(-a))).astype(dtype)
+    got = sw.sigmoid(torch.from_numpy(a).cuda()).cpu().numpy()
+    assert got.dtype == want.dtype
+    print("sigmoid", dtype, "ulps", ulps(got, want))
+    assert _cuda_oracle_ok("sigmoid", dtype, got, want), ulps(got, want)
 
 
 @pytest.mark.gpu

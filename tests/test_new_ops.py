@@ -21,8 +21,9 @@ def test_comparisons_give_bool_with_promotion():
 
 
 def test_bool_unary_ops_follow_each_library():
-    """abs and sign of a bool mask, each library's way: NumPy's absolute(bool) is the identity
-    and its sign has no bool loop; torch's sign(bool) is the identity and its abs raises."""
+    """abs, sign, square, floor, ceil and trunc of a bool mask, each library's way: NumPy's
+    absolute(bool) is the identity and its sign has no bool loop; torch's sign(bool) is the
+    identity and its abs raises."""
     x = np.array([True, False, True, True])
     got = sw.abs(x)
     assert got.dtype == np.abs(x).dtype and (got == np.abs(x)).all()
@@ -36,6 +37,19 @@ def test_bool_unary_ops_follow_each_library():
         torch.abs(t)
     with pytest.raises(RuntimeError, match="torch bool"):
         sw.abs(t)
+    # torch's square is pow(x, 2), which gives a bool int64; NumPy's square(bool) is int8
+    for lib_x, ref in ((t, torch.square), (x, np.square)):
+        got, want = sw.square(lib_x), ref(lib_x)
+        assert got.dtype == want.dtype and (np.asarray(got) == np.asarray(want)).all()
+    # torch has no floor, ceil or trunc of bool (NumPy's are the identity, as stridewise's)
+    for op in ("floor", "ceil", "trunc"):
+        with pytest.raises(RuntimeError):
+            getattr(torch, op)(t)
+        with pytest.raises(RuntimeError, match="torch bool"):
+            getattr(sw, op)(t)
+        want = getattr(np, op)(x)
+        got = getattr(sw, op)(x)
+        assert got.dtype == want.dtype and (got == want).all()
 
 
 def test_float_only_ops_raise_the_librarys_error():

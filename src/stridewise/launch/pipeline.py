@@ -134,6 +134,12 @@ class ElementwiseOp:
                                 "float dtype first (x.astype(np.float64))")
             if self.promote == "float" and not inexact:
                 compute = out = DTYPES["float32" if lib == "torch" else "float64"]
+            if lib == "torch" and compute.name == "bool" and self.name in ("floor", "ceil", "trunc"):
+                raise _complex.UnsupportedDtypeError(
+                    f'"{self.name}" is not implemented for torch bool tensors (torch raises too); '
+                    "a bool is already whole")
+            if lib == "torch" and compute.name == "bool" and self.name == "square":
+                compute = out = DTYPES["int64"]      # torch's square is pow(x, 2): bool -> int64
             if self.name == "abs":         # |complex| is real, in both libraries
                 if lib == "torch" and compute.name == "bool":
                     raise _complex.UnsupportedDtypeError(

@@ -243,7 +243,7 @@ COMPLEX_TOLERANCE_ULP: dict[str, dict[str, int]] = {
                     "divide": (6, 6, 0, 0), "reciprocal": (3, 3, 0, 0), "exp": (0, 0, 4, 4),
                     "log": (0, 0, 8, 8), "sqrt": (0, 0, 4, 4), "sin": (0, 0, 4, 4),
                     "cos": (0, 0, 4, 4), "tanh": (0, 0, 8, 8), "pow": (0, 0, 64, 64),
-                    "sign": (0, 0, 2, 2)}.items()}
+                    "sign": (0, 0, 2, 2), "sigmoid": (2, 2, 8, 8)}.items()}
 
 _COMMON_DOC = """
 Inputs are NumPy, torch or CuPy arrays of any strides, or Python numbers (at least one

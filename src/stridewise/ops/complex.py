@@ -12,7 +12,8 @@ __all__ = ["COMPLEX", "COMPLEX_OPS", "NUMPY_ONLY", "ORDER", "UnsupportedDtypeErr
 
 COMPLEX = ("complex64", "complex128")
 
-# The ops that compute in complex; abs gives the real dtype. NUMPY_ONLY: what torch does not
+# The ops that compute in complex; abs gives the real dtype; sigmoid is torch's (NumPy has
+# none), 1 / (1 + exp(-z)) in complex arithmetic as torch computes it. NUMPY_ONLY: what torch does not
 # define for complex and raises on: NumPy's lexicographic order of complex values, sign
 # (z / |z|; torch has torch.sgn for it) and clip (by that order).
 ORDER = ("less", "less_equal", "greater", "greater_equal", "maximum", "minimum")
@@ -20,7 +21,7 @@ NUMPY_ONLY = ORDER + ("sign", "clip")
 COMPLEX_OPS = ("add", "subtract", "multiply", "divide", "pow", "where", "abs", "negative",
                "exp", "log", "sqrt", "sin", "cos", "tanh", "equal", "not_equal", "logical_and",
                "logical_or", "logical_xor", "logical_not", "isnan", "isinf", "isfinite",
-               "square", "reciprocal") + NUMPY_ONLY
+               "square", "reciprocal", "sigmoid") + NUMPY_ONLY
 
 # Where the complex formula differs between NumPy and torch (complex.h says how).
 _FUNCTORS = {
