@@ -458,7 +458,7 @@ struct Op {{
   enum {{ kArrays = {len(spec.arrays)}, kDims = {spec.ndim}, kPack = {spec.pack}, kStaged = {staged},
          kRepeated = {repeated}, kPeriodic = {periodic}, kRowHeads = {int(spec.row_heads)},
          kPeriodicOperands = {spec.kinds.count("periodic")}, kShifted = {int("shifted" in spec.kinds)},
-         kBcast = {int("bcast" in spec.kinds)}, kWords = {int(words.applies(spec))} }};
+         kBcast = {int("bcast" in spec.kinds)} }};
   typedef sw::Layout<kArrays, kDims> L;
 
   // Operand k's element size, whether the kernel stages it (bit k of kStaged) in a tile or

@@ -26,15 +26,6 @@ template <int P, class F, class S> struct Apply4Pack : Apply4<F, S> {
   enum { value = P % 4 == 0 && Apply4<F, S>::value };
 };
 
-// Whether Op computes its P-element packs word by word: the generated Op says it took the word
-// form (Op::kWords) and F has one for P. That form has no branch, so a batch's packs may all
-// be loaded before any is computed (kernels.cuh run_packs, eager batches), even where the
-// functor's element form has a fast path.
-template <class Op, int P, class = void> struct WordPacks { enum { value = 0 }; };
-template <class Op, int P> struct WordPacks<Op, P, decltype((void)Op::kWords, void())> {
-  enum { value = Op::kWords && Apply4Pack<P, typename Op::F, typename Op::T>::value };
-};
-
 // Word w (elements 4w .. 4w + 3) of a pack of 1-byte elements (aligned: Pack's alignas), of
 // a plain array of them (a strided or periodic operand: assembled), and a pack's store.
 template <class T, int P>

@@ -12,7 +12,6 @@
 // be in flight, and the bandwidth would hang on occupancy.
 #pragma once
 #include "../pack.h"
-#include "../words.h"
 
 namespace sw {
 namespace cuda {
@@ -85,15 +84,13 @@ SW_DEVICE SW_INLINE void flat_offsets(const Frame<Op>& f, const Slot* x, typenam
 // Guarded by `live`, bool xor's arithmetic merged into each pack's load branch and waited there
 // (a rows bool xor at 39% of copy, 79% eager; H200). The guards stay where eager lost: a functor
 // with a fast path (ptxas then waited on the first pack before loading the others: float16
-// remainder contiguous -10%, rows -6%), unless its packs go word by word (words.h WordPacks:
-// no branch; guarded, NVVM sank pack 1's load below pack 0's arithmetic) and a batch with an operand broadcast along its rows (a
+// remainder contiguous -10%, rows -6%) and a batch with an operand broadcast along its rows (a
 // bool outer product -7%); a shared batch keeps them too (no eager form of it was measured).
 template <class Op, int P, bool kShare = false, bool kBatch = false, int L = kLoads, class C, class Pack, class Offsets>
 SW_DEVICE SW_INLINE void run_packs(const Frame<Op>& f, char* const* p, C count, C packs,
                                    const Pack& pack, const Offsets& offsets, C rows = L) {
   typedef typename Op::Index Index;
-  enum { kEager = Op::kPure && !Op::kBcast && !kBatch && !kShare &&
-                  (!HasFast<typename Op::F>::value || WordPacks<Op, P>::value) };
+  enum { kEager = Op::kPure && !Op::kBcast && !kBatch && !kShare && !HasFast<typename Op::F>::value };
   for (C t0 = 0; t0 < count; t0 += L) {
     if (pack(t0) >= packs) break;           // a thread's packs ascend with t
     // Pack t0 is in range from here on; saying so (j == 0 ||) lets the compiler reuse what
