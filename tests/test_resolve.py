@@ -159,7 +159,7 @@ def test_share_rows_marks_row_vectors_repeated_only_when_asked():
     assert outer.layout("rows", share_rows=True).kinds == ("dense", "bcast", "repeated")
     assert outer.layout("rows").kinds == ("dense", "bcast", "dense")
     assert ROWS.layout("rows", share_rows=True).kinds == ("dense", "dense", "repeated")
-    dtypes = ("float64", "int64", "int32", "float16", "bfloat16", "float32")
+    dtypes = ("float64", "int64", "int32", "float16", "bfloat16", "float32", "int8", "uint8", "bool")
     assert all(elementwise_tuning("cuda", None, d).share_rows for d in dtypes)
     # Auto() shares in outer products (where it measured faster), not beside a dense dividend
     sharing = dataclasses.replace(TUNING, share_rows=True)
@@ -172,7 +172,8 @@ def test_share_rows_marks_row_vectors_repeated_only_when_asked():
     assert resolve(sw.Auto(), ROWS, tuning=everywhere).share_rows is True
     assert resolve(sw.Auto(), COLUMN, tuning=everywhere).share_rows is False   # no row vector
     assert resolve(sw.Auto(), ROWS, tuning=dataclasses.replace(TUNING, share_all_rows=True)).share_rows is False
-    assert [d for d in dtypes if elementwise_tuning("cuda", None, d).share_all_rows] == ["int64", "float16"]
+    assert [d for d in dtypes if elementwise_tuning("cuda", None, d).share_all_rows] == ["int64", "float16",
+                                                                                       "int8", "uint8"]
 
 
 def test_share_rows_on_the_host_reads_repeated_rows_as_dense():

@@ -402,6 +402,10 @@ _SHORT1K = _h200("2026-12-01", "tools/short_rows_ab.py; tools/algorithms_ab.py",
                  "flat beat rows (float32 172 against 201 us, float64 277 against 348 at 2^26; "
                  "float64 bias_channels_last 528 against 680 at 2^27), 1 KB rows did not (150 "
                  "against 155, 279 against 284)")
+_SHARED8 = _h200("2026-12-02", "tools/auto_ab.py --anchor --rounds 3 (Auto with share_all_rows "
+                 "against without)", "row (R, C) % (C,) at 2^27: int8 3539 -> 3723 GB/s (+5.2%, 85% "
+                 "-> 89% of copy), uint8 3643 -> 3859 (+5.9%, 87% -> 92%), every round; unchanged "
+                 "cells moved within 1.5%")
 _CUDA_DTYPES = {
     "float16": (dict(tile=8, tile_group=4, share_all_rows=True, short_row_bytes=256, modes=(
         ("short_rows", "items_per_thread", 8), ("short_rows", "waves", 4),
@@ -456,6 +460,9 @@ _CUDA_DTYPES = {
         ("tile_group", _h200("2026-11-30", _GROUPS, "groups of 2 +3% (3990-4020 -> "
                              "4134-4138 GB/s)")),
         ("short_row_bytes", _SHORT1K))),
+    # 1-byte remainder: the shared row's divisor words (a reciprocal per lane, words.h) are
+    # prepared once per 4 rows, where each pack paid them (0.25 MUFU.RCP an element, not 1).
+    **{dtype: (dict(share_all_rows=True), (("share_all_rows", _SHARED8),)) for dtype in ("int8", "uint8")},
     "int64": (dict(tile=8, share_all_rows=True), (
         ("tile", _TILE8),
         ("share_all_rows", _h200("2026-12-01", "Rows(share_rows=True) against Auto()",
