@@ -73,7 +73,8 @@ class KernelTables:
         """spec's entry in `table`, most specific key first."""
         entries = getattr(self, table)
         key = (spec.mode, spec.compute.name)
-        kinds = [kind for kind in ("repeated", "bcast") if kind in spec.kinds]
+        kinds = [kind for kind in ("repeated", "bcast")
+                 if any(k.startswith(kind) for k in spec.kinds)]   # repeated_shifted too
         if len(kinds) == 2:     # a repeated row beside a broadcast operand: an outer product
             kinds.insert(0, "outer")
         keys = tuple((*key, kind) for kind in kinds)
