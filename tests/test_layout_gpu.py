@@ -126,3 +126,27 @@ def test_broadcast_divisor_is_prepared_exactly(dtype, convention):
     assert check(tt(shared), tt(v.reshape(1, n, 1).copy()), convention) == "rows"
     src = sw.explain(sw.remainder, tt(shared), tt(v.reshape(1, n, 1).copy())).source
     assert ("in.d2_2 = sw::Fast2" in src) == (dtype == "float16")    # two lanes, float16 only
+
+
+@pytest.mark.parametrize("dtype", DT + BYTES, ids=str)
+def test_shared_rows_that_peel_apart_cuda(dtype):
+    """Rows(share_rows=True) with the repeated row off the output's packs: a misaligned row
+    beside aligned output rows (spacing 1), and output rows of every length mod the pack (a
+    shared batch's rows P / gcd apart, kernels.cuh rows_kernel G), over heights that leave the
+    slab's last sets short or empty, in 2-d and 3-d, as outer products too; against torch on
+    CUDA, strides included, and the row read once per column of rows (repeated_shifted)."""
+    pack = 16 // torch.empty((), dtype=dtype).element_size()
+    div = _values((10 * pack + 64,), dtype, 21, divisor=True)
+    for c in (8 * pack, 8 * pack + 1, 8 * pack + pack // 2, 8 * pack + pack - 1, 3):
+        for off in sorted({0, 1, pack - 1}):
+            d = div[off:off + c]
+            for h in (1, 3, 4 * pack - 1, 4 * pack + 1, 9 * pack + 5):
+                a = _values((h + 1, c + 1), dtype, 22 + h)[1:, 1:]
+                fresh = _values((2, h, c), dtype, 23 + h)
+                col = _values((h, 1), dtype, 24 + h, divisor=True)
+                for x, y in ((a, d), (fresh, d), (col, d), (fresh[:, :, :1], d)):
+                    alg = algorithms.Rows(share_rows=True)
+                    e = sw.explain(sw.remainder, x, y, algorithm=alg)
+                    if h > 1 and c >= pack and (off or c % pack):   # one row: no row vector
+                        assert e.kinds[-1] == "repeated_shifted" and e.pack == pack, (c, off, e.kinds)
+                    _same(sw.remainder(x, y, algorithm=alg), torch.remainder(x, y))

@@ -111,3 +111,23 @@ def test_plan_marks_shifted_inputs_and_keeps_the_pack():
     assert p.layout("rows").kinds == ("dense", "dense")
     # an element pointer off its own size still falls back to single elements
     assert plan((8,), [((8,), (1,), 4, 0), ((8,), (1,), 4, 2)]).layout("contiguous").pack == 1
+
+
+@pytest.mark.parametrize("itemsize", [1, 2, 4, 8])
+def test_shared_rows_take_rows_that_peel_alike(itemsize):
+    """A row vector shared beside output rows of any length: read shifted where it is off the
+    output's packs, and a batch's rows spaced so that each starts at the same phase (the
+    fewest rows whose elements fill whole packs); unshared, no spacing."""
+    pack = 16 // itemsize
+    for c in range(3 * pack, 4 * pack):
+        for off in (0, 1):
+            p = plan((40, c), [((40, c), (c, 1), itemsize, 0), ((40, c), (c, 1), itemsize, 0),
+                               ((c,), (1,), itemsize, off * itemsize)])
+            shared, alone = p.layout("rows", share_rows=True), p.layout("rows")
+            # the fewest rows after which the output's rows start at the same phase again
+            spacing = next(g for g in range(1, pack + 1) if g * c % pack == 0)
+            assert shared.pack == alone.pack == pack
+            assert shared.row_spacing == (spacing if c % pack else 1) and alone.row_spacing == 1
+            aligned = c % pack == 0 and off == 0
+            assert shared.kinds[-1] == ("repeated" if aligned else "repeated_shifted")
+            assert alone.kinds[-1] == ("dense" if aligned else "shifted")

@@ -55,6 +55,8 @@ def _base_specs():
         "rows/repeated+shifted": ((np.ones((64, 257), f)[:, 1:], np.ones(257, f)[1:]),
                                   algorithms.Rows(share_rows=True)),
         "rows/heads+shifted": ((np.ones((64, 255), f), np.ones(255, f)), algorithms.Rows()),
+        # a shared row beside rows of odd length: the batch's rows P apart (kRowSpacing)
+        "rows/spaced+heads": ((np.ones((64, 255), f), np.ones(255, f)), algorithms.Rows(share_rows=True)),
         "short_rows": ((np.ones((100, 6), f), np.ones((1, 6), f)), None),
         "tiled": ((np.ones((256, 64), f).T, a), None),
         "general": ((np.ones((64, 512), f)[:, ::2], a.T.copy().T), algorithms.General()),

@@ -61,10 +61,13 @@ def test_index_width_and_pack():
     # different misalignment: the output's head aligns it, the input loads shifted
     lay = plan((100,), [((100,), (1,), 4, 4), ((100,), (1,), 4, 8)]).layout("contiguous")
     assert (lay.pack, lay.aux, lay.kinds) == (4, 3, ("dense", "shifted"))
-    # rows: a row stride off the pack keeps it; the row vector is misaligned row by row
+    # rows: a row stride off the pack keeps it; the row vector is misaligned row by row,
+    # alike in rows 2 apart (6-element rows of 4-element packs), which a shared batch takes
     p = plan((10, 6), [((10, 6), (6, 1), 4, 0), ((6,), (1,), 4, 0)])
     assert p.layout("rows").pack == 4 and p.layout("short_rows").pack == 4
-    assert p.layout("rows", share_rows=True).kinds == ("dense", "shifted")
+    assert p.layout("rows").kinds == ("dense", "shifted")
+    shared = p.layout("rows", share_rows=True)
+    assert (shared.kinds, shared.row_spacing) == (("dense", "repeated_shifted"), 2)
     # mixed sizes: 16 bytes over the widest dtype
     p = plan((64,), [((64,), (1,), 8, 0), ((64,), (1,), 4, 0)])
     assert p.layout("contiguous").pack == 2

@@ -179,8 +179,8 @@ def test_share_rows_marks_row_vectors_repeated_only_when_asked():
 def test_share_rows_on_the_host_reads_repeated_rows_as_dense():
     rng = np.random.default_rng(3)
     # rows of odd length start off the pack, each peels its own head: the row vector is then
-    # read shifted instead of shared
-    for cols, kind in ((204, "repeated"), (203, "shifted")):
+    # read shifted, still once per batch of rows that peel alike (P apart: row_spacing)
+    for cols, kind in ((204, "repeated"), (203, "repeated_shifted")):
         a, b = rng.uniform(-50, 50, (37, 1)), rng.uniform(1, 9, (1, cols))
         got = sw.remainder(a, b, algorithm=sw.Rows(share_rows=True))
         kinds = sw.explain(sw.remainder, a, b, algorithm=sw.Rows(share_rows=True)).kinds
@@ -226,3 +226,23 @@ def test_stage_where_it_measured_faster():
     prepared = _ops._call(_builtins.OPS["remainder"], (a, b), None, algorithm=sw.Tiled(stage=True), dry=True)
     assert prepared.algorithm.stage is True and prepared.spec.tile == 0   # the host reads plainly
     assert np.array_equal(sw.remainder(a, b, algorithm=sw.Tiled(stage=True)), numpy_remainder(a, b))
+
+
+def test_auto_shares_a_shifted_row_only_where_it_measured_faster():
+    """A row vector off the output's packs (odd row lengths, a misaligned row) is shared by
+    Auto only with share_shifted_rows (the CUDA float16 tuning); an aligned one as before."""
+    everywhere = dataclasses.replace(TUNING, share_rows=True, share_all_rows=True)
+    odd = plan((64, 1021), [((64, 1021), (1021, 1), 4, 0), ((64, 1021), (1021, 1), 4, 0),
+                            ((1021,), (1,), 4, 0)])
+    moved = plan((64, 1024), [((64, 1024), (1024, 1), 4, 0), ((64, 1024), (1025, 1), 4, 4),
+                              ((1024,), (1,), 4, 4)])
+    for p in (odd, moved):
+        assert p.layout("rows", 4, True).kinds[-1] == "repeated_shifted"
+        assert resolve(sw.Auto(), p, tuning=everywhere).share_rows is False
+        shifted = dataclasses.replace(everywhere, share_shifted_rows=True)
+        assert resolve(sw.Auto(), p, tuning=shifted).share_rows is True
+        assert resolve(sw.Rows(share_rows=True), p, tuning=everywhere).share_rows is True
+    assert resolve(sw.Auto(), ROWS, tuning=everywhere).share_rows is True
+    shares = [d for d in ("float16", "bfloat16", "float32", "float64", "int32", "int64")
+              if elementwise_tuning("cuda", None, d).share_shifted_rows]
+    assert shares == ["float16"]

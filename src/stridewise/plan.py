@@ -46,8 +46,9 @@ class Layout:
     (any stride, element by element), "periodic" (flat index mod period), "staged" (unit
     stride along the tile dim only; read as a dense pack from the tile or block the kernel
     first transposes, `tiled`), "shifted" (dense, but its packs are not aligned where the
-    output's are: read as two aligned words shifted together, pack.h load_shifted) and
-    "uniform" (one element, read once).
+    output's are: read as two aligned words shifted together, pack.h load_shifted),
+    "repeated_shifted" (a repeated row off the output's packs: read shifted, once per column
+    of rows that peel alike, `row_spacing`) and "uniform" (one element, read once).
     """
 
     mode: str
@@ -60,6 +61,14 @@ class Layout:
     def row_heads(self) -> bool:
         """Rows peel their heads to output 0's alignment (the mode says aux holds that)."""
         return _modes.get(self.mode).row_heads and bool(self.aux)
+
+    @property
+    def row_spacing(self) -> int:
+        """How many rows apart the rows of one shared batch lie (rows with a repeated row):
+        aux where rows peel heads, the fewest rows after which output 0's rows start at the
+        same phase again; 1 where every row starts on a pack."""
+        repeated = any(kind.startswith("repeated") for kind in self.kinds)
+        return self.aux if self.row_heads and repeated else 1
 
 
 @dataclass(frozen=True)
@@ -191,7 +200,8 @@ class Plan:
             cap //= 2
         for k in dense:
             if k >= self.nout and cap > 1 and not self._agrees(k, cap, dims):
-                kinds[k] = "shifted"
+                # a repeated row stays one per column of rows (rows whose heads peel alike)
+                kinds[k] = "repeated_shifted" if kinds[k] == "repeated" else "shifted"
         return cap
 
     def max_pack(self, mode: str) -> int:

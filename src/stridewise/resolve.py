@@ -52,6 +52,12 @@ def _select(plan, tuning: ElementwiseTuning, caps: Capabilities, auto: Auto = No
     return modes.get(mode).algorithm(block_size=getattr(auto, "block_size", None))
 
 
+def _shifts_row(plan, mode: str, tuning: ElementwiseTuning) -> bool:
+    """Shared, a row vector would be read shifted (off the output's packs)."""
+    cap = max(1, tuning.pack_bytes // max(plan.itemsizes))
+    return "repeated_shifted" in plan.layout(mode, cap, True).kinds
+
+
 def _fill(alg: Algorithm, tuning: ElementwiseTuning, plan, caps: Capabilities) -> Algorithm:
     """Fill unset fields that the backend reads from the tuning (as alg's mode sees it); set
     fields are kept."""
@@ -65,7 +71,8 @@ def _fill(alg: Algorithm, tuning: ElementwiseTuning, plan, caps: Capabilities) -
             updates["pack"] = plan.layout(alg.mode, max(1, tuning.pack_bytes // widest)).pack
         elif f.name == "share_rows":   # measured to pay where the output is all the traffic
             updates["share_rows"] = tuning.share_rows and (
-                plan.outer() or tuning.share_all_rows and plan.repeats_rows())
+                plan.outer() or tuning.share_all_rows and plan.repeats_rows()) and (
+                tuning.share_shifted_rows or not _shifts_row(plan, alg.mode, tuning))
         else:
             updates[f.name] = getattr(tuning, f.name)
     return dataclasses.replace(alg, **updates)

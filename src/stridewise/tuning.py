@@ -73,7 +73,8 @@ class KernelTables:
         """spec's entry in `table`, most specific key first."""
         entries = getattr(self, table)
         key = (spec.mode, spec.compute.name)
-        kinds = [kind for kind in ("repeated", "bcast") if kind in spec.kinds]
+        kinds = [kind for kind in ("repeated", "bcast")
+                 if any(k.startswith(kind) for k in spec.kinds)]   # repeated_shifted too
         if len(kinds) == 2:     # a repeated row beside a broadcast operand: an outer product
             kinds.insert(0, "outer")
         keys = tuple((*key, kind) for kind in kinds)
@@ -94,6 +95,9 @@ class ElementwiseTuning:
         outer products (`Plan.outer`), where it measured faster.
     share_all_rows : with share_rows, also where a dense operand is read beside the row
         (a row broadcast, crossed 3-d).
+    share_shifted_rows : Auto shares a row that starts off the output's packs (read shifted
+        once per column of rows that peel alike: misaligned rows, odd row lengths); without
+        it Auto leaves such a row unshared.
     keep_loads : dense operands read with an L2 evict_last policy (`Algorithm.keep_loads`).
     stage : `Tiled` copies its transposed operands' tiles into shared memory first.
     modes : (mode, field, value) overrides for one mode's algorithm (see `for_mode`).
@@ -120,6 +124,7 @@ class ElementwiseTuning:
     tile_group: int = 1
     share_rows: bool = False
     share_all_rows: bool = False
+    share_shifted_rows: bool = False
     keep_loads: bool = False
     stage: bool = False
     hoist_work_per_byte: float = 1.0
@@ -407,7 +412,8 @@ _SHARED8 = _h200("2026-12-02", "tools/auto_ab.py --anchor --rounds 3 (Auto with 
                  "-> 89% of copy), uint8 3643 -> 3859 (+5.9%, 87% -> 92%), every round; unchanged "
                  "cells moved within 1.5%")
 _CUDA_DTYPES = {
-    "float16": (dict(tile=8, tile_group=4, share_all_rows=True, short_row_bytes=256, modes=(
+    "float16": (dict(tile=8, tile_group=4, share_all_rows=True, share_shifted_rows=True,
+                     short_row_bytes=256, modes=(
         ("short_rows", "items_per_thread", 8), ("short_rows", "waves", 4),
         ("scalar", "items_per_thread", 4), ("scalar", "keep_loads", True))), (
         ("tile", _TILE8),
@@ -416,6 +422,12 @@ _CUDA_DTYPES = {
                                  "dividend, shared: 256 B rows 108 -> 89 us, 512 B 113 -> 70, 1 KB "
                                  "90 -> 71 (2^26); middle_bcast 171 -> 136 us (2^27); odd and "
                                  "misaligned rows, which share nothing, equal")),
+        ("share_shifted_rows", _h200("2026-12-02", "tools/algorithms_ab.py --cases misaligned,odd_rows "
+                                     "--algs 'Auto();Rows(share_rows=True);Rows(share_rows=False)'",
+                                     "shared shifted rows: misaligned 182.7 -> 159.3 us, odd_rows "
+                                     "179.6 -> 140.7 (2^27); unshared they stay in bfloat16 (190 "
+                                     "against 266 us), float32 (263 against 296) and int64 (534 "
+                                     "against 557)")),
         ("short_row_bytes", _h200("2026-12-01", "tools/short_rows_ab.py; tools/algorithms_ab.py",
                                   "rows from 256 B shared beat flat (89 against 108 us at 256 B); "
                                   "128 B rows flat (bias_channels_last 196 against 327 us)")),

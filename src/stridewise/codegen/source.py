@@ -15,6 +15,9 @@ from stridewise.codegen import words
 __all__ = ["KernelSpec", "generate", "slot_format", "user_functor", "user_block"]
 
 _INDEX = {32: "sw::i32", 64: "sw::i64"}
+# kinds read as one row for a column of rows (rows with share_rows), and kinds loaded shifted
+_REPEATED = ("repeated", "repeated_shifted")
+_SHIFTED = ("shifted", "repeated_shifted")
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,8 @@ class KernelSpec:
     reads : reference form only: per output, whether the functor reads it (it is loaded first).
     keep_loads : dense and repeated operands' packs load through sw::load_kept (pack.h).
     row_heads : rows whose output rows start off a pack: the kernel peels each row's head.
+    row_spacing : rows with a repeated row: the rows of a shared batch lie this many apart, so
+        that they peel alike (Layout.row_spacing).
     max_registers : the registers per thread a block of the algorithm's block_size can have
         (65536 / block_size, where that is below 255; 0 otherwise): an explicit block size
         always launches, whatever the kernel would like to use.
@@ -72,6 +77,7 @@ class KernelSpec:
     options: tuple = ()
     row_heads: bool = False
     max_registers: int = 0
+    row_spacing: int = 1
 
     @property
     def entry(self) -> str:
@@ -159,7 +165,7 @@ def _load(k: int, dt: DType, kind: str, slot: int = 0, keep: bool = False,
         load = "load_kept" if keep and kind != "staged" else "load_pack"
         return (f"sw::Pack<{c}, P> a{k};", f"in.a{k} = sw::{load}<{c}, P>(p[{k}], off[{k}]);",
                 f"in.a{k}.elem[e]")
-    if kind == "shifted":    # dense, its packs not aligned where the output's are (pack.h)
+    if kind in _SHIFTED:    # dense, its packs not aligned where the output's are (pack.h)
         return (f"sw::Pack<{c}, P> a{k};", f"in.a{k} = sw::load_shifted<{c}, P>(p[{k}], off[{k}]);",
                 f"in.a{k}.elem[e]")
     if kind == "bcast":
@@ -275,7 +281,7 @@ def _prepared(spec: KernelSpec):
     # A broadcast divisor pays for its prepared form (registers for the batch's divisors)
     # only where the functor then runs two lanes per instruction (float16, functors.h Fast2):
     # a 3-d outer product went 64% -> 86% of write in float16, 88% -> 68% in bfloat16.
-    kinds = ("repeated", "bcast") if _pairs(spec) and spec.compute.name == "float16" else ("repeated",)
+    kinds = (*_REPEATED, "bcast") if _pairs(spec) and spec.compute.name == "float16" else _REPEATED
     return k if spec.kinds[k] in kinds and inputs.count(inputs[-1]) == 1 else None
 
 
@@ -294,7 +300,7 @@ def generate(spec: KernelSpec, entry_point) -> str:
         if field:
             in_fields.append(field)
             loads.append(stmt)
-            if spec.kinds[k] != "repeated":
+            if spec.kinds[k] not in _REPEATED:
                 reloads.append(stmt)
         exprs[k] = expr
     results, refs, stores, targets = [], [], [], []
@@ -441,8 +447,8 @@ def generate(spec: KernelSpec, entry_point) -> str:
     else:
         compute = (f"SW_UNROLL for (int e = 0; e < P; ++e) "
                    f"{targets[0]} = sw::convert<{spec.arrays[0].ctype}>({call});")
-    staged, repeated, periodic = (sum(1 << k for k, kind in enumerate(spec.kinds) if kind == name)
-                                  for name in ("staged", "repeated", "periodic"))
+    staged, repeated, periodic = (sum(1 << k for k, kind in enumerate(spec.kinds) if kind in names)
+                                  for names in (("staged",), _REPEATED, ("periodic",)))
     sizes = " : ".join([f"k == {k} ? {dt.itemsize}" for k, dt in enumerate(spec.arrays[:-1])]
                        + [str(spec.arrays[-1].itemsize)])
     uniform_fields = "\n    ".join(fields) or "char unused;"
@@ -457,7 +463,8 @@ struct Op {{
   typedef {spec.functor} F;
   enum {{ kArrays = {len(spec.arrays)}, kDims = {spec.ndim}, kPack = {spec.pack}, kStaged = {staged},
          kRepeated = {repeated}, kPeriodic = {periodic}, kRowHeads = {int(spec.row_heads)},
-         kPeriodicOperands = {spec.kinds.count("periodic")}, kShifted = {int("shifted" in spec.kinds)},
+         kRowSpacing = {spec.row_spacing},
+         kPeriodicOperands = {spec.kinds.count("periodic")}, kShifted = {int(any(k in _SHIFTED for k in spec.kinds))},
          kBcast = {int("bcast" in spec.kinds)} }};
   typedef sw::Layout<kArrays, kDims> L;
 

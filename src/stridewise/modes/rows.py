@@ -1,6 +1,8 @@
 """rows: unit-stride output rows; each operand's row offset is computed once per row."""
 from __future__ import annotations
 
+import math
+
 from stridewise.algorithms import Rows
 from stridewise.modes._mode import Mode, in_headers, register
 
@@ -19,9 +21,14 @@ def _aligned(plan, cap: int) -> bool:
 
 def _pack(plan, kinds: list, cap: int) -> tuple[int, int]:
     """Each row is peeled to output 0's alignment (kernels.cuh rows_kernel), so a row stride
-    or pointer off the pack costs nothing but the peel: (pack, whether rows peel heads)."""
+    or pointer off the pack costs nothing but the peel: (pack, 0 where no row peels a head,
+    else the rows after which output 0's rows start at the same phase again: the spacing of
+    a shared batch's rows, Layout.row_spacing)."""
     cap = plan._align_to_output(kinds, plan._dense(kinds), cap, range(plan.ndim - 1))
-    return cap, int(cap > 1 and not _aligned(plan, cap))
+    if cap == 1 or _aligned(plan, cap):
+        return cap, 0
+    s = plan.strides[0][-2] if plan.ndim >= 2 and plan.shape[-2] > 1 else 0
+    return cap, cap // math.gcd(s % cap, cap)
 
 
 def _loads(spec, tables) -> int:
@@ -55,7 +62,7 @@ def _grid(spec, plan, alg, tables) -> tuple:
     k, block, items, pack = tables, alg.block_size, alg.items_per_thread, spec.pack
     length = plan.shape[-1]
     packs = length // pack
-    r = _loads(spec, k) if "repeated" in spec.kinds else 1
+    r = _loads(spec, k) if any(kind.startswith("repeated") for kind in spec.kinds) else 1
     height = plan.shape[-2] if r > 1 else 1
     if r > 1:
         batches = k.row_unit_batches_outer.get(spec.compute.name, k.row_unit_batches) \
@@ -67,7 +74,8 @@ def _grid(spec, plan, alg, tables) -> tuple:
     chunks = -(-packs // (group * items)) if packs else 1
     span = min(chunks, max(1, unit // (items * r)))
     units = -(-chunks // span)
-    per_slab = -(-height // r)
+    g = spec.row_spacing if r > 1 else 1   # kernels.cuh rows_kernel G
+    per_slab = -(-height // (g * r)) * g
     total, groups = plan.n // length // height * per_slab * units, block // group
     bits = spec.index_bits
     facts = [span, units, total, groups, *_magic(units, bits), *_magic(per_slab, bits),

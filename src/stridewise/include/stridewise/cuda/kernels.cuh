@@ -258,7 +258,11 @@ SW_DEVICE SW_INLINE C row_head(const Frame<Op>& f, typename Op::Index off0, C le
 // one slab of dim D - 2, and a thread's batch is one pack column in those R rows: the repeated
 // operand's pack has one offset for the whole batch, so it is loaded once and whatever the
 // functor derives from it alone (a divisor's reciprocal) is computed once per R packs
-// (outer products: +11-21%; the plan shares a row only where the R rows peel alike). A row's
+// (outer products: +11-21%). The R rows must peel alike, so that one pack column is one
+// column of the repeated row: they are G = Op::kRowSpacing rows apart, G the fewest rows
+// after which the output's rows start at the same phase again (1 where every row starts on
+// a pack; rows of odd length: P). A slab's rows then go as sets h0 + i G, i < R, G sets
+// to each G R rows, the last ones short or empty. A row's
 // packs start after its head (row_head); the unit's last chunk also writes the head and the
 // < P tail elements of each row, one per lane.
 // configure() in backends/cuda.py sizes the units and passes them from x[1]: span, units per
@@ -271,25 +275,27 @@ template <class Op, bool kBatch = false, int L = kLoads>
 SW_DEVICE void rows_kernel(const Slot* s, const Slot* x) {
   typedef typename Op::Index Index;
   typedef typename Counter<Index>::type C;
-  enum { NA = Op::kArrays, D = Op::kDims, P = Op::kPack, R = Op::kRepeated && D >= 2 ? L : 1 };
+  enum { NA = Op::kArrays, D = Op::kDims, P = Op::kPack, R = Op::kRepeated && D >= 2 ? L : 1,
+         G = R > 1 ? Op::kRowSpacing : 1 };
   const Frame<Op> f(s);
   const Geometry g = geometry(x);
   const C len = (C)f.shape(D - 1);
   const C height = R > 1 ? (C)f.shape(D >= 2 ? D - 2 : 0) : 1;   // a unit's rows share one slab
-  const C per_slab = (height + R - 1) / R;
+  const C per_slab = (height + G * R - 1) / (G * R) * G;
   const C group = g.group, chunk = group * g.items;
   const C span = (C)x[1].i, units = (C)x[2].i, work = (C)x[3].i, groups = (C)x[4].i;
   const C gi = (C)fast_div((Index)threadIdx.x, x[9], x[10]), lane = threadIdx.x - gi * group;
   Index step[NA], down[NA], base[NA];
   SW_UNROLL for (int k = 0; k < NA; ++k) {
     step[k] = f.stride(k, D - 1);
-    down[k] = R > 1 && !Op::repeated(k) ? f.stride(k, D >= 2 ? D - 2 : 0) : 0;
+    down[k] = R > 1 && !Op::repeated(k) ? f.stride(k, D >= 2 ? D - 2 : 0) * G : 0;
   }
   for (C w = (C)blockIdx.x * groups + gi; w < work; w += (C)gridDim.x * groups) {
     const C set = (C)fast_div((Index)w, x[5], x[6]), c = w - set * units;
     const C slab = R > 1 ? (C)fast_div((Index)set, x[7], x[8]) : set;
-    const C h0 = (set - slab * per_slab) * R;
-    const C nr = height - h0 < (C)R ? height - h0 : (C)R;
+    const C s0 = set - slab * per_slab, h0 = s0 / G * G * R + s0 % G;
+    if (G > 1 && h0 >= height) continue;    // an empty set of the slab's last G R rows
+    const C left = (height - h0 + G - 1) / G, nr = left < (C)R ? left : (C)R;
     row_offsets<Op, R>(f, slab, h0, base);
     const C head = Op::kRowHeads ? row_head<Op>(f, base[0], len) : 0;
     const C packs = unshifted_packs<Op>(len - head), ends = len - packs * P;   // head, tail
