@@ -6,6 +6,7 @@ warm call is one dict lookup, one struct pack and one launch.
 """
 from __future__ import annotations
 
+import dataclasses
 import struct
 from dataclasses import dataclass
 
@@ -104,6 +105,30 @@ class ElementwiseOp:
         return functor.format(T=compute.ctype, M=_opmath(compute),
                                    C="sw::kTorch" if convention == "torch" else "sw::kNumpy")
 
+    def torch_numbers(self, typing: Typing, key: tuple, backend: str) -> Typing:
+        """How torch reads a number (a Python scalar or a CPU 0-d tensor) in mul, div and
+        floor_divide, which differs by device: its CPU kernels for float16 and bfloat16 take
+        the number's original value in float32 (x * 0.1 multiplies by 0.1f, not by 0.1 rounded
+        to 16 bits); its CUDA division by a number multiplies by the reciprocal."""
+        if self.name not in ("multiply", "divide", "floor_divide") or len(key) != 2:
+            return typing
+        # a CPU scalar: a number, or a 0-d tensor on the CPU (on CUDA, a CPU one only)
+        scalar = (type, ZeroDim) if backend == "cpu" else (type, HostScalar)
+        number = tuple(isinstance(k, scalar) for k in key)
+        # x2 only (torch's kernels test operand 2), but a Python number first in multiply is
+        # x * number (Python's c * x calls x.__rmul__)
+        if number != (False, True) and not (self.name == "multiply" and isinstance(key[0], type)):
+            return typing
+        if backend == "cpu" and typing.compute.name in ("float16", "bfloat16"):
+            array = (typing.compute.ctype, "float")      # loaded as ever; the number not narrowed
+            return dataclasses.replace(
+                typing, params=(DTYPES["float32"].wrapping(),) * len(typing.params),
+                arg_types=tuple(("float", "float") if n else array for n in number))
+        if backend == "cuda" and self.name == "divide" and not typing.compute.is_complex:
+            return dataclasses.replace(
+                typing, functor=typing.functor.replace("sw::DivideFunctor<", "sw::DivideByNumberFunctor<"))
+        return typing
+
     @property
     def names(self) -> tuple[list[str], list[str]]:
         if self.promote == "where":
@@ -151,9 +176,16 @@ class ElementwiseOp:
                             f"it computes in {', '.join(self.dtypes)}")
         _complex.check(self.name, lib, compute)
         nparams = sum(isinstance(k, (type, HostScalar)) for k in key)
-        return Typing(compute, (out,), (compute,) * nparams, self.functor_for(compute, convention),
+        # torch converts a Python number to the computing dtype as a cast (an int wraps, a
+        # float past float16's range is inf) where its ops take the number as a tensor;
+        # clamp, where and pow check it (OverflowError), as NumPy does everywhere.
+        param = compute.wrapping() if lib == "torch" and self.name not in _TORCH_CHECKED else compute
+        return Typing(compute, (out,), (param,) * nparams, self.functor_for(compute, convention),
                       arg_types, preamble="\n".join(
                           filter(None, (self.header and f"#include <{self.header}>", self.code))))
+
+
+_TORCH_CHECKED = ("clip", "where", "pow", "fma")
 
 
 def _opmath(dt: DType) -> str:
@@ -224,6 +256,8 @@ def _prepare(op, operands, out_views, convention, inplace, index=None):
     conv = convention or ("torch" if lib == "torch" else "numpy")
     key = tuple(_key(o) for o in operands)
     typing = op.typing(lib, key, tuple(v and v.dtype.name for v in out_views), conv)
+    if lib == "torch" and isinstance(op, ElementwiseOp):
+        typing = op.torch_numbers(typing, key, device[0])
     # User kernels broadcast their outputs too (an out may fix extents no input has).
     shapes = [v.shape for v in views] + [v.shape for v, _ in given if op.broadcast_outputs]
     if not getattr(op, "broadcasting", True) and len(set(shapes)) > 1:

@@ -39,6 +39,8 @@ class DType:
     def slot_value(self, value):
         """The Python value `struct` packs for a scalar parameter of this dtype."""
         if self.wrap:
+            if type(value) is int and not -2**63 <= value < 2**64:   # no 64-bit integer holds it
+                raise OverflowError(f"Python int {value} is too big to convert to {self.name}")
             with np.errstate(all="ignore"):
                 value = np.array(value).astype(self.numpy)
         if self.ctype in ("sw::half", "sw::bfloat16"):

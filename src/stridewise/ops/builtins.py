@@ -42,6 +42,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Callable
 
+import numpy as np
+
 from stridewise.launch import pipeline as _ops
 from stridewise.integrations import torch_ops as _torch_ops
 from stridewise.ops import complex as _complex
@@ -276,10 +278,49 @@ def _source(row: Row, inplace: bool) -> str:
     args = ", ".join(row.params) + ("," if len(row.params) == 1 else "")
     call = (f"_op_{row.name}, ({args}), {'None' if inplace else 'out'}, "
             f"{'convention' if row.convention else 'None'}, algorithm, {inplace}")
-    return (_signature(row, inplace) + "\n"
-            + (f"    _check_{row.name}({args})\n" if row.check else "")
-            + f"    r = _ops._warm_call({call}, _CALLS)\n"
+    body = (f"    r = _ops._warm_call({call}, _CALLS)\n"
             + f"    return _ops._call({call}) if r is None else r\n")
+    if row.name in _BEYOND_RANGE:   # a try costs nothing until it catches
+        body = ("    try:\n" + body.replace("    ", "        ")
+                + "    except OverflowError:\n"
+                + f"        r = _beyond_range({row.name!r}, ({args}), out, algorithm)\n"
+                + "        if r is None:\n            raise\n        return r\n")
+    return (_signature(row, inplace) + "\n"
+            + (f"    _check_{row.name}({args})\n" if row.check else "") + body)
+
+
+# NumPy 2 (NEP 50) compares an integer array with a Python int beyond the dtype's range
+# exactly, and takes such an int's truth in its logical ops, where other ops raise
+# OverflowError. The same answers come from an int in range: a comparison beyond the range is
+# all True or all False, which x >= lo, x < lo, x <= hi or x > hi give; a logical op sees 1.
+_FLIP = {"less": "greater", "less_equal": "greater_equal", "greater": "less",
+         "greater_equal": "less_equal", "equal": "equal", "not_equal": "not_equal"}
+_BEYOND_RANGE = tuple(_FLIP) + ("logical_and", "logical_or", "logical_xor")
+
+
+def _beyond_range(name: str, args: tuple, out, algorithm):
+    """`name`(args) of a NumPy integer array and a Python int beyond its dtype's range, by
+    NumPy 2's rule, or None where that rule does not apply (the OverflowError stands)."""
+    k = [i for i, a in enumerate(args) if type(a) is int]
+    if len(k) != 1 or type(args[1 - k[0]]) is not np.ndarray or args[1 - k[0]].dtype.kind not in "iu":
+        return None
+    x, c = args[1 - k[0]], args[k[0]]
+    info = np.iinfo(x.dtype)
+    if info.min <= c <= info.max:
+        return None
+    fn = getattr(sys.modules[__name__], name)
+    if name.startswith("logical"):     # NumPy takes the truth of an int64 there
+        if not -2**63 <= c < 2**63:
+            return None
+        return fn(*[1 if i == k[0] else a for i, a in enumerate(args)], out=out, algorithm=algorithm)
+    op = name if k[0] == 1 else _FLIP[name]           # x op c
+    true = op in (("greater", "greater_equal", "not_equal") if c < info.min
+                  else ("less", "less_equal", "not_equal"))
+    if c < info.min:
+        bound, cmp = info.min, greater_equal if true else less
+    else:
+        bound, cmp = info.max, less_equal if true else greater
+    return cmp(x, x.dtype.type(bound), out=out, algorithm=algorithm)
 
 
 def _doc(row: Row, op: ElementwiseOp, inplace: bool) -> str:
@@ -315,7 +356,8 @@ def register(*rows: Row) -> Callable:
     """Add `rows` to the table: their ops, their functions (in this module and `__all__`),
     what `explain` and torch's custom ops know. Returns the last row's function."""
     namespace = {"__name__": __name__, "_ops": _ops, "_CALLS": _ops._CALLS, "Array": Array,
-                 "Operand": Operand, "Convention": Convention, "AlgorithmLike": AlgorithmLike}
+                 "Operand": Operand, "Convention": Convention, "AlgorithmLike": AlgorithmLike,
+                 "_beyond_range": _beyond_range}
     sources, made = ["from __future__ import annotations"], []
     for row in rows:
         if row.name in ROWS or any(r.name == row.name for r, *_ in made):

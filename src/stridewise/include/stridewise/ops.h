@@ -76,6 +76,12 @@ SW_APPLY2(MultiplyFunctor, bfloat16,
 template <class T> struct DivideFunctor {  // floats only: integer inputs promote first
   SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const { return a / b; }
 };
+// torch's CUDA division by a number (a Python scalar or CPU 0-d tensor): a times b's
+// reciprocal, in the compute dtype's math type; one bit may differ from a / b. The reciprocal
+// is loop-invariant (b is a kernel parameter), so the compiler hoists it.
+template <class T> struct DivideByNumberFunctor {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const { return a * (T(1) / b); }
+};
 
 // fmod: C's fmod for floats (exact); integers truncate, and a zero divisor gives 0 (NumPy's
 // answer; never a trap), as does -1 so INT_MIN % -1 is never evaluated.

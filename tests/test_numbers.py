@@ -1,0 +1,86 @@
+"""Python numbers (and torch's CPU 0-d tensors) in the built-in ops, each library's way.
+
+- torch converts a Python int into an integer tensor's dtype as a cast (it wraps) in its
+  arithmetic and comparisons; an int no 64-bit integer holds raises OverflowError.
+- torch's CPU mul, div and floor_divide of float16 and bfloat16 read the number in float32
+  (x * 0.1 multiplies by 0.1f); add and sub round it to the tensor's dtype. On CUDA, division
+  by a number multiplies by its reciprocal.
+- NumPy 2 (NEP 50) compares an integer array with a Python int beyond the dtype's range
+  exactly, and takes the truth of such an int in logical ops; other ops raise OverflowError.
+Oracle: the library's own op on the same arguments, bit for bit, dtype included.
+"""
+import numpy as np
+import pytest
+import torch
+
+import stridewise as sw
+
+TORCH = {"add": "add", "subtract": "sub", "multiply": "mul", "divide": "div",
+         "floor_divide": "floor_divide", "remainder": "remainder", "equal": "eq", "less": "lt",
+         "bitwise_and": "bitwise_and", "left_shift": "bitwise_left_shift"}
+
+
+def _same(got, want):
+    assert got.dtype == want.dtype and got.device == want.device
+    assert torch.equal(got.nan_to_num(), want.nan_to_num()) and torch.equal(got.isnan(), want.isnan())
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int8, torch.int16, torch.int64])
+@pytest.mark.parametrize("op", ["add", "subtract", "multiply", "remainder", "floor_divide", "equal",
+                                "less", "bitwise_and", "left_shift"])
+def test_torch_python_ints_wrap_into_the_tensors_dtype(op, dtype):
+    x = torch.tensor([1, 5, 100, 7, 3], dtype=dtype)
+    for c in (-2, 300, -300, 2**40 + 7, 2**63 - 1, -2**63 + 3):
+        want = getattr(torch, TORCH[op])(x, c)
+        _same(getattr(sw, op)(x, c), want)
+    for c in (2**64, -2**63 - 1):
+        with pytest.raises(OverflowError):
+            getattr(torch, TORCH[op])(x, c)
+        with pytest.raises(OverflowError):
+            getattr(sw, op)(x, c)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
+@pytest.mark.parametrize("op", ["add", "subtract", "multiply", "divide", "floor_divide", "remainder"])
+def test_torch_cpu_numbers_in_16_bit_arithmetic(op, dtype):
+    x = (torch.from_numpy(np.random.default_rng(3).standard_normal(4099)) * 100).to(dtype)
+    for c in (0.1, 1 / 3, 7.3, 3, 70000, torch.tensor(0.1), torch.tensor(0.1, dtype=torch.float64),
+              torch.tensor(2.7, dtype=dtype)):
+        _same(getattr(sw, op)(x, c), getattr(torch, TORCH[op])(x, c))
+    if op == "multiply":                        # c * x is x.__rmul__(c): the number second
+        _same(sw.multiply(0.1, x), 0.1 * x)
+        _same(sw.multiply(torch.tensor(0.1), x), torch.mul(torch.tensor(0.1), x))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64])
+@pytest.mark.parametrize("op", ["add", "subtract", "multiply", "divide", "floor_divide"])
+def test_torch_cuda_numbers(op, dtype):
+    x = (torch.from_numpy(np.random.default_rng(4).standard_normal(1 << 16)) * 100).to(dtype).cuda()
+    for c in (0.1, 1 / 3, 7.3, 255, torch.tensor(0.1), torch.tensor(0.3, dtype=torch.float64)):
+        want = getattr(torch, TORCH[op])(x, c)
+        got = getattr(sw, op)(x, c)
+        print(op, dtype, c, "differ:", int((got != want).sum()))
+        _same(got, want)
+
+
+def test_numpy_ints_beyond_the_dtype_in_comparisons_and_logical_ops():
+    arrays = [np.array([0, 5, 250], np.uint8), np.array([-128, 5, 127], np.int8),
+              np.array([-2**63, 2**63 - 1], np.int64), np.array([[1, 0], [3, -4]], np.int16).T]
+    ops = ["less", "less_equal", "greater", "greater_equal", "equal", "not_equal", "logical_and",
+           "logical_or", "logical_xor"]
+    for x in arrays:
+        for c in (-2, -129, 256, 300, 2**63, 2**64, -2**70, 5):
+            for op in ops:
+                for args in ((x, c), (c, x)):
+                    try:
+                        want = getattr(np, op)(*args)
+                    except OverflowError:
+                        with pytest.raises(OverflowError):
+                            getattr(sw, op)(*args)
+                        continue
+                    got = getattr(sw, op)(*args)
+                    assert got.dtype == want.dtype and got.strides == want.strides
+                    assert (got == want).all(), (x.dtype, c, op)
+    with pytest.raises(OverflowError):          # arithmetic keeps NumPy's OverflowError
+        sw.add(arrays[0], -2)
