@@ -4,6 +4,7 @@
 // storage type happen in the kernel. Functors are host-device so both backends give the same bits.
 #pragma once
 #include "types.h"
+#include "bf16_fmod.h"   // bfloat16 fmod by table (device)
 
 #if !defined(__CUDACC_RTC__)
 #include <math.h>
@@ -786,13 +787,7 @@ struct ShortRemainderFunctor : RemainderFunctor<float, C> {
     // float16's packs are redone only by its two-lane form (Fast2), for quotients past 500:
     // the fast path serves them. bfloat16's exact form: quotients below 2^60 through the fast
     // path with step 0 (its range checked first, as float32's), the rest in fmod_wide.
-    if constexpr (kBf16) {
-      if (remainder_wide<true>(a, b)) return RemainderFunctor<float, C>::adjust(fmod_wide(a, b), b);
-      // step 1 as the prepared form (q1 Bs): as the dense form it read 3-5% slower in the
-      // outer product's redone packs (huge quotients), 1-2% this way
-      FastFlag never = false;
-      return remainder_fast<C, true, false, false>(a, Divisor<float>::make(b), never);
-    }
+    if constexpr (kBf16) return RemainderFunctor<float, C>::adjust(bf16_fmod(a, b), b);
     FastFlag slow = false;
     const float r = remainder_fast<C, false>(a, b, slow);
     return slow ? RemainderFunctor<float, C>::adjust(fmod_wide_call(a, b), b) : r;
