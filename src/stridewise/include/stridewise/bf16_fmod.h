@@ -58,8 +58,8 @@ SW_HOST_DEVICE constexpr Bf16ModTable make_bf16_mod_table() {
 #if defined(__CUDA_ARCH__)
 static __device__ const Bf16ModTable kBf16Mod = make_bf16_mod_table();
 
-// b's part of bf16_fmod, which a kernel may prepare once for a row of dividends: its exponent
-// field eb, fb's column in bytes, m1 and its reciprocal, and whether b is not NaN.
+// b's part of bf16_fmod: its exponent field eb, fb's column in bytes, m1 and its reciprocal,
+// and whether b is not NaN (apart, so that a row's divisor can be prepared once).
 struct Bf16Divisor {
   float b, m1, u;
   u32 eb, col;
