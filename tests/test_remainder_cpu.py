@@ -1238,3 +1238,18 @@ def test_bfloat16_device_fmod_table_argument(ulps):
         with np.errstate(all="ignore"):
             want = np.fmod((ia << u32(16)).view(f32), (ib << u32(16)).view(f32))
         assert same_bits(got, want), mismatches(got, want, (ia << u32(16)).view(f32), (ib << u32(16)).view(f32))
+
+
+@pytest.mark.parametrize("convention", ["torch", "numpy"])
+def test_every_bfloat16_dividend_by_the_divisors_of_the_host_table_path(convention):
+    """The host's bfloat16 packs past its double fast path (bf16_fmod_host: quotients of 2^50
+    and more) against the NumPy oracle: every bfloat16 dividend by every subnormal divisor,
+    the smallest normal ones, the largest, inf, NaN and zeros (both signs), and every 97th."""
+    bits = np.r_[0:0x100, 0x7E00:0x8000, 0:0x8000:97].astype(np.uint16)
+    divisors = np.concatenate([bits, bits | np.uint16(0x8000)]).view(NP["bfloat16"])[:, None]
+    a = np.arange(65536, dtype=np.uint16).view(NP["bfloat16"])[None, :]
+    for start in range(0, divisors.shape[0], 256):
+        b = divisors[start:start + 256]
+        got = sw.remainder(a, b, convention=convention)
+        want = ORACLES[convention](a, b)
+        assert same_bits(got, want), mismatches(got, want, *np.broadcast_arrays(a, b))

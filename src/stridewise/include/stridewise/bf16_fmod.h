@@ -34,6 +34,10 @@
 #pragma once
 #include "types.h"
 
+#if !defined(__CUDACC_RTC__)
+#include <math.h>
+#endif
+
 namespace sw {
 
 // T[h][m] = 2^(8h) mod m, or m where that is 0, times 2^-1, as bfloat16 bits (m = 0: 0).
@@ -54,6 +58,49 @@ SW_HOST_DEVICE constexpr Bf16ModTable make_bf16_mod_table() {
   }
   return r;
 }
+
+#if !defined(__CUDA_ARCH__)
+// The host's form, for the packs its double fast path leaves (quotients of 2^50 and more):
+// the same reduction on integers, so that no float operation sees a subnormal (an assist of
+// ~150 cycles on Intel cores) and GCC vectorizes it (the table's entries as 32-bit integers,
+// the lanes a vector gathers). fa, fb, ea, eb and d as above; T from the table;
+// x = fa T 2^k < 2^23; x / fb rounded once is below n + 1 (x / fb is at least 1 / (fb 2^15)
+// below it, more than its rounding error, 2^-24 x / fb), so rounded to an integer it is n or
+// n + 1, and r = x - q fb (exact in one fma) plus fb where negative is x mod fb. Times
+// 2^(eb - 134) in double (exact) it is fmod(A, B), and the float conversion is exact too.
+// Special values by masks: A for d < 0 and b not NaN, NaN for a = +-inf or NaN or b = 0 or NaN.
+struct Bf16ModInts { u32 t[32 * 256]; };
+constexpr Bf16ModInts make_bf16_mod_ints() {
+  Bf16ModInts r{};
+  for (u32 m = 1; m < 256; ++m) {
+    u32 p = 1 % m;
+    for (u32 h = 0; h < 32; ++h) {
+      r.t[h * 256 + m] = p == 0 ? m : p;
+      p = (p << 8) % m;
+    }
+  }
+  return r;
+}
+inline constexpr Bf16ModInts kBf16ModInts = make_bf16_mod_ints();
+
+SW_INLINE float bf16_fmod_host(float a, float b) {
+  const u32 ia = bit_cast<u32>(a) & 0x7fffffffu, ib = bit_cast<u32>(b) & 0x7fffffffu;
+  const u32 ha = ia >> 16, hb = ib >> 16, Ea = ha >> 7, Eb = hb >> 7;
+  const u32 ea = Ea | (u32)(Ea == 0), eb = Eb | (u32)(Eb == 0);
+  const u32 fa = ha - ((ea - 1) << 7), fb = hb - ((eb - 1) << 7);
+  const i32 d = (i32)ea - (i32)eb;
+  const u32 t = kBf16ModInts.t[(((u32)d & 0xf8u) << 5) | fb];   // row (d >> 3) & 31, column fb
+  const float x = (float)(i32)((fa * t) << ((u32)d & 7u)), m = (float)(i32)fb;
+  const float q = (x / m + 0x1.8p23f) - 0x1.8p23f;
+  float r = fmaf(-q, m, x);
+  r = r < 0.0f ? r + m : r;
+  const float res = (float)((double)r * bit_cast<double>((u64)(eb - 134 + 1023) << 52));
+  const u32 keep = 0u - (u32)((d < 0) & (ib <= 0x7f800000u));
+  const u32 nan = 0u - (u32)((ia >= 0x7f800000u) | (ib - 1u >= 0x7f800000u));
+  const u32 bits = (((bit_cast<u32>(res) & ~keep) | (ia & keep)) & ~nan) | (0x7fc00000u & nan);
+  return bit_cast<float>(bits | (bit_cast<u32>(a) & 0x80000000u));
+}
+#endif
 
 #if defined(__CUDA_ARCH__)
 static __device__ const Bf16ModTable kBf16Mod = make_bf16_mod_table();

@@ -814,9 +814,10 @@ struct ShortRemainderFunctor : RemainderFunctor<float, C> {
   }
 #else
   // On the host float16 takes fmod_half, exact for every pair, and never sets `slow`;
-  // bfloat16 takes float's paths (its quotients reach 2^261).
+  // bfloat16 takes float's fast path (quotients below 2^50) and bf16_fmod_host for the packs
+  // it leaves (its quotients reach 2^261).
   SW_INLINE float operator()(float a, float b) const {
-    if constexpr (kBf16) return RemainderFunctor<float, C>()(a, b);
+    if constexpr (kBf16) return RemainderFunctor<float, C>::adjust(bf16_fmod_host(a, b), b);
     else return RemainderFunctor<float, C>::adjust(fmod_half(a, b), b);
   }
   SW_INLINE static float fast(float a, float b, FastFlag& slow) {
