@@ -54,8 +54,10 @@ def want_of(a, b):
 
 
 def same(x, y):
-    nan = np.isnan(x.astype(np.float64)) & np.isnan(y.astype(np.float64)) if x.dtype.kind != "i" else False
-    return bool(np.all((x.view(np.uint8).reshape(x.size, -1) == y.view(np.uint8).reshape(y.size, -1)).all(1) | nan))
+    """Bit equality, any NaN matching any NaN."""
+    nan = False if x.dtype.kind in "iu" else np.isnan(x.astype(np.float64)) & np.isnan(y.astype(np.float64))
+    bits = lambda z: z.view(np.uint8).reshape(z.size, -1)   # noqa: E731
+    return bool(np.all((bits(x) == bits(y)).all(1) | nan))
 
 
 def kernel(tree: pathlib.Path, prepared):
@@ -81,7 +83,10 @@ def main(argv=None):
         jobs = [(spec, v) for spec in args.cases.split(",") for v in (args.values or "").split(",")]
         for spec, v in jobs:
             dtype, rows, cols = spec.split(":")
-            a, b, out = values_case(dtype, int(rows) * int(cols), v, 0) if v else case(dtype, int(rows), int(cols), rng)
+            if v:
+                a, b, out = values_case(dtype, int(rows) * int(cols), v, 0)
+            else:
+                a, b, out = case(dtype, int(rows), int(cols), rng)
             prepared = _ops._call(_builtins.OPS["remainder"], (a, b), out, None, None, dry=True)
             slots = prepared.record.pack(*(x.__array_interface__["data"][0] for x in (out, a, b)),
                                          *prepared.static)
