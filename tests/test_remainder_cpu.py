@@ -1187,3 +1187,69 @@ def test_every_16bit_dividend_by_small_and_sampled_divisors(dtype):
             want = getattr(np, name)(x, y)
         got = getattr(sw, name)(x, y)
         assert got.dtype == want.dtype and np.array_equal(got, want), name
+
+
+def _bf16_fmod_table_model(ia, ib, ulps):
+    """bf16_fmod.h (the device's bfloat16 fmod by table) as NumPy arithmetic on bfloat16
+    magnitude bits ia, ib (uint32, below 0x8000, broadcast): the same integer steps on the
+    float bits, the same float32 products, rcp.approx as the correctly rounded reciprocal moved
+    `ulps` ulp, and the fma's integer rounding as rint of the exact (float64) product. The table
+    is built here from its definition, 2^(8h) mod m (or m where that is 0), halved."""
+    f32, u32 = np.float32, np.uint32
+    table = np.array([[(pow(2, 8 * h, m) or m) / 2 if m else 0.0 for m in range(256)]
+                      for h in range(32)], dtype=f32)
+    xa, xb = (ia << u32(16)).astype(u32), (ib << u32(16)).astype(u32)
+    A, B = xa.view(f32), xb.view(f32)
+    ea = np.maximum(xa & u32(0x7F800000), u32(0x00800000))
+    eb = np.maximum(xb & u32(0x7F800000), u32(0x00800000))
+    d = ea - eb                                               # wraps, as u32 on the device
+    h = ((d >> u32(17)) & u32(0x3E00)) >> u32(9)
+    col = (xb - eb + u32(0x00800000)) >> u32(16)
+    tk = (table[h, col].view(u32) + (d & u32(0x03800000))).view(f32)
+    with np.errstate(all="ignore"):
+        x1 = A * (u32(0x7F800000) - ea).view(f32) * tk
+        m1 = B * np.maximum((u32(0x7F000000) - eb).view(np.int32), 0x00400000).astype(u32).view(f32)
+        u = f32(1) / m1
+        for _ in range(abs(ulps)):
+            u = np.where(np.isfinite(u) & (u > 0), np.nextafter(u, f32(np.inf if ulps > 0 else 0)), u)
+        q = np.rint(x1.astype(np.float64) * u.astype(np.float64))
+        r = (x1.astype(np.float64) - q * m1.astype(np.float64)).astype(f32)
+        r = np.where(r < 0, r + m1, r)
+        keep = (d.view(np.int32) < 0) & (xb <= u32(0x7F800000))
+        return np.where(keep, A, r * eb.view(f32))
+
+
+@pytest.mark.parametrize("ulps", [-1, 0, 1])
+def test_bfloat16_device_fmod_table_argument(ulps):
+    """bf16_fmod.h's argument (the device's bfloat16 remainder: a table of 2^(8h) mod m and
+    a few float steps) as NumPy arithmetic against np.fmod, with the reciprocal 1 ulp either
+    way: every bfloat16 dividend magnitude against every 9th divisor magnitude (every 31st
+    with the reciprocal moved) and every subnormal, smallest normal, largest, infinite and NaN
+    divisor, so every exponent gap from -253 to 253, zeros, infinities and NaNs. (With step 1,
+    every pair of magnitudes: 2^30, some minutes.)"""
+    f32, u32 = np.float32, np.uint32
+    ia = np.arange(0x8000, dtype=u32)[None, :]
+    step = 9 if ulps == 0 else 31
+    divisors = np.union1d(np.arange(0, 0x8000, step, dtype=u32),
+                          np.r_[0:0x100, 0x7F00:0x8000].astype(u32))
+    for start in range(0, divisors.size, 256):
+        ib = divisors[start:start + 256][:, None]
+        got = _bf16_fmod_table_model(ia, ib, ulps)
+        with np.errstate(all="ignore"):
+            want = np.fmod((ia << u32(16)).view(f32), (ib << u32(16)).view(f32))
+        assert same_bits(got, want), mismatches(got, want, (ia << u32(16)).view(f32), (ib << u32(16)).view(f32))
+
+
+@pytest.mark.parametrize("convention", ["torch", "numpy"])
+def test_every_bfloat16_dividend_by_the_divisors_of_the_host_table_path(convention):
+    """The host's bfloat16 packs past its double fast path (bf16_fmod_host: quotients of 2^50
+    and more) against the NumPy oracle: every bfloat16 dividend by every subnormal divisor,
+    the smallest normal ones, the largest, inf, NaN and zeros (both signs), and every 97th."""
+    bits = np.r_[0:0x100, 0x7E00:0x8000, 0:0x8000:97].astype(np.uint16)
+    divisors = np.concatenate([bits, bits | np.uint16(0x8000)]).view(NP["bfloat16"])[:, None]
+    a = np.arange(65536, dtype=np.uint16).view(NP["bfloat16"])[None, :]
+    for start in range(0, divisors.shape[0], 256):
+        b = divisors[start:start + 256]
+        got = sw.remainder(a, b, convention=convention)
+        want = ORACLES[convention](a, b)
+        assert same_bits(got, want), mismatches(got, want, *np.broadcast_arrays(a, b))

@@ -4,6 +4,7 @@
 // storage type happen in the kernel. Functors are host-device so both backends give the same bits.
 #pragma once
 #include "types.h"
+#include "bf16_fmod.h"   // bfloat16 fmod by table (device)
 
 #if !defined(__CUDACC_RTC__)
 #include <math.h>
@@ -483,11 +484,11 @@ SW_HOST_DEVICE SW_INLINE float sw_inf() {
 // is not NaN (q1 = inf from an overflowing A * rcp1 leaves r1 = -inf, and sets it).
 // A subnormal divisor (rcp.approx.ftz gives inf) and |b| in (2^100, inf) (a reciprocal near
 // or below the subnormal range) set `slow` too, through the prepared flag `wide`; those and
-// quotients of 2^40 and more take fmod_wide. float32 and bfloat16 find those lanes first
-// (remainder_wide, FlagsFirst; bfloat16 two lanes at a time, Wide2) and run this without the
-// checks. tests/test_remainder_cpu.py checks this argument as float arithmetic, with the
-// reciprocal 1 ulp either way and both forms of q1 Bs, and tests/test_cuda.py every float16
-// and bfloat16 pair, with the divisors dense and prepared.
+// quotients of 2^40 and more take fmod_wide (bfloat16: bf16_fmod). float32 and bfloat16
+// find those lanes first (remainder_wide, FlagsFirst; bfloat16 two lanes at a time, Wide2)
+// and run this without the checks. tests/test_remainder_cpu.py checks this argument as float
+// arithmetic, with the reciprocal 1 ulp either way and both forms of q1 Bs, and
+// tests/test_cuda.py every float16 and bfloat16 pair, with the divisors dense and prepared.
 template <> struct Divisor<float> {
   float b, rcp, rcp1, Bs, rcp0, Bs0, Bc;   // ~1/b; steps 1 and 0; |b| clamped finite
   bool wide, wide0;   // |b| subnormal or in (2^100, inf) (2^86 with step 0): fmod_wide's
@@ -779,15 +780,17 @@ struct ShortRemainderFunctor : RemainderFunctor<float, C> {
   // operands too (the host's float16 has its own, fmod_half, below). On the device both skip
   // step 0: float16's quotients are below 2^40, so its fast path covers every pair;
   // bfloat16's contiguous kernel is bound by instructions, and step 0 cost 219 against 190 us
-  // at 2^27 (0.89x torch eager), while its quotients past 2^40 take fmod_wide_fast, flags first.
+  // at 2^27 (0.89x torch eager), while its quotients past 2^40 take bf16_fmod, flags first.
 #if defined(__CUDA_ARCH__)
   enum { kFlagsFirst = kBf16 };   // float16 never leaves its fast path (above)
   SW_DEVICE SW_INLINE float operator()(float a, float b) const {
     // float16's packs are redone only by its two-lane form (Fast2), for quotients past 500:
     // the fast path serves them. bfloat16's exact form: quotients below 2^60 through the fast
-    // path with step 0 (its range checked first, as float32's), the rest in fmod_wide.
+    // path with step 0 (its range checked first, as float32's), the rest (and subnormal
+    // divisors) by table, bf16_fmod (the whole pack by table read 7% slower on huge quotients;
+    // docs/decisions.md).
     if constexpr (kBf16) {
-      if (remainder_wide<true>(a, b)) return RemainderFunctor<float, C>::adjust(fmod_wide(a, b), b);
+      if (remainder_wide<true>(a, b)) return RemainderFunctor<float, C>::adjust(bf16_fmod(a, b), b);
       // step 1 as the prepared form (q1 Bs): as the dense form it read 3-5% slower in the
       // outer product's redone packs (huge quotients), 1-2% this way
       FastFlag never = false;
@@ -811,9 +814,10 @@ struct ShortRemainderFunctor : RemainderFunctor<float, C> {
   }
 #else
   // On the host float16 takes fmod_half, exact for every pair, and never sets `slow`;
-  // bfloat16 takes float's paths (its quotients reach 2^261).
+  // bfloat16 takes float's fast path (quotients below 2^50) and bf16_fmod_host for the packs
+  // it leaves (its quotients reach 2^261).
   SW_INLINE float operator()(float a, float b) const {
-    if constexpr (kBf16) return RemainderFunctor<float, C>()(a, b);
+    if constexpr (kBf16) return RemainderFunctor<float, C>::adjust(bf16_fmod_host(a, b), b);
     else return RemainderFunctor<float, C>::adjust(fmod_half(a, b), b);
   }
   SW_INLINE static float fast(float a, float b, FastFlag& slow) {
