@@ -106,26 +106,28 @@ class ElementwiseOp:
                                    C="sw::kTorch" if convention == "torch" else "sw::kNumpy")
 
     def torch_numbers(self, typing: Typing, key: tuple, backend: str) -> Typing:
-        """How torch reads a number (a Python scalar or a CPU 0-d tensor) in mul, div and
-        floor_divide, which differs by device: its CPU kernels for float16 and bfloat16 take
-        the number's original value in float32 (x * 0.1 multiplies by 0.1f, not by 0.1 rounded
-        to 16 bits); its CUDA division by a number multiplies by the reciprocal."""
-        if self.name not in ("multiply", "divide", "floor_divide") or len(key) != 2:
+        """How torch reads a number (a Python scalar or a CPU 0-d tensor) in its float
+        arithmetic, which differs by op and device (_TORCH_NUMBERS, measured with
+        tools/torch_numbers_probe.py): some float16 and bfloat16 kernels take the number's
+        value in float32, not rounded to 16 bits (x * 0.1 multiplies by 0.1f), and the CUDA
+        division by a number multiplies by its float reciprocal in every float dtype."""
+        float32_ops = _TORCH_NUMBERS[backend]
+        if self.name not in float32_ops + ("divide",) or len(key) != 2:
             return typing
         # a CPU scalar: a number, or a 0-d tensor on the CPU (on CUDA, a CPU one only)
         scalar = (type, ZeroDim) if backend == "cpu" else (type, HostScalar)
         number = tuple(isinstance(k, scalar) for k in key)
-        # x2 only (torch's kernels test operand 2), but a Python number first in multiply is
-        # x * number (Python's c * x calls x.__rmul__)
-        if number != (False, True) and not (self.name == "multiply" and isinstance(key[0], type)):
+        # torch's kernels test operand 2; a Python number first in add or multiply is still
+        # x op number (Python's c * x calls x.__rmul__)
+        if number != (False, True) and not (self.name in ("add", "multiply") and isinstance(key[0], type)):
             return typing
-        if backend == "cpu" and typing.compute.name in ("float16", "bfloat16"):
+        if self.name in float32_ops and typing.compute.name in ("float16", "bfloat16"):
             array = (typing.compute.ctype, "float")      # loaded as ever; the number not narrowed
-            return dataclasses.replace(
+            typing = dataclasses.replace(
                 typing, params=(DTYPES["float32"].wrapping(),) * len(typing.params),
                 arg_types=tuple(("float", "float") if n else array for n in number))
         if backend == "cuda" and self.name == "divide" and not typing.compute.is_complex:
-            return dataclasses.replace(
+            typing = dataclasses.replace(
                 typing, functor=typing.functor.replace("sw::DivideFunctor<", "sw::DivideByNumberFunctor<"))
         return typing
 
@@ -186,6 +188,11 @@ class ElementwiseOp:
 
 
 _TORCH_CHECKED = ("clip", "where", "pow", "fma")
+# The ops whose float16 and bfloat16 kernels read a number in float32, per backend (torch 2.11
+# on an H200, 2.13 on the CPU; tools/torch_numbers_probe.py): the others round it to 16 bits.
+# bfloat16 floor_divide on CUDA matched neither form; it takes float32 here.
+_TORCH_NUMBERS = {"cpu": ("multiply", "divide", "floor_divide"),
+                  "cuda": ("add", "subtract", "multiply", "divide", "floor_divide")}
 
 
 def _opmath(dt: DType) -> str:
