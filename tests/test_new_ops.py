@@ -60,3 +60,29 @@ def test_float_only_ops_raise_the_librarys_error():
     with pytest.raises(TypeError, match="reciprocal"):
         sw.reciprocal(np.ones(3, np.int32))     # NumPy's integer reciprocal is not provided
     assert sw.reciprocal(torch.ones(3, dtype=torch.int32)).dtype == torch.float32
+
+
+def test_where_reads_numpys_truth_of_any_condition():
+    """NumPy's where takes a condition of any real dtype as its truth (nonzero, NaN included);
+    torch's raises unless it is bool, and so does stridewise for torch tensors."""
+    x, y = np.arange(6, dtype=np.float32), -np.arange(6, dtype=np.float32)
+    conds = [np.array([0, 1, 2, -1, 0, 7], np.int64), np.array([0, 1, 0, 255, 3, 0], np.uint8),
+             np.array([0.0, np.nan, -0.0, 2.5, np.inf, 1e-45], np.float32),
+             np.array([0, 1, 0, 1, 1, 0], np.float16)[::-1]]
+    for c in conds:
+        want, got = np.where(c, x, y), sw.where(c, x, y)
+        assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+    t = torch.tensor([0, 1, 2])
+    with pytest.raises(RuntimeError):
+        torch.where(t, torch.ones(3), torch.zeros(3))
+    with pytest.raises(TypeError, match="bool condition"):
+        sw.where(t, torch.ones(3), torch.zeros(3))
+
+
+@pytest.mark.gpu
+def test_where_reads_the_truth_of_a_cupy_condition():
+    cupy = pytest.importorskip("cupy")
+    c = np.array([0.0, np.nan, -0.0, 2.5, 0, 3], np.float32)
+    x, y = np.arange(6, dtype=np.float64), -np.arange(6, dtype=np.float64)
+    got = sw.where(cupy.asarray(c), cupy.asarray(x), cupy.asarray(y))
+    np.testing.assert_array_equal(cupy.asnumpy(got), np.where(c, x, y))

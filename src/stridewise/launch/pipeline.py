@@ -141,11 +141,14 @@ class ElementwiseOp:
         """Promote by the owning library's rules and check the op supports the result."""
         arg_types = ()
         if self.promote == "where":
-            if key[0] != "bool":
+            cond = DTYPES.get(key[0]) if isinstance(key[0], str) else None
+            if cond is None or cond.is_complex or (lib == "torch" and cond.name != "bool"):
+                # torch raises on a condition other than bool; NumPy takes any array's truth
                 raise TypeError(f"where needs a bool condition, got {_key_name(key[0])}; "
                                 "pass a comparison result or cond.astype(bool)")
             compute, out = _arrays.result_dtypes(lib, None, key[1:])
-            arg_types = (("bool", "bool"),) + ((compute.ctype, _opmath(compute)),) * 2
+            # a number is true where nonzero (NaN too), as NumPy's where reads it
+            arg_types = ((cond.ctype, _opmath(cond)),) + ((compute.ctype, _opmath(compute)),) * 2
         elif self.promote in DTYPES:
             compute, out = _arrays.result_dtypes(lib, None, key)[0], DTYPES[self.promote]
             if out.name not in self.dtypes:

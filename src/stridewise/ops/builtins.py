@@ -27,8 +27,9 @@ Semantics, where the libraries leave room:
 - pow on integers: a negative exponent given as a Python int raises ValueError, as both
   libraries do; inside an array it gives trunc(a ** b) (torch's definition: 1 for a = 1,
   +-1 for a = -1, 0 otherwise, 0 ** -1 included).
-- where(condition, x, y): condition must have dtype bool (the only use of bool in the
-  built-ins); x and y promote.
+- where(condition, x, y): condition must have dtype bool for torch tensors; NumPy and CuPy
+  arrays of any real dtype count where nonzero (NaN included), as NumPy's where does; x and y
+  promote.
 - cast(x, dtype): float64 -> float16 rounds once (NumPy; torch rounds through float32 and can
   differ on rare ties); float -> int of NaN, inf or out-of-range values is undefined.
 - fma(x, y, z) = x * y + z with one rounding for float32 and float64; integers wrap.
@@ -145,7 +146,8 @@ _TABLE = (
         "x1 ** x2. Integer bases with a negative Python-int exponent raise ValueError.",
         ulp=_LIBM, check=_no_negative_int_power),      # float pow is the C library's
     Row("where", ("condition", "x", "y"), "sw::WhereFunctor<{M}>", _BOOL, None,
-        "x where condition (dtype bool) is true, else y; x and y promote.", promote="where"),
+        "x where condition is true, else y; x and y promote. torch: a bool condition; NumPy and "
+        "CuPy: any real dtype, true where nonzero.", promote="where"),
     Row("relu", _X, "sw::ReluFunctor<{M}>", _ALL, None,
         "max(x, 0) as torch.relu: NaN and -0.0 pass through."),
     Row("abs", _X, "sw::AbsFunctor<{M}>", _BOOL, "absolute",
