@@ -365,6 +365,39 @@ def test_opcheck_builtin_and_kernel():
                                                     "test_autograd_registration"))
 
 
+def test_vmap_is_torchs_batched_op():
+    """torch.vmap over built-ins and a user kernel, batch dims anywhere, inputs unbatched,
+    numbers, logical ranks that differ and nested vmap: each equals torch's op on the whole
+    arrays (the batch as a leading dim), values, dtype and shape."""
+    x, y, z = _inputs(6)                      # (4, 3), (3,), (4, 1)
+    xb = torch.stack([x, x * 1.5, x + 2])     # a batch of 3 along dim 0
+    cases = [
+        (sw.remainder, torch.remainder, (0, None), (xb, y), (xb, y)),
+        (sw.remainder, torch.remainder, (2, None), (xb.permute(1, 2, 0), y), (xb, y)),
+        (sw.remainder, torch.remainder, (None, 0), (x, torch.stack([y, y + 1])), (x, torch.stack([y, y + 1])[:, None])),
+        (sw.multiply, torch.mul, (0, None), (xb, 0.5), (xb, 0.5)),
+        (sw.add, torch.add, (0, 0), (torch.stack([y, y]), torch.stack([z, z])), (torch.stack([y, y])[:, None], torch.stack([z, z]))),
+    ]
+    for fn, ref, dims, args, ref_args in cases:
+        got = torch.vmap(fn, in_dims=dims)(*args)
+        want = ref(*ref_args)
+        assert got.shape == want.shape and got.dtype == want.dtype and torch.equal(got, want), fn
+    nested = torch.vmap(torch.vmap(sw.remainder, in_dims=(0, None)), in_dims=(0, None))(xb, y)
+    assert torch.equal(nested, torch.remainder(xb, y))
+    k = _sqmul()
+    assert torch.equal(torch.vmap(k, in_dims=(0, None))(xb, y), xb * xb * y)
+
+
+def test_vmap_after_warm_calls_of_the_same_logical_shape(warm_path):
+    """A batched tensor's logical shape is a plain tensor's: the warm path, keyed for the
+    plain call, must leave it to the custom op (it has no storage to point at)."""
+    x, y, _ = _inputs(7)
+    for _ in range(3):
+        sw.remainder(x, y)
+    xb = torch.stack([x, x + 1])
+    assert torch.equal(torch.vmap(sw.remainder, in_dims=(0, None))(xb, y), torch.remainder(xb, y))
+
+
 # -- torch.compile ---------------------------------------------------------------------------
 
 def test_compile_fullgraph_aot_eager_covers_every_entry_point():

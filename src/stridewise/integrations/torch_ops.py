@@ -33,8 +33,8 @@ _ALGORITHMS: dict = {}   # repr -> algorithm (schemas carry algorithms as string
 
 def routed(args, out) -> bool:
     """Whether an eager call goes through the custom op: a torch tensor among the arguments
-    requires grad (grad mode on), is a meta tensor or a subclass (FakeTensor,
-    FunctionalTensor), or a torch dispatch mode is active."""
+    requires grad (grad mode on), is a meta tensor, a subclass (FakeTensor, FunctionalTensor)
+    or a functorch-wrapped tensor (vmap), or a torch dispatch mode is active."""
     torch = sys.modules.get("torch")
     if torch is None:
         return False
@@ -45,6 +45,8 @@ def routed(args, out) -> bool:
     grad = torch.is_grad_enabled()
     for t in tensors:
         if type(t) not in (torch.Tensor, torch.nn.Parameter) or t.is_meta or grad and t.requires_grad:
+            return True
+        if torch._C._functorch.is_functorch_wrapped_tensor(t):   # vmap's batched tensors
             return True
     return torch._C._len_torch_dispatch_stack() > 0
 
@@ -204,10 +206,27 @@ def _define(op, name: str, mask: str) -> None:
                   for i, (m, g, meta) in enumerate(zip(mask, got, ctx.metas))]
         return (*result, *[None] * (nx + 1))
 
+    def batched(info, in_dims, *a):
+        # vmap: each batched input's batch dim to the front, then ones to its logical rank's
+        # left so that it broadcasts against the others as its logical shape would (an
+        # unbatched input's shape already aligns to the right); the result is batched at 0.
+        args, rest = list(a[:n]), a[n:]
+        if any(d is not None for d in in_dims[n:]):
+            raise NotImplementedError(f"{op.name}: vmap over a given out is not supported; "
+                                      "let the kernel allocate its outputs")
+        ranks = [x.dim() - (d is not None) for x, d in zip(args, in_dims) if isinstance(x, torch.Tensor)]
+        for i, (x, d) in enumerate(zip(args, in_dims)):
+            if d is not None:
+                x = x.movedim(d, 0)
+                args[i] = x.reshape((x.shape[0],) + (1,) * (max(ranks) - x.dim() + 1) + tuple(x.shape[1:]))
+        result = getattr(getattr(getattr(torch.ops, NAMESPACE), name), mask)(*args, *rest)
+        return result, (0 if nout == 1 else (0,) * nout)
+
     for key in ("CPU", "CUDA"):
         _LIB.impl(f"{name}.{mask}", impl, key)
     torch.library.register_fake(qualname, fake, lib=_LIB)
     torch.library.register_autograd(qualname, backward, setup_context=setup_context, lib=_LIB)
+    torch.library.register_vmap(qualname, batched, lib=_LIB)
 
 
 def _reduce(g, shape, dtype):
