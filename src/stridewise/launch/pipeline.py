@@ -111,7 +111,7 @@ class ElementwiseOp:
         tools/torch_numbers_probe.py): some float16 and bfloat16 kernels take the number's
         value in float32, not rounded to 16 bits (x * 0.1 multiplies by 0.1f), and the CUDA
         division by a number multiplies by its float reciprocal in every float dtype."""
-        float32_ops = _TORCH_NUMBERS[backend]
+        float32_ops = _TORCH_NUMBERS.get(backend, ())   # meta tensors: no values to read
         if self.name not in float32_ops + ("divide",) or len(key) != 2:
             return typing
         # a CPU scalar: a number, or a 0-d tensor on the CPU (on CUDA, a CPU one only)
