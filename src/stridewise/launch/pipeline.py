@@ -106,11 +106,16 @@ class ElementwiseOp:
                                    C="sw::kTorch" if convention == "torch" else "sw::kNumpy")
 
     def torch_numbers(self, typing: Typing, key: tuple, backend: str) -> Typing:
-        """How torch reads a number (a Python scalar or a CPU 0-d tensor) in its float
-        arithmetic, which differs by op and device (_TORCH_NUMBERS, measured with
-        tools/torch_numbers_probe.py): some float16 and bfloat16 kernels take the number's
-        value in float32, not rounded to 16 bits (x * 0.1 multiplies by 0.1f), and the CUDA
-        division by a number multiplies by its float reciprocal in every float dtype."""
+        """How torch reads a number (a Python scalar or a CPU 0-d tensor), which differs by op
+        and device (measured with tools/torch_numbers_probe.py):
+        - as a cast into the computing dtype (an int wraps, a float past float16's range is
+          inf) where its ops take the number as a tensor; clamp, where and pow check it
+          (OverflowError), as NumPy does everywhere;
+        - in float32, not rounded to 16 bits, in some float16 and bfloat16 kernels
+          (_TORCH_NUMBERS: x * 0.1 multiplies by 0.1f);
+        - CUDA's division by a number multiplies by its float reciprocal, in every float dtype."""
+        if self.name not in _TORCH_CHECKED:
+            typing = dataclasses.replace(typing, params=tuple(p.wrapping() for p in typing.params))
         float32_ops = _TORCH_NUMBERS.get(backend, ())   # meta tensors: no values to read
         if self.name not in float32_ops + ("divide",) or len(key) != 2:
             return typing
@@ -181,15 +186,12 @@ class ElementwiseOp:
                             f"it computes in {', '.join(self.dtypes)}")
         _complex.check(self.name, lib, compute)
         nparams = sum(isinstance(k, (type, HostScalar)) for k in key)
-        # torch converts a Python number to the computing dtype as a cast (an int wraps, a
-        # float past float16's range is inf) where its ops take the number as a tensor;
-        # clamp, where and pow check it (OverflowError), as NumPy does everywhere.
-        param = compute.wrapping() if lib == "torch" and self.name not in _TORCH_CHECKED else compute
-        return Typing(compute, (out,), (param,) * nparams, self.functor_for(compute, convention),
+        return Typing(compute, (out,), (compute,) * nparams, self.functor_for(compute, convention),
                       arg_types, preamble="\n".join(
                           filter(None, (self.header and f"#include <{self.header}>", self.code))))
 
 
+# The ops whose numbers torch checks against the dtype's range rather than casting them.
 _TORCH_CHECKED = ("clip", "where", "pow", "fma")
 # The ops whose float16 and bfloat16 kernels read a number in float32, per backend (torch 2.11
 # on an H200, 2.13 on the CPU; tools/torch_numbers_probe.py): the others round it to 16 bits.
