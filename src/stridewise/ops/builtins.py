@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import numbers
 import sys
+import textwrap
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -283,7 +284,7 @@ def _source(row: Row, inplace: bool) -> str:
     body = (f"    r = _ops._warm_call({call}, _CALLS)\n"
             + f"    return _ops._call({call}) if r is None else r\n")
     if row.name in _BEYOND_RANGE:   # a try costs nothing until it catches
-        body = ("    try:\n" + body.replace("    ", "        ")
+        body = ("    try:\n" + textwrap.indent(body, "    ")
                 + "    except OverflowError:\n"
                 + f"        r = _beyond_range({row.name!r}, ({args}), out, algorithm)\n"
                 + "        if r is None:\n            raise\n        return r\n")
