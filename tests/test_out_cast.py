@@ -136,3 +136,20 @@ def test_in_place_casts_as_the_library_does():
         torch.from_numpy(ints.copy()).remainder_(2.5)
     with pytest.raises(TypeError, match="out of place"):
         sw.remainder_(torch.from_numpy(ints), 2.5)
+
+
+def test_torch_rule_is_torch_can_cast_and_holds_under_compile():
+    """The out= rule (integrations/torch_ops.can_cast, which Dynamo can trace) is
+    torch.can_cast over every pair, and a compiled call casts into out as eager torch does."""
+    from stridewise.integrations.torch_ops import can_cast
+
+    dts = [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
+           torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64,
+           torch.complex128]
+    assert [(a, b) for a in dts for b in dts if can_cast(a, b) != torch.can_cast(a, b)] == []
+    f = torch.compile(lambda x, o: sw.add(x, x, out=o), fullgraph=True, backend="aot_eager")
+    x = torch.from_numpy(_data("float16", 37, 5))
+    got, want = torch.zeros(37), torch.zeros(37)
+    f(x, got)
+    torch.add(x, x, out=want)
+    assert torch.equal(got, want)

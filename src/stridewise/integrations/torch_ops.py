@@ -60,6 +60,19 @@ def declines(t) -> bool:
             or torch._C._len_torch_dispatch_stack() > 0)
 
 
+def can_cast(frm, to) -> bool:
+    """torch.can_cast, the rule of torch's out= (no cast to a lower category: bool < integer <
+    float < complex), from dtype attributes Dynamo reads as constants (it cannot trace
+    torch.can_cast itself)."""
+    import torch
+
+    if frm.is_complex and not to.is_complex:
+        return False
+    if frm.is_floating_point and not (to.is_floating_point or to.is_complex):
+        return False
+    return to != torch.bool or frm == torch.bool
+
+
 def bump(t) -> None:
     """Count an in-place write into torch tensor t, as torch's own ops do: autograd compares
     a saved tensor's version at backward time."""
@@ -306,8 +319,8 @@ def call(op, args, out=None, convention=None, algorithm=None, inplace=False):
         if t.shape != r.shape:
             raise ValueError(f"out has shape {tuple(t.shape)} but the broadcast result is "
                              f"{tuple(r.shape)}")
-        if t.dtype != r.dtype:
-            raise TypeError(f"out has dtype {t.dtype} but the result dtype is {r.dtype}; "
-                            f"pass an out of dtype {r.dtype}")
-        t.copy_(r)
+        if t.dtype != r.dtype and not can_cast(r.dtype, t.dtype):
+            raise TypeError(f"the result has dtype {r.dtype}, which torch's can_cast does not cast "
+                            f"to out's {t.dtype}; pass an out of dtype {r.dtype}")
+        t.copy_(r)     # casting where the dtypes differ, as torch's out= does
     return targets[0] if op.nout == 1 else tuple(targets)

@@ -620,7 +620,7 @@ def _castable(lib: str, frm: DType, to: DType) -> bool:
     CuPy's ufunc default, casting="same_kind"."""
     if lib == "torch":
         import torch
-        return torch.can_cast(getattr(torch, frm.name), getattr(torch, to.name))
+        return _torch_ops.can_cast(getattr(torch, frm.name), getattr(torch, to.name))
     if lib in ("numpy", "cupy"):
         return bool(np.can_cast(frm.numpy, to.numpy, casting="same_kind"))
     return False
