@@ -387,8 +387,10 @@ def test_where(dtype):
     assert same_bits(sw.where(c, x, y), np.where(c, x, y))
     got = sw.where(torch.from_numpy(c), to_torch(x), to_torch(y))
     assert same_bits(from_torch(got), from_torch(torch.where(torch.from_numpy(c), to_torch(x), to_torch(y))))
+    # a non-bool condition: NumPy reads its truth, torch refuses it
+    assert same_bits(sw.where(c.astype(np.int32), x, y), np.where(c.astype(np.int32), x, y))
     with pytest.raises(TypeError, match="bool condition"):
-        sw.where(c.astype(np.int32), x, y)
+        sw.where(torch.from_numpy(c.astype(np.int32)), to_torch(x), to_torch(y))
 
 
 def test_where_promotes_branches():

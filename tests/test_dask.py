@@ -146,8 +146,9 @@ def test_where_cast_and_unary():
     same(sync(sw.cast(d, "int32")), x.astype(np.int32))
     same(sync(sw.negative(d)), np.negative(x))
     same(sync(sw.sqrt(abs(d))), np.sqrt(abs(x)))
+    same(sync(sw.where(d, d, 1.0)), np.where(x, x, 1.0))   # a float condition's truth, as NumPy
     with pytest.raises(TypeError, match="bool condition"):
-        sw.where(d, d, 1.0)     # refused while building the graph, not at compute
+        sw.where(d.astype(np.complex128), d, 1.0)   # refused while building the graph
 
 
 def test_user_kernel_fused_and_multi_output():
