@@ -1223,13 +1223,13 @@ def _bf16_fmod_table_model(ia, ib, ulps):
 def test_bfloat16_device_fmod_table_argument(ulps):
     """bf16_fmod.h's argument (the device's bfloat16 remainder: a table of 2^(8h) mod m and
     a few float steps) as NumPy arithmetic against np.fmod, with the reciprocal 1 ulp either
-    way: every bfloat16 dividend magnitude against every 9th divisor magnitude (every 31st
+    way: every bfloat16 dividend magnitude against every 17th divisor magnitude (every 31st
     with the reciprocal moved) and every subnormal, smallest normal, largest, infinite and NaN
     divisor, so every exponent gap from -253 to 253, zeros, infinities and NaNs. (With step 1,
     every pair of magnitudes: 2^30, some minutes.)"""
     f32, u32 = np.float32, np.uint32
     ia = np.arange(0x8000, dtype=u32)[None, :]
-    step = 9 if ulps == 0 else 31
+    step = 17 if ulps == 0 else 31
     divisors = np.union1d(np.arange(0, 0x8000, step, dtype=u32),
                           np.r_[0:0x100, 0x7F00:0x8000].astype(u32))
     for start in range(0, divisors.size, 256):
@@ -1244,8 +1244,8 @@ def test_bfloat16_device_fmod_table_argument(ulps):
 def test_every_bfloat16_dividend_by_the_divisors_of_the_host_table_path(convention):
     """The host's bfloat16 packs past its double fast path (bf16_fmod_host: quotients of 2^50
     and more) against the NumPy oracle: every bfloat16 dividend by every subnormal divisor,
-    the smallest normal ones, the largest, inf, NaN and zeros (both signs), and every 97th."""
-    bits = np.r_[0:0x100, 0x7E00:0x8000, 0:0x8000:97].astype(np.uint16)
+    the smallest normal ones, the largest, inf, NaN and zeros (both signs), and every 193rd."""
+    bits = np.r_[0:0x100, 0x7E00:0x8000, 0:0x8000:193].astype(np.uint16)
     divisors = np.concatenate([bits, bits | np.uint16(0x8000)]).view(NP["bfloat16"])[:, None]
     a = np.arange(65536, dtype=np.uint16).view(NP["bfloat16"])[None, :]
     for start in range(0, divisors.shape[0], 256):
