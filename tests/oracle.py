@@ -85,8 +85,10 @@ def same_bits(got: np.ndarray, want: np.ndarray) -> bool:
     got, want = np.asarray(got), np.asarray(want)
     if got.dtype != want.dtype or got.shape != want.shape:
         return False
-    if got.dtype.kind in "iu":
+    if got.dtype.kind in "iub":
         return np.array_equal(got, want)
+    if got.dtype.kind == "c":
+        return same_bits(got.real, want.real) and same_bits(got.imag, want.imag)
     bits = {2: np.uint16, 4: np.uint32, 8: np.uint64}[got.dtype.itemsize]
     g, w = got.view(bits), want.view(bits)
     gnan = np.isnan(got.astype(np.float64))

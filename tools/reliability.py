@@ -79,7 +79,7 @@ def _bad_cases():
         "too few arrays": lambda o: sw.add(a, out=o),
         "a string argument": lambda o: sw.add(a, "x", out=o),
         "None argument": lambda o: sw.add(a, None, out=o),
-        "a list argument": lambda o: sw.add(a, [1, 2, 3, 4], out=o),
+        "a ragged list": lambda o: sw.add(a, [[1, 2, 3, 4], [1]], out=o),
         "a complex scalar": lambda o: sw.add(a, 1j, out=o),
         "a long double array": lambda o: sw.add(np.ones((3, 4), np.longdouble), a, out=o),
         "object array": lambda o: sw.add(np.ones((3, 4), object), a, out=o),
@@ -95,11 +95,10 @@ def _bad_cases():
         "shapes that do not broadcast": lambda o: sw.add(a, np.ones(5, np.float32), out=o),
         "out of the wrong shape": lambda o: sw.add(a, a, out=o.reshape(4, 3)),
         "read-only out": lambda o: sw.add(a, a, out=_readonly(o)),
-        "out partly overlapping an input": lambda o: sw.add(o[:, 1:], a[:, :3], out=o[:, :3]),
         "out of a lossy dtype": lambda o: sw.add(a.astype(np.float64), a,
                                                  out=np.zeros((3, 4), np.int32)),
         "in-place that would expand": lambda o: sw.remainder_(np.ones((1, 4), np.float32), a),
-        "scalars only": lambda o: sw.add(1.0, 2.0),
+        "a number as out": lambda o: sw.add(a, a, out=1.0),
         "an unknown algorithm": lambda o: sw.add(a, a, out=o, algorithm="fast"),
         "Tiled() without a transposed input": lambda o: sw.add(a, a, out=o, algorithm=sw.Tiled()),
         "block_size not a power of two": lambda o: sw.add(
@@ -134,6 +133,9 @@ def _bad_cases():
                                                            out=_t(o)),
             "torch: meta tensor into a CPU out": lambda o: sw.add(t.to("meta"), 1.0, out=_t(o)),
             "torch: mixed with numpy": lambda o: sw.add(t, a, out=_t(o)),
+            "torch: a list argument": lambda o: sw.add(t, [1.0, 2.0, 3.0, 4.0], out=_t(o)),
+            "torch: out partly overlapping an input": lambda o: sw.add(
+                _t(o)[:, 1:], t[:, :3], out=_t(o)[:, :3]),
             "torch: complex32 tensor": lambda o: sw.add(c.to(torch.complex32), c.to(torch.complex32)),
         })
     return cases

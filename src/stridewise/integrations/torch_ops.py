@@ -81,6 +81,21 @@ def bump(t) -> None:
     torch.autograd.graph.increment_version(t)
 
 
+def resize_out(out, shape: tuple, strides: tuple) -> None:
+    """torch's out= of another shape: resized to the result's shape and laid out as an
+    allocated result would be (structured kernels' resize_out); a non-empty one with torch's
+    deprecation warning."""
+    import warnings
+
+    if out.numel():
+        warnings.warn(f"An output with one or more elements was resized since it had shape "
+                      f"{list(out.shape)}, which does not match the required output shape "
+                      f"{list(shape)}. torch deprecates this; resize it to zero elements first "
+                      "(out.resize_(0)) to reuse it", UserWarning, stacklevel=4)
+    out.resize_(shape)
+    out.as_strided_(shape, strides)
+
+
 def out_strides(shape: tuple, operands: list, out_dtype, device) -> tuple:
     """Strides of an allocated output of `shape`, dtype `out_dtype` (a torch dtype), on
     `device` (a torch.device): the eager allocation's rule (torch's TensorIterator order), so

@@ -270,17 +270,19 @@ def _prepare(op, operands, out_views, convention, inplace, index=None):
     typing = op.typing(lib, key, tuple(v and v.dtype.name for v in out_views), conv)
     if lib == "torch" and isinstance(op, ElementwiseOp):
         typing = op.torch_numbers(typing, key, device[0])
-    # User kernels broadcast their outputs too (an out may fix extents no input has).
-    shapes = [v.shape for v in views] + [v.shape for v, _ in given if op.broadcast_outputs]
+    # User kernels broadcast their outputs too (an out may fix extents no input has), and so
+    # do NumPy's and CuPy's ufuncs: np.add(row, 1, out=matrix) fills every row.
+    given = [(v, nm, op.broadcast_outputs or lib in ("numpy", "cupy")) for v, nm in given]
+    shapes = [v.shape for v in views] + [v.shape for v, _, joins in given if joins]
     if not getattr(op, "broadcasting", True) and len(set(shapes)) > 1:
         raise ValueError(f"{op.name} was made with broadcasting=False, but the arguments have "
                          f"shapes {', '.join(map(str, shapes))}; pass equal shapes or drop the flag")
-    shape = _plan.broadcast_shapes(shapes, vnames + [nm for _, nm in given if op.broadcast_outputs])
+    shape = _plan.broadcast_shapes(shapes, vnames + [nm for _, nm, joins in given if joins])
     if inplace and shape != views[0].shape:
         raise ValueError(
             f"in-place {op.name}_ would expand {names[0]} from {views[0].shape} to {shape}; "
             f"use {op.name}(..., out=...) with an output of shape {shape}")
-    for v, nm in given:
+    for v, nm, _ in given:
         if (v.lib, v.device) != (lib, device):
             raise ValueError(f"{nm} is a {v.lib} array on {v.device} but the inputs are "
                              f"{lib} arrays on {device}; pass an {nm} from the same library and device")
@@ -533,6 +535,8 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
             return _torch_ops.call(op, args, out, convention, algorithm, inplace)
     if _dask.has_dask(args, out):
         return _dask.call(op, args, out, convention, algorithm, inplace, dry)
+    if isinstance(op, ElementwiseOp):
+        args = _arrays.array_likes(args)
     fast = None if dry or op.nout != 1 or index is not None or stream is not None \
         else _fast_key(op, args, out, convention, algorithm, inplace)
     allocated = out is None and not inplace
@@ -554,8 +558,10 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
         if len(outs) != op.nout:
             raise TypeError(f"{op.name} has {op.nout} outputs; got {len(outs)} out arrays")
         out_views = tuple(_arrays.as_operand(o, -1) for o in outs)
-        if not all(isinstance(v, View) for v in out_views):
-            raise TypeError("out must be an array")
+        for o, v in zip(outs, out_views):
+            if not isinstance(v, View):
+                raise TypeError(f"out must be an array, got a {type(o).__name__}; pass a NumPy, "
+                                "torch or CuPy array of the result's shape, or leave out unset")
     # Everything but the pointers is fixed by this signature: promotion, shape checks and
     # the plan run once per signature, the overlap check (pointers) on every call with out.
     sig = (op.name, convention, algorithm, tuple(v and _sig(v) for v in out_views),
@@ -566,6 +572,11 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
             raise ValueError(f"convention must be 'torch' or 'numpy', got {convention!r}")
         info = calls[sig] = _prepare(op, operands, out_views, convention, inplace, index)
     lib, device, typing, shape, _ = info
+    if lib == "torch" and outs is not None and not inplace and isinstance(op, ElementwiseOp) \
+            and out_views[0].shape != shape:
+        strides = _new_strides(lib, shape, operands, out_views[0].dtype.name, device[0])[0]
+        _torch_ops.resize_out(outs[0], shape, strides)   # torch's out= rule
+        return _call(op, args, outs[0], convention, algorithm, dry=dry)
     layout_note = "given by the caller (out=)"
     if outs is None and typing.outs:
         strides, ins = _new_strides(lib, shape, operands, typing.outs[0].name, device[0],
@@ -575,9 +586,13 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
         out_views = [_arrays.as_operand(o, -1) for o in outs]
     elif outs is None:                       # a user kernel without outputs
         outs = out_views = []
-    elif isinstance(op, ElementwiseOp) and any(
-            v.dtype is not dt for v, dt in zip(out_views, typing.outs)):
-        return _cast_outs(op, args, outs, out_views, lib, shape, typing.outs, convention, algorithm,
+    elif isinstance(op, ElementwiseOp) and (
+            any(v.dtype is not dt for v, dt in zip(out_views, typing.outs))
+            or lib in ("numpy", "cupy") and _arrays.partial_overlap(
+                out_views[0], shape, [o for o in operands if isinstance(o, View)]) is not None):
+        # another dtype, or (NumPy and CuPy buffer it; torch refuses) memory an input still
+        # needs: the result first, then into out
+        return _into_outs(op, args, outs, out_views, lib, shape, typing.outs, convention, algorithm,
                           inplace, dry)
     else:
         _check_outs(op, operands, out_views, shape, typing.outs)
@@ -609,6 +624,11 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
             _torch_ops.bump(o)
     elif lib == "cuda" and allocated and in_views:   # a JAX input's output is a JAX array
         result = _foreign.finish(result, _foreign.producer_of(in_views[0].obj))
+    if lib == "numpy" and allocated and not shape and isinstance(op, ElementwiseOp) \
+            and op.promote in ("same", "float", "bool"):
+        # a ufunc's 0-d result is a NumPy scalar (np.where's and astype's stay 0-d arrays);
+        # not remembered warm, whose calls return what they allocate
+        return result[()]
     if fast is not None:
         _remember(calls, fast[0], prepared, list(out_views), in_views, allocated, info)
     return result
@@ -626,13 +646,14 @@ def _castable(lib: str, frm: DType, to: DType) -> bool:
     return False
 
 
-def _cast_outs(op, args, outs, out_views, lib, shape, results, convention, algorithm, inplace,
+def _into_outs(op, args, outs, out_views, lib, shape, results, convention, algorithm, inplace,
                dry):
-    """A built-in op whose out has another dtype than its result: the result in its own dtype
-    first, then cast into out, as NumPy's ufuncs and torch's out= do (the loop runs in the
-    result's dtype, so float16 sums are rounded to float16 before a float32 out sees them).
-    Two passes: the cast in the op's own store would skip that rounding. `explain` (dry)
-    shows the op's own kernel."""
+    """A built-in op whose out has another dtype than its result, or (NumPy, CuPy) shares
+    memory that an input still needs: the result in its own dtype first, then cast or copied
+    into out, as NumPy's ufuncs and torch's out= do (the loop runs in the result's dtype, so
+    float16 sums are rounded to float16 before a float32 out sees them). Two passes: the cast
+    in the op's own store would skip that rounding. `explain` (dry) shows the op's own
+    kernel."""
     from stridewise.ops.builtins import cast
 
     names = op.names[1]

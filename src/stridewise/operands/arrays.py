@@ -15,7 +15,7 @@ from stridewise.operands.promote import ZeroDim, torch_result_type
 
 __all__ = [
     "View", "Scalar", "as_operand", "resolve_backend", "result_dtypes",
-    "check_out", "library_name", "keyer", "allocator",
+    "check_out", "partial_overlap", "array_likes", "library_name", "keyer", "allocator",
 ]
 
 
@@ -371,10 +371,22 @@ def check_out(out: View, shape: tuple, dtype: DType, inputs: list[View], names: 
     if out.size and any(s == 0 and n > 1 for n, s in zip(out.shape, out.strides)):
         raise ValueError("out overlaps itself (a stride of 0 over a dim longer than 1); "
                          "pass a fresh array or out.copy()")
+    k = partial_overlap(out, shape, inputs)
+    if k is not None:
+        raise ValueError(
+            f"out partially overlaps {names[k]}; writing it would change inputs still to be read. "
+            "Pass a separate out, or out identical to that input"
+        )
+
+
+def partial_overlap(out: View, shape: tuple, inputs: list[View]) -> int | None:
+    """The index of the first input whose memory `out` may meet other than as an identical
+    view (same pointer, same strides once broadcast: each element is read before it is
+    written), or None."""
     lo, hi = out.extent()
     if lo == hi:
-        return
-    for v, name in zip(inputs, names):
+        return None
+    for k, v in enumerate(inputs):
         vlo, vhi = v.extent()
         if vlo >= hi or lo >= vhi:
             continue
@@ -382,10 +394,22 @@ def check_out(out: View, shape: tuple, dtype: DType, inputs: list[View], names: 
             continue
         if v.lib == "numpy" and not _shares_memory(v.obj, out.obj):
             continue
-        raise ValueError(
-            f"out partially overlaps {name}; writing it would change inputs still to be read. "
-            "Pass a separate out, or out identical to that input"
-        )
+        return k
+    return None
+
+
+def array_likes(args: tuple) -> tuple:
+    """NumPy's array_like arguments as NumPy arrays, where no array of another library takes
+    part: lists and tuples (np.asarray), and Python numbers when nothing else is an array
+    (np.add(7, 3) computes in int64, the numbers' default dtypes). Anything else is returned
+    as it came, for as_operand to take or refuse."""
+    if not any(type(a) in (list, tuple) for a in args) and not all(
+            isinstance(a, numbers.Number) and not isinstance(a, np.generic) for a in args):
+        return args
+    if any(library_name(a) not in (None, "numpy") for a in args):
+        return args          # torch and CuPy take no lists: as_operand says what they take
+    numbers_only = all(isinstance(a, numbers.Number) for a in args)
+    return tuple(np.asarray(a) if type(a) in (list, tuple) or numbers_only else a for a in args)
 
 
 def _broadcast_strides(v: View, shape: tuple) -> tuple:

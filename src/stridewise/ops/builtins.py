@@ -113,10 +113,14 @@ class Row:
         return self.name if self.torch == "" else self.torch
 
 
+class IntegerPowerError(ValueError, RuntimeError):
+    """An integer array to a negative integer power: NumPy's ValueError, torch's RuntimeError."""
+
+
 def _no_negative_int_power(x1: object, x2: object) -> None:
     if isinstance(x2, numbers.Integral) and x2 < 0 and _is_int_array(x1):
-        raise ValueError("Integers to negative integer powers are not allowed; "
-                         "cast the base to a float dtype first")
+        raise IntegerPowerError("Integers to negative integer powers are not allowed; "
+                                "cast the base to a float dtype first")
 
 
 def _is_int_array(x) -> bool:
@@ -223,7 +227,8 @@ _TABLE = (
     Row("sigmoid", _X, "sw::SigmoidFunctor<{M}>", _FLOATS, None,
         "1 / (1 + exp(-x)) (within TOLERANCE_ULP['sigmoid']).", promote="float", ulp=_LIBM),
     Row("clip", ("x", "lo", "hi"), "sw::ClipFunctor<{M}>", _ALL, None,
-        "clip(x, lo, hi) = minimum(maximum(x, lo), hi) (np.clip, torch.clamp)."),
+        "clip(x, lo, hi) = minimum(maximum(x, lo), hi) (np.clip, torch.clamp); a bound of None\n"
+        "is not applied (np.clip(x, None, hi), torch.clamp(x, max=hi))."),
 )
 
 ROWS: dict[str, Row] = {}                 # name -> row
@@ -283,6 +288,8 @@ def _source(row: Row, inplace: bool) -> str:
             f"{'convention' if row.convention else 'None'}, algorithm, {inplace}")
     body = (f"    r = _ops._warm_call({call}, _CALLS)\n"
             + f"    return _ops._call({call}) if r is None else r\n")
+    if row.name == "clip":          # np.clip and torch.clamp take None for one bound
+        body = "    if lo is None or hi is None:\n        return _one_bound(x, lo, hi, out, algorithm)\n" + body
     if row.name in _BEYOND_RANGE:   # a try costs nothing until it catches
         body = ("    try:\n" + textwrap.indent(body, "    ")
                 + "    except OverflowError:\n"
@@ -326,6 +333,16 @@ def _beyond_range(name: str, args: tuple, out, algorithm):
     return cmp(x, x.dtype.type(bound), out=out, algorithm=algorithm)
 
 
+def _one_bound(x, lo, hi, out, algorithm):
+    """clip with one bound None: maximum(x, lo) or minimum(x, hi), as np.clip computes it and
+    torch.clamp's clamp_min and clamp_max mean it."""
+    if lo is None and hi is None:
+        raise ValueError("clip needs lo or hi; got None for both")
+    if hi is None:
+        return maximum(x, lo, out=out, algorithm=algorithm)
+    return minimum(x, hi, out=out, algorithm=algorithm)
+
+
 def _doc(row: Row, op: ElementwiseOp, inplace: bool) -> str:
     if inplace:
         first = row.params[0]
@@ -360,7 +377,7 @@ def register(*rows: Row) -> Callable:
     what `explain` and torch's custom ops know. Returns the last row's function."""
     namespace = {"__name__": __name__, "_ops": _ops, "_CALLS": _ops._CALLS, "Array": Array,
                  "Operand": Operand, "Convention": Convention, "AlgorithmLike": AlgorithmLike,
-                 "_beyond_range": _beyond_range}
+                 "_beyond_range": _beyond_range, "_one_bound": _one_bound}
     sources, made = ["from __future__ import annotations"], []
     for row in rows:
         if row.name in ROWS or any(r.name == row.name for r, *_ in made):
@@ -456,6 +473,8 @@ from typing import Callable
 
 from stridewise.launch.pipeline import ElementwiseOp
 from stridewise._typing import AlgorithmLike, Array, Convention, Operand
+
+class IntegerPowerError(ValueError, RuntimeError): ...
 
 class Row:
 {fields}

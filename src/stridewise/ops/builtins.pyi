@@ -4,6 +4,8 @@ from typing import Callable
 from stridewise.launch.pipeline import ElementwiseOp
 from stridewise._typing import AlgorithmLike, Array, Convention, Operand
 
+class IntegerPowerError(ValueError, RuntimeError): ...
+
 class Row:
     name: str
     params: tuple[str, ...]

@@ -1,0 +1,270 @@
+"""How each library's own op is called, beyond dtypes: what a NumPy ufunc returns for 0-d
+inputs, the array_likes it takes, an out= that overlaps an input or broadcasts past the
+inputs, torch's out= of another shape, and clip's missing bound. Each case runs the library's
+own op on the same arguments and compares types, values, dtypes and strides."""
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import stridewise as sw
+from oracle import same_bits
+
+
+def _same(got, want):
+    assert type(got) is type(want), (type(got), type(want))
+    assert np.asarray(got).dtype == np.asarray(want).dtype
+    assert same_bits(np.asarray(got), np.asarray(want))
+
+
+# --- a ufunc's 0-d result is a NumPy scalar ------------------------------------------------
+
+ZERO_D = [
+    ("add", (np.float32(1.5), np.float32(2.25))),
+    ("remainder", (np.float64(-7.5), np.float64(2.0))),
+    ("remainder", (np.array(7, np.int8), np.array(-3, np.int8))),
+    ("floor_divide", (np.array(7, np.int64), 2)),              # a 0-d array and a number
+    ("divide", (np.int8(1), np.int8(0))),                      # 1 / 0 = inf, a float64
+    ("less", (np.float16(1), np.float16(2))),                  # a bool scalar
+    ("sqrt", (np.array(2.0, np.float32),)),
+    ("multiply", (np.complex64(1 + 2j), np.complex64(3 - 1j))),
+    ("where", (np.array(True), np.float32(1), np.float32(2))),
+]
+
+
+@pytest.mark.parametrize("op,args", ZERO_D, ids=lambda v: v if isinstance(v, str) else "")
+def test_numpy_zero_d_inputs_give_a_numpy_scalar(op, args):
+    """numpy/_core/tests/test_ufunc.py::TestUfunc::test_scalar_reduction's premise, on plain
+    calls: a ufunc of 0-d operands returns a NumPy scalar of the result dtype, not a 0-d array."""
+    with np.errstate(all="ignore"):
+        want = getattr(np, "where" if op == "where" else op)(*args)
+    _same(getattr(sw, op)(*args), want)
+    _same(getattr(sw, op)(*args), want)      # a second, warm-keyed call returns the same
+
+
+def test_numpy_zero_d_with_out_returns_the_out_array():
+    out = np.zeros((), np.float64)
+    r = sw.add(np.float64(1), np.float64(2), out=out)
+    assert r is out and out[()] == 3.0
+
+
+def test_bfloat16_zero_d_is_an_ml_dtypes_scalar():
+    import ml_dtypes
+
+    a = np.array(3.5, ml_dtypes.bfloat16)
+    r = sw.add(a, a)
+    assert type(r) is ml_dtypes.bfloat16 and float(r) == 7.0
+
+
+def test_torch_and_one_d_numpy_results_stay_arrays():
+    assert isinstance(sw.add(torch.tensor(1.0), torch.tensor(2.0)), torch.Tensor)
+    r = sw.add(np.ones(1), 1)
+    assert isinstance(r, np.ndarray) and r.shape == (1,)
+
+
+# --- array_likes ----------------------------------------------------------------------------
+
+PY_ONLY = [("add", (1, 2.5)), ("remainder", (7, -3)), ("floor_divide", (-7, 2)),
+           ("less", (1, 2)), ("add", (True, True)), ("multiply", (2, 1j)),
+           ("remainder", (-7.5, 2)), ("bitwise_xor", (12, 10))]
+
+
+@pytest.mark.parametrize("op,args", PY_ONLY, ids=lambda v: v if isinstance(v, str) else "")
+def test_python_numbers_alone_compute_as_numpy_does(op, args):
+    """NEP 50: with no array among the operands, Python numbers take their default dtypes
+    (int64, float64, complex128, bool)."""
+    _same(getattr(sw, op)(*args), getattr(np, op)(*args))
+
+
+LISTS = [
+    ("add", ([1, 2, 3], 2)),
+    ("add", ([1.5, 2], [[3], [4]])),
+    ("remainder", ([7, -7, 7, -7], [3, 3, -3, -3])),
+    ("multiply", ((1, 2), np.float32(3))),
+    ("less", ([1, 2, 3], np.arange(3, dtype=np.int8))),
+    ("where", ([True, False], [1, 2], [3.5, 4])),
+    ("sqrt", ([4.0, 2.0],)),
+]
+
+
+@pytest.mark.parametrize("op,args", LISTS, ids=lambda v: v if isinstance(v, str) else "")
+def test_lists_and_tuples_are_numpy_array_likes(op, args):
+    _same(getattr(sw, op)(*args), getattr(np, op)(*args))
+
+
+def test_a_list_beside_a_torch_tensor_is_refused_as_torch_does():
+    with pytest.raises(TypeError):
+        torch.remainder(torch.ones(2), [1.0, 2.0])
+    with pytest.raises(TypeError, match="argument 1 has type list"):
+        sw.remainder(torch.ones(2), [1.0, 2.0])
+
+
+# --- NumPy's out= that overlaps an input: computed as if from copies -------------------------
+
+def _slices(n, k, steps):
+    s = []
+    for p in steps:
+        s += [np.index_exp[:p * n:p], np.index_exp[k:k + p * n:p],
+              np.index_exp[p * n - 1::-p], np.index_exp[k + p * n - 1:k - 1:-p]]
+    return s
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int64", "float32", "float64", "complex128"])
+def test_numpy_binary_out_overlapping_inputs(dtype):
+    """numpy/_core/tests/test_mem_overlap.py::TestUFunc::test_binary_ufunc_1d_manual: np.add
+    with x, y and out views of one array, forward, shifted, reversed and stepped, and 0-d and
+    1-element operands; every combination gives what copies of the inputs give."""
+    n, k = 200, 10
+    idx = _slices(n, k, (1, 2))
+    combos = list(itertools.product(idx, idx, idx))[::11]
+    for xi, yi, zi in combos:
+        v = np.arange(6 * n).astype(dtype)
+        x, y, z = v[xi], v[yi], v[zi]
+        for a, b in ((x, y), (x[:1], y), (x[-1:].reshape(()), y), (x, y[-1:])):
+            want = np.add(a.copy(), b.copy())
+            r = sw.add(a, b, out=z)
+            assert r is z
+            assert same_bits(z, np.broadcast_to(want, z.shape)), (xi, yi, zi)
+            v[:] = np.arange(6 * n).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int32", "int64", "float32", "float64", "complex64"])
+def test_numpy_unary_out_overlapping_input(dtype):
+    """numpy/_core/tests/test_mem_overlap.py::TestUFunc::test_unary_ufunc_1d_manual (without
+    its where= masks): np.invert for integers, np.reciprocal for floats, in and out views of
+    one array in every order and step."""
+    n, k = 200, 10
+    idx = [np.index_exp[:n], np.index_exp[k:k + n], np.index_exp[n - 1::-1],
+           np.index_exp[k + n - 1:k - 1:-1], np.index_exp[:2 * n:2],
+           np.index_exp[k:k + 2 * n:2], np.index_exp[2 * n - 1::-2],
+           np.index_exp[k + 2 * n - 1:k - 1:-2]]
+    integer = np.dtype(dtype).kind in "iu"
+    ours, theirs = (sw.bitwise_not, np.invert) if integer else (sw.reciprocal, np.reciprocal)
+    for xi, yi in itertools.product(idx, idx):
+        v = np.arange(1, 1 + 2 * n + k, dtype=dtype)
+        x, y = v[xi], v[yi]
+        want = theirs(x.copy())
+        ours(x, out=y)
+        assert same_bits(y, want), (xi, yi)
+
+
+def test_numpy_inplace_add_of_the_transpose():
+    """numpy/_core/tests/test_mem_overlap.py::TestUFunc::test_inplace_op_simple_manual:
+    x += x.T with x larger than NumPy's buffer leaves x symmetric."""
+    x = np.random.RandomState(1234).rand(200, 200)
+    want = x + x.T
+    sw.add(x, x.T, out=x)
+    assert same_bits(x, want)
+    assert not np.any(x - x.T)
+
+
+def test_torch_partial_overlap_is_refused_and_nothing_is_written():
+    """torch refuses an out that partly overlaps an input (assert_no_partial_overlap)."""
+    t = torch.arange(100.0)
+    with pytest.raises(RuntimeError):
+        torch.add(t[:-1], 1, out=t[1:])
+    before = t.clone()
+    with pytest.raises(ValueError, match="partially overlaps"):
+        sw.add(t[:-1], 1, out=t[1:])
+    assert torch.equal(t, before)
+
+
+# --- NumPy's out= joins the broadcast -----------------------------------------------------------
+
+OUT_BROADCAST = [
+    ("add", [(3,), ()], (4, 3)),
+    ("remainder", [(1, 3), (2, 1)], (5, 2, 3)),
+    ("less", [(3,), (3,)], (2, 3)),
+    ("sqrt", [(1,)], (2, 2)),
+]
+
+
+@pytest.mark.parametrize("op,shapes,out_shape", OUT_BROADCAST)
+def test_numpy_out_may_be_larger_than_the_inputs_broadcast(op, shapes, out_shape):
+    rng = np.random.default_rng(3)
+    args = [rng.standard_normal(s) + 3 for s in shapes]
+    dt = getattr(np, op)(*args).dtype
+    want, got = np.zeros(out_shape, dt), np.zeros(out_shape, dt)
+    getattr(np, op)(*args, out=want)
+    assert getattr(sw, op)(*args, out=got) is got
+    assert same_bits(got, want)
+
+
+def test_numpy_out_smaller_than_the_inputs_raises_and_is_untouched():
+    out = np.full(3, 7.0)
+    with pytest.raises(ValueError):
+        np.add(np.ones((2, 3)), 1, out=out)
+    with pytest.raises(ValueError, match="out has shape"):
+        sw.add(np.ones((2, 3)), 1, out=out)
+    assert (out == 7).all()
+
+
+# --- torch's out= of another shape is resized ------------------------------------------------
+
+def _torch_pair(make_out, *args, op="add"):
+    want_out, got_out = make_out(), make_out()
+    with warnings.catch_warnings(record=True) as theirs:
+        warnings.simplefilter("always")
+        getattr(torch, op)(*args, out=want_out)
+    with warnings.catch_warnings(record=True) as ours:
+        warnings.simplefilter("always")
+        r = getattr(sw, op)(*args, out=got_out)
+    assert r is got_out
+    assert got_out.shape == want_out.shape and got_out.stride() == want_out.stride()
+    assert got_out.dtype == want_out.dtype and torch.equal(got_out, want_out)
+    return len(theirs), len(ours)
+
+
+def test_torch_empty_out_is_resized_silently():
+    a = torch.randn(3, 4)
+    assert _torch_pair(lambda: torch.empty(0), a, 1.5) == (0, 0)
+
+
+def test_torch_out_of_another_shape_is_resized_with_a_warning():
+    a = torch.randn(3, 4)
+    theirs, ours = _torch_pair(lambda: torch.empty(5), a, torch.randn(4), op="remainder")
+    assert theirs == 1 and ours == 1
+
+
+def test_torch_resized_out_takes_the_inputs_layout():
+    """A channels_last input: torch restrides a resized out as it would allocate one."""
+    a = torch.randn(2, 3, 4, 5).to(memory_format=torch.channels_last)
+    _torch_pair(lambda: torch.empty(0), a, 2.0, op="multiply")
+
+
+def test_torch_resized_out_of_another_dtype_is_cast_into():
+    a = torch.arange(6, dtype=torch.int32).reshape(2, 3)
+    _torch_pair(lambda: torch.empty(0, dtype=torch.float64), a, a)
+
+
+# --- clip with one bound ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("lo,hi", [(None, 0.5), (-0.25, None)])
+@pytest.mark.parametrize("dtype", ["float16", "float32", "int32"])
+def test_clip_with_a_bound_of_none(lo, hi, dtype):
+    x = np.array([-2, -0.5, 0, 0.25, 1, 3, np.nan, -np.inf], np.float64)
+    if dtype == "int32":
+        x = np.array([-5, -1, 0, 1, 7], np.int32)
+    x = x.astype(dtype)
+    _same(sw.clip(x, lo, hi), np.clip(x, lo, hi))
+    t = torch.from_numpy(x)
+    want = torch.clamp(t, lo, hi)
+    got = sw.clip(t, lo, hi)
+    assert got.dtype == want.dtype and torch.equal(got.nan_to_num(), want.nan_to_num())
+    assert torch.equal(got.isnan(), want.isnan())
+
+
+def test_clip_with_no_bound_raises():
+    with pytest.raises(ValueError, match="lo or hi"):
+        sw.clip(np.ones(3), None, None)
+
+
+def test_negative_integer_power_is_both_libraries_error():
+    with pytest.raises(RuntimeError):
+        torch.pow(torch.tensor([2]), -1)
+    with pytest.raises(RuntimeError, match="negative integer powers"):
+        sw.pow(torch.tensor([2]), -1)
+    with pytest.raises(ValueError, match="negative integer powers"):
+        sw.pow(np.array([2]), -1)
