@@ -268,3 +268,33 @@ def test_negative_integer_power_is_both_libraries_error():
         sw.pow(torch.tensor([2]), -1)
     with pytest.raises(ValueError, match="negative integer powers"):
         sw.pow(np.array([2]), -1)
+
+
+# --- the same rules on the GPU ------------------------------------------------------------------
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["int8", "float16", "float32", "complex64"])
+def test_cupy_out_overlapping_an_input_and_joining_the_broadcast(dtype):
+    """CuPy copies an input that shares memory with out (_kernel.pyx _copy_in_args_if_needed)
+    and broadcasts out with the inputs: the same calls through CuPy's own add."""
+    import cupy
+
+    for xi, yi, zi in [(np.index_exp[:-1], np.index_exp[1:], np.index_exp[1:]),
+                       (np.index_exp[::-1], np.index_exp[:], np.index_exp[:]),
+                       (np.index_exp[10:110], np.index_exp[::2][:100], np.index_exp[5:105])]:
+        ours = cupy.arange(1, 201).astype(dtype)
+        theirs = ours.copy()
+        cupy.add(theirs[xi][:100], theirs[yi][:100], out=theirs[zi][:100])
+        sw.add(ours[xi][:100], ours[yi][:100], out=ours[zi][:100])
+        assert same_bits(cupy.asnumpy(ours), cupy.asnumpy(theirs)), (xi, yi, zi)
+    row = cupy.arange(3).astype(dtype)
+    want, got = cupy.zeros((4, 3), dtype), cupy.zeros((4, 3), dtype)
+    cupy.add(row, row, out=want)
+    assert sw.add(row, row, out=got) is got
+    assert same_bits(cupy.asnumpy(got), cupy.asnumpy(want))
+
+
+@pytest.mark.gpu
+def test_torch_cuda_out_is_resized_as_torch_resizes_it():
+    a = torch.randn(2, 3, 4, 5, device="cuda").to(memory_format=torch.channels_last)
+    _torch_pair(lambda: torch.empty(0, device="cuda"), a, 0.5, op="multiply")
