@@ -179,8 +179,10 @@ class Plan:
         if pack is not None:
             cap = min(cap, pack)
         cap, aux = m.pack(self, kinds, cap)
-        periods = tuple(self._period(k) if kind == "periodic" else 0 for k, kind in enumerate(kinds))
-        return Layout(mode, tuple(kinds), cap, aux, periods if "periodic" in kinds else ())
+        # short_rows' "repeated" operands are periodic ones read at one phase per thread
+        periods = tuple(self._period(k) if kind == "periodic" or kind == "repeated" and mode == "short_rows"
+                        else 0 for k, kind in enumerate(kinds))
+        return Layout(mode, tuple(kinds), cap, aux, periods if any(periods) else ())
 
     def _agrees(self, k: int, cap: int, dims) -> bool:
         """Operand k's packs of `cap` are aligned exactly where output 0's are, at every index
