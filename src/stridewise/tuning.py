@@ -308,7 +308,11 @@ _CUDA_KERNELS = KernelTables(
     max_registers={"tiled": 80, "short_rows": 72, ("short_rows", "int32"): 56,
                    ("short_rows", "int64"): 64, ("short_rows", "float16"): 80,
                    ("short_rows", "bfloat16"): 80, ("rows", "int64", "repeated"): 64,
-                   ("tiled", "float16"): 96, ("tiled", "bfloat16"): 96},
+                   ("tiled", "float16"): 96, ("tiled", "bfloat16"): 96,
+                   # short_rows' resident divisor holds its prepared form for the whole loop:
+                   # caps where the 16-bit and 1-byte kernels do not spill (tools/sass.py)
+                   ("short_rows", "float16", "repeated"): 96, ("short_rows", "bfloat16", "repeated"): 128,
+                   ("short_rows", "int8", "repeated"): 96, ("short_rows", "uint8", "repeated"): 96},
     # An int64 outer product's packs go through the fast path together, then one branch.
     batched={("rows", "int64", "repeated"): True},
     # Tall, narrow tiles (the tuning makes them 8 packs wide); int32 stays square.
