@@ -242,7 +242,15 @@ SW_DEVICE SW_INLINE void resident_kernel(const Slot* s, const Slot* x) {
     Op::template apply<1>(f.p, off, f.u);
   }
   const C period = (C)per / P, threads = (C)gridDim.x * blockDim.x;
-  const C lanes = threads - threads % period;   // the host launches at least `period` threads
+  if (threads < period) {   // a grid smaller than one period (configure never launches one)
+    for (C q = tid; q < packs; q += threads) {
+      SW_UNROLL for (int k = 0; k < Op::kArrays; ++k)
+        off[k] = Op::repeated(k) ? (Index)(q % period) * P : (Index)q * P;
+      Op::template apply<P>(f.p, off, f.u);
+    }
+    return;
+  }
+  const C lanes = threads - threads % period;
   if (tid >= lanes || tid >= packs) return;
   const Index phase = (Index)(tid % period) * P;
   SW_UNROLL for (int k = 0; k < Op::kArrays; ++k) off[k] = Op::repeated(k) ? phase : (Index)tid * P;
