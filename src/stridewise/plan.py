@@ -179,9 +179,7 @@ class Plan:
         if pack is not None:
             cap = min(cap, pack)
         cap, aux = m.pack(self, kinds, cap)
-        # short_rows' "repeated" operands are periodic ones read at one phase per thread
-        periods = tuple(self._period(k) if kind == "periodic" or kind == "repeated" and mode == "short_rows"
-                        else 0 for k, kind in enumerate(kinds))
+        periods = tuple(self._period(k) if kind in m.periods else 0 for k, kind in enumerate(kinds))
         return Layout(mode, tuple(kinds), cap, aux, periods if any(periods) else ())
 
     def _agrees(self, k: int, cap: int, dims) -> bool:

@@ -89,5 +89,7 @@ def _grid(spec, plan, alg, tables) -> tuple:
 MODE = register(Mode(
     "short_rows", ShortRows, rank=40,
     applies=_applies, prefers=_prefers, kind=_kind, pack=_pack,
+    # a resident operand is read at one phase of its period per thread, wherever _pack allows
+    periods=("periodic", "repeated"), shares=lambda plan, tuning: tuning.share_rows,
     example=lambda new: (new((1000, 6)), new((1, 6))),
     kernels=in_headers("short_rows", args=_args, slots=_slots, grid=_grid)))
