@@ -65,7 +65,10 @@ def _fast_div(spec, tables) -> bool:
 
 
 def _args(spec, tables) -> str:
-    return ", true" if _fast_div(spec, tables) else ""
+    fast, loads = _fast_div(spec, tables), tables.lookup("loads", spec)
+    if loads:   # packs in flight (kernels.cuh run_packs L)
+        return f", {str(fast).lower()}, {loads}"
+    return ", true" if fast else ""
 
 
 def _slots(spec, tables) -> int:

@@ -268,10 +268,10 @@ SW_DEVICE SW_INLINE void resident_kernel(const Slot* s, const Slot* x) {
 template <class Op, int L = kLoads>
 SW_DEVICE void contiguous_kernel(const Slot* s, const Slot* x) { flat_kernel<Op, false, false, L>(s, x); }
 template <class Op> SW_DEVICE void scalar_kernel(const Slot* s, const Slot* x) { flat_kernel<Op, false>(s, x); }
-template <class Op, bool kFastDiv = false>
+template <class Op, bool kFastDiv = false, int L = kLoads>
 SW_DEVICE void short_rows_kernel(const Slot* s, const Slot* x) {
-  if constexpr (Op::kRepeated != 0) resident_kernel<Op>(s, x);
-  else flat_kernel<Op, true, kFastDiv>(s, x);
+  if constexpr (Op::kRepeated != 0) resident_kernel<Op, L>(s, x);
+  else flat_kernel<Op, true, kFastDiv, L>(s, x);
 }
 
 // Offsets of the first element of row h0 of `slab`, a multi-index over the dims before the
