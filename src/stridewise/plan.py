@@ -42,7 +42,8 @@ class Layout:
 
     kinds: per operand, one of "dense" (unit stride, packed), "repeated" (dense, and the
     same row for every index of the next-to-last dim: a row vector, which `rows` with
-    share_rows reads once per column of rows), "bcast" (stride 0 along the walk), "strided"
+    share_rows reads once per column of rows; in `short_rows`, a periodic operand each
+    thread reads at one phase of its period, once), "bcast" (stride 0 along the walk), "strided"
     (any stride, element by element), "periodic" (flat index mod period), "staged" (unit
     stride along the tile dim only; read as a dense pack from the tile or block the kernel
     first transposes, `tiled`), "shifted" (dense, but its packs are not aligned where the
