@@ -108,6 +108,24 @@ def test_host_hypothesis(n, h, w, c, a_off, b_off, seed):
     _check(a, b, numpy_remainder(a, b), alg)
 
 
+def test_host_user_kernel_two_resident_operands():
+    """A user kernel with two per-channel operands of one period (both resident, no prepared
+    form), against NumPy; beside an operand of another period (per W and C) they are all
+    gathered."""
+    k = sw.ElementwiseKernel("T x, T s, T t", "T z", "z = x - s + t")   # no product to contract
+    rng = np.random.default_rng(9)
+    n, h, w, c = 2, 5, 6, 32
+    x = _channels_last(rng, "float64", n, h, w, c)
+    per_w = random_values(rng, "float64", (1, 1, w, c)).transpose(0, 3, 1, 2)   # period W * C
+    for t, kinds in ((_channel(rng, "float64", c), ("repeated", "repeated")),
+                     (per_w, ("periodic", "periodic"))):
+        s_ = _channel(rng, "float64", c)
+        z = np.empty((n, h, w, c)).transpose(0, 3, 1, 2)
+        assert k._explain((x, s_, t), {"algorithm": RESIDENT, "out": z}).spec.kinds[2:] == kinds
+        assert k(x, s_, t, z, algorithm=RESIDENT) is z
+        assert same_bits(z, (x - s_) + t)
+
+
 def test_auto_on_the_host_gathers():
     """The host's tuning leaves share_rows off (its short_rows loop gains nothing from it)."""
     a, b = np.ones((4, 8, 2, 2), np.float32), np.ones((1, 8, 1, 1), np.float32)
@@ -201,4 +219,11 @@ def test_resident_variants_compile(monkeypatch):
             specs.append(dataclasses.replace(
                 base, arrays=(dt,) * 3, compute=dt, functor=op.functor_for(dt, "torch"),
                 pack=pack, index_bits=bits, keep_loads=bits == 32))
+    # a user kernel's two resident operands, without a prepared form
+    k = sw.ElementwiseKernel("T x, T s, T t", "T z", "z = x - s + t")
+    x = np.ones((2, 4, 4, 32), np.float32).transpose(0, 3, 1, 2)
+    ch = np.ones((1, 32, 1, 1), np.float32)
+    user = k._explain((x, ch, ch + 1), {"algorithm": RESIDENT, "out": np.empty_like(x)}).spec
+    assert user.kinds[2:] == ("repeated", "repeated")
+    specs.append(user)
     assert compile_batched(specs) == len(specs)
