@@ -109,6 +109,8 @@ def _layouts(dtype, rng):
         "rows/one-long-row": (flat[::2], r(((200011 + 1) // 2,)), None, "rows"),
         "short_rows": (r((70001, 6)), r((1, 6)), None, "short_rows"),
         "short_rows/3d": (r((7001, 3, 5)), r((3, 5)), None, "short_rows"),
+        # 32-element rows: the divisor's period is whole packs, resident (ShortRows(share_rows))
+        "short_rows/resident": (r((7001, 32)), r((32,)), None, "short_rows"),
         "tiled": (r((600, 1000)).T, r((1000, 600)), None, "tiled"),
         "tiled/batched": (r((3, 130, 200)).transpose(1, 2), r((3, 200, 130)), None, "tiled"),
         "general": (r((600, 1000)), r((600, 1)),

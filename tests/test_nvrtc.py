@@ -58,6 +58,9 @@ def _base_specs():
         # a shared row beside rows of odd length: the batch's rows P apart (kRowSpacing)
         "rows/spaced+heads": ((np.ones((64, 255), f), np.ones(255, f)), algorithms.Rows(share_rows=True)),
         "short_rows": ((np.ones((100, 6), f), np.ones((1, 6), f)), None),
+        # a period of whole packs, resident: read once per thread (kernels.cuh resident_kernel)
+        "short_rows/repeated": ((np.ones((100, 64), f), np.ones((1, 64), f)),
+                                algorithms.ShortRows(share_rows=True)),
         "tiled": ((np.ones((256, 64), f).T, a), None),
         "general": ((np.ones((64, 512), f)[:, ::2], a.T.copy().T), algorithms.General()),
     }

@@ -98,8 +98,18 @@ class Rows(Algorithm):
 
 @dataclass(frozen=True, repr=False)
 class ShortRows(Algorithm):
-    """Flat packs over a dense output; periodic operands gathered by index mod period."""
+    """Flat packs over a dense output; periodic operands gathered by index mod period.
 
+    Parameters
+    ----------
+    share_rows : where a periodic operand's period is a whole number of packs from an
+        aligned start (a per-channel operand in channels_last), each thread walks packs at
+        one phase of it, so it is read, and what the operation derives from it alone (a
+        reciprocal) is computed, once per thread; explain shows it "repeated". Other
+        periods are gathered as without it.
+    """
+
+    share_rows: bool | None = None
     mode = "short_rows"
 
 

@@ -42,7 +42,8 @@ class Layout:
 
     kinds: per operand, one of "dense" (unit stride, packed), "repeated" (dense, and the
     same row for every index of the next-to-last dim: a row vector, which `rows` with
-    share_rows reads once per column of rows), "bcast" (stride 0 along the walk), "strided"
+    share_rows reads once per column of rows; in `short_rows`, a periodic operand each
+    thread reads at one phase of its period, once), "bcast" (stride 0 along the walk), "strided"
     (any stride, element by element), "periodic" (flat index mod period), "staged" (unit
     stride along the tile dim only; read as a dense pack from the tile or block the kernel
     first transposes, `tiled`), "shifted" (dense, but its packs are not aligned where the
@@ -179,8 +180,8 @@ class Plan:
         if pack is not None:
             cap = min(cap, pack)
         cap, aux = m.pack(self, kinds, cap)
-        periods = tuple(self._period(k) if kind == "periodic" else 0 for k, kind in enumerate(kinds))
-        return Layout(mode, tuple(kinds), cap, aux, periods if "periodic" in kinds else ())
+        periods = tuple(self._period(k) if kind in m.periods else 0 for k, kind in enumerate(kinds))
+        return Layout(mode, tuple(kinds), cap, aux, periods if any(periods) else ())
 
     def _agrees(self, k: int, cap: int, dims) -> bool:
         """Operand k's packs of `cap` are aligned exactly where output 0's are, at every index

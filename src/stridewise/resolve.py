@@ -69,6 +69,8 @@ def _fill(alg: Algorithm, tuning: ElementwiseTuning, plan, caps: Capabilities) -
         if f.name == "pack":
             widest = max(plan.itemsizes)
             updates["pack"] = plan.layout(alg.mode, max(1, tuning.pack_bytes // widest)).pack
+        elif f.name == "share_rows" and modes.get(alg.mode).shares:
+            updates["share_rows"] = modes.get(alg.mode).shares(plan, tuning)
         elif f.name == "share_rows":   # measured to pay where the output is all the traffic
             updates["share_rows"] = tuning.share_rows and (
                 plan.outer() or tuning.share_all_rows and plan.repeats_rows()) and (

@@ -50,8 +50,8 @@ class KernelTables:
     max_registers : register cap (`__maxnreg__`); absent: uncapped.
     batched : rows kernels whose batches go through the fast path together (run_packs kBatch).
     tile_rows : rows per tile of the tiled kernel; absent: square tiles.
-    loads : packs in flight compiled into the contiguous and rows kernels (run_packs L);
-        absent: kLoads (4).
+    loads : packs in flight compiled into the contiguous, rows and short_rows kernels
+        (run_packs L); absent: kLoads (4).
     fast_div : short_rows takes i mod period as a multiply-high.
     row_unit_packs, row_unit_packs_outer : rows work unit in packs per thread (one row per
         unit; outer products that do not share their divisor row).
@@ -295,6 +295,12 @@ _CUDA_EVIDENCE = (
     ("share_rows", _h200("2026-11-30", "tools/tune_gpu.py --share 0,1", "outer products "
                          "float64 +11%, int32 +18%, int64 +21%; a dense dividend lost "
                          "(crossed float64 -8%)")),
+    ("short_rows.share_rows", _h200("2026-12-02", "tools/short_rows_resident_run.sh (tools/"
+                                    "algorithms_ab.py --cases bias_channels_last, 3 rounds)",
+                                    "a per-channel divisor resident: float16 198.7 -> 142.7 us, "
+                                    "bfloat16 183.6 -> 161.1, float32 333.4 -> 266.0, int8 "
+                                    "173.0 -> 85.4, uint8 162.6 -> 70.9, int16 228.0 -> 136.9; "
+                                    "int32 270.2 / 271.5, float64 543.8 / 542.8")),
     ("contiguous.keep_loads", _h200("2026-11-30", "tools/auto_ab.py --anchor", "contiguous "
                                     "+1.0-1.3% (int32 4270 -> 4320 GB/s); python-scalar "
                                     "float32 -8%, int64 rows -12%")),
@@ -308,7 +314,12 @@ _CUDA_KERNELS = KernelTables(
     max_registers={"tiled": 80, "short_rows": 72, ("short_rows", "int32"): 56,
                    ("short_rows", "int64"): 64, ("short_rows", "float16"): 80,
                    ("short_rows", "bfloat16"): 80, ("rows", "int64", "repeated"): 64,
-                   ("tiled", "float16"): 96, ("tiled", "bfloat16"): 96},
+                   ("tiled", "float16"): 96, ("tiled", "bfloat16"): 96,
+                   # short_rows' resident divisor holds its prepared form for the whole loop:
+                   # caps where the 16-bit and 1-byte kernels do not spill (tools/sass.py; at
+                   # 80 bfloat16 spilled 208 bytes, int8 at 72 88 bytes)
+                   ("short_rows", "float16", "repeated"): 96, ("short_rows", "bfloat16", "repeated"): 128,
+                   ("short_rows", "int8", "repeated"): 96, ("short_rows", "uint8", "repeated"): 96},
     # An int64 outer product's packs go through the fast path together, then one branch.
     batched={("rows", "int64", "repeated"): True},
     # Tall, narrow tiles (the tuning makes them 8 packs wide); int32 stays square.

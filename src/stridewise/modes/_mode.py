@@ -71,6 +71,9 @@ class Mode:
     prefers : (plan, tuning) -> whether Auto runs it where it applies, with the backend's
         ElementwiseTuning (None: the defaults) (default: always).
     row_heads : `aux` says the rows peel their heads (compiled in as Op::kRowHeads).
+    periods : the operand kinds whose period (Plan._period) the record's period slots carry.
+    shares : (plan, tuning) -> the share_rows Auto fills in for the mode's algorithm, with the
+        tuning as the mode sees it (None: resolve's rule for row vectors).
     kernels : backend name -> Kernel; a backend without one cannot run the mode.
     example : (new) -> the inputs of a problem the mode runs with its algorithm, `new(shape)`
         making a dense array (of any library and dtype): the tests run every registered
@@ -85,6 +88,8 @@ class Mode:
     pack: Callable
     prefers: Callable | None = None
     row_heads: bool = False
+    periods: tuple = ("periodic",)
+    shares: Callable | None = None
     kernels: dict = field(default_factory=dict)
     example: Callable | None = None
 

@@ -1,7 +1,8 @@
 """short_rows: flat packs over a dense output; periodic operands gathered by index mod period.
 
 For rows too short to fill a warp's packs, and for rows whose alignment leaves `rows` a
-narrower pack than the flat walk.
+narrower pack than the flat walk. With share_rows, periodic operands whose period is whole
+packs are resident instead ("repeated"): each thread reads them at one phase, once.
 """
 from __future__ import annotations
 
@@ -27,17 +28,47 @@ def _prefers(plan, tuning) -> bool:
 
 
 def _kind(plan, k: int, share_rows: bool) -> str:
-    return "dense" if plan._flat(k) else "periodic"
+    """With share_rows a periodic operand is "repeated" (resident: read once per thread,
+    kernels.cuh resident_kernel) where `_pack` finds its period allows it."""
+    return "dense" if plan._flat(k) else "repeated" if share_rows else "periodic"
+
+
+# A resident period of at most this many packs: the kernel walks packs with a stride of the
+# grid's threads rounded down to a multiple of it, so it needs that many threads at least.
+MAX_RESIDENT_PACKS = 1024
+
+
+def _pack(plan, kinds: list, cap: int) -> tuple[int, int]:
+    """_flat.pack with every periodic operand gathered; then those that asked to be resident
+    stay "repeated" where each thread's packs meet one phase of one common period: the run
+    starts on a pack (no head), the period is whole packs, and the operand's own packs are
+    aligned."""
+    asked = [k for k, kind in enumerate(kinds) if kind == "repeated"]
+    for k in asked:
+        kinds[k] = "periodic"
+    cap, head = _flat.pack(plan, kinds, cap)
+    period = plan._period(asked[0]) if asked else 0
+    if asked and len(asked) == kinds.count("periodic") and all(
+            cap > 1 and head == 0 and plan._period(k) == period and period % cap == 0
+            and period // cap <= MAX_RESIDENT_PACKS and plan.ptrs[k] % (cap * plan.itemsizes[k]) == 0
+            for k in asked):
+        for k in asked:
+            kinds[k] = "repeated"
+    return cap, head
 
 
 def _fast_div(spec, tables) -> bool:
-    """Whether the kernel takes i mod period as a multiply-high (kernels.cuh flat_offsets)."""
+    """Whether the kernel takes i mod period as a multiply-high (kernels.cuh flat_offsets);
+    a resident walk takes none."""
     from stridewise.backends.cuda import _fast_div
-    return _fast_div(spec, tables)
+    return "periodic" in spec.kinds and _fast_div(spec, tables)
 
 
 def _args(spec, tables) -> str:
-    return ", true" if _fast_div(spec, tables) else ""
+    fast, loads = _fast_div(spec, tables), tables.lookup("loads", spec)
+    if loads:   # packs in flight (kernels.cuh run_packs L)
+        return f", {str(fast).lower()}, {loads}"
+    return ", true" if fast else ""
 
 
 def _slots(spec, tables) -> int:
@@ -48,6 +79,9 @@ def _grid(spec, plan, alg, tables) -> tuple:
     from stridewise.backends.cuda import _magic
 
     work, items, group, facts = _flat.grid(spec, plan, alg, tables)
+    if "repeated" in spec.kinds:   # at least a period's packs of threads (resident_kernel)
+        period = max(plan.layout("short_rows", spec.pack, True).periods) // spec.pack
+        work = max(work, -(-period // alg.block_size))
     if _fast_div(spec, tables):
         periods = plan.layout("short_rows").periods
         facts = [x for kind, period in zip(spec.kinds, periods) if kind == "periodic"
@@ -57,6 +91,8 @@ def _grid(spec, plan, alg, tables) -> tuple:
 
 MODE = register(Mode(
     "short_rows", ShortRows, rank=40,
-    applies=_applies, prefers=_prefers, kind=_kind, pack=_flat.pack,
+    applies=_applies, prefers=_prefers, kind=_kind, pack=_pack,
+    # a resident operand is read at one phase of its period per thread, wherever _pack allows
+    periods=("periodic", "repeated"), shares=lambda plan, tuning: tuning.share_rows,
     example=lambda new: (new((1000, 6)), new((1, 6))),
     kernels=in_headers("short_rows", args=_args, slots=_slots, grid=_grid)))

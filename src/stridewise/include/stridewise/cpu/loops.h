@@ -49,7 +49,8 @@ SW_INLINE void prefetch_ahead(char* const* p, int k, Index i) {
 template <class Op>
 void flat_loop(const Slot* slots) {
   typedef typename Op::Index Index;
-  enum { P = Op::kPack, W = kWide * Op::kPack };
+  // a resident operand (short_rows' "repeated") is one period long: its packs never wider
+  enum { P = Op::kPack, W = (Op::kRepeated ? 1 : kWide) * Op::kPack };
   const Frame<Op> f(slots);
   const Index n = f.n(), head = f.aux() < n ? f.aux() : n;
   const Index wides = (n - head) / W;

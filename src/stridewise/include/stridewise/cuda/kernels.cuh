@@ -86,9 +86,12 @@ SW_DEVICE SW_INLINE void flat_offsets(const Frame<Op>& f, const Slot* x, typenam
 // with a fast path (ptxas then waited on the first pack before loading the others: float16
 // remainder contiguous -10%, rows -6%) and a batch with an operand broadcast along its rows (a
 // bool outer product -7%); a shared batch keeps them too (no eager form of it was measured).
+// `resident`: the In whose repeated operands every pack of the thread shares (short_rows at
+// one phase of the period), read and prepared once before the loop; each pack reloads the rest.
 template <class Op, int P, bool kShare = false, bool kBatch = false, int L = kLoads, class C, class Pack, class Offsets>
 SW_DEVICE SW_INLINE void run_packs(const Frame<Op>& f, char* const* p, C count, C packs,
-                                   const Pack& pack, const Offsets& offsets, C rows = L) {
+                                   const Pack& pack, const Offsets& offsets, C rows = L,
+                                   const typename Op::template In<P>* resident = nullptr) {
   typedef typename Op::Index Index;
   enum { kEager = Op::kPure && !Op::kBcast && !kBatch && !kShare && !HasFast<typename Op::F>::value };
   for (C t0 = 0; t0 < count; t0 += L) {
@@ -106,15 +109,17 @@ SW_DEVICE SW_INLINE void run_packs(const Frame<Op>& f, char* const* p, C count, 
       live[j] = j == 0 || (kShare ? (C)j < rows : t0 + j < count && q < packs);
       if constexpr (kEager) {
         offsets(live[j] ? q : q0, j, off[j]);
-        in[j] = Op::template load<P>(p, off[j], f.u);
+        in[j] = resident ? Op::template reload<P>(p, off[j], f.u, *resident)
+                         : Op::template load<P>(p, off[j], f.u);
       } else {
         // the shared values are in[0]'s on every path; with kBatch a pack out of range
         // computes on pack 0's operands and is never stored
         if ((kShare || kBatch) && j > 0) in[j] = in[0];
         if (live[j]) {
           offsets(q, j, off[j]);
-          in[j] = kShare && j > 0 ? Op::template reload<P>(p, off[j], f.u, in[0])
-                                  : Op::template load<P>(p, off[j], f.u);
+          in[j] = resident ? Op::template reload<P>(p, off[j], f.u, *resident)
+                  : kShare && j > 0 ? Op::template reload<P>(p, off[j], f.u, in[0])
+                                    : Op::template load<P>(p, off[j], f.u);
         }
       }
     }
@@ -213,11 +218,61 @@ SW_DEVICE SW_INLINE void flat_kernel(const Slot* s, const Slot* x) {
   }
 }
 
+// short_rows with resident operands ("repeated" there: periodic operands whose period is R
+// whole packs from an aligned start, modes/short_rows.py). The grid's threads, rounded down to
+// a multiple of R, walk the packs with that stride, so each thread meets one phase of the
+// period: it reads those operands, and prepares them (a divisor's reciprocal), once, where the
+// periodic walk pays an index mod period, a table load and the functor's own setup per pack.
+// The elements after the last pack go one by one.
+template <class Op, int L = kLoads>
+SW_DEVICE SW_INLINE void resident_kernel(const Slot* s, const Slot* x) {
+  typedef typename Op::Index Index;
+  typedef typename Counter<Index>::type C;
+  enum { P = Op::kPack };
+  const Frame<Op> f(s);
+  const C n = (C)f.n();
+  const C packs = unshifted_packs<Op>(n);
+  const C tail = packs * P;
+  const C tid = global_thread<C>();
+  Index per = 1, off[Op::kArrays];
+  SW_UNROLL for (int k = 0; k < Op::kArrays; ++k) if (Op::repeated(k)) per = f.period(k);
+  if (tid < n - tail) {
+    SW_UNROLL for (int k = 0; k < Op::kArrays; ++k)
+      off[k] = Op::repeated(k) ? (Index)((tail + tid) % (C)per) : (Index)(tail + tid);
+    Op::template apply<1>(f.p, off, f.u);
+  }
+  const C period = (C)per / P, threads = (C)gridDim.x * blockDim.x;
+  if (threads < period) {   // a grid smaller than one period (configure never launches one)
+    for (C q = tid; q < packs; q += threads) {
+      SW_UNROLL for (int k = 0; k < Op::kArrays; ++k)
+        off[k] = Op::repeated(k) ? (Index)(q % period) * P : (Index)q * P;
+      Op::template apply<P>(f.p, off, f.u);
+    }
+    return;
+  }
+  const C lanes = threads - threads % period;
+  if (tid >= lanes || tid >= packs) return;
+  const Index phase = (Index)(tid % period) * P;
+  SW_UNROLL for (int k = 0; k < Op::kArrays; ++k) off[k] = Op::repeated(k) ? phase : (Index)tid * P;
+  const typename Op::template In<P> first = Op::template load<P>(f.p, off, f.u);
+  const C items = geometry(x).items, step = lanes * items;
+  for (C b = tid; b < packs; b += step) {
+    run_packs<Op, P, false, false, L>(
+        f, f.p, items, packs, [&](C t) { return b + t * lanes; },
+        [&](C q, int, Index* o) {
+          SW_UNROLL for (int k = 0; k < Op::kArrays; ++k) o[k] = Op::repeated(k) ? phase : (Index)q * P;
+        }, (C)L, &first);
+  }
+}
+
 template <class Op, int L = kLoads>
 SW_DEVICE void contiguous_kernel(const Slot* s, const Slot* x) { flat_kernel<Op, false, false, L>(s, x); }
 template <class Op> SW_DEVICE void scalar_kernel(const Slot* s, const Slot* x) { flat_kernel<Op, false>(s, x); }
-template <class Op, bool kFastDiv = false>
-SW_DEVICE void short_rows_kernel(const Slot* s, const Slot* x) { flat_kernel<Op, true, kFastDiv>(s, x); }
+template <class Op, bool kFastDiv = false, int L = kLoads>
+SW_DEVICE void short_rows_kernel(const Slot* s, const Slot* x) {
+  if constexpr (Op::kRepeated != 0) resident_kernel<Op, L>(s, x);
+  else flat_kernel<Op, true, kFastDiv, L>(s, x);
+}
 
 // Offsets of the first element of row h0 of `slab`, a multi-index over the dims before the
 // rows' own: dims [0, D - 1) for R = 1 (h0 = 0), [0, D - 2) with dim D - 2 holding h0
