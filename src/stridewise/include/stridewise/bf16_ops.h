@@ -1,0 +1,90 @@
+// stridewise/bf16_ops.h: fmod and floor_divide chosen by storage type. Every dtype computes
+// in its OpMath type's functor (ops.h), except bfloat16, whose lanes past the fast path's
+// range take remainder's table (bf16_fmod.h) in place of float's exact steps: a bfloat16 has
+// 8 significant bits, which the table's argument needs, and a float32 value does not.
+// Only bfloat16 operands reach these functors: an operand of another dtype is rounded to
+// bfloat16 on load, and torch's unrounded float32 number makes the op compute in float
+// (pipeline.py torch_numbers).
+#pragma once
+#include "ops.h"
+
+namespace sw {
+
+template <class T> struct FmodSelect { typedef FmodFunctor<typename OpMath<T>::type> type; };
+template <class T> struct FloorDivideSelect { typedef FloorDivideFunctor<typename OpMath<T>::type> type; };
+// The op table's functors (ops/builtins.py): FmodOf<T> is FmodFunctor<OpMath<T>> itself for
+// every T but bfloat16, so those kernels are the same types as before.
+template <class T> using FmodOf = typename FmodSelect<T>::type;
+template <class T> using FloorDivideOf = typename FloorDivideSelect<T>::type;
+
+// fmod of bfloat16 operands (as floats). Fast path and exact form are remainder's for
+// bfloat16 (functors.h ShortRemainderFunctor<true>), on magnitudes:
+// - device: the range check first (remainder_wide without step 0: finite |a| >= |b| 2^39,
+//   subnormal or huge |b|), and two lanes at a time (Wide2); unflagged lanes take
+//   remainder_fast without step 0 and its checks, on a' = |a| with b's sign: its floor modulus
+//   of a' by b is then |a| mod |b| with b's sign (a' and b agree in sign, so no rounding of
+//   a + b arises), and a's sign copied in gives fmod. Flagged lanes take bf16_fmod, which is
+//   fmod (a's sign) for every bfloat16 pair. A prepared divisor is remainder's (Divisor).
+// - host: fmod_double's fast path (quotients below 2^50, vectorized), bf16_fmod_host for a
+//   flagged pack (vectorized too).
+// tests/test_cuda.py runs every bfloat16 pair through fmod and floor_divide on the device,
+// dense and prepared divisors; tests/test_remainder_cpu.py every dividend by the host table's
+// divisors.
+struct Bf16Fmod {
+#if defined(__CUDA_ARCH__)
+  enum { kFlagsFirst = 1 };
+  SW_DEVICE SW_INLINE float operator()(float a, float b) const {
+    if (remainder_wide<false>(a, b)) return bf16_fmod(a, b);
+    FastFlag never = false;
+    return fast(a, b, never);
+  }
+  SW_DEVICE SW_INLINE static Divisor<float> prepare(float b) { return Divisor<float>::make(b); }
+  SW_DEVICE SW_INLINE static bool wide(float a, float b) { return remainder_wide<false>(a, b); }
+  SW_DEVICE SW_INLINE static bool wide(float a, const Divisor<float>& d) { return remainder_wide<false>(a, d); }
+  SW_DEVICE SW_INLINE static float fast(float a, float b, FastFlag& slow) {
+    return copysignf(remainder_fast<kNumpy, false, false>(copysignf(a, b), b, slow), a);
+  }
+  SW_DEVICE SW_INLINE static float fast(float a, const Divisor<float>& d, FastFlag& slow) {
+    return copysignf(remainder_fast<kNumpy, false, false>(copysignf(a, d.b), d, slow), a);
+  }
+#else
+  enum { kVectorExact = 1 };
+  SW_INLINE float operator()(float a, float b) const { return bf16_fmod_host(a, b); }
+  SW_INLINE static float fast(float a, float b, FastFlag& slow) { return fmod_double(a, b, slow); }
+#endif
+};
+
+// floor_divide of bfloat16 operands: NumPy's definition from Bf16Fmod's exact fmod, in float
+// (the same steps as FloorDivideFunctor<float>, so the same bits).
+struct Bf16FloorDivide : Bf16Fmod {
+#if defined(__CUDA_ARCH__)
+  SW_DEVICE SW_INLINE static float floor_of(float a, float b, float mod) {
+    return FloorDivideFunctor<float>::float_floor_divide(a, b, mod);
+  }
+  SW_DEVICE SW_INLINE float operator()(float a, float b) const { return floor_of(a, b, Bf16Fmod()(a, b)); }
+  SW_DEVICE SW_INLINE static float fast(float a, float b, FastFlag& slow) {
+    return floor_of(a, b, Bf16Fmod::fast(a, b, slow));
+  }
+  SW_DEVICE SW_INLINE static float fast(float a, const Divisor<float>& d, FastFlag& slow) {
+    return floor_of(a, d.b, Bf16Fmod::fast(a, d, slow));
+  }
+#else
+  SW_INLINE float operator()(float a, float b) const {
+    return floor_divide_from_fmod(a, b, bf16_fmod_host(a, b));
+  }
+  SW_INLINE static float fast(float a, float b, FastFlag& slow) {
+    return floor_divide_from_fmod(a, b, fmod_double(a, b, slow));
+  }
+#endif
+};
+
+template <> struct FmodSelect<bfloat16> { typedef Bf16Fmod type; };
+template <> struct FloorDivideSelect<bfloat16> { typedef Bf16FloorDivide type; };
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+// The range check two lanes at a time: remainder's (it reads magnitudes only).
+template <> struct Wide2<Bf16Fmod, bfloat16> : Wide2<RemainderFunctor<bfloat16, kTorch>, bfloat16> {};
+template <> struct Wide2<Bf16FloorDivide, bfloat16> : Wide2<RemainderFunctor<bfloat16, kTorch>, bfloat16> {};
+#endif
+
+}  // namespace sw
