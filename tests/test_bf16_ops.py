@@ -1,0 +1,37 @@
+"""bfloat16 fmod and floor_divide through remainder's table (bf16_ops.h), against NumPy's
+ufuncs in float32, rounded once (oracle.numpy_op). torch's CPU fmod is no oracle here: it
+gives NaN for finite dividends by subnormal divisors (its vector loop divides first)."""
+import numpy as np
+import pytest
+
+import stridewise as sw
+from oracle import NP, mismatches, numpy_op, same_bits
+
+# Every subnormal divisor, the smallest normal ones, the largest and the specials (both signs),
+# and every 193rd: the divisors that send a dividend past the host's double fast path
+# (quotients of 2^50 and more) to the table, and a spread of the rest.
+_BITS = np.r_[0:0x100, 0x7E00:0x8000, 0:0x8000:193].astype(np.uint16)
+_DIVISORS = np.concatenate([_BITS, _BITS | np.uint16(0x8000)]).view(NP["bfloat16"])[:, None]
+_EVERY = np.arange(65536, dtype=np.uint16).view(NP["bfloat16"])[None, :]
+
+
+@pytest.mark.parametrize("op", ["fmod", "floor_divide"])
+def test_every_bfloat16_dividend_by_the_table_divisors(op):
+    """Every bfloat16 dividend (both signs, subnormals, inf, NaN) by the divisors above: the
+    fast path and the table's packs, which differ in most rows, against NumPy's ufunc."""
+    for start in range(0, _DIVISORS.shape[0], 256):
+        b = _DIVISORS[start:start + 256]
+        got = getattr(sw, op)(_EVERY, b)
+        want = numpy_op(getattr(np, op), _EVERY, b)
+        assert same_bits(got, want), (op, mismatches(got, want, *np.broadcast_arrays(_EVERY, b)))
+
+
+def test_torch_float_number_divides_a_bfloat16_tensor_in_float():
+    """torch reads a Python float divisor of a bfloat16 tensor's floor_divide in float32,
+    unrounded (pipeline.py torch_numbers): 0.3 is not a bfloat16 value, so the table, which
+    needs 8 significant bits, must not see it. Quotients past 2^50 reach the exact form."""
+    torch = pytest.importorskip("torch")
+    a = torch.tensor([1e30, -3e33, 7e20, 1.5, -2.0e38, 3.0e-39, 65280.0], dtype=torch.bfloat16)
+    for b in (0.3, -0.7, 1e-7, 3.1e-41):
+        got, want = sw.floor_divide(a, b), torch.floor_divide(a, b)
+        assert got.dtype == want.dtype and torch.equal(got.view(torch.int16), want.view(torch.int16)), (b, got, want)
