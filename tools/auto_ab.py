@@ -2,7 +2,7 @@
 
     python tools/auto_ab.py --trees .snapHead,. --cases outer,crossed_3d --dtypes int64 --rounds 3
     python tools/auto_ab.py --trees old,. --cases contiguous --dtypes float16 --values narrow,wide --anchor
-    python tools/auto_ab.py --trees old,. --cases contiguous --dtypes bfloat16 --op fmod --anchor
+    python tools/auto_ab.py --trees old,. --cases contiguous --dtypes bfloat16 --op remainder,fmod --anchor
 
 Each tree runs in its own process (its own src/ on PYTHONPATH and its own kernel cache), so a
 round measures every tree once per cell; rounds alternate the trees to spread the machine's
@@ -26,9 +26,9 @@ import stridewise as sw
 from stridewise.bench import matrix as bench
 import torch
 cases, dtypes, log2, anchor = sys.argv[1].split(","), sys.argv[2].split(","), int(sys.argv[3]), sys.argv[4]
-values, op_arg = sys.argv[5].split(","), sys.argv[6]
+values, ops = sys.argv[5].split(","), sys.argv[6].split(",")
 out = {}
-for case, dtype, v in itertools.product(cases, dtypes, values):
+for op_arg, case, dtype, v in itertools.product(ops, cases, dtypes, values):
     if v != "narrow" and not bench.bench_values.applies(v, dtype):
         continue
     a, b, o = bench._make_case(case, dtype, log2, "torch", "cuda", *([v] if v != "narrow" else []))
@@ -69,7 +69,8 @@ def main(argv=None):
     ap.add_argument("--log2", type=int, default=27)
     ap.add_argument("--values", default="narrow", help="value distributions (bench_values.VALUES); "
                     "every tree draws them with its own bench")
-    ap.add_argument("--op", default="", help="the op of every cell (default: the bench's, remainder)")
+    ap.add_argument("--op", default="", help="comma-separated ops, each over every cell (default: "
+                    "the bench's, remainder)")
     ap.add_argument("--anchor", nargs="?", const="eager", choices=("eager", "compile"),
                     help="also torch eager (or torch.compile), as a ratio per process")
     ap.add_argument("--out", help="also write every round's results (JSON) here, after each run, "
