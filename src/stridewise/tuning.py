@@ -304,12 +304,8 @@ _CUDA_EVIDENCE = (
 _NARROW = ("float16", "bfloat16", "int8", "uint8")
 _CUDA_KERNELS = KernelTables(
     # Register caps (__maxnreg__): more resident warps hide the remainder's latency better
-    # than the spared registers would. The bfloat16 outer product's cap is above what it
-    # needs: uncapped, ptxas held it to 80 registers by recomputing each pack's prepared
-    # divisor (rcp.approx, its scaled forms, the clamp: 104 -> 111-115 instructions a pack);
-    # under any cap it keeps them in 95.
+    # than the spared registers would.
     max_registers={"tiled": 80, "short_rows": 72, ("short_rows", "int32"): 56,
-                   ("rows", "bfloat16", "outer"): 96,
                    ("short_rows", "int64"): 64, ("short_rows", "float16"): 80,
                    ("short_rows", "bfloat16"): 80, ("rows", "int64", "repeated"): 64,
                    ("tiled", "float16"): 96, ("tiled", "bfloat16"): 96},
