@@ -26,13 +26,17 @@ template <class T> using FloorDivideOf = typename FloorDivideSelect<T>::type;
 //   a + b arises), and a's sign copied in gives fmod. A flagged pack redoes its lanes as
 //   remainder does: quotients below 2^60 through the fast path with step 0 (float32's range),
 //   the rest (and subnormal or huge divisors) by bf16_fmod, which is fmod (a's sign) for every
-//   bfloat16 pair; with the table for every flagged lane (2^40 and up), huge quotients read
-//   470 against 222 us (H200, 2^27). A prepared divisor is remainder's (Divisor).
+//   bfloat16 pair. A prepared divisor is remainder's (Divisor). H200, 2^27, contiguous,
+//   against FmodFunctor<float> (step 0 in every lane, the rest a call): narrow 189 against
+//   220-222 us, subnormal divisors 311-313 against 697-702, near max 310-312 against 638-642,
+//   huge quotients 328-329 against 222-223 (with the table from 2^40: 470).
+// The float functor's step 0 in every lane would keep huge quotients at 222 us but leaves
+//   narrow at 0.85x torch eager; this form is at 1.0x torch eager or more in every cell.
 // - host: fmod_double's fast path (quotients below 2^50, vectorized), bf16_fmod_host for a
 //   flagged pack (vectorized too).
-// tests/test_cuda.py runs every bfloat16 pair through fmod and floor_divide on the device,
-// dense and prepared divisors; tests/test_remainder_cpu.py every dividend by the host table's
-// divisors.
+// tests/test_cuda_bf16_ops.py runs every bfloat16 pair through fmod and floor_divide on the
+// device, divisors dense and prepared; tests/test_bf16_ops.py every dividend by the host
+// table's divisors.
 struct Bf16Fmod {
 #if defined(__CUDA_ARCH__)
   enum { kFlagsFirst = 1 };
@@ -57,37 +61,29 @@ struct Bf16Fmod {
 #endif
 };
 
-// floor_divide of bfloat16 operands: NumPy's definition from Bf16Fmod's exact fmod, in float
-// (the same steps as FloorDivideFunctor<float>, so the same bits).
+#if !defined(__CUDA_ARCH__)
+// floor_divide of bfloat16 operands on the host: NumPy's definition (floor_divide_from_fmod)
+// from Bf16Fmod's exact fmod. The device keeps FloorDivideFunctor<float> (float's fmod with
+// step 0 per element, its rare lanes a call): flags first with this fmod, huge quotients read
+// 803-809 against 373-388 us contiguous and 1684-1686 against 379-390 outer (below torch
+// eager), narrow 466-470 against 524-544 and subnormal divisors 819-823 against 1170-1195
+// (H200, 2^27, two rounds).
 struct Bf16FloorDivide : Bf16Fmod {
-#if defined(__CUDA_ARCH__)
-  SW_DEVICE SW_INLINE static float floor_of(float a, float b, float mod) {
-    return FloorDivideFunctor<float>::float_floor_divide(a, b, mod);
-  }
-  SW_DEVICE SW_INLINE float operator()(float a, float b) const { return floor_of(a, b, Bf16Fmod()(a, b)); }
-  SW_DEVICE SW_INLINE static float fast(float a, float b, FastFlag& slow) {
-    return floor_of(a, b, Bf16Fmod::fast(a, b, slow));
-  }
-  SW_DEVICE SW_INLINE static float fast(float a, const Divisor<float>& d, FastFlag& slow) {
-    return floor_of(a, d.b, Bf16Fmod::fast(a, d, slow));
-  }
-#else
   SW_INLINE float operator()(float a, float b) const {
     return floor_divide_from_fmod(a, b, bf16_fmod_host(a, b));
   }
   SW_INLINE static float fast(float a, float b, FastFlag& slow) {
     return floor_divide_from_fmod(a, b, fmod_double(a, b, slow));
   }
-#endif
 };
+template <> struct FloorDivideSelect<bfloat16> { typedef Bf16FloorDivide type; };
+#endif
 
 template <> struct FmodSelect<bfloat16> { typedef Bf16Fmod type; };
-template <> struct FloorDivideSelect<bfloat16> { typedef Bf16FloorDivide type; };
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 // The range check two lanes at a time: remainder's (it reads magnitudes only).
 template <> struct Wide2<Bf16Fmod, bfloat16> : Wide2<RemainderFunctor<bfloat16, kTorch>, bfloat16> {};
-template <> struct Wide2<Bf16FloorDivide, bfloat16> : Wide2<RemainderFunctor<bfloat16, kTorch>, bfloat16> {};
 #endif
 
 }  // namespace sw

@@ -151,9 +151,9 @@ template <class T> struct FloorDivideFunctor {
     if constexpr (IsInt<T>::value) return int_floor_divide(a, b);
     else return float_floor_divide(a, b);
   }
-  SW_HOST_DEVICE SW_INLINE static T float_floor_divide(T a, T b) { return float_floor_divide(a, b, sw_fmod(a, b)); }
-  SW_HOST_DEVICE SW_INLINE static T float_floor_divide(T a, T b, T mod) {   // mod = fmod(a, b)
+  SW_HOST_DEVICE SW_INLINE static T float_floor_divide(T a, T b) {
     if (b == 0) return a / b;
+    const T mod = sw_fmod(a, b);
     T div = (a - mod) / b;
     if (mod != 0 && ((b < 0) != (mod < 0))) div -= T(1);
     if (div == 0) return sw_copysign(T(0), a / b);
