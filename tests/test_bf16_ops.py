@@ -35,3 +35,43 @@ def test_torch_float_number_divides_a_bfloat16_tensor_in_float():
     for b in (0.3, -0.7, 1e-7, 3.1e-41):
         got, want = sw.floor_divide(a, b), torch.floor_divide(a, b)
         assert got.dtype == want.dtype and torch.equal(got.view(torch.int16), want.view(torch.int16)), (b, got, want)
+
+
+@pytest.mark.nvrtc
+def test_bfloat16_fmod_compiles_remainders_checks_and_floor_divide_keeps_floats():
+    """bfloat16 fmod's kernels (every mode) take remainder's range check first, two lanes at a
+    time where the operands are dense 16-bit packs (bf16_ops.h's Wide2), and compile for sm_90;
+    floor_divide keeps float's functor on the device, and every other dtype's fmod is
+    FmodFunctor of its OpMath type."""
+    pytest.importorskip("cuda.core")
+    import dataclasses
+
+    from nvrtc_batch import compile_batched
+    from stridewise.backends import cuda
+    from stridewise.codegen import source as codegen
+    from stridewise.ops import builtins
+    from stridewise.operands.dtypes import DTYPES
+    from test_nvrtc import _base_specs
+
+    dt = DTYPES["bfloat16"]
+    fmod = builtins.OPS["fmod"].functor_for(dt, "torch")
+    assert fmod == "sw::FmodOf<sw::bfloat16>"
+    specs = []
+    for name, spec in _base_specs().items():
+        s = dataclasses.replace(spec, arrays=(dt,) * len(spec.arrays), params=(dt,) * len(spec.params),
+                                compute=dt, functor=fmod, pack=1 if spec.mode == "general" else 8)
+        src = codegen.generate(s, cuda.entry_point)
+        if codegen._prepared(s) is None and codegen._pairs(s):
+            assert "W2::wide(sw::pair(" in src, name
+        specs.append(s)
+    assert compile_batched(specs) == len(specs)
+    probe = ('#include <stridewise/ops.h>\n'
+             'template <class A, class B> struct Same { enum { value = 0 }; };\n'
+             'template <class A> struct Same<A, A> { enum { value = 1 }; };\n'
+             'static_assert(Same<sw::FloorDivideOf<sw::bfloat16>, sw::FloorDivideFunctor<float> >::value, "fd");\n'
+             'static_assert(sw::Wide2<sw::FmodOf<sw::bfloat16>, sw::bfloat16>::value == 1, "wide2");\n'
+             + "".join(f'static_assert(Same<sw::FmodOf<{t}>, sw::FmodFunctor<{m}> >::value, "{t}");\n'
+                       for t, m in (("sw::half", "float"), ("float", "float"), ("double", "double"),
+                                    ("sw::i8", "sw::i8"), ("sw::i64", "sw::i64")))
+             + 'extern "C" __global__ void probe(int* x) { x[0] = 1; }\n')
+    assert cuda.compile(probe, "probe", "sm_90")
