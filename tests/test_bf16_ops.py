@@ -3,6 +3,8 @@ ufuncs in float32, rounded once (oracle.numpy_op). torch's CPU fmod is no oracle
 gives NaN for finite dividends by subnormal divisors (its vector loop divides first)."""
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import stridewise as sw
 from oracle import NP, mismatches, numpy_op, same_bits
@@ -75,3 +77,29 @@ def test_bfloat16_fmod_compiles_remainders_checks_and_floor_divide_keeps_floats(
                                     ("sw::i8", "sw::i8"), ("sw::i64", "sw::i64")))
              + 'extern "C" __global__ void probe(int* x) { x[0] = 1; }\n')
     assert cuda.compile(probe, "probe", "sm_90")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_hypothesis_bfloat16_bits_shapes_and_strides(data):
+    """Any bfloat16 bit patterns, biased to the table's cases (subnormal and huge divisors,
+    dividends near the maximum), in any broadcast shape and stride, through fmod and
+    floor_divide against NumPy: a pack mixes fast and table lanes wherever they fall."""
+    shape = data.draw(st.lists(st.integers(1, 9), min_size=1, max_size=3))
+    hard = st.one_of(st.integers(0, 0xFFFF), st.integers(0, 0x80), st.integers(0x7E00, 0x7FFF),
+                     st.integers(0x8000, 0x8080), st.integers(0xFE00, 0xFFFF))
+
+    def draw_operand(bcast):
+        full = [1 if bcast and data.draw(st.booleans()) else n for n in shape]
+        step = data.draw(st.sampled_from([1, 2, -1]))
+        big = [n * abs(step) for n in full]
+        bits = np.array(data.draw(st.lists(hard, min_size=int(np.prod(big)), max_size=int(np.prod(big)))),
+                        dtype=np.uint16).reshape(big)
+        view = bits[(slice(None, None, step),) * len(big)] if step != 1 else bits
+        return view.view(NP["bfloat16"])
+
+    a, b = draw_operand(False), draw_operand(True)
+    for op in ("fmod", "floor_divide"):
+        got = getattr(sw, op)(a, b)
+        want = numpy_op(getattr(np, op), a, b)
+        assert same_bits(got, want), (op, mismatches(got, want, *np.broadcast_arrays(a, b)))
