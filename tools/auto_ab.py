@@ -2,6 +2,7 @@
 
     python tools/auto_ab.py --trees .snapHead,. --cases outer,crossed_3d --dtypes int64 --rounds 3
     python tools/auto_ab.py --trees old,. --cases contiguous --dtypes float16 --values narrow,wide --anchor
+    python tools/auto_ab.py --trees old,. --cases contiguous --dtypes bfloat16 --op remainder,fmod --anchor
 
 Each tree runs in its own process (its own src/ on PYTHONPATH and its own kernel cache), so a
 round measures every tree once per cell; rounds alternate the trees to spread the machine's
@@ -25,22 +26,29 @@ import stridewise as sw
 from stridewise.bench import matrix as bench
 import torch
 cases, dtypes, log2, anchor = sys.argv[1].split(","), sys.argv[2].split(","), int(sys.argv[3]), sys.argv[4]
-values = sys.argv[5].split(",")
+values, ops = sys.argv[5].split(","), sys.argv[6].split(",")
 out = {}
-for case, dtype, v in itertools.product(cases, dtypes, values):
+for op_arg, case, dtype, v in itertools.product(ops, cases, dtypes, values):
     if v != "narrow" and not bench.bench_values.applies(v, dtype):
         continue
     a, b, o = bench._make_case(case, dtype, log2, "torch", "cuda", *([v] if v != "narrow" else []))
     cell = case + "/" + dtype + ("" if v == "narrow" else "/" + v)
-    op = bench.op_name(dtype)   # remainder; bool's cells bitwise_xor
+    op = op_arg or bench.op_name(dtype)   # remainder; bool's cells bitwise_xor
     swf, tf = getattr(sw, op), getattr(torch, op)
+    if op_arg:
+        cell += "/" + op
     fns = {"sw": lambda: swf(a, b, out=o)}
     if anchor == "eager":
         fns["torch"] = lambda: tf(a, b, out=o)
     elif anchor == "compile":   # its own output, as torch.compile's users get it (bench/matrix.py)
         compiled = torch.compile(lambda x, y: tf(x, y), dynamic=False)
         fns["torch"] = lambda: compiled(a, b)
-    assert bench.same_bits(swf(a, b, out=o), tf(a, b)), cell   # exact first
+    if op == "floor_divide":   # torch's own floor_divide may differ: the count of differences
+        g, w = swf(a, b, out=o), tf(a, b)
+        ints = {2: torch.int16, 4: torch.int32, 8: torch.int64}[g.element_size()]
+        out[cell + " diff"] = int(((g.view(ints) != w.view(ints)) & ~(g.isnan() & w.isnan())).sum())
+    else:
+        assert bench.same_bits(swf(a, b, out=o), tf(a, b)), cell   # exact first
     t = bench.time_interleaved(fns, "cuda")
     out[cell] = bench.compulsory_bytes(a, b, o) / t["sw"]["time_s"] / 1e9
     out[cell + " us"] = t["sw"]["time_s"] * 1e6
@@ -61,6 +69,8 @@ def main(argv=None):
     ap.add_argument("--log2", type=int, default=27)
     ap.add_argument("--values", default="narrow", help="value distributions (bench_values.VALUES); "
                     "every tree draws them with its own bench")
+    ap.add_argument("--op", default="", help="comma-separated ops, each over every cell (default: "
+                    "the bench's, remainder)")
     ap.add_argument("--anchor", nargs="?", const="eager", choices=("eager", "compile"),
                     help="also torch eager (or torch.compile), as a ratio per process")
     ap.add_argument("--out", help="also write every round's results (JSON) here, after each run, "
@@ -73,7 +83,7 @@ def main(argv=None):
             for n, t in (list(enumerate(trees)) if r % 2 == 0 else list(enumerate(trees))[::-1]):
                 env = dict(os.environ, PYTHONPATH=str(t / "src"), STRIDEWISE_CACHE_DIR=f"{caches}/{n}")
                 done = subprocess.run([sys.executable, "-c", _CHILD, args.cases, args.dtypes,
-                                       str(args.log2), args.anchor or "", args.values], env=env,
+                                       str(args.log2), args.anchor or "", args.values, args.op], env=env,
                                       capture_output=True, text=True)
                 if done.returncode:
                     sys.exit(f"{t}: {done.stderr[-2000:]}")

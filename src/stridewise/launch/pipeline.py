@@ -128,9 +128,11 @@ class ElementwiseOp:
             return typing
         if self.name in float32_ops and typing.compute.name in ("float16", "bfloat16"):
             array = (typing.compute.ctype, "float")      # loaded as ever; the number not narrowed
+            # so float's functor (bfloat16's floor_divide by table needs bfloat16 operands)
             typing = dataclasses.replace(
                 typing, params=(DTYPES["float32"].wrapping(),) * len(typing.params),
-                arg_types=tuple(("float", "float") if n else array for n in number))
+                arg_types=tuple(("float", "float") if n else array for n in number),
+                functor=typing.functor.replace(f"<{typing.compute.ctype}>", "<float>"))
         if backend == "cuda" and self.name == "divide" and not typing.compute.is_complex:
             typing = dataclasses.replace(
                 typing, functor=typing.functor.replace("sw::DivideFunctor<", "sw::DivideByNumberFunctor<"))

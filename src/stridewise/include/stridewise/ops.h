@@ -461,4 +461,5 @@ template <class T> struct ClipFunctor {
 #undef SW_U
 
 }  // namespace sw
+#include "bf16_ops.h"  // fmod and floor_divide by storage type: bfloat16's by table
 #include "complex.h"   // complex64 / complex128 and their functors

@@ -1,0 +1,89 @@
+// stridewise/bf16_ops.h: fmod and floor_divide chosen by storage type. Every dtype computes
+// in its OpMath type's functor (ops.h), except bfloat16, whose lanes past the fast path's
+// range take remainder's table (bf16_fmod.h) in place of float's exact steps: a bfloat16 has
+// 8 significant bits, which the table's argument needs, and a float32 value does not.
+// Only bfloat16 operands reach these functors: an operand of another dtype is rounded to
+// bfloat16 on load, and torch's unrounded float32 number makes the op compute in float
+// (pipeline.py torch_numbers).
+#pragma once
+#include "ops.h"
+
+namespace sw {
+
+template <class T> struct FmodSelect { typedef FmodFunctor<typename OpMath<T>::type> type; };
+template <class T> struct FloorDivideSelect { typedef FloorDivideFunctor<typename OpMath<T>::type> type; };
+// The op table's functors (ops/builtins.py): FmodOf<T> is FmodFunctor<OpMath<T>> itself for
+// every T but bfloat16, so those kernels are the same types as before.
+template <class T> using FmodOf = typename FmodSelect<T>::type;
+template <class T> using FloorDivideOf = typename FloorDivideSelect<T>::type;
+
+// fmod of bfloat16 operands (as floats). Fast path and exact form are remainder's for
+// bfloat16 (functors.h ShortRemainderFunctor<true>), on magnitudes:
+// - device: the range check first (remainder_wide without step 0: finite |a| >= |b| 2^39,
+//   subnormal or huge |b|), and two lanes at a time (Wide2); unflagged lanes take
+//   remainder_fast without step 0 and its checks, on a' = |a| with b's sign: its floor modulus
+//   of a' by b is then |a| mod |b| with b's sign (a' and b agree in sign, so no rounding of
+//   a + b arises), and a's sign copied in gives fmod. A flagged pack redoes its lanes as
+//   remainder does: quotients below 2^60 through the fast path with step 0 (float32's range),
+//   the rest (and subnormal or huge divisors) by bf16_fmod, which is fmod (a's sign) for every
+//   bfloat16 pair. A prepared divisor is remainder's (Divisor). H200, 2^27, contiguous,
+//   against FmodFunctor<float> (step 0 in every lane, the rest a call): narrow 189 against
+//   220-222 us, subnormal divisors 311-313 against 697-702, near max 310-312 against 638-642,
+//   huge quotients 328-329 against 222-223 (with the table from 2^40: 470).
+// The float functor's step 0 in every lane would keep huge quotients at 222 us but leaves
+//   narrow at 0.85x torch eager; this form is at 1.0x torch eager or more in every cell.
+// - host: fmod_double's fast path (quotients below 2^50, vectorized), bf16_fmod_host for a
+//   flagged pack (vectorized too).
+// tests/test_cuda_bf16_ops.py runs every bfloat16 pair through fmod and floor_divide on the
+// device, divisors dense and prepared; tests/test_bf16_ops.py every dividend by the host
+// table's divisors.
+struct Bf16Fmod {
+#if defined(__CUDA_ARCH__)
+  enum { kFlagsFirst = 1 };
+  SW_DEVICE SW_INLINE float operator()(float a, float b) const {
+    if (remainder_wide<true>(a, b)) return bf16_fmod(a, b);
+    FastFlag never = false;   // in step 0's range: the prepared form, as remainder's
+    return copysignf(remainder_fast<kNumpy, true, false>(copysignf(a, b), Divisor<float>::make(b), never), a);
+  }
+  SW_DEVICE SW_INLINE static Divisor<float> prepare(float b) { return Divisor<float>::make(b); }
+  SW_DEVICE SW_INLINE static bool wide(float a, float b) { return remainder_wide<false>(a, b); }
+  SW_DEVICE SW_INLINE static bool wide(float a, const Divisor<float>& d) { return remainder_wide<false>(a, d); }
+  SW_DEVICE SW_INLINE static float fast(float a, float b, FastFlag& slow) {
+    return copysignf(remainder_fast<kNumpy, false, false>(copysignf(a, b), b, slow), a);
+  }
+  SW_DEVICE SW_INLINE static float fast(float a, const Divisor<float>& d, FastFlag& slow) {
+    return copysignf(remainder_fast<kNumpy, false, false>(copysignf(a, d.b), d, slow), a);
+  }
+#else
+  enum { kVectorExact = 1 };
+  SW_INLINE float operator()(float a, float b) const { return bf16_fmod_host(a, b); }
+  SW_INLINE static float fast(float a, float b, FastFlag& slow) { return fmod_double(a, b, slow); }
+#endif
+};
+
+#if !defined(__CUDA_ARCH__)
+// floor_divide of bfloat16 operands on the host: NumPy's definition (floor_divide_from_fmod)
+// from Bf16Fmod's exact fmod. The device keeps FloorDivideFunctor<float> (float's fmod with
+// step 0 per element, its rare lanes a call): flags first with this fmod, huge quotients read
+// 803-809 against 373-388 us contiguous and 1684-1686 against 379-390 outer (below torch
+// eager), narrow 466-470 against 524-544 and subnormal divisors 819-823 against 1170-1195
+// (H200, 2^27, two rounds).
+struct Bf16FloorDivide : Bf16Fmod {
+  SW_INLINE float operator()(float a, float b) const {
+    return floor_divide_from_fmod(a, b, bf16_fmod_host(a, b));
+  }
+  SW_INLINE static float fast(float a, float b, FastFlag& slow) {
+    return floor_divide_from_fmod(a, b, fmod_double(a, b, slow));
+  }
+};
+template <> struct FloorDivideSelect<bfloat16> { typedef Bf16FloorDivide type; };
+#endif
+
+template <> struct FmodSelect<bfloat16> { typedef Bf16Fmod type; };
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+// The range check two lanes at a time: remainder's (it reads magnitudes only).
+template <> struct Wide2<Bf16Fmod, bfloat16> : Wide2<RemainderFunctor<bfloat16, kTorch>, bfloat16> {};
+#endif
+
+}  // namespace sw
