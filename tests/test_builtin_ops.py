@@ -201,14 +201,7 @@ def _sleef_sqrt(got, want, row, dtype):
 
 
 # Where NumPy departs from the op's definition: the comparison made instead of the row's.
-NUMPY_DEPARTURES = {
-    # NumPy's float16 maximum and minimum return the first operand of a +-0 tie, its float32
-    # and float64 loops the second, which stridewise returns in every dtype.
-    ("maximum", "float16"): _values_equal, ("minimum", "float16"): _values_equal,
-    # NumPy's float32 and float64 clip return the bound of a +-0 tie; stridewise keeps x, as
-    # NumPy's float16 loop and torch's scalar path do.
-    ("clip", "float32"): _values_equal, ("clip", "float64"): _values_equal,
-}
+NUMPY_DEPARTURES: dict = {}
 # Where torch departs from the op's definition.
 TORCH_DEPARTURES = {
     # torch's vector and scalar CPU paths disagree on the sign of a +-0 tie with maximum,
@@ -327,11 +320,19 @@ def test_integer_division_by_zero_and_overflow(dtype):
         assert same_bits(sw.floor_divide(a, b), np.floor_divide(a, b))
 
 
-def test_maximum_minimum_nan_and_signed_zero_follow_numpy():
-    x = np.array([np.nan, 1.0, np.nan, -0.0, 0.0, 2.0])
-    y = np.array([1.0, np.nan, np.nan, 0.0, -0.0, 3.0])
-    for name in ("maximum", "minimum"):
-        assert same_bits(getattr(sw, name)(x, y), getattr(np, name)(x, y))
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_maximum_minimum_clip_nan_and_signed_zero_follow_numpy(dtype):
+    """A +-0 tie returns the operand NumPy's loop for the dtype returns (its float16 loops
+    differ from its float32 and float64 ones), in short and long (vectorized) arrays."""
+    x = np.array([np.nan, 1.0, np.nan, -0.0, 0.0, 2.0, 0.0, -0.0] * 9).astype(NP[dtype])
+    y = np.array([1.0, np.nan, np.nan, 0.0, -0.0, 3.0, 0.0, -0.0] * 9).astype(NP[dtype])
+    for n in (8, 72):
+        for name in ("maximum", "minimum"):
+            assert same_bits(getattr(sw, name)(x[:n], y[:n]), getattr(np, name)(x[:n], y[:n])), name
+        if dtype == "bfloat16":
+            continue     # ml_dtypes has no clip loop: NumPy's clip of bfloat16 is float32's
+        for lo, hi in ((y[:n], x[:n]), (x[:n], y[:n])):
+            assert same_bits(sw.clip(x[:n], lo, hi), np.clip(x[:n], lo, hi))
 
 
 def test_scalars_and_mixed_dtypes_promote_like_the_library():

@@ -17,9 +17,10 @@ Semantics, where the libraries leave room:
 - Dtypes follow the owning library's promotion (torch.result_type / the NumPy ufunc's loop).
   Ops marked "float" compute integer inputs in the library's default float (NumPy float64,
   torch float32). float16 and bfloat16 compute in float32 and round once on store.
-- maximum / minimum: a NaN operand wins (NumPy and torch agree); on a tie the second operand
-  is returned, as NumPy does, so maximum(-0.0, 0.0) is 0.0 (torch's vector and scalar CPU
-  paths disagree with each other here).
+- maximum / minimum: a NaN operand wins (NumPy and torch agree); a +-0 tie returns the
+  second operand, as NumPy's float32 and float64 loops and torch's vector paths do
+  (maximum(-0.0, 0.0) is 0.0), and the first for NumPy's float16, as its float16 loop does.
+  clip keeps x on a tie with a bound, except for NumPy's float32 and float64 (the bound).
 - relu is torch's clamp_min(x, 0): NaN stays NaN and -0.0 stays -0.0.
 - floor_divide: NumPy's and torch's float definition (through fmod, exact); integer division
   by zero gives 0 and never traps (NumPy; torch raises); INT_MIN // -1 wraps to INT_MIN.
@@ -143,9 +144,9 @@ _TABLE = (
         "C's fmod (the dividend's sign); integer x % 0 is 0."),
     Row("floor_divide", _X2, "sw::FloorDivideOf<{T}>", _ALL, "floor_divide",
         "floor(x1 / x2) as NumPy and torch define it; integer x // 0 is 0 (never traps)."),
-    Row("maximum", _X2, "sw::MaximumFunctor<{M}>", _BOOL, "maximum",
+    Row("maximum", _X2, "sw::MaximumFunctor<{M}, sw::TieFirst<{T}, {C}>::value>", _BOOL, "maximum",
         "Elementwise maximum; a NaN operand gives NaN."),
-    Row("minimum", _X2, "sw::MinimumFunctor<{M}>", _BOOL, "minimum",
+    Row("minimum", _X2, "sw::MinimumFunctor<{M}, sw::TieFirst<{T}, {C}>::value>", _BOOL, "minimum",
         "Elementwise minimum; a NaN operand gives NaN."),
     Row("pow", _X2, "sw::PowFunctor<{M}>", _ALL, "power",
         "x1 ** x2. Integer bases with a negative Python-int exponent raise ValueError.",
@@ -226,7 +227,7 @@ _TABLE = (
         "Hyperbolic tangent (within TOLERANCE_ULP['tanh']).", promote="float", ulp=_LIBM),
     Row("sigmoid", _X, "sw::SigmoidFunctor<{M}>", _FLOATS, None,
         "1 / (1 + exp(-x)) (within TOLERANCE_ULP['sigmoid']).", promote="float", ulp=_LIBM),
-    Row("clip", ("x", "lo", "hi"), "sw::ClipFunctor<{M}>", _ALL, None,
+    Row("clip", ("x", "lo", "hi"), "sw::ClipFunctor<{M}, sw::TieBound<{T}, {C}>::value>", _ALL, None,
         "clip(x, lo, hi) = minimum(maximum(x, lo), hi) (np.clip, torch.clamp); a bound of None\n"
         "is not applied (np.clip(x, None, hi), torch.clamp(x, max=hi))."),
 )

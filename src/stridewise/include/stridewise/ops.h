@@ -247,11 +247,25 @@ SW_SMALL_INT_DIVISION(u16)
 
 // maximum / minimum: a NaN in either operand wins (NumPy and torch); on a tie (+0 vs -0)
 // the second operand is returned, as NumPy does.
-template <class T> struct MaximumFunctor {
-  SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const { return (a > b || is_nan(a)) ? a : b; }
+// Which operand a +-0 tie returns is each library's loop's: NumPy's float16 maximum and
+// minimum return the first (its float32 and float64 loops, and torch's vector paths, the
+// second); NumPy's float32 and float64 clip return the bound (its float16 loop and torch's
+// scalar path keep x).
+template <class T, Convention C> struct TieFirst { static constexpr bool value = false; };
+template <> struct TieFirst<half, kNumpy> { static constexpr bool value = true; };
+template <class T, Convention C> struct TieBound { static constexpr bool value = false; };
+template <> struct TieBound<float, kNumpy> { static constexpr bool value = true; };
+template <> struct TieBound<double, kNumpy> { static constexpr bool value = true; };
+
+template <class T, bool First = false> struct MaximumFunctor {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const {
+    return (a > b || (First && a == b) || is_nan(a)) ? a : b;
+  }
 };
-template <class T> struct MinimumFunctor {
-  SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const { return (a < b || is_nan(a)) ? a : b; }
+template <class T, bool First = false> struct MinimumFunctor {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const {
+    return (a < b || (First && a == b) || is_nan(a)) ? a : b;
+  }
 };
 
 // relu as torch defines it (clamp_min(x, 0)): NaN stays NaN and -0 stays -0.
@@ -451,10 +465,10 @@ template <class T> struct SigmoidFunctor {   // torch's 1 / (1 + exp(-x))
 // clip(x, lo, hi), as torch.clamp and NumPy's float16 loop: a NaN anywhere gives NaN, lo > hi
 // gives hi, and x equal to a bound is kept (+0 stays +0 against a bound of -0; NumPy's
 // float32 and float64 loops return the bound there).
-template <class T> struct ClipFunctor {
+template <class T, bool Bound = false> struct ClipFunctor {
   SW_HOST_DEVICE SW_INLINE T operator()(T x, T lo, T hi) const {
-    x = (x < lo || is_nan(lo)) ? lo : x;
-    return (x > hi || is_nan(hi)) ? hi : x;
+    x = (x < lo || (Bound && x == lo) || is_nan(lo)) ? lo : x;
+    return (x > hi || (Bound && x == hi) || is_nan(hi)) ? hi : x;
   }
 };
 
