@@ -212,7 +212,7 @@ def _outer_case(draw):
 
 
 @pytest.mark.gpu
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(_outer_case())
 def test_held_rows_hypothesis(case):
     dtype, slabs, height, length, head, seed = case
