@@ -34,17 +34,16 @@ def resolve(alg, p=ROWS, caps=FAKE, tuning=TUNING, dtypes=("float32",)):
 
 def test_auto_selects_the_plan_mode_and_fills_from_the_tuning():
     assert resolve(sw.Auto()) == sw.Rows(block_size=128, pack=4, items_per_thread=4, keep_loads=False,
-                                         share_rows=False, hold_rows=False)
+                                         share_rows=False)
     assert resolve(sw.Auto(), FLAT) == sw.Contiguous(block_size=128, pack=4, items_per_thread=4,
                                                      keep_loads=False)
 
 
 def test_explicit_fields_win_field_by_field():
     assert resolve(sw.Rows(block_size=512)) == sw.Rows(block_size=512, pack=4, items_per_thread=4,
-                                                       keep_loads=False, share_rows=False, hold_rows=False)
+                                                       keep_loads=False, share_rows=False)
     assert resolve(sw.Rows(pack=2, share_rows=True)) == sw.Rows(block_size=128, pack=2, items_per_thread=4,
-                                                                keep_loads=False, share_rows=True, hold_rows=False)
-    assert resolve(sw.Rows(hold_rows=True)).hold_rows is True
+                                                                keep_loads=False, share_rows=True)
     assert resolve(sw.General(), ROWS).mode == "general"          # General runs anything
 
 
@@ -59,7 +58,7 @@ def test_a_tunings_mode_overrides_apply_to_that_mode_only():
     assert resolve(sw.Tiled(block_size=64, tile_group=1), TILED, caps, tuning).block_size == 64
     assert resolve(sw.Auto(), TILED, caps, TUNING).block_size == 128
     assert resolve(sw.Auto(), ROWS, caps, tuning) == sw.Rows(block_size=128, pack=4, items_per_thread=4,
-                                                             keep_loads=False, share_rows=False, hold_rows=False)
+                                                             keep_loads=False, share_rows=False)
     scalar = plan((4096,), [((4096,), (1,), 4, 0), ((4096,), (1,), 4, 0), ((4096,), (0,), 4, 0)])
     assert resolve(sw.Auto(), scalar, caps, tuning) == sw.Scalar(block_size=128, pack=4, items_per_thread=2,
                                                                  keep_loads=False)
@@ -96,7 +95,6 @@ def test_capability_decides_what_auto_may_pick():
     (sw.Tiled(tile_group=128), "tile_group"),
     (sw.Rows(share_rows=1), "True or False"),
     (sw.Contiguous(keep_loads="yes"), "keep_loads must be True or False"),
-    (sw.Rows(hold_rows="on"), "hold_rows must be True or False"),
     (sw.Tiled(stage=1), "stage must be True or False"),
 ])
 def test_check_domain(alg, match):

@@ -90,14 +90,9 @@ class Rows(Algorithm):
         (a row vector; the divisor of an outer product), each thread takes one pack column
         over several rows, so that operand is read once and what the operation derives from
         it alone (a reciprocal) is computed once. No effect without such an operand.
-    hold_rows : on the GPU, with share_rows, an operand with one value per row (a 3-d outer
-        product's divisor column) is read, and a divisor prepared, once per row for all of a
-        thread's pack columns, and held in registers between them. No effect without such an
-        operand.
     """
 
     share_rows: bool | None = None
-    hold_rows: bool | None = None
     mode = "rows"
 
 

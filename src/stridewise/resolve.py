@@ -32,7 +32,7 @@ def _check_domain(alg) -> None:
         if value is None:
             continue
         name = "Auto" if isinstance(alg, Auto) else alg.name
-        if f.name in ("share_rows", "hold_rows", "keep_loads", "stage", "hoist"):
+        if f.name in ("share_rows", "keep_loads", "stage", "hoist"):
             if not isinstance(value, bool):
                 raise ValueError(f"{name}({f.name}={value!r}): {f.name} must be True or "
                                  f"False; pick one or leave it unset")

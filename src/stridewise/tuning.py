@@ -99,8 +99,6 @@ class ElementwiseTuning:
         once per column of rows that peel alike: misaligned rows, odd row lengths); without
         it Auto leaves such a row unshared.
     keep_loads : dense operands read with an L2 evict_last policy (`Algorithm.keep_loads`).
-    hold_rows : `Rows` with shared rows holds a row-constant operand (a divisor column) in
-        registers across a thread's pack columns (`Rows.hold_rows`).
     stage : `Tiled` copies its transposed operands' tiles into shared memory first.
     modes : (mode, field, value) overrides for one mode's algorithm (see `for_mode`).
     short_row_bytes : Auto runs rows shorter than this flat (`short_rows`, periodic operands
@@ -128,7 +126,6 @@ class ElementwiseTuning:
     share_all_rows: bool = False
     share_shifted_rows: bool = False
     keep_loads: bool = False
-    hold_rows: bool = False
     stage: bool = False
     hoist_work_per_byte: float = 1.0
     hoist_min_output: int = 1 << 15

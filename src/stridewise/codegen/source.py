@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from stridewise.operands.dtypes import DType
-from stridewise.codegen import held_rows, words
+from stridewise.codegen import words
 
 __all__ = ["KernelSpec", "generate", "slot_format", "user_functor", "user_block"]
 
@@ -43,8 +43,6 @@ class KernelSpec:
     row_heads : rows whose output rows start off a pack: the kernel peels each row's head.
     row_spacing : rows with a repeated row: the rows of a shared batch lie this many apart, so
         that they peel alike (Layout.row_spacing).
-    hold_rows : rows with a repeated row: row-constant operands held across a unit's columns
-        (Rows.hold_rows, codegen/held_rows.py).
     max_registers : the registers per thread a block of the algorithm's block_size can have
         (65536 / block_size, where that is below 255; 0 otherwise): an explicit block size
         always launches, whatever the kernel would like to use.
@@ -80,7 +78,6 @@ class KernelSpec:
     row_heads: bool = False
     max_registers: int = 0
     row_spacing: int = 1
-    hold_rows: bool = False
 
     @property
     def entry(self) -> str:
@@ -284,10 +281,8 @@ def _prepared(spec: KernelSpec):
     # A broadcast divisor pays for its prepared form (registers for the batch's divisors)
     # only where the functor then runs two lanes per instruction (float16, functors.h Fast2):
     # a 3-d outer product went 64% -> 86% of write in float16, 88% -> 68% in bfloat16.
-    # A row's divisor held across its unit's columns is prepared once for all of them.
     kinds = (*_REPEATED, "bcast") if _pairs(spec) and spec.compute.name == "float16" else _REPEATED
-    return k if (spec.kinds[k] in kinds or held_rows.held(spec, k)) and \
-        inputs.count(inputs[-1]) == 1 else None
+    return k if spec.kinds[k] in kinds and inputs.count(inputs[-1]) == 1 else None
 
 
 def generate(spec: KernelSpec, entry_point) -> str:
@@ -297,7 +292,6 @@ def generate(spec: KernelSpec, entry_point) -> str:
     reads = spec.reads or (False,) * spec.nout
     fields, init = _uniform_fields(spec)
     in_fields, loads, reloads, exprs = [], [], [], {}
-    row_fields, row_loads = [], []    # held across a unit's columns (codegen/held_rows.py)
     for k in range(len(spec.arrays)):
         if k < spec.nout and not (ref and reads[k]):
             continue
@@ -308,9 +302,6 @@ def generate(spec: KernelSpec, entry_point) -> str:
             loads.append(stmt)
             if spec.kinds[k] not in _REPEATED:
                 reloads.append(stmt)
-            if held_rows.held(spec, k):
-                row_fields.append(f"a{k}")
-                row_loads.append(stmt)
         exprs[k] = expr
     results, refs, stores, targets = [], [], [], []
     for k in range(spec.nout):
@@ -365,9 +356,6 @@ def generate(spec: KernelSpec, entry_point) -> str:
         loads += preps
         if one:    # a row's own divisor: each row of a shared batch prepares its own
             reloads += preps
-        if held_rows.held(spec, k):
-            row_fields += held_rows.fields(k, True, pairs)[1:]
-            row_loads += preps + [f"sw::keep_computed(in.d{k});"]
     if ref:
         step = [f"{ot} y{k} = {_convert(exprs[k], spec.arrays[k].ctype, (spec.arrays[k].ctype, ot)) if reads[k] else ot + '()'};"
                 for k, ot in enumerate(spec.out_types)]
@@ -465,9 +453,6 @@ def generate(spec: KernelSpec, entry_point) -> str:
                        + [str(spec.arrays[-1].itemsize)])
     uniform_fields = "\n    ".join(fields) or "char unused;"
     uniform_init = "\n    ".join(init)
-    held = "" if not row_loads else held_rows.methods(
-        row_loads, [x for x in loads if x not in row_loads], [x for x in reloads if x not in row_loads],
-        row_fields)
     source = f"""{_describe(spec)}#include <stridewise/functors.h>
 #include <stridewise/pack.h>
 {spec.preamble}
@@ -522,7 +507,7 @@ struct Op {{
     In<P> in = first;
     {chr(10).join("    " + x for x in reloads).lstrip()}
     return in;
-  }}{held}
+  }}
   // The pack's dense outputs, computed into `out` along `kPath` (functors.h Path; kFast
   // returns whether a lane needs the exact form), then stored by `put`: apart, so that a
   // kernel can take a batch's packs through the fast path behind one branch. kPure: compute

@@ -339,7 +339,6 @@ def _build(op, operands, outs: list, info, algorithm, index=None) -> Prepared:
         tile=be.tile_width(alg, layout.pack) if staged else 0,
         index=-1 if index is None else len(outs), options=typing.options,
         row_heads=layout.row_heads, row_spacing=layout.row_spacing,
-        hold_rows=bool(caps._reads("hold_rows") and getattr(alg, "hold_rows", False)),   # the host never holds
         max_registers=_register_budget(getattr(alg, "block_size", None)))
     source = _codegen.generate(spec, lambda s: be.entry_point(s, tuning.kernels))
     periods = layout.periods or (0,) * len(views)

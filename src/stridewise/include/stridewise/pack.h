@@ -23,19 +23,6 @@ struct alignas(sizeof(T) * P) Pack<T, P, true> {
 };
 #endif
 
-// A value computed once for many uses (rows' held rows: a row's prepared divisor), kept as
-// computed: an empty asm on each of its 32-bit words hides where they came from, where the
-// compiler recomputed them from the loaded value in every pack to save registers.
-template <class T>
-SW_HOST_DEVICE SW_INLINE void keep_computed(T& x) {
-#if defined(__CUDA_ARCH__)
-  u32 w[(sizeof(T) + 3) / 4] = {};
-  SW_MEMCPY(w, &x, sizeof(T));
-  SW_UNROLL for (unsigned i = 0; i < (sizeof(T) + 3) / 4; ++i) asm("" : "+r"(w[i]));
-  SW_MEMCPY(&x, w, sizeof(T));
-#endif
-}
-
 // Typed pointer arithmetic widens to 64 bits, so a 32-bit element index never overflows in
 // bytes. The device moves a pack as one aligned access (the plan aligns packs of kPack); the
 // host copies, so cpu/loops.h may also move packs wider than the plan aligned.

@@ -86,27 +86,11 @@ SW_DEVICE SW_INLINE void flat_offsets(const Frame<Op>& f, const Slot* x, typenam
 // with a fast path (ptxas then waited on the first pack before loading the others: float16
 // remainder contiguous -10%, rows -6%) and a batch with an operand broadcast along its rows (a
 // bool outer product -7%); a shared batch keeps them too (no eager form of it was measured).
-// kHold: a shared batch's row-constant operands (Op::kHeldRows, codegen/held_rows.py: one value
-// per row, a 3-d outer product's divisor column) are loaded and prepared once per call (a
-// unit) for all its columns, where each pack read and prepared them again.
-template <class Op, class = void> struct HeldRows { enum { value = 0 }; };
-template <class Op> struct HeldRows<Op, decltype((void)Op::kHeldRows, void())> { enum { value = Op::kHeldRows }; };
 template <class Op, int P, bool kShare = false, bool kBatch = false, int L = kLoads, class C, class Pack, class Offsets>
 SW_DEVICE SW_INLINE void run_packs(const Frame<Op>& f, char* const* p, C count, C packs,
                                    const Pack& pack, const Offsets& offsets, C rows = L) {
   typedef typename Op::Index Index;
-  enum { kEager = Op::kPure && !Op::kBcast && !kBatch && !kShare && !HasFast<typename Op::F>::value,
-         kHold = kShare && HeldRows<Op>::value };
-  typename Op::template In<P> row[kHold ? L : 1];
-  if constexpr (kHold) {
-    // A held operand's offset is its row's alone, so any column's will do; a row past `rows`
-    // holds the first's, so that a batch's packs need no select between a row's and pack 0's.
-    SW_UNROLL for (int j = 0; j < L; ++j) {
-      Index o[Op::kArrays];
-      offsets(pack(0), (C)j < rows ? j : 0, o);
-      Op::template load_row<P>(p, o, f.u, row[j]);
-    }
-  }
+  enum { kEager = Op::kPure && !Op::kBcast && !kBatch && !kShare && !HasFast<typename Op::F>::value };
   for (C t0 = 0; t0 < count; t0 += L) {
     if (pack(t0) >= packs) break;           // a thread's packs ascend with t
     // Pack t0 is in range from here on; saying so (j == 0 ||) lets the compiler reuse what
@@ -127,15 +111,10 @@ SW_DEVICE SW_INLINE void run_packs(const Frame<Op>& f, char* const* p, C count, 
         // the shared values are in[0]'s on every path; with kBatch a pack out of range
         // computes on pack 0's operands and is never stored
         if ((kShare || kBatch) && j > 0) in[j] = in[0];
-        if constexpr (kHold) if (j > 0) Op::template hold<P>(in[j], row[j]);
         if (live[j]) {
           offsets(q, j, off[j]);
-          if constexpr (kHold)
-            in[j] = j > 0 ? Op::template reload_held<P>(p, off[j], f.u, in[j])
-                          : Op::template load_held<P>(p, off[j], f.u, row[0]);
-          else
-            in[j] = kShare && j > 0 ? Op::template reload<P>(p, off[j], f.u, in[0])
-                                    : Op::template load<P>(p, off[j], f.u);
+          in[j] = kShare && j > 0 ? Op::template reload<P>(p, off[j], f.u, in[0])
+                                  : Op::template load<P>(p, off[j], f.u);
         }
       }
     }
