@@ -5,7 +5,7 @@ own divisor), and unshared.
 
 Checked on the GPU (marked `gpu`) bit for bit, dtype and strides included, against
 torch.remainder on CUDA, np.remainder on the host and the independent fmodf kernel of
-test_cuda.py (every 16-bit pair).
+test_cuda.py (every 16-bit pair); on the host against oracle.py's formulas of both conventions.
 """
 import numpy as np
 import pytest
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import stridewise as sw
 from conftest import DTYPES
-from oracle import random_values, same_bits
+from oracle import numpy_remainder, random_values, same_bits, special_values, torch_remainder
 
 torch = pytest.importorskip("torch")
 from test_cuda import host, reference_kernel, torch_oracle, tt  # noqa: E402,F401 (a fixture)
@@ -47,6 +47,28 @@ def _check(a, b, convention="torch"):
 SHAPES = [((64, 1, 64), (1, 64, 1)), ((3, 1, 130), (1, 7, 1)), ((2, 1, 1031), (1, 9, 1)),
           ((5, 1, 8195), (1, 5, 1)), ((1, 1, 33), (1, 3, 1)), ((4, 1, 255), (1, 13, 1)),
           ((1, 1031), (301, 1)), ((301, 1), (1, 1030))]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_divisor_column_on_the_host(dtype):
+    """The host's shared outer products (the dividend row read once per column of rows, a
+    divisor per row): every special value against every special value (dividends along the
+    row, divisors down the column) in both conventions, unshared too, and random values over a
+    3-d product with a short last batch, rows of odd length and a column dividend (NumPy's
+    convention); values, dtype and strides. (The host compiles a kernel per case: CI's time.)"""
+    rng = np.random.default_rng(36)
+    v = special_values(dtype)
+    conventions = (("numpy", numpy_remainder), ("torch", torch_remainder))
+    cases = [(np.tile(v, 9)[None, :], v[:, None], conventions, (SHARED, UNSHARED))]
+    cases += [(random_values(rng, dtype, sa), random_values(rng, dtype, sb), conventions[:1], (SHARED,))
+              for sa, sb in (SHAPES[1], SHAPES[2], SHAPES[-1])]
+    for a, b, convs, algs in cases:
+        assert "repeated" in "".join(sw.explain(sw.remainder, a, b, algorithm=SHARED).kinds)
+        for alg in algs:
+            for convention, oracle in convs:
+                got, want = sw.remainder(a, b, algorithm=alg, convention=convention), oracle(a, b)
+                assert got.strides == np.empty_like(want).strides, (dtype, a.shape, b.shape)
+                assert same_bits(got, want), (dtype, convention, alg, a.shape, b.shape)
 
 
 @pytest.mark.gpu
