@@ -74,6 +74,7 @@ def test_divisor_column_on_the_host(dtype):
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_divisor_column_against_torch(dtype):
+    """SHAPES and a misaligned row and column, shared and unshared, in both conventions."""
     rng = np.random.default_rng(35)
     for sa, sb in SHAPES:
         a, b = tt(random_values(rng, dtype, sa)), tt(random_values(rng, dtype, sb))
