@@ -3,7 +3,8 @@
     python tools/algorithms_ab.py --cases bias_channels_last,outer_3d --dtypes float32,float64 \
         --algs "Auto();Rows(share_rows=True);Rows(share_rows=False);ShortRows()" [--rounds 3]
 
-Each cell's operands are built as the layouts matrix builds them (stridewise.bench.layouts);
+Each cell's operands are built as the layouts matrix builds them (stridewise.bench.layouts),
+or the first matrix's (bench.CASES: outer, crossed_3d, ...) as torch tensors;
 every algorithm's result is checked bit for bit, strides included, against the owning
 library's own op before anything is timed (an algorithm that cannot run the cell is reported
 as such), and then all of them, torch eager and torch.compile run in the same interleaved
@@ -42,11 +43,17 @@ def main(argv=None) -> None:
     algs = {text: _algorithm(text) for text in args.algs.split(";")}
     rows = []
     for case in args.cases.split(","):
-        label, build, where = bench_layouts.LAYOUTS[case]
-        lib = bench_layouts._lib_for(where, args.device)
+        if case in bench_layouts.LAYOUTS:
+            label, build, where = bench_layouts.LAYOUTS[case]
+            lib = bench_layouts._lib_for(where, args.device)
+        else:   # a cell of the first matrix (bench.CASES), as torch tensors
+            label, lib = bench.CASES[case][0], "torch"
         for dtype in args.dtypes.split(","):
             R, C = bench._shape_rc(args.log2)
-            a, b = build(bench_layouts._new(lib, dtype, args.device, zlib.crc32(f"{case}/{dtype}".encode())), R, C)
+            if case in bench_layouts.LAYOUTS:
+                a, b = build(bench_layouts._new(lib, dtype, args.device, zlib.crc32(f"{case}/{dtype}".encode())), R, C)
+            else:
+                a, b, _ = bench._make_case(case, dtype, args.log2, lib, args.device)
             ref = bench_layouts._reference(lib, a, b)
             nbytes = bench.compulsory_bytes(a, b, ref)
             fns, notes = {}, {}
