@@ -454,8 +454,8 @@ SW_HOST_DEVICE SW_INLINE float sw_inf() {
 
 #if defined(__CUDA_ARCH__)
 // The device's float remainder, whose cost does not depend on the operands' values within
-// |a / b| < 2^40 (every float16 pair; float32, bfloat16) or, with step 0 (their exact forms,
-// fmod), 2^60: every pair short of extreme quotients or divisors. Steps of the form below, with no branch or call:
+// |a / b| < 2^40 (every float16 pair; bfloat16) or, with step 0 (float32), 2^60: every pair
+// short of extreme quotients or divisors. Steps of the form below, with no branch or call:
 // Step form (from the signed quotient, fewer instructions than fmod then a sign fix):
 // w = x * rcp.approx(y) is within 2^-22.4 of x / y (relative); w + |w| 2^-21 is then at least x / y and, for
 // |x / y| < 2^20 + 1, less than 0.8 above it, so q = its floor is n = floor(x / y) or n + 1
@@ -529,8 +529,8 @@ SW_DEVICE SW_INLINE bool remainder_wide(float a, float b) {
 // (rcp0 stays normal for |b| <= 2^86, which `wide0` checks): quotients below 2^60 then stay
 // on the fast path, for 4 instructions more per element. Its r0 in [-Bs0, Bs0) gets Bs0 added
 // where negative (exact: for A < Bs0 it gives A back, else a multiple of ulp(Bs0) below Bs0),
-// and step 1 sees A < Bs0, so its quotient needs no check. float32's and bfloat16's exact
-// forms take it, and fmod's fast path; float16 (quotients below 2^40) does not.
+// and step 1 sees A < Bs0, so its quotient needs no check. float32 takes it, and bfloat16's
+// exact form; float16 (quotients below 2^40) does not.
 // The sign bit of x times y, in one instruction on the floats: where x and y are 16-bit
 // values widened, the compiler otherwise forms it on the packed storage and takes each
 // lane's bit out with a shift or a byte permute (1-2 instructions more a lane).
@@ -710,15 +710,9 @@ struct RemainderFunctor {
   typedef typename OpMath<T>::type M;
   SW_HOST_DEVICE SW_INLINE M operator()(M a, M b) const {
 #if defined(__CUDA_ARCH__)
-    // A pack that the fast path leaves (float32: quotients of 2^40 and more, extreme
-    // divisors) is redone lane by lane: quotients below 2^60 through the fast path with
-    // step 0 (its range checked first), the rest in fmod_wide, which is exact for all.
-    if constexpr (sizeof(M) == 4) {
-      if (remainder_wide<true>(a, b)) return adjust(fmod_wide(a, b), b);
-      // step 1 as the prepared form (q1 Bs), as bfloat16's exact form takes it
-      FastFlag never = false;
-      return remainder_fast<C, true, false, false>(a, Divisor<float>::make(b), never);
-    }
+    // A pack that the fast path leaves (float32: quotients of 2^60 and more, extreme
+    // divisors) is redone in fmod_wide for every lane, which is exact for all.
+    if constexpr (sizeof(M) == 4) return adjust(fmod_wide(a, b), b);
 #endif
 #if !defined(__CUDA_ARCH__)
     // The host's lanes that `fast` leaves (quotients of 2^50 and more), vectorized too.
@@ -728,19 +722,17 @@ struct RemainderFunctor {
     return adjust(m, b);
   }
 #if defined(__CUDA_ARCH__)
-  // float: flags first (remainder_wide), then the fast path without its checks. Without
-  // step 0, as bfloat16's (quotients below 2^40): step 0 and its wider range check were ~5
-  // instructions an element each in the outer products' loops, which are bound by issue.
+  // float: flags first (remainder_wide), then the fast path without its checks
   enum { kFlagsFirst = sizeof(M) == 4 };
   SW_DEVICE SW_INLINE static Divisor<M> prepare(M b) { return Divisor<M>::make(b); }
-  SW_DEVICE SW_INLINE static bool wide(M a, M b) { return remainder_wide<false>(a, b); }
-  SW_DEVICE SW_INLINE static bool wide(M a, const Divisor<M>& d) { return remainder_wide<false>(a, d); }
+  SW_DEVICE SW_INLINE static bool wide(M a, M b) { return remainder_wide<true>(a, b); }
+  SW_DEVICE SW_INLINE static bool wide(M a, const Divisor<M>& d) { return remainder_wide<true>(a, d); }
   SW_DEVICE SW_INLINE static M fast(M a, M b, FastFlag& slow) {
-    if constexpr (sizeof(M) == 4) return remainder_fast<C, false, false>(a, b, slow);
+    if constexpr (sizeof(M) == 4) return remainder_fast<C, true, false>(a, b, slow);
     else return fast(a, prepare(b), slow);
   }
   SW_DEVICE SW_INLINE static M fast(M a, const Divisor<M>& d, FastFlag& slow) {
-    if constexpr (sizeof(M) == 4) return remainder_fast<C, false, false>(a, d, slow);
+    if constexpr (sizeof(M) == 4) return remainder_fast<C, true, false>(a, d, slow);
     else return adjust(fmod_fast(a, d, slow), d.b);
   }
 #else
