@@ -61,15 +61,7 @@ def test_torch_cuda_numbers(op, dtype):
         want = getattr(torch, TORCH[op])(x, c)
         got = getattr(sw, op)(x, c)
         print(op, dtype, c, "differ:", int((got != want).sum()))
-        if op == "floor_divide" and dtype == torch.bfloat16:
-            # torch's CUDA bfloat16 floor_divide by a number matches neither the number
-            # rounded to bfloat16 nor in float32 (tools/torch_numbers_probe.py; 706 of 2^16
-            # differ from the float32 form): within one bfloat16 step of torch's quotient
-            g, w = got.float(), want.float()
-            step = torch.maximum(torch.ones_like(w), w.abs() * 2.0**-7)
-            assert got.dtype == want.dtype and bool(((g - w).abs() <= step).all())
-        else:
-            _same(got, want)
+        _same(got, want)
     if op in ("add", "multiply"):               # c + x, c * x: the number second
         _same(getattr(sw, op)(0.1, x), getattr(torch, TORCH[op])(x, 0.1))
 
@@ -94,3 +86,41 @@ def test_numpy_ints_beyond_the_dtype_in_comparisons_and_logical_ops():
                     assert (got == want).all(), (x.dtype, c, op)
     with pytest.raises(OverflowError):          # arithmetic keeps NumPy's OverflowError
         sw.add(arrays[0], -2)
+
+
+def _floor_divide_cases(x, y):
+    """torch's 16-bit floor_divide takes three forms by its divisor: two tensors (each step
+    rounded to 16 bits), a number (in float32; on CUDA by its reciprocal), and on the CPU a
+    tensor of one value broadcast (TensorIterator's is_scalar: in float32 too)."""
+    return {"tensors": (x, y), "strided": (x[::3], y[::3]), "row": (x.reshape(-1, 64), y[:64]),
+            "one element": (x, y[7:8]), "0-d": (x, y[7]), "expanded one": (x.reshape(-1, 64), y[7:8].expand(64)),
+            "number": (x, 3.7), "tiny number": (x, 1e-3)}
+
+
+def _floor_divide_operands(dtype, device):
+    rng = np.random.default_rng(5)
+    n = 1 << 14
+    x = torch.from_numpy(rng.standard_normal(n) * rng.choice([1e-3, 1, 1e3, 1e5], n)).to(dtype)
+    y = torch.from_numpy(rng.standard_normal(n) * rng.choice([1e-3, 1, 1e2], n)).to(dtype)
+    y[:40] = 0
+    x[40:50], y[50:60], x[60:70] = float("inf"), float("nan"), 0
+    return x.to(device), y.to(device)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_torch_16_bit_floor_divide_in_each_of_torchs_forms(dtype):
+    x, y = _floor_divide_operands(dtype, "cpu")
+    for name, (a, b) in _floor_divide_cases(x, y).items():
+        got, want = sw.floor_divide(a, b), torch.floor_divide(a, b)
+        _same(got, want)
+        assert torch.equal(got.signbit() & ~got.isnan(), want.signbit() & ~want.isnan()), name
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_torch_cuda_16_bit_floor_divide_in_each_of_torchs_forms(dtype):
+    x, y = _floor_divide_operands(dtype, "cuda")
+    for name, (a, b) in _floor_divide_cases(x, y).items():
+        got, want = sw.floor_divide(a, b), torch.floor_divide(a, b)
+        _same(got, want)
+        assert torch.equal(got.signbit() & ~got.isnan(), want.signbit() & ~want.isnan()), name

@@ -105,7 +105,7 @@ class ElementwiseOp:
         return functor.format(T=compute.ctype, M=_opmath(compute),
                                    C="sw::kTorch" if convention == "torch" else "sw::kNumpy")
 
-    def torch_numbers(self, typing: Typing, key: tuple, backend: str) -> Typing:
+    def torch_numbers(self, typing: Typing, key: tuple, backend: str, one_value: bool = False) -> Typing:
         """How torch reads a number (a Python scalar or a CPU 0-d tensor), which differs by op
         and device (measured with tools/torch_numbers_probe.py):
         - as a cast into the computing dtype (an int wraps, a float past float16's range is
@@ -113,26 +113,35 @@ class ElementwiseOp:
           (OverflowError), as NumPy does everywhere;
         - in float32, not rounded to 16 bits, in some float16 and bfloat16 kernels
           (_TORCH_NUMBERS: x * 0.1 multiplies by 0.1f);
-        - CUDA's division by a number multiplies by its float reciprocal, in every float dtype."""
+        - CUDA's division by a number multiplies by its float reciprocal, in every float dtype;
+        - float16 and bfloat16 floor_divide rounds each step to 16 bits between two tensors
+          (bf16_ops.h TorchFloorDivide16), but computes in float32 on the CPU where the divisor
+          is a number or `one_value` (a tensor of one element broadcast: TensorIterator's
+          is_scalar), and by the number's reciprocal on CUDA (TorchFloorDivideByNumber16)."""
         if self.name not in _TORCH_CHECKED:
             typing = dataclasses.replace(typing, params=tuple(p.wrapping() for p in typing.params))
         float32_ops = _TORCH_NUMBERS.get(backend, ())   # meta tensors: no values to read
         if self.name not in float32_ops + ("divide",) or len(key) != 2:
             return typing
+        short = typing.compute.name in ("float16", "bfloat16")
         # a CPU scalar: a number, or a 0-d tensor on the CPU (on CUDA, a CPU one only)
         scalar = (type, ZeroDim) if backend == "cpu" else (type, HostScalar)
         number = tuple(isinstance(k, scalar) for k in key)
+        if self.name == "floor_divide" and short and backend == "cpu" and one_value and not number[1]:
+            return dataclasses.replace(typing, functor="sw::FloorDivideFunctor<float>")
         # torch's kernels test operand 2; a Python number first in add or multiply is still
         # x op number (Python's c * x calls x.__rmul__)
         if number != (False, True) and not (self.name in ("add", "multiply") and isinstance(key[0], type)):
             return typing
-        if self.name in float32_ops and typing.compute.name in ("float16", "bfloat16"):
+        if self.name in float32_ops and short:
             array = (typing.compute.ctype, "float")      # loaded as ever; the number not narrowed
-            # so float's functor (bfloat16's floor_divide by table needs bfloat16 operands)
             typing = dataclasses.replace(
                 typing, params=(DTYPES["float32"].wrapping(),) * len(typing.params),
-                arg_types=tuple(("float", "float") if n else array for n in number),
-                functor=typing.functor.replace(f"<{typing.compute.ctype}>", "<float>"))
+                arg_types=tuple(("float", "float") if n else array for n in number))
+            if self.name == "floor_divide":
+                typing = dataclasses.replace(typing, functor=(
+                    f"sw::TorchFloorDivideByNumber16<{typing.compute.ctype}>" if backend == "cuda"
+                    else "sw::FloorDivideFunctor<float>"))
         if backend == "cuda" and self.name == "divide" and not typing.compute.is_complex:
             typing = dataclasses.replace(
                 typing, functor=typing.functor.replace("sw::DivideFunctor<", "sw::DivideByNumberFunctor<"))
@@ -197,7 +206,7 @@ class ElementwiseOp:
 _TORCH_CHECKED = ("clip", "where", "pow", "fma")
 # The ops whose float16 and bfloat16 kernels read a number in float32, per backend (torch 2.11
 # on an H200, 2.13 on the CPU; tools/torch_numbers_probe.py): the others round it to 16 bits.
-# bfloat16 floor_divide on CUDA matched neither form; it takes float32 here.
+# floor_divide's forms are bf16_ops.h's (TorchFloorDivide16, TorchFloorDivideByNumber16).
 _TORCH_NUMBERS = {"cpu": ("multiply", "divide", "floor_divide"),
                   "cuda": ("add", "subtract", "multiply", "divide", "floor_divide")}
 
@@ -271,7 +280,9 @@ def _prepare(op, operands, out_views, convention, inplace, index=None):
     key = tuple(_key(o) for o in operands)
     typing = op.typing(lib, key, tuple(v and v.dtype.name for v in out_views), conv)
     if lib == "torch" and isinstance(op, ElementwiseOp):
-        typing = op.torch_numbers(typing, key, device[0])
+        one = len(operands) == 2 and isinstance(operands[1], View) and all(
+            s == 0 for n, s in zip(operands[1].shape, operands[1].strides) if n > 1)
+        typing = op.torch_numbers(typing, key, device[0], one)
     # User kernels broadcast their outputs too (an out may fix extents no input has), and so
     # do NumPy's and CuPy's ufuncs: np.add(row, 1, out=matrix) fills every row.
     given = [(v, nm, op.broadcast_outputs or lib in ("numpy", "cupy")) for v, nm in given]

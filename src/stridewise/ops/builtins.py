@@ -142,7 +142,7 @@ _TABLE = (
         "True division; integers compute in the library's default float.", promote="float"),
     Row("fmod", _X2, "sw::FmodOf<{T}>", _ALL, "fmod",
         "C's fmod (the dividend's sign); integer x % 0 is 0."),
-    Row("floor_divide", _X2, "sw::FloorDivideOf<{T}>", _ALL, "floor_divide",
+    Row("floor_divide", _X2, "sw::FloorDivideOf<{T}, {C}>", _ALL, "floor_divide",
         "floor(x1 / x2) as NumPy and torch define it; integer x // 0 is 0 (never traps)."),
     Row("maximum", _X2, "sw::MaximumFunctor<{M}, sw::TieFirst<{T}, {C}>::value>", _BOOL, "maximum",
         "Elementwise maximum; a NaN operand gives NaN."),

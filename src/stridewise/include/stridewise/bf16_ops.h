@@ -11,11 +11,53 @@
 namespace sw {
 
 template <class T> struct FmodSelect { typedef FmodFunctor<typename OpMath<T>::type> type; };
-template <class T> struct FloorDivideSelect { typedef FloorDivideFunctor<typename OpMath<T>::type> type; };
+template <class T, Convention C = kNumpy> struct FloorDivideSelect {
+  typedef FloorDivideFunctor<typename OpMath<T>::type> type;
+};
 // The op table's functors (ops/builtins.py): FmodOf<T> is FmodFunctor<OpMath<T>> itself for
-// every T but bfloat16, so those kernels are the same types as before.
+// every T but bfloat16, so those kernels are the same types as before; FloorDivideOf<T, C>
+// likewise but for bfloat16 (host) and torch's 16-bit floats (below).
 template <class T> using FmodOf = typename FmodSelect<T>::type;
-template <class T> using FloorDivideOf = typename FloorDivideSelect<T>::type;
+template <class T, Convention C = kNumpy> using FloorDivideOf = typename FloorDivideSelect<T, C>::type;
+
+// torch's float16 and bfloat16 floor_divide of two tensors (c10::div_floor_floating on
+// c10::Half / BFloat16 operands, on the CPU and on CUDA): every step rounds to the 16-bit type
+// (a - mod, the division, the -1 and +1 fixes), so a result can land one step away from
+// NumPy's, which computes in float32 and rounds once (3283 of 400000 random float16 pairs on
+// the CPU, torch 2.13). fmod is exact in any precision. torch's CPU kernel takes NumPy's form
+// in float32 where the divisor is one value broadcast (TensorIterator::is_scalar(2)), and its
+// CUDA kernel TorchFloorDivideByNumber16's for a number: ElementwiseOp.torch_numbers.
+template <class T> struct TorchFloorDivide16 {
+  SW_HOST_DEVICE SW_INLINE static float r(float x) { return convert<float>(convert<T>(x)); }
+  SW_HOST_DEVICE SW_INLINE float operator()(float a, float b) const {
+    if (b == 0) return a / b;
+    const float mod = FmodFunctor<float>()(a, b);
+    float div = r(r(a - mod) / b);
+    if (mod != 0 && ((b < 0) != (mod < 0))) div = r(div - 1.0f);
+    if (div == 0) return sw_copysign(0.0f, a / b);
+    float fl = sw_floor(div);
+    if (div - fl > 0.5f) fl = r(fl + 1.0f);
+    return fl;
+  }
+};
+template <> struct FloorDivideSelect<half, kTorch> { typedef TorchFloorDivide16<half> type; };
+template <> struct FloorDivideSelect<bfloat16, kTorch> { typedef TorchFloorDivide16<bfloat16> type; };
+
+// torch's CUDA floor_divide of a 16-bit tensor by a number (div_floor_kernel_cuda's
+// is_cpu_scalar branch): the number in float32 and its float reciprocal, the quotient in
+// float, and only the floor rounded to the 16-bit type before its +1 fix.
+template <class T> struct TorchFloorDivideByNumber16 {
+  SW_HOST_DEVICE SW_INLINE float operator()(float a, float b) const {
+    if (b == 0) return a / b;
+    const float inv = 1.0f / b, mod = FmodFunctor<float>()(a, b);
+    float div = (a - mod) * inv;
+    if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1.0f;
+    if (div == 0) return sw_copysign(0.0f, a * inv);
+    float fl = TorchFloorDivide16<T>::r(sw_floor(div));
+    if (div - fl > 0.5f) fl = TorchFloorDivide16<T>::r(fl + 1.0f);
+    return fl;
+  }
+};
 
 // fmod of bfloat16 operands (as floats). Fast path and exact form are remainder's for
 // bfloat16 (functors.h ShortRemainderFunctor<true>), on magnitudes:
@@ -76,7 +118,7 @@ struct Bf16FloorDivide : Bf16Fmod {
     return floor_divide_from_fmod(a, b, fmod_double(a, b, slow));
   }
 };
-template <> struct FloorDivideSelect<bfloat16> { typedef Bf16FloorDivide type; };
+template <> struct FloorDivideSelect<bfloat16, kNumpy> { typedef Bf16FloorDivide type; };
 #endif
 
 template <> struct FmodSelect<bfloat16> { typedef Bf16Fmod type; };
