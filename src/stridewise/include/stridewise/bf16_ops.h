@@ -20,42 +20,49 @@ template <class T, Convention C = kNumpy> struct FloorDivideSelect {
 template <class T> using FmodOf = typename FmodSelect<T>::type;
 template <class T, Convention C = kNumpy> using FloorDivideOf = typename FloorDivideSelect<T, C>::type;
 
-// torch's float16 and bfloat16 floor_divide of two tensors (c10::div_floor_floating on
-// c10::Half / BFloat16 operands, on the CPU and on CUDA): every step rounds to the 16-bit type
-// (a - mod, the division, the -1 and +1 fixes), so a result can land one step away from
-// NumPy's, which computes in float32 and rounds once (3283 of 400000 random float16 pairs on
-// the CPU, torch 2.13). fmod is exact in any precision. torch's CPU kernel takes NumPy's form
-// in float32 where the divisor is one value broadcast (TensorIterator::is_scalar(2)), and its
-// CUDA kernel TorchFloorDivideByNumber16's for a number: ElementwiseOp.torch_numbers.
+// torch's float16 and bfloat16 floor_divide (c10::div_floor_floating on c10::Half and
+// BFloat16 operands) rounds to the 16-bit type between steps, so a result can land one step
+// away from NumPy's, which computes in float32 and rounds once. Which steps round differs by
+// device (probed against torch 2.11 on an H200 and 2.13 on the CPU, 2^20 random pairs, no
+// difference left): on the CPU (Vectorized<Half>) every step, a - mod, the division and the
+// -1 fix; on CUDA the quotient stays in float and only its floor rounds before the +1 fix.
+// A number divides by its float reciprocal on CUDA (div_floor_kernel_cuda's is_cpu_scalar
+// branch); on the CPU a number, or a divisor of one value broadcast (TensorIterator's
+// is_scalar), takes NumPy's form in float32: ElementwiseOp.torch_numbers picks. fmod is exact
+// in any precision.
 template <class T> struct TorchFloorDivide16 {
   SW_HOST_DEVICE SW_INLINE static float r(float x) { return convert<float>(convert<T>(x)); }
+  // the floor rounded to T, then the +1 fix for a quotient that rounded below an integer
+  SW_HOST_DEVICE SW_INLINE static float floor_rounded(float div) {
+    const float fl = r(sw_floor(div));
+    return div - fl > 0.5f ? r(fl + 1.0f) : fl;
+  }
   SW_HOST_DEVICE SW_INLINE float operator()(float a, float b) const {
     if (b == 0) return a / b;
     const float mod = FmodFunctor<float>()(a, b);
+    const bool fix = mod != 0 && ((b < 0) != (mod < 0));
+#if defined(__CUDA_ARCH__)
+    float div = (a - mod) / b;
+    if (fix) div -= 1.0f;
+#else
     float div = r(r(a - mod) / b);
-    if (mod != 0 && ((b < 0) != (mod < 0))) div = r(div - 1.0f);
-    if (div == 0) return sw_copysign(0.0f, a / b);
-    float fl = sw_floor(div);
-    if (div - fl > 0.5f) fl = r(fl + 1.0f);
-    return fl;
+    if (fix) div = r(div - 1.0f);
+#endif
+    return div == 0 ? sw_copysign(0.0f, a / b) : floor_rounded(div);
   }
 };
 template <> struct FloorDivideSelect<half, kTorch> { typedef TorchFloorDivide16<half> type; };
 template <> struct FloorDivideSelect<bfloat16, kTorch> { typedef TorchFloorDivide16<bfloat16> type; };
 
-// torch's CUDA floor_divide of a 16-bit tensor by a number (div_floor_kernel_cuda's
-// is_cpu_scalar branch): the number in float32 and its float reciprocal, the quotient in
-// float, and only the floor rounded to the 16-bit type before its +1 fix.
+// torch's CUDA floor_divide of a 16-bit tensor by a number: the number in float32 and its
+// float reciprocal.
 template <class T> struct TorchFloorDivideByNumber16 {
   SW_HOST_DEVICE SW_INLINE float operator()(float a, float b) const {
     if (b == 0) return a / b;
     const float inv = 1.0f / b, mod = FmodFunctor<float>()(a, b);
     float div = (a - mod) * inv;
     if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1.0f;
-    if (div == 0) return sw_copysign(0.0f, a * inv);
-    float fl = TorchFloorDivide16<T>::r(sw_floor(div));
-    if (div - fl > 0.5f) fl = TorchFloorDivide16<T>::r(fl + 1.0f);
-    return fl;
+    return div == 0 ? sw_copysign(0.0f, a * inv) : TorchFloorDivide16<T>::floor_rounded(div);
   }
 };
 
