@@ -30,7 +30,12 @@ template <class T, Convention C = kNumpy> using FloorDivideOf = typename FloorDi
 // branch); on the CPU a number, or a divisor of one value broadcast (TensorIterator's
 // is_scalar), takes NumPy's form in float32: ElementwiseOp.torch_numbers picks. fmod is exact
 // in any precision.
-template <class T> struct TorchFloorDivide16 {
+#if defined(__CUDA_ARCH__)
+#define SW_TORCH_EVERY_STEP false
+#else
+#define SW_TORCH_EVERY_STEP true
+#endif
+template <class T, bool EveryStep = SW_TORCH_EVERY_STEP> struct TorchFloorDivide16 {
   SW_HOST_DEVICE SW_INLINE static float r(float x) { return convert<float>(convert<T>(x)); }
   // the floor rounded to T, then the +1 fix for a quotient that rounded below an integer
   SW_HOST_DEVICE SW_INLINE static float floor_rounded(float div) {
@@ -41,16 +46,18 @@ template <class T> struct TorchFloorDivide16 {
     if (b == 0) return a / b;
     const float mod = FmodFunctor<float>()(a, b);
     const bool fix = mod != 0 && ((b < 0) != (mod < 0));
-#if defined(__CUDA_ARCH__)
-    float div = (a - mod) / b;
-    if (fix) div -= 1.0f;
-#else
-    float div = r(r(a - mod) / b);
-    if (fix) div = r(div - 1.0f);
-#endif
+    float div;
+    if constexpr (EveryStep) {
+      div = r(r(a - mod) / b);
+      if (fix) div = r(div - 1.0f);
+    } else {
+      div = (a - mod) / b;
+      if (fix) div -= 1.0f;
+    }
     return div == 0 ? sw_copysign(0.0f, a / b) : floor_rounded(div);
   }
 };
+#undef SW_TORCH_EVERY_STEP
 template <> struct FloorDivideSelect<half, kTorch> { typedef TorchFloorDivide16<half> type; };
 template <> struct FloorDivideSelect<bfloat16, kTorch> { typedef TorchFloorDivide16<bfloat16> type; };
 
