@@ -90,9 +90,10 @@ def test_numpy_ints_beyond_the_dtype_in_comparisons_and_logical_ops():
 
 
 def _floor_divide_cases(x, y):
-    """torch's 16-bit floor_divide takes three forms by its divisor: two tensors (each step
-    rounded to 16 bits), a number (in float32; on CUDA by its reciprocal), and on the CPU a
-    tensor of one value broadcast (TensorIterator's is_scalar: in float32 too)."""
+    """torch's 16-bit floor_divide takes three forms by its divisor: two tensors (rounded to
+    16 bits between steps, which steps by device), a number (in float32; on CUDA by its
+    reciprocal), and on the CPU a tensor of one value broadcast (TensorIterator's is_scalar:
+    in float32 too)."""
     return {"tensors": (x, y), "strided": (x[::3], y[::3]), "row": (x.reshape(-1, 64), y[:64]),
             "one element": (x, y[7:8]), "0-d": (x, y[7]), "expanded one": (x.reshape(-1, 64), y[7:8].expand(64)),
             "number": (x, 3.7), "tiny number": (x, 1e-3)}
@@ -108,19 +109,10 @@ def _floor_divide_operands(dtype, device):
     return x.to(device), y.to(device)
 
 
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
-def test_torch_16_bit_floor_divide_in_each_of_torchs_forms(dtype):
-    x, y = _floor_divide_operands(dtype, "cpu")
-    for name, (a, b) in _floor_divide_cases(x, y).items():
-        got, want = sw.floor_divide(a, b), torch.floor_divide(a, b)
-        _same(got, want)
-        assert torch.equal(got.signbit() & ~got.isnan(), want.signbit() & ~want.isnan()), name
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
-def test_torch_cuda_16_bit_floor_divide_in_each_of_torchs_forms(dtype):
-    x, y = _floor_divide_operands(dtype, "cuda")
+def test_torch_16_bit_floor_divide_in_each_of_torchs_forms(dtype, device):
+    x, y = _floor_divide_operands(dtype, device)
     for name, (a, b) in _floor_divide_cases(x, y).items():
         got, want = sw.floor_divide(a, b), torch.floor_divide(a, b)
         _same(got, want)
