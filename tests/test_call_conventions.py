@@ -150,6 +150,12 @@ def test_numpy_unary_out_overlapping_input(dtype):
         assert same_bits(y, want), (xi, yi)
 
 
+def test_explain_names_the_temporary_of_an_overlapping_out():
+    x = np.arange(10.0)
+    assert "a temporary, then copied into the given out" in str(sw.explain(sw.add, x[:-1], x[1:], out=x[1:]))
+    assert "temporary" not in str(sw.explain(sw.add, x[:-1], x[1:], out=np.empty(9)))
+
+
 def test_numpy_inplace_add_of_the_transpose():
     """numpy/_core/tests/test_mem_overlap.py::TestUFunc::test_inplace_op_simple_manual:
     x += x.T with x larger than NumPy's buffer leaves x symmetric."""

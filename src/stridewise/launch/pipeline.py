@@ -680,7 +680,9 @@ def _into_outs(op, args, outs, out_views, lib, shape, results, convention, algor
         _arrays.check_out(v, shape, v.dtype, [], [])   # shape, writeable, no self-overlap
     result = _call(op, args, None, convention, algorithm, dry=dry)   # the library's layout
     if dry:
-        return result
+        how = "cast" if any(v.dtype is not dt for v, dt in zip(out_views, results)) else "copied"
+        return dataclasses.replace(result, out_layout=f"{result.out_layout}: a temporary, then "
+                                   f"{how} into the given out (a second pass)")
     for r, o, v in zip([result] if op.nout == 1 else result, outs, out_views):
         cast(r, v.dtype.name, out=o)
     return outs[0] if op.nout == 1 else tuple(outs)
