@@ -262,6 +262,14 @@ def test_clip_with_a_bound_of_none(lo, hi, dtype):
     assert torch.equal(got.isnan(), want.isnan())
 
 
+def test_clip_with_a_bound_of_none_traces_in_one_graph():
+    """Under torch.compile(fullgraph=True) a None bound becomes maximum or minimum's custom op."""
+    t = torch.randn(16)
+    for lo, hi, want in ((None, 0.5, torch.clamp(t, max=0.5)), (-0.5, None, torch.clamp(t, min=-0.5))):
+        f = torch.compile(lambda x: sw.clip(x, lo, hi), backend="eager", fullgraph=True)
+        assert torch.equal(f(t), want)
+
+
 def test_clip_with_no_bound_raises():
     with pytest.raises(ValueError, match="lo or hi"):
         sw.clip(np.ones(3), None, None)

@@ -364,6 +364,12 @@ def _doc(row: Row, op: ElementwiseOp, inplace: bool) -> str:
 def _traced(row: Row, op: ElementwiseOp, inplace: bool) -> Callable:
     """What Dynamo traces in place of the function: the op's torch.library custom op."""
     traced = _torch_ops.traced(op, inplace)
+    if row.name == "clip":          # a bound of None: maximum or minimum, traced in turn
+        def clip(x, lo, hi, **kw):
+            if lo is None or hi is None:
+                return _one_bound(x, lo, hi, kw.get("out"), kw.get("algorithm"))
+            return traced(x, lo, hi, **kw)
+        return clip
     if row.check is None:
         return traced
 
