@@ -312,3 +312,9 @@ def test_cupy_out_overlapping_an_input_and_joining_the_broadcast(dtype):
 def test_torch_cuda_out_is_resized_as_torch_resizes_it():
     a = torch.randn(2, 3, 4, 5, device="cuda").to(memory_format=torch.channels_last)
     _torch_pair(lambda: torch.empty(0, device="cuda"), a, 0.5, op="multiply")
+
+
+def test_explain_leaves_a_torch_out_of_another_shape_as_it_was():
+    out = torch.empty(5)
+    e = sw.explain(sw.add, torch.randn(3, 4), 1.5, out=out)
+    assert out.shape == (5,) and e.shape

@@ -587,9 +587,11 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
     lib, device, typing, shape, _ = info
     if lib == "torch" and outs is not None and not inplace and isinstance(op, ElementwiseOp) \
             and out_views[0].shape != shape:
+        if dry:          # explain writes nothing: the kernel a resized out would run
+            return _call(op, args, None, convention, algorithm, dry=True)
         strides = _new_strides(lib, shape, operands, out_views[0].dtype.name, device[0])[0]
         _torch_ops.resize_out(outs[0], shape, strides)   # torch's out= rule
-        return _call(op, args, outs[0], convention, algorithm, dry=dry)
+        return _call(op, args, outs[0], convention, algorithm)
     layout_note = "given by the caller (out=)"
     if outs is None and typing.outs:
         strides, ins = _new_strides(lib, shape, operands, typing.outs[0].name, device[0],
