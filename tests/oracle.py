@@ -106,3 +106,15 @@ def mismatches(got, want, a, b, limit=8):
             if len(bad) == limit:
                 break
     return bad
+
+
+def cuda_reference(source: str, name: str = "reference"):
+    """(device, kernel): an independent reference kernel, NVRTC-compiled from `source` for the
+    current torch device (the GPU tests' oracles written from the definitions)."""
+    import torch
+    from cuda.core import Device, Program, ProgramOptions
+
+    dev = Device(torch.cuda.current_device())
+    dev.set_current()
+    prog = Program(source, "c++", options=ProgramOptions(arch=f"sm_{dev.arch}"))
+    return dev, prog.compile("cubin").get_kernel(name)

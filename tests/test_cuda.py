@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import stridewise as sw
 from conftest import DTYPES
-from oracle import NP, grid, mismatches, numpy_remainder, random_values, same_bits
+from oracle import NP, cuda_reference, grid, mismatches, numpy_remainder, random_values, same_bits
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.gpu
@@ -412,12 +412,7 @@ extern "C" __global__ void reference(const unsigned short* a, const unsigned sho
 
 @pytest.fixture(scope="module")
 def reference_kernel():
-    from cuda.core import Device, Program, ProgramOptions
-
-    dev = Device(torch.cuda.current_device())
-    dev.set_current()
-    prog = Program(REFERENCE, "c++", options=ProgramOptions(arch=f"sm_{dev.arch}"))
-    return dev, prog.compile("cubin").get_kernel("reference")
+    return cuda_reference(REFERENCE)
 
 
 @pytest.mark.parametrize("convention", ["torch", "numpy"])

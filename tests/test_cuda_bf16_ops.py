@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import stridewise as sw
+from oracle import cuda_reference
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.gpu
@@ -56,12 +57,7 @@ extern "C" __global__ void reference(const unsigned short* a, const unsigned sho
 
 @pytest.fixture(scope="module")
 def reference_kernel():
-    from cuda.core import Device, Program, ProgramOptions
-
-    dev = Device(torch.cuda.current_device())
-    dev.set_current()
-    prog = Program(REFERENCE, "c++", options=ProgramOptions(arch=f"sm_{dev.arch}"))
-    return dev, prog.compile("cubin").get_kernel("reference")
+    return cuda_reference(REFERENCE)
 
 
 @pytest.mark.parametrize("op", ["fmod", "floor_divide"])
