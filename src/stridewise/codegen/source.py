@@ -51,6 +51,8 @@ class KernelSpec:
     index : user kernels: the array operand that is the flat loop index (_usercall.index_view;
         read as its offset, never loaded), placed right after the outputs; -1 for none.
     options : NVRTC ProgramOptions fields a user kernel asks for, as (name, value) pairs.
+    cheap : the op's arithmetic costs less than moving its bytes (Op::kCheap: the host's
+        threads start by bytes, cpu/loops.h).
     compute : the dtype that names the computation (tuning, description; `T` in the Op).
     mode, kinds, pack, index_bits, ndim : from the plan and the resolved algorithm.
     """
@@ -78,6 +80,7 @@ class KernelSpec:
     row_heads: bool = False
     max_registers: int = 0
     row_spacing: int = 1
+    cheap: bool = False
 
     @property
     def entry(self) -> str:
@@ -465,7 +468,7 @@ struct Op {{
          kRepeated = {repeated}, kPeriodic = {periodic}, kRowHeads = {int(spec.row_heads)},
          kRowSpacing = {spec.row_spacing},
          kPeriodicOperands = {spec.kinds.count("periodic")}, kShifted = {int(any(k in _SHIFTED for k in spec.kinds))},
-         kBcast = {int("bcast" in spec.kinds)} }};
+         kBcast = {int("bcast" in spec.kinds)}, kCheap = {int(spec.cheap)} }};
   typedef sw::Layout<kArrays, kDims> L;
 
   // Operand k's element size, whether the kernel stages it (bit k of kStaged) in a tile or

@@ -81,6 +81,8 @@ class ElementwiseOp:
     nin : number of inputs.
     functor : C++ functor template; "{T}" is the compute type, "{M}" its OpMath type,
         "{C}" the convention.
+    cheap : its arithmetic costs less than moving its bytes (the host's threads start by
+        bytes; Row.cheap).
     ufunc : the NumPy ufunc whose dtype resolution the op follows (None: NumPy's result_type).
     dtypes : compute dtypes the op supports (plain data that tests and docs enumerate).
     header : the header the functor lives in, when not functors.h.
@@ -97,6 +99,7 @@ class ElementwiseOp:
     promote: str = "same"
     header: str = ""            # header library file the functor lives in, beyond functors.h
     code: str = ""              # C++ the functor needs, placed before the kernel
+    cheap: bool = False
     nout = 1
     broadcast_outputs = False   # out must have the inputs' broadcast shape
 
@@ -354,7 +357,8 @@ def _build(op, operands, outs: list, info, algorithm, index=None) -> Prepared:
         tile=be.tile_width(alg, layout.pack) if staged else 0,
         index=-1 if index is None else len(outs), options=typing.options,
         row_heads=layout.row_heads, row_spacing=layout.row_spacing,
-        max_registers=_register_budget(getattr(alg, "block_size", None)))
+        max_registers=_register_budget(getattr(alg, "block_size", None)),
+        cheap=getattr(op, "cheap", False))
     source = _codegen.generate(spec, lambda s: be.entry_point(s, tuning.kernels))
     periods = layout.periods or (0,) * len(views)
     static = (p.n, layout.aux, *p.shape, *(s for st in p.strides for s in st), *periods)

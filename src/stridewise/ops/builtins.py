@@ -92,6 +92,9 @@ class Row:
     header : the header the functor lives in ("": functors.h, always included).
     code : C++ the functor needs, placed before the kernel (an op whose functor is not in a
         header: a test's toy op).
+    cheap : its arithmetic costs less than moving its bytes: the host starts threads by the
+        bytes a call moves, not by its elements (cpu/loops.h worth_threads). Most ops are;
+        divisions and the C library's functions are not.
     """
 
     name: str
@@ -108,6 +111,7 @@ class Row:
     inplace: bool = False
     header: str = "stridewise/ops.h"
     code: str = ""
+    cheap: bool = True
 
     @property
     def torch_name(self) -> str | None:
@@ -132,25 +136,27 @@ def _is_int_array(x) -> bool:
 _TABLE = (
     Row("remainder", _X2, "sw::RemainderFunctor<{T}, {C}>", _ALL, "remainder",
         "Elementwise remainder with the sign of the divisor, broadcast without copies.",
-        convention=True, inplace=True, header=""),
+        convention=True, inplace=True, header="", cheap=False),
     Row("add", _X2, "sw::AddFunctor<{M}>", _BOOL, "add", "x1 + x2, broadcast; integers wrap."),
     Row("subtract", _X2, "sw::SubtractFunctor<{M}>", _ALL, "subtract",
         "x1 - x2, broadcast; integers wrap."),
     Row("multiply", _X2, "sw::MultiplyFunctor<{M}>", _BOOL, "multiply",
         "x1 * x2, broadcast; integers wrap."),
     Row("divide", _X2, "sw::DivideFunctor<{M}>", _FLOATS, "divide",
-        "True division; integers compute in the library's default float.", promote="float"),
+        "True division; integers compute in the library's default float.", promote="float",
+        cheap=False),
     Row("fmod", _X2, "sw::FmodOf<{T}>", _ALL, "fmod",
-        "C's fmod (the dividend's sign); integer x % 0 is 0."),
+        "C's fmod (the dividend's sign); integer x % 0 is 0.", cheap=False),
     Row("floor_divide", _X2, "sw::FloorDivideOf<{T}, {C}>", _ALL, "floor_divide",
-        "floor(x1 / x2) as NumPy and torch define it; integer x // 0 is 0 (never traps)."),
+        "floor(x1 / x2) as NumPy and torch define it; integer x // 0 is 0 (never traps).",
+        cheap=False),
     Row("maximum", _X2, "sw::MaximumFunctor<{M}, sw::TieFirst<{T}, {C}>::value>", _BOOL, "maximum",
         "Elementwise maximum; a NaN operand gives NaN."),
     Row("minimum", _X2, "sw::MinimumFunctor<{M}, sw::TieFirst<{T}, {C}>::value>", _BOOL, "minimum",
         "Elementwise minimum; a NaN operand gives NaN."),
     Row("pow", _X2, "sw::PowFunctor<{M}>", _ALL, "power",
         "x1 ** x2. Integer bases with a negative Python-int exponent raise ValueError.",
-        ulp=_LIBM, check=_no_negative_int_power),      # float pow is the C library's
+        ulp=_LIBM, check=_no_negative_int_power, cheap=False),      # float pow is the C library's
     Row("where", ("condition", "x", "y"), "sw::WhereFunctor<{M}>", _BOOL, None,
         "x where condition is true, else y; x and y promote. torch: a bool condition; NumPy and "
         "CuPy: any real dtype, true where nonzero.", promote="where"),
@@ -160,15 +166,17 @@ _TABLE = (
         "|x|; |INT_MIN| wraps to INT_MIN; a bool is its own (NumPy; torch raises)."),
     Row("negative", _X, "sw::NegativeFunctor<{M}>", _ALL, "negative", "-x; integers wrap."),
     Row("exp", _X, "sw::ExpFunctor<{M}>", _FLOATS, "exp",
-        "e ** x (within TOLERANCE_ULP['exp'] of NumPy and torch).", promote="float", ulp=_LIBM),
+        "e ** x (within TOLERANCE_ULP['exp'] of NumPy and torch).", promote="float", ulp=_LIBM,
+        cheap=False),
     Row("log", _X, "sw::LogFunctor<{M}>", _FLOATS, "log",
-        "Natural logarithm (within TOLERANCE_ULP['log']).", promote="float", ulp=_LIBM),
+        "Natural logarithm (within TOLERANCE_ULP['log']).", promote="float", ulp=_LIBM,
+        cheap=False),
     Row("sqrt", _X, "sw::SqrtFunctor<{M}>", _FLOATS, "sqrt",
-        "Square root, correctly rounded.", promote="float"),
+        "Square root, correctly rounded.", promote="float", cheap=False),
     Row("sin", _X, "sw::SinFunctor<{M}>", _FLOATS, "sin",
-        "Sine (within TOLERANCE_ULP['sin']).", promote="float", ulp=_LIBM),
+        "Sine (within TOLERANCE_ULP['sin']).", promote="float", ulp=_LIBM, cheap=False),
     Row("cos", _X, "sw::CosFunctor<{M}>", _FLOATS, "cos",
-        "Cosine (within TOLERANCE_ULP['cos']).", promote="float", ulp=_LIBM),
+        "Cosine (within TOLERANCE_ULP['cos']).", promote="float", ulp=_LIBM, cheap=False),
     Row("fma", ("x", "y", "z"), "sw::FmaFunctor<{M}>", _ALL, None,
         "x * y + z in one rounding (float32, float64); integers wrap.", torch=None,
         ulp={"float16": 1, "bfloat16": 1}),           # 16-bit: float32's fma, rounded again
@@ -222,11 +230,13 @@ _TABLE = (
         "|x1| with the sign of x2; integers compute in the library's float.", promote="float"),
     Row("square", _X, "sw::SquareFunctor<{M}>", _ALL, "square", "x * x; integers wrap."),
     Row("reciprocal", _X, "sw::ReciprocalFunctor<{M}>", _FLOATS, "reciprocal",
-        "1 / x, floats (integers: torch's float32).", promote="float"),
+        "1 / x, floats (integers: torch's float32).", promote="float", cheap=False),
     Row("tanh", _X, "sw::TanhFunctor<{M}>", _FLOATS, "tanh",
-        "Hyperbolic tangent (within TOLERANCE_ULP['tanh']).", promote="float", ulp=_LIBM),
+        "Hyperbolic tangent (within TOLERANCE_ULP['tanh']).", promote="float", ulp=_LIBM,
+        cheap=False),
     Row("sigmoid", _X, "sw::SigmoidFunctor<{M}>", _FLOATS, None,
-        "1 / (1 + exp(-x)) (within TOLERANCE_ULP['sigmoid']).", promote="float", ulp=_LIBM),
+        "1 / (1 + exp(-x)) (within TOLERANCE_ULP['sigmoid']).", promote="float", ulp=_LIBM,
+        cheap=False),
     Row("clip", ("x", "lo", "hi"), "sw::ClipFunctor<{M}, sw::TieBound<{T}, {C}>::value>", _ALL, None,
         "clip(x, lo, hi) = minimum(maximum(x, lo), hi) (np.clip, torch.clamp); a bound of None\n"
         "is not applied (np.clip(x, None, hi), torch.clamp(x, max=hi))."),
@@ -392,7 +402,7 @@ def register(*rows: Row) -> Callable:
         # complex64/128 where the op defines them (_complex: their tolerances and tests)
         dtypes = row.dtypes + (_complex.COMPLEX if row.name in _complex.COMPLEX_OPS else ())
         op = ElementwiseOp(row.name, len(row.params), row.functor, row.ufunc, dtypes,
-                           row.promote, row.header, code=row.code)
+                           row.promote, row.header, code=row.code, cheap=row.cheap)
         namespace[f"_op_{row.name}"], namespace[f"_check_{row.name}"] = op, row.check
         for inplace in (False, True)[:1 + row.inplace]:
             sources.append(_source(row, inplace))
@@ -429,7 +439,7 @@ register(*_TABLE)
 # cast: one op per target dtype (the target is part of what selects the kernel).
 CAST_DTYPES = _BOOL + _complex.COMPLEX
 _CASTS = {dt: ElementwiseOp(f"cast_{dt}", 1, "sw::CastFunctor<{M}>", None, CAST_DTYPES, dt,
-                            "stridewise/ops.h")
+                            "stridewise/ops.h", cheap=True)
           for dt in CAST_DTYPES}
 
 

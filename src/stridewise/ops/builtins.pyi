@@ -21,7 +21,8 @@ class Row:
     inplace: bool
     header: str
     code: str
-    def __init__(self, name: str, params: tuple[str, ...], functor: str, dtypes: tuple[str, ...], ufunc: str | None, doc: str, torch: str | None = ..., promote: str = ..., ulp: dict[str, int] = ..., check: Callable[..., None] | None = ..., convention: bool = ..., inplace: bool = ..., header: str = ..., code: str = ...) -> None: ...
+    cheap: bool
+    def __init__(self, name: str, params: tuple[str, ...], functor: str, dtypes: tuple[str, ...], ufunc: str | None, doc: str, torch: str | None = ..., promote: str = ..., ulp: dict[str, int] = ..., check: Callable[..., None] | None = ..., convention: bool = ..., inplace: bool = ..., header: str = ..., code: str = ..., cheap: bool = ...) -> None: ...
     @property
     def torch_name(self) -> str | None: ...
 

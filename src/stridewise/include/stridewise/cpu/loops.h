@@ -2,13 +2,19 @@
 // order and hands Op::apply<P> the element offset of every array operand; the generated Op
 // knows how each operand is read (dense pack, broadcast, strided, periodic or uniform).
 #pragma once
+#include <omp.h>
+#include <unistd.h>
 #include "../pack.h"
 
 namespace sw {
 namespace cpu {
 
-// Below this many elements a parallel region costs more than it saves.
-static const long long kParallelMin = 1 << 15;
+// Threads start where they pay (a region costs about 1-2 us to start and join on two cores):
+// for a cheap op (Op::kCheap: its arithmetic hides behind its memory traffic) from 320 KB
+// moved (uint8 add: 2^16 elements 4.2 us serial against 4.7 in two threads, 2^17 7.2 against
+// 5.9; float32 add ties at 2^15, 384 KB), for any other op from 2^15 elements, torch's grain
+// size, where its arithmetic alone outweighs the region (float32 remainder: 35 against 19 us).
+static const long long kParallelMin = 1 << 15, kParallelBytes = 320 << 10;
 // The rows loop hands out work in chunks of about this many elements (dynamic schedule; the
 // flat loop's are kChunkBytes below): on a shared
 // machine a descheduled thread would otherwise hold a static half of the loop for a whole
@@ -16,11 +22,13 @@ static const long long kParallelMin = 1 << 15;
 static const long long kChunk = 1 << 13;
 
 // Flat offsets for modes where the output is one dense run: dense operands sit at i,
-// periodic ones at i mod period (one division per pack; apply steps within the pack).
+// periodic and resident ones at i mod period (one division per pack; apply steps within the
+// pack). Only those read a period: the others' offsets need no load (the compiler cannot
+// keep a slot in a register across the stores, which may alias it).
 template <class Op>
 SW_INLINE void flat_offsets(const Frame<Op>& f, typename Op::Index i, typename Op::Index* off) {
   for (int k = 0; k < Op::kArrays; ++k) {
-    const typename Op::Index per = f.period(k);
+    const typename Op::Index per = Op::periodic(k) || Op::repeated(k) ? f.period(k) : 0;
     off[k] = per ? i % per : i;
   }
 }
@@ -43,6 +51,57 @@ SW_INLINE void prefetch_ahead(char* const* p, int k, Index i) {
   const char* at = p[k] + (i64)i * Op::size(k) + kPrefetch;
   if (k == 0) __builtin_prefetch(at, 1);
   else __builtin_prefetch(at, 0);
+}
+
+// A loop body handed to parallel_for is inlined into each schedule's loop (GCC otherwise
+// calls it once per wide pack).
+#define SW_INLINE_LAMBDA __attribute__((always_inline))
+
+// Bytes the threads' own caches hold: per-core L2 times the threads (1 MiB a core where the
+// system does not say).
+inline long long cached_bytes() {
+  static const long long per_core = [] {
+    const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return l2 > 0 ? (long long)l2 : 1LL << 20;
+  }();
+  return per_core * omp_get_max_threads();
+}
+
+// body(j0, j1) over the parts of [0, n), in parallel where `parallel`. A loop whose data fits
+// the threads' caches is split statically, one part per thread, as torch's parallel_for
+// splits: the next call over the same arrays finds each thread's part in its own cache (two
+// cores, float32 add at 2^16-2^18 elements: 1.5-1.7x faster than dynamic chunks, whose parts
+// move between cores). Larger loops stream from DRAM, where the split costs nothing, and go
+// in dynamic chunks: on a shared machine a descheduled thread would otherwise hold a static
+// half of the loop for a whole scheduler quantum (4 ms) while the other core idles.
+template <class Index, class Body>
+SW_INLINE void parallel_for(Index n, Index chunk, bool parallel, long long bytes, const Body& body) {
+  if (!parallel) {      // no OpenMP region at all: even a one-thread region costs its start
+    body(Index(0), n);
+  } else if (bytes <= cached_bytes()) {
+#pragma omp parallel
+    {
+      const long long t = omp_get_thread_num(), T = omp_get_num_threads();
+      body(Index(n * t / T), Index(n * (t + 1) / T));
+    }
+  } else {
+    const Index parts = (n + chunk - 1) / chunk;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (Index c = 0; c < parts; ++c) body(c * chunk, n - c * chunk < chunk ? n : (c + 1) * chunk);
+  }
+}
+
+// Bytes a loop over n outputs moves: every operand but the ones read again and again (a
+// periodic or repeated row, from cache), each element once.
+template <class Op> SW_INLINE long long loop_bytes(long long n) {
+  long long per = 0;
+  for (int k = 0; k < Op::kArrays; ++k)
+    per += Op::periodic(k) || Op::repeated(k) ? 0 : Op::size(k);
+  return per * n;
+}
+
+template <class Op> SW_INLINE bool worth_threads(long long n) {
+  return Op::kCheap ? loop_bytes<Op>(n) >= kParallelBytes : n >= kParallelMin;
 }
 
 // flat_loop hands out chunks of kChunkBytes of the output, at least 8 of them a loop: one
@@ -68,14 +127,18 @@ void flat_loop(const Slot* slots) {
   Index off[Op::kArrays];
   for (Index i = 0; i < head; ++i) { flat_offsets(f, i, off); Op::template apply<1>(f.p, off, f.u); }
   const Index chunk = chunk_of<Op>(n) / W > 0 ? chunk_of<Op>(n) / W : 1;
-#pragma omp parallel for schedule(dynamic, chunk) if (n >= kParallelMin)
-  for (Index j = 0; j < wides; ++j) {
-    Index o[Op::kArrays];
-    flat_offsets(f, head + j * W, o);
-    for (int k = 0; k < Op::kArrays; ++k)
-      if (!Op::periodic(k)) prefetch_ahead<Op>(f.p, k, o[k]);
-    Op::template apply<W>(f.p, o, f.u);
-  }
+  parallel_for(wides, chunk, worth_threads<Op>(n), loop_bytes<Op>(n),
+               [&](Index j0, Index j1) SW_INLINE_LAMBDA {
+    const Frame<Op> g = f;      // a part's own copies: the shared ones, stores could alias
+    const Index from = head;
+    for (Index j = j0; j < j1; ++j) {
+      Index o[Op::kArrays];
+      flat_offsets(g, from + j * W, o);
+      for (int k = 0; k < Op::kArrays; ++k)
+        if (!Op::periodic(k)) prefetch_ahead<Op>(g.p, k, o[k]);
+      Op::template apply<W>(g.p, o, g.u);
+    }
+  });
   Index i = head + wides * W;
   for (; i + P <= n; i += P) { flat_offsets(f, i, off); Op::template apply<P>(f.p, off, f.u); }
   for (; i < n; ++i) { flat_offsets(f, i, off); Op::template apply<1>(f.p, off, f.u); }
@@ -110,26 +173,29 @@ void rows_loop(const Slot* slots) {
   const Index parts = part ? (len + part - 1) / part : 0;
   const Index work = rows * parts;
   const Index chunk = parts > 1 ? 1 : kChunk / (len ? len : 1);
-#pragma omp parallel for schedule(dynamic, chunk) if (f.n() >= kParallelMin && work > 1)
-  for (Index w = 0; w < work; ++w) {
-    const Index r = w / parts, x0 = (w - r * parts) * part;
-    const Index x1 = x0 + part < len ? x0 + part : len;
-    Index base[NA], off[NA], step[NA];
-    row_offsets(f, r, base);
-    for (int k = 0; k < NA; ++k) step[k] = f.stride(k, D - 1);
-    const auto at = [&](Index x) {
-      for (int k = 0; k < NA; ++k) off[k] = base[k] + x * step[k];
-      return off;
-    };
-    Index x = x0;
-    for (; x + W <= x1; x += W) {
-      for (int k = 0; k < NA; ++k)   // the unit-stride operands, as flat_loop's
-        if (step[k] == 1) prefetch_ahead<Op>(f.p, k, base[k] + x);
-      Op::template apply<W>(f.p, at(x), f.u);
+  parallel_for(work, chunk, worth_threads<Op>(f.n()) && work > 1, loop_bytes<Op>(f.n()),
+               [&](Index w0, Index w1) SW_INLINE_LAMBDA {
+    const Frame<Op> g = f;      // a part's own copy: the shared one, stores could alias
+    for (Index w = w0; w < w1; ++w) {
+      const Index r = w / parts, x0 = (w - r * parts) * part;
+      const Index x1 = x0 + part < len ? x0 + part : len;
+      Index base[NA], off[NA], step[NA];
+      row_offsets(g, r, base);
+      for (int k = 0; k < NA; ++k) step[k] = g.stride(k, D - 1);
+      const auto at = [&](Index x) {
+        for (int k = 0; k < NA; ++k) off[k] = base[k] + x * step[k];
+        return off;
+      };
+      Index x = x0;
+      for (; x + W <= x1; x += W) {
+        for (int k = 0; k < NA; ++k)   // the unit-stride operands, as flat_loop's
+          if (step[k] == 1) prefetch_ahead<Op>(g.p, k, base[k] + x);
+        Op::template apply<W>(g.p, at(x), g.u);
+      }
+      for (; x + P <= x1; x += P) Op::template apply<P>(g.p, at(x), g.u);
+      for (; x < x1; ++x) Op::template apply<1>(g.p, at(x), g.u);
     }
-    for (; x + P <= x1; x += P) Op::template apply<P>(f.p, at(x), f.u);
-    for (; x < x1; ++x) Op::template apply<1>(f.p, at(x), f.u);
-  }
+  });
 }
 
 // tiled: some input is unit-stride along dim `aux` (j), the output along the last dim (i).
@@ -184,7 +250,7 @@ void tiles(const Frame<Op>& f) {
   const Index nj = f.shape(jd), ni = f.shape(id);
   const Index tj = (nj + TJ - 1) / TJ, ti = (ni + TI - 1) / TI;
   const Index work = f.n() / (nj * ni) * tj * ti;
-#pragma omp parallel if (f.n() >= kParallelMin)
+#pragma omp parallel if (worth_threads<Op>(f.n()))
   {
     alignas(64) char buffers[tile_bytes<Op>(TJ * TI)];
     char* q[NA];                                 // where Op::apply reads operand k
@@ -250,7 +316,7 @@ void general_loop(const Slot* slots) {
   const Index n = f.n();
   const Index chunk = 1 << 14;
   const Index chunks = (n + chunk - 1) / chunk;
-#pragma omp parallel for schedule(dynamic, 1) if (n >= kParallelMin)
+#pragma omp parallel for schedule(dynamic, 1) if (worth_threads<Op>(n))
   for (Index c = 0; c < chunks; ++c) {
     Index idx[D], off[NA];
     Index rest = c * chunk;
