@@ -418,7 +418,7 @@ def generate(spec: KernelSpec, entry_point) -> str:
                     f"        }}\n"
                     f"      }}\n"
                     f"    }} else {{\n"
-                    f"      SW_UNROLL for (int e = 0; e < P; ++e) y[e] = {call};\n"
+                    f"      SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) y[e] = {call};\n"
                     f"    }}\n"
                     f"    sw::convert_pack<P>(r0.elem, y);")
 

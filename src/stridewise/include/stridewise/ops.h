@@ -7,6 +7,19 @@
 #pragma once
 #include "functors.h"
 
+// What the math functors' (and a user operation's) unqualified calls find first: on the host
+// with libmvec, sw::UserMath's vector math (cpu/vmath.h), called for whole packs from an `omp
+// simd` element loop (SW_USER_LOOP; Op::compute's plain loop is one too); elsewhere nothing,
+// and libm as written.
+#define SW_USER_LOOP(P) SW_UNROLL
+#if !defined(__CUDACC__) && !defined(__CUDACC_RTC__)
+#include "cpu/vmath.h"
+#else
+namespace sw {
+struct UserMath {};
+}  // namespace sw
+#endif
+
 namespace sw {
 
 // Unsigned<T>: the type T's wrapping arithmetic runs in. 8- and 16-bit types widen to u32:
@@ -257,14 +270,16 @@ template <class T, Convention C> struct TieBound { static constexpr bool value =
 template <> struct TieBound<float, kNumpy> { static constexpr bool value = true; };
 template <> struct TieBound<double, kNumpy> { static constexpr bool value = true; };
 
+// The conditions combine with | (not ||): one select a lane, which the host vectorizes (with
+// || GCC kept a branch per element, 8x slower than torch's vector loop).
 template <class T, bool First = false> struct MaximumFunctor {
   SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const {
-    return (a > b || (First && a == b) || is_nan(a)) ? a : b;
+    return ((a > b) | (First & (a == b)) | is_nan(a)) ? a : b;
   }
 };
 template <class T, bool First = false> struct MinimumFunctor {
   SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const {
-    return (a < b || (First && a == b) || is_nan(a)) ? a : b;
+    return ((a < b) | (First & (a == b)) | is_nan(a)) ? a : b;
   }
 };
 
@@ -286,10 +301,11 @@ template <> struct AbsFunctor<double> {
   SW_HOST_DEVICE SW_INLINE double operator()(double a) const { return fabs(a); }
 };
 
-// Transcendentals: the C library's (host) or CUDA's (device) overloads, float or double.
-// They agree with NumPy and torch to a few ulp, not bit for bit (see _builtin_ops.TOLERANCE_ULP).
+// Transcendentals: the C library's or libmvec's (host: UserMath above) or CUDA's (device)
+// overloads, float or double. They agree with NumPy and torch to a few ulp, not bit for bit
+// (ops/builtins.py TOLERANCE_ULP).
 #define SW_MATH_FUNCTOR(Name, f)                                                   \
-  template <class T> struct Name {                                                 \
+  template <class T> struct Name : UserMath {                                      \
     SW_HOST_DEVICE SW_INLINE T operator()(T a) const { return f(a); }              \
   };
 SW_MATH_FUNCTOR(ExpFunctor, exp)
@@ -315,7 +331,7 @@ template <class T> SW_HOST_DEVICE SW_INLINE T int_pow(T a, T b) {
   }
   return (T)r;
 }
-template <class T> struct PowFunctor {
+template <class T> struct PowFunctor : UserMath {
   SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const {
     if constexpr (IsInt<T>::value) return int_pow(a, b);
     else return pow(a, b);
@@ -456,10 +472,10 @@ template <class T> struct SquareFunctor {
 template <class T> struct ReciprocalFunctor {
   SW_HOST_DEVICE SW_INLINE T operator()(T a) const { return T(1) / a; }
 };
-template <class T> struct TanhFunctor {
+template <class T> struct TanhFunctor : UserMath {
   SW_HOST_DEVICE SW_INLINE T operator()(T a) const { return tanh(a); }
 };
-template <class T> struct SigmoidFunctor {   // torch's 1 / (1 + exp(-x))
+template <class T> struct SigmoidFunctor : UserMath {   // torch's 1 / (1 + exp(-x))
   SW_HOST_DEVICE SW_INLINE T operator()(T a) const { return T(1) / (T(1) + exp(-a)); }
 };
 // clip(x, lo, hi), as torch.clamp and NumPy's float16 loop: a NaN anywhere gives NaN, lo > hi

@@ -33,15 +33,6 @@ using sw::norm;
 using sw::arg;
 }  // namespace pycuda
 
-
-// The element loop of a user kernel's pack, and what its operation's unqualified math calls
-// find first (UserOp derives from sw::UserMath): on the host with libmvec, an `omp simd` loop
-// and vector math (cpu/vmath.h); elsewhere unrolled, and libm as written.
-#define SW_USER_LOOP(P) SW_UNROLL
-#if !defined(__CUDACC__) && !defined(__CUDACC_RTC__)
-#include "cpu/vmath.h"
-#else
-namespace sw {
-struct UserMath {};
-}  // namespace sw
-#endif
+// A user operation's unqualified math calls find sw::UserMath's first (UserOp derives from
+// it), and its pack's element loop is SW_USER_LOOP: both from ops.h, as the built-in math
+// functors have them.
