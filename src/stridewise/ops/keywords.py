@@ -33,7 +33,7 @@ import numpy as np
 from stridewise.launch import pipeline as _ops
 from stridewise.launch.pipeline import ElementwiseOp, Typing, _opmath
 from stridewise.operands import arrays as _arrays
-from stridewise.operands.dtypes import ALL_DTYPES as DTYPES, dtype_of
+from stridewise.operands.dtypes import ALL_DTYPES as DTYPES, DType, dtype_of
 from stridewise.operands.promote import HostScalar, ZeroDim, host_scalars
 
 __all__ = ["KEYWORDS", "AlphaError", "call", "resolve", "signature", "doc"]
@@ -259,20 +259,49 @@ class _Scaled(_Derived):
         if c.is_complex:
             raise TypeError(f"{self.base.name} with alpha= supports real dtypes; got {c.name}: "
                             "compute x1 + alpha * x2 as two ops")
-        # alpha in the math type (torch's alpha.to<opmath_t>()): float32 for 16-bit floats
-        a = DTYPES["float32"] if c.name in ("float16", "bfloat16") else c
-        m = _opmath(c)
+        # alpha in the compute dtype (torch's CPU kernels cast it to scalar_t; torch_numbers
+        # keeps it float32 for CUDA's 16-bit ones), then the math type
+        a, m = _alpha_type(c.name), _opmath(c)
         return dataclasses.replace(t, params=t.params + (a,), functor=f"sw::AddScaledFunctor<{m}>",
                                    arg_types=self._arg_types(t, 2) + ((a.ctype, m),))
 
     def torch_numbers(self, typing, key, backend, one_value=False):
-        """The base op's reading of x1 and x2 (ElementwiseOp.torch_numbers); alpha stays
-        as typed (torch checks its range)."""
+        """The base op's reading of x1 and x2 (ElementwiseOp.torch_numbers); alpha as
+        torch's kernels take it: in the compute dtype on the CPU, in the math type (float32
+        for 16-bit floats) on CUDA (opmath_t)."""
         inner = dataclasses.replace(typing, params=typing.params[:-1],
                                     arg_types=typing.arg_types[:-1])
         inner = self.base.torch_numbers(inner, key[:2], backend, one_value)
-        return dataclasses.replace(inner, params=inner.params + typing.params[-1:],
-                                   arg_types=self._arg_types(inner, 2) + typing.arg_types[-1:])
+        alpha, types = typing.params[-1], typing.arg_types[-1]
+        if backend == "cuda" and typing.compute.name in _SHORT:
+            alpha, types = _alpha_type("float32"), ("float", "float")
+        return dataclasses.replace(inner, params=inner.params + (alpha,),
+                                   arg_types=self._arg_types(inner, 2) + (types,))
+
+
+@dataclass(frozen=True)
+class _AlphaType(DType):
+    """alpha's dtype: torch's range check (c10 checked_convert: an unsigned type also takes
+    down to -max, which wraps, so sub(x, y, alpha=1) of uint8 is add with 255), then the
+    conversion."""
+
+    def slot_value(self, value):
+        info = np.iinfo(self.numpy) if self.numpy.kind in "iu" else None
+        if info is not None and not isinstance(value, bool) and not (
+                (-info.max if info.min == 0 else info.min) <= value <= info.max):
+            raise AlphaError(f"value cannot be converted to type {self.name} without overflow "
+                             f"(alpha={value!r})")
+        if self.is_float and np.isfinite(value) and abs(value) > float(np.finfo(self.numpy).max):
+            raise AlphaError(f"value cannot be converted to type {self.name} without overflow "
+                             f"(alpha={value!r})")
+        if info is not None and value < 0 and info.min == 0:
+            value += info.max + 1
+        return DType.slot_value(self, value)
+
+
+def _alpha_type(name: str) -> DType:
+    dt = DTYPES[name]
+    return _AlphaType(**{f.name: getattr(dt, f.name) for f in dataclasses.fields(DType)})
 
 
 _SHORT = ("float16", "bfloat16")
