@@ -100,8 +100,10 @@ def resolve(op: ElementwiseOp, args: tuple, out, kw: dict) -> tuple[ElementwiseO
                             "torch has none: use torch.where(mask, result, out)")
         if where is True:
             return op, args, out
-        if isinstance(where, (bool, np.bool_)):
-            where = np.asarray(where)
+        if not hasattr(where, "dtype"):    # a list or Python bool converts to bool, as in NumPy
+            xp = next((sys.modules["cupy"] for x in (*args, out)
+                       if type(x).__module__.startswith("cupy")), np)
+            where = xp.asarray(where, dtype=bool)
         op, args = _derived(_Masked, op), (where, *args)
         out = _masked_out(op, args, out, kw)
     return op, args, out
@@ -256,9 +258,6 @@ class _Scaled(_Derived):
         if kind is complex and not c.is_complex:
             raise AlphaError("For non-complex input tensors, argument alpha must not be a complex "
                              "number.")
-        if c.is_complex:
-            raise TypeError(f"{self.base.name} with alpha= supports real dtypes; got {c.name}: "
-                            "compute x1 + alpha * x2 as two ops")
         # alpha in the compute dtype (torch's CPU kernels cast it to scalar_t; torch_numbers
         # keeps it float32 for CUDA's 16-bit ones), then the math type
         a, m = _alpha_type(c.name), _opmath(c)
@@ -317,11 +316,19 @@ class _TruncDivide(_Derived):
         return cls("divide_trunc", 2, "sw::TruncDivideFunctor<{M}>", "floor_divide",
                    ROWS["floor_divide"].dtypes, "same", "stridewise/keywords.h")
 
+    def typing(self, lib, key, out_key, convention):
+        """16-bit floats: the quotient rounded to 16 bits before trunc, as NumPy's
+        np.trunc(a / b) and torch's division of two tensors compute it."""
+        t = ElementwiseOp.typing(self, lib, key, out_key, convention)
+        if t.compute.name in _SHORT:
+            t = dataclasses.replace(t, functor=f"sw::TruncDivideRounded16<{t.compute.ctype}>")
+        return t
+
     def torch_numbers(self, typing, key, backend, one_value=False):
-        """torch's forms (BinaryOpsKernel.cpp div_trunc_kernel, BinaryDivTruncKernel.cu): a
-        16-bit quotient of two tensors rounds to 16 bits before trunc (Half's operator/); on
-        the CPU a number or one-element divisor stays float32 and divides in float32; on CUDA
-        a number divides as a times its reciprocal in the math type (float32 for 16-bit)."""
+        """torch's forms (BinaryOpsKernel.cpp div_trunc_kernel, BinaryDivTruncKernel.cu;
+        tools/trunc_div_probe.py): a 16-bit quotient of two tensors rounds to 16 bits before
+        trunc (typing); on the CPU a number or one-element divisor stays float32 and divides
+        in float32; on CUDA a number divides as a times its reciprocal in the math type."""
         typing = dataclasses.replace(typing, params=tuple(p.wrapping() for p in typing.params))
         c = typing.compute
         if not c.is_float:
@@ -336,6 +343,6 @@ class _TruncDivide(_Derived):
                                 for k in key))
         if number and backend == "cuda":
             return dataclasses.replace(typing, functor=f"sw::TruncDivideByNumberFunctor<{m}>")
-        if c.name in _SHORT and not number and not (backend == "cpu" and one_value):
-            return dataclasses.replace(typing, functor=f"sw::TorchTruncDivide16<{c.ctype}>")
+        if c.name in _SHORT and (number or one_value and backend == "cpu"):
+            return dataclasses.replace(typing, functor="sw::TruncDivideFunctor<float>")
         return typing

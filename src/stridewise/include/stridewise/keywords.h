@@ -27,10 +27,11 @@ template <class F, class R> struct MaskedInto {
 
 // alpha=: torch's add, a + alpha * b (sub passes -alpha), as one fused multiply-add in the
 // math type: torch's CPU vector loop is fmadd(b, alpha, a) and CUDA contracts the same
-// expression. Integers wrap; bool is a or (alpha and b).
+// expression. Integers wrap; bool is a or (alpha and b); complex is a + alpha * b.
 template <class T> struct AddScaledFunctor {
   SW_HOST_DEVICE SW_INLINE T operator()(T a, T b, T alpha) const {
     if constexpr (IsInt<T>::value) return (T)(SW_KU(a) + SW_KU(alpha) * SW_KU(b));
+    else if constexpr (IsComplex<T>::value) return a + alpha * b;
     else return FmaFunctor<T>()(b, alpha, a);
   }
 };
@@ -40,8 +41,8 @@ template <> struct AddScaledFunctor<bool> {
 
 // rounding_mode="trunc": the quotient rounded toward zero. Integers divide as C does; x / 0
 // gives 0 (floor_divide's policy: torch raises ZeroDivisionError on the CPU) and MIN / -1
-// wraps to MIN. Floats: trunc(a / b) in the math type, rounded once on store (NumPy arrays,
-// torch's float32 and float64, and torch's CPU 16-bit division by a number).
+// wraps to MIN. Floats: trunc(a / b) in the math type, rounded once on store (float32,
+// float64, and torch's CPU 16-bit division by a number).
 template <class T> struct TruncDivideFunctor {
   SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const {
     if constexpr (IsInt<T>::value) {
@@ -58,9 +59,9 @@ template <class T> struct TruncDivideFunctor {
 template <> struct TruncDivideFunctor<bool> {   // NumPy's bool // bool promotes first
   SW_HOST_DEVICE SW_INLINE bool operator()(bool a, bool b) const { return b && a; }
 };
-// torch's 16-bit division of two tensors: the quotient rounded to S (float16 or bfloat16)
-// before trunc, as its Half and BFloat16 operator/ (and vector loop) round it.
-template <class S> struct TorchTruncDivide16 {
+// 16-bit floats: the quotient rounded to S (float16 or bfloat16) before trunc, as NumPy's
+// np.trunc(a / b) and torch's Half and BFloat16 division of two tensors round it.
+template <class S> struct TruncDivideRounded16 {
   SW_HOST_DEVICE SW_INLINE float operator()(float a, float b) const {
     return trunc(convert<float>(convert<S>(a / b)));
   }
