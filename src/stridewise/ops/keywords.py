@@ -105,7 +105,7 @@ def resolve(op: ElementwiseOp, args: tuple, out, kw: dict) -> tuple[ElementwiseO
                        if type(x).__module__.startswith("cupy")), np)
             where = xp.asarray(where, dtype=bool)
         op, args = _derived(_Masked, op), (where, *args)
-        out = _masked_out(op, args, out, kw)
+        args, out = _masked_out(op, args, out, kw)
     return op, args, out
 
 
@@ -132,9 +132,9 @@ def _derived(kind, base, extra=None):
 
 
 def _masked_out(op, args, out, kw):
-    """out for a where= call: the given one, with inputs that overlap it otherwise than as the
-    same view copied first (the kernel reads out, so it cannot take the buffered path); or a
-    new array of the result, 0 everywhere."""
+    """(args, out) for a where= call: the given out, with inputs that overlap it otherwise
+    than as the same view copied first (the kernel reads out, so it cannot take the buffered
+    path); or a new array of the result, 0 everywhere."""
     if out is not None:
         xp = sys.modules[type(out).__module__.split(".")[0]]
         share = getattr(xp, "may_share_memory", None)
@@ -143,13 +143,13 @@ def _masked_out(op, args, out, kw):
                 and _arrays.as_operand(x, 0).ptr == _arrays.as_operand(out, -1).ptr
             args = tuple(x.copy() if i and isinstance(x, type(out)) and share(x, out) and not same(x)
                          else x for i, x in enumerate(args))
-        return out
+        return args, out
     operands = host_scalars(_ops._operands(op, _arrays.array_likes(args)))
     lib, device, typing, shape, _ = _ops._prepare(op, operands, (None,), kw.get("convention"), False)
     strides = _ops._new_strides(lib, shape, operands, typing.outs[0].name, device[0])[0]
     new = _arrays.allocator(lib, device, shape, typing.outs[0], strides)()[0]
     new[...] = 0
-    return new
+    return args, new
 
 
 _HEADER = "#include <stridewise/keywords.h>"
