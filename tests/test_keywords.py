@@ -170,7 +170,7 @@ def test_where_input_overlapping_out_reads_the_old_values():
     assert same_bits(buf, ref)
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=8, deadline=None)
 @given(st.integers(1, 5), st.integers(1, 9), st.sampled_from([1, 2, -1]), st.integers(0, 2**32 - 1))
 def test_where_hypothesis_shapes_and_strides(rows, cols, step, seed):
     rng = np.random.default_rng(seed)
@@ -223,9 +223,10 @@ def test_dtype_matches_numpy(fn, np_fn, x, y, dtype):
         want = np_fn(*args, dtype=dtype)
     got = fn(*args, dtype=dtype)
     assert same_bits(got, want)
-    out = np.zeros((64, 3), want.dtype).T                   # a strided out
-    fn(*args, dtype=np.dtype(dtype), out=out)
-    assert same_bits(out, want)
+    if dtype in ("int8", "float32", "bool"):
+        out = np.zeros((64, 3), want.dtype).T               # a strided out
+        fn(*args, dtype=np.dtype(dtype), out=out)
+        assert same_bits(out, want)
 
 
 def test_dtype_casts_numpy_refuses_raise_numpys_error():
@@ -261,21 +262,21 @@ def _alphas(name):
 
 @pytest.mark.parametrize("name", TORCH_INTS + FLOATS + ("bool",))
 def test_alpha_matches_torch_every_dtype(name):
-    """torch.add / torch.sub(x1, x2, alpha=) on the CPU, bit for bit: a broadcast x2, a Python
-    number x2, and a transposed out=."""
+    """torch.add / torch.sub(x1, x2, alpha=) on the CPU, bit for bit: a broadcast x2 and a
+    Python number x2; float16 and int8 also into a transposed out=."""
     rng = np.random.default_rng(6)
     a, b = _t(_values(rng, name, (64, 64))), _t(_values(rng, name, (64,)))
+    num = 3 if name != "bool" else True
     for alpha in _alphas(name):
-        for fn, ref in ((sw.add, torch.add), (sw.subtract, torch.sub)):
-            if name == "bool" and ref is torch.sub:
-                continue
-            want = ref(a, b, alpha=alpha)
-            got = fn(a, b, alpha=alpha)
-            assert got.dtype == want.dtype and same_bits(_n(got), _n(want)), (fn, alpha)
-            num = 3 if name != "bool" else True
-            assert same_bits(_n(fn(a, num, alpha=alpha)), _n(ref(a, num, alpha=alpha)))
+        want = torch.add(a, b, alpha=alpha)
+        got = sw.add(a, b, alpha=alpha)
+        assert got.dtype == want.dtype and same_bits(_n(got), _n(want)), alpha
+        assert same_bits(_n(sw.add(a, num, alpha=alpha)), _n(torch.add(a, num, alpha=alpha)))
+        if name != "bool":
+            assert same_bits(_n(sw.subtract(a, b, alpha=alpha)), _n(torch.sub(a, b, alpha=alpha)))
+        if name in ("float16", "int8"):
             out = torch.empty(64, 64, dtype=want.dtype).T
-            fn(a, b, alpha=alpha, out=out)
+            sw.add(a, b, alpha=alpha, out=out)
             assert same_bits(_n(out), _n(want))
 
 
@@ -347,15 +348,18 @@ def test_rounding_modes_match_torch_every_dtype(name):
     """torch.div(a, b, rounding_mode=) on the CPU, bit for bit: tensors, a one-element
     divisor, Python numbers, and the result dtype (integers stay integers)."""
     rng = np.random.default_rng(8)
-    a, b = _t(_values(rng, name, (32, 64))), _divisors(_t(_values(rng, name, (64,))))
-    numbers = (3, -7) + ((0.1, -2.7, 1 / 3) if name in FLOATS else ())
-    for mode in ("trunc", "floor"):
-        for d in (b, b[:1], *numbers):
-            if name == "uint8" and isinstance(d, int) and d < 0:
-                continue
-            want = torch.div(a, d, rounding_mode=mode)
-            got = sw.divide(a, d, rounding_mode=mode)
-            assert got.dtype == want.dtype and same_bits(_n(got), _n(want)), (mode, d)
+    a, b = _t(_values(rng, name, 4096)), _divisors(_t(_values(rng, name, 4096)))
+    # one kernel per kind of divisor: the 16-bit floats' forms differ by kind (keywords.py)
+    numbers = (0.1, -2.7, 1 / 3) if name in FLOATS else (3, -7)
+    cases = [("trunc", d) for d in (b, *numbers)] + [("floor", b)]
+    if name in ("float16", "bfloat16"):
+        cases += [("trunc", b[:1]), ("floor", b[:1]), ("floor", 0.1)]
+    for mode, d in cases:
+        if name == "uint8" and isinstance(d, int) and d < 0:
+            continue
+        want = torch.div(a, d, rounding_mode=mode)
+        got = sw.divide(a, d, rounding_mode=mode)
+        assert got.dtype == want.dtype and same_bits(_n(got), _n(want)), (mode, d)
     assert same_bits(_n(sw.divide(a, b, rounding_mode=None)), _n(torch.div(a, b)))
 
 
