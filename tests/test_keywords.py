@@ -503,3 +503,37 @@ def test_where_cupy_matches_numpy():
     assert same_bits(cp.asnumpy(out), want)
     got = sw.add(cp.asarray(a), cp.asarray(b), where=[True, False] * 128)
     assert same_bits(cp.asnumpy(got)[:, 1::2], np.zeros((64, 128), np.float32))
+
+
+@pytest.mark.nvrtc
+def test_keyword_kernels_compile_for_the_device(monkeypatch):
+    """NVRTC compiles every keyword's kernel for sm_90 (no GPU needed): where= over each
+    dtype class, alpha= (bool, integers, 16-bit, complex), trunc division in every form torch's
+    CUDA calls pick (keywords.py _TruncDivide.torch_numbers)."""
+    pytest.importorskip("cuda.core", reason="needs the cuda extra (cuda.core + NVRTC wheels)")
+    import dataclasses
+    from nvrtc_batch import compile_batched
+    from stridewise.launch import pipeline as _ops
+    from stridewise.ops import keywords as _keywords
+    from stridewise.ops.builtins import OPS
+
+    monkeypatch.setenv("STRIDEWISE_DISABLE_CACHE", "1")
+    specs = []
+
+    def add(op, args, out=None, **kw):
+        kop, kargs, kout = _keywords.resolve(OPS[op], args, out, kw)
+        specs.append(_ops._call(kop, kargs, kout, dry=True).spec)
+
+    for name in ("int8", "uint64", "bool", "float16", "bfloat16", "float64", "complex64"):
+        a = np.ones((8, 64), NP[name])
+        add("add", (a, a), np.zeros_like(a), where=np.ones(64, bool))
+        add("add", (a, a), alpha=True if name == "bool" else 2)
+    for name in ("int8", "uint16", "int64", "float16", "bfloat16", "float32", "float64"):
+        a = np.ones((8, 64), NP[name])
+        add("divide", (a, a), rounding_mode="trunc")
+    add("multiply", (np.ones(64), np.ones(64)), np.zeros(64, np.float32), where=np.ones(64, bool),
+        dtype=np.float32)
+    t16 = [s for s in specs if s.op == "divide_trunc" and s.compute.name in ("float16", "bfloat16")]
+    specs += [dataclasses.replace(s, functor=f) for s in t16
+              for f in ("sw::TruncDivideByNumberFunctor<float>", "sw::TruncDivideFunctor<float>")]
+    assert compile_batched(specs) == len(specs) == 14 + 7 + 1 + 4
