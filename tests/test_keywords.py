@@ -537,3 +537,21 @@ def test_keyword_kernels_compile_for_the_device(monkeypatch):
     specs += [dataclasses.replace(s, functor=f) for s in t16
               for f in ("sw::TruncDivideByNumberFunctor<float>", "sw::TruncDivideFunctor<float>")]
     assert compile_batched(specs) == len(specs) == 14 + 7 + 1 + 4
+
+
+def test_keywords_autograd_matches_torch():
+    """alpha= and rounding_mode= under autograd: torch's gradients (alpha times the
+    gradient for x2; zero through a rounded quotient). A complex alpha is refused there by
+    name (the custom ops' schemas carry real numbers)."""
+    x = torch.tensor([1.5, -2.0, 3.25], dtype=torch.float64, requires_grad=True)
+    y = torch.tensor([0.5, 4.0, -1.0], dtype=torch.float64, requires_grad=True)
+    g = torch.tensor([1.0, -2.0, 0.5], dtype=torch.float64)
+    cases = ((lambda f, a, b: f(a, b, alpha=2.5), sw.add, torch.add),
+             (lambda f, a, b: f(a, b, alpha=-3), sw.subtract, torch.sub),
+             (lambda f, a, b: f(a, b, rounding_mode="trunc"), sw.divide, torch.div))
+    for call, mine, theirs in cases:
+        got = torch.autograd.grad(call(mine, x, y), (x, y), g)
+        want = torch.autograd.grad(call(theirs, x, y), (x, y), g)
+        assert all(torch.equal(a, b) for a, b in zip(got, want))
+    with pytest.raises(TypeError, match="Python int or float"):     # custom ops take real numbers
+        sw.add(x.to(torch.complex128), y.to(torch.complex128), alpha=1 - 2j)
