@@ -141,8 +141,8 @@ def _masked_out(op, args, out, kw):
         if share is not None:
             same = lambda x: (x.shape, x.strides, x.dtype) == (out.shape, out.strides, out.dtype) \
                 and _arrays.as_operand(x, 0).ptr == _arrays.as_operand(out, -1).ptr
-            args = tuple(x.copy() if i and isinstance(x, type(out)) and share(x, out) and not same(x)
-                         else x for i, x in enumerate(args))
+            args = tuple(x.copy() if isinstance(x, type(out)) and share(x, out) and not same(x)
+                         else x for x in args)
         return args, out
     operands = host_scalars(_ops._operands(op, _arrays.array_likes(args)))
     lib, device, typing, shape, _ = _ops._prepare(op, operands, (None,), kw.get("convention"), False)
