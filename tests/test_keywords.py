@@ -170,7 +170,7 @@ def test_where_input_overlapping_out_reads_the_old_values():
     assert same_bits(buf, ref)
 
 
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=6, deadline=None)
 @given(st.integers(1, 5), st.integers(1, 9), st.sampled_from([1, 2, -1]), st.integers(0, 2**32 - 1))
 def test_where_hypothesis_shapes_and_strides(rows, cols, step, seed):
     rng = np.random.default_rng(seed)
@@ -262,8 +262,8 @@ def _alphas(name):
 
 @pytest.mark.parametrize("name", TORCH_INTS + FLOATS + ("bool",))
 def test_alpha_matches_torch_every_dtype(name):
-    """torch.add / torch.sub(x1, x2, alpha=) on the CPU, bit for bit: a broadcast x2 and a
-    Python number x2; float16 and int8 also into a transposed out=."""
+    """torch.add(x1, x2, alpha=) on the CPU, bit for bit: a broadcast x2; a Python number x2,
+    torch.sub and a transposed out= for one dtype of each kind (the same functor)."""
     rng = np.random.default_rng(6)
     a, b = _t(_values(rng, name, (64, 64))), _t(_values(rng, name, (64,)))
     num = 3 if name != "bool" else True
@@ -271,6 +271,8 @@ def test_alpha_matches_torch_every_dtype(name):
         want = torch.add(a, b, alpha=alpha)
         got = sw.add(a, b, alpha=alpha)
         assert got.dtype == want.dtype and same_bits(_n(got), _n(want)), alpha
+        if name not in ("int8", "uint8", "float16", "bfloat16", "float32", "bool"):
+            continue
         assert same_bits(_n(sw.add(a, num, alpha=alpha)), _n(torch.add(a, num, alpha=alpha)))
         if name != "bool":
             assert same_bits(_n(sw.subtract(a, b, alpha=alpha)), _n(torch.sub(a, b, alpha=alpha)))
@@ -353,7 +355,7 @@ def test_rounding_modes_match_torch_every_dtype(name):
     numbers = (0.1, -2.7, 1 / 3) if name in FLOATS else (3, -7)
     cases = [("trunc", d) for d in (b, *numbers)] + [("floor", b)]
     if name in ("float16", "bfloat16"):
-        cases += [("trunc", b[:1]), ("floor", b[:1]), ("floor", 0.1)]
+        cases += [("trunc", b[:1])]   # floor's 16-bit forms: test_builtin_ops, test_bf16_ops
     for mode, d in cases:
         if name == "uint8" and isinstance(d, int) and d < 0:
             continue
@@ -536,7 +538,7 @@ def test_keyword_kernels_compile_for_the_device(monkeypatch):
     t16 = [s for s in specs if s.op == "divide_trunc" and s.compute.name in ("float16", "bfloat16")]
     specs += [dataclasses.replace(s, functor=f) for s in t16
               for f in ("sw::TruncDivideByNumberFunctor<float>", "sw::TruncDivideFunctor<float>")]
-    assert compile_batched(specs) == len(specs) == 14 + 7 + 1 + 4
+    assert compile_batched(specs, chunks=1) == len(specs) == 14 + 7 + 1 + 4
 
 
 def test_keywords_autograd_matches_torch():
