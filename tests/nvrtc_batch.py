@@ -13,7 +13,8 @@ ARCH = "sm_90"
 def batched_source(specs) -> str:
     """One translation unit holding every spec's generated kernel, each in its own namespace
     with its own entry point name (the headers' include guards keep them out of the namespaces)."""
-    head = ["#include <stridewise/user.h>", "#include <stridewise/cuda/kernels.cuh>"]
+    head = ["#include <stridewise/user.h>", "#include <stridewise/cuda/kernels.cuh>",
+            "#include <stridewise/keywords.h>"]
     parts = []
     for i, spec in enumerate(specs):
         src = _codegen.generate(spec, cuda.entry_point).replace(spec.entry, f"{spec.entry}_v{i}")

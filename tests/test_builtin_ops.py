@@ -673,6 +673,7 @@ def test_each_row_is_a_public_function_with_its_signature():
         assert [p.name for p in params[:len(row.params)]] == list(row.params)
         assert all(p.kind is p.POSITIONAL_ONLY for p in params[:len(row.params)])
         keywords = ["out", "convention", "algorithm"] if row.convention else ["out", "algorithm"]
+        keywords += row.takes       # where=, dtype=, alpha=, rounding_mode= (test_keywords.py)
         assert [p.name for p in params[len(row.params):]] == keywords
         assert all(p.kind is p.KEYWORD_ONLY for p in params[len(row.params):])
         assert fn.__doc__.startswith(row.doc) and ", ".join(row.dtypes[:2]) in fn.__doc__

@@ -65,6 +65,11 @@ FORMULAS = {
     "sin": lambda g, ins, out: (g * torch.cos(ins[0]),),
     "cos": lambda g, ins, out: (g * -torch.sin(ins[0]),),
     "fma": lambda g, ins, out: (g * ins[1], g * ins[0], g),
+    # the keywords' ops (ops/keywords.py): alpha= (subtract's comes negated), and a rounded
+    # quotient, whose gradient torch defines as zero
+    "add_alpha": lambda g, ins, out: (g, g * ins[2], None),
+    "subtract_alpha": lambda g, ins, out: (g, g * ins[2], None),
+    "divide_trunc": lambda g, ins, out: (torch.zeros_like(g), torch.zeros_like(g)),
 }
 
 
@@ -80,7 +85,8 @@ def _conjugated(formula):
     return complex_formula
 
 
-for _name in ("multiply", "divide", "pow", "exp", "log", "sqrt", "sin", "cos", "fma"):
+for _name in ("multiply", "divide", "pow", "exp", "log", "sqrt", "sin", "cos", "fma", "add_alpha",
+              "subtract_alpha"):
     FORMULAS[_name] = _conjugated(FORMULAS[_name])
 
 # casts: the gradient goes back in the input's dtype (the caller's reduction does that)

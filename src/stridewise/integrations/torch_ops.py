@@ -119,9 +119,9 @@ def _op_named(name: str):
     if kernel:
         from stridewise.kernels.elementwise import _LIVE
         return _LIVE[int(kernel.group(1))]
-    from stridewise.ops import builtins as _builtins
-    return {o.name: o for o in (*_builtins.OPS.values(),
-                                *_builtins._CASTS.values())}[name]
+    from stridewise.ops import builtins as _builtins, keywords as _keywords
+    return {o.name: o for o in (*_builtins.OPS.values(), *_builtins._CASTS.values(),
+                                *_keywords.DERIVED.values())}[name]
 
 
 def _ensure(name: str, mask: str) -> str:

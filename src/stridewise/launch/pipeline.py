@@ -737,12 +737,17 @@ def explain(op: object, *args: Operand, **kw: object) -> Explanation:
     -------
     Explanation with .mode, .shape, .strides, .algorithm, .source and more; it prints readably.
     """
+    from stridewise.ops import keywords as _keywords
+
     if hasattr(op, "_explain"):
         return Explanation.from_prepared(op.name, op._explain(args, kw))
     name = getattr(op, "__name__", op)
     if name not in _OPS:
         raise ValueError(f"explain knows {', '.join(_OPS)} and ElementwiseKernel objects; got {op!r}")
     eop, inplace = _OPS[name]
-    prepared = _call(eop, args, kw.get("out"), kw.get("convention"), kw.get("algorithm"),
+    out = kw.get("out")
+    if any(kw.get(k) is not None for k in _keywords.KEYWORDS):   # the derived op that runs
+        eop, args, out = _keywords.resolve(eop, args, out, kw)
+    prepared = _call(eop, args, out, kw.get("convention"), kw.get("algorithm"),
                      inplace=inplace, dry=True)
     return Explanation.from_prepared(eop.name, prepared)

@@ -50,6 +50,7 @@ import numpy as np
 from stridewise.launch import pipeline as _ops
 from stridewise.integrations import torch_ops as _torch_ops
 from stridewise.ops import complex as _complex
+from stridewise.ops import keywords as _keywords
 from stridewise.launch.pipeline import ElementwiseOp, _call
 from stridewise._typing import AlgorithmLike, Array, Convention, Operand
 
@@ -95,6 +96,8 @@ class Row:
     cheap : its arithmetic costs less than moving its bytes: the host starts threads by the
         bytes a call moves, not by its elements (cpu/loops.h worth_threads). Most ops are;
         divisions and the C library's functions are not.
+    keywords : the library keywords the function takes beyond where= and dtype=, which every
+        op with a NumPy ufunc takes (`takes`; ops/keywords.py computes them).
     """
 
     name: str
@@ -112,6 +115,11 @@ class Row:
     header: str = "stridewise/ops.h"
     code: str = ""
     cheap: bool = True
+    keywords: tuple[str, ...] = ()
+
+    @property
+    def takes(self) -> tuple[str, ...]:
+        return ("where", "dtype") * bool(self.ufunc) + self.keywords
 
     @property
     def torch_name(self) -> str | None:
@@ -137,14 +145,15 @@ _TABLE = (
     Row("remainder", _X2, "sw::RemainderFunctor<{T}, {C}>", _ALL, "remainder",
         "Elementwise remainder with the sign of the divisor, broadcast without copies.",
         convention=True, inplace=True, header="", cheap=False),
-    Row("add", _X2, "sw::AddFunctor<{M}>", _BOOL, "add", "x1 + x2, broadcast; integers wrap."),
+    Row("add", _X2, "sw::AddFunctor<{M}>", _BOOL, "add", "x1 + x2, broadcast; integers wrap.",
+        keywords=("alpha",)),
     Row("subtract", _X2, "sw::SubtractFunctor<{M}>", _ALL, "subtract",
-        "x1 - x2, broadcast; integers wrap."),
+        "x1 - x2, broadcast; integers wrap.", keywords=("alpha",)),
     Row("multiply", _X2, "sw::MultiplyFunctor<{M}>", _BOOL, "multiply",
         "x1 * x2, broadcast; integers wrap."),
     Row("divide", _X2, "sw::DivideFunctor<{M}>", _FLOATS, "divide",
         "True division; integers compute in the library's default float.", promote="float",
-        cheap=False),
+        keywords=("rounding_mode",), cheap=False),
     Row("fmod", _X2, "sw::FmodOf<{T}>", _ALL, "fmod",
         "C's fmod (the dividend's sign); integer x % 0 is 0.", cheap=False),
     Row("floor_divide", _X2, "sw::FloorDivideOf<{T}, {C}>", _ALL, "floor_divide",
@@ -287,6 +296,7 @@ def _signature(row: Row, inplace: bool) -> str:
     kws = [] if inplace else ["out: Array | None = None"]
     kws += ["convention: Convention | None = None"] * row.convention
     kws += ["algorithm: AlgorithmLike | None = None"]
+    kws += [] if inplace else _keywords.signature(row.takes)
     return f"def {row.name + '_' * inplace}({ins}, /, *, {', '.join(kws)}) -> Array:"
 
 
@@ -301,6 +311,11 @@ def _source(row: Row, inplace: bool) -> str:
             + f"    return _ops._call({call}) if r is None else r\n")
     if row.name == "clip":          # np.clip and torch.clamp take None for one bound
         body = "    if lo is None or hi is None:\n        return _one_bound(x, lo, hi, out, algorithm)\n" + body
+    if row.takes and not inplace:   # one test when no keyword is given (ops/keywords.py)
+        given = ", ".join(f"{k}={k}" for k in row.takes)
+        body = (f"    if {' or '.join(f'{k} is not None' for k in row.takes)}:\n"
+                f"        return _keywords.call(_op_{row.name}, ({args}), out, "
+                f"{'convention' if row.convention else 'None'}, algorithm, {given})\n" + body)
     if row.name in _BEYOND_RANGE:   # a try costs nothing until it catches
         body = ("    try:\n" + textwrap.indent(body, "    ")
                 + "    except OverflowError:\n"
@@ -368,7 +383,7 @@ def _doc(row: Row, op: ElementwiseOp, inplace: bool) -> str:
         line += word
     dtypes = "\n".join(dtypes + [line]).replace("\n ", "\n")
     return row.doc + "\n" + _COMMON_DOC.format(
-        dtypes=dtypes, convention=_CONVENTION_DOC if row.convention else "")
+        dtypes=dtypes, convention=_CONVENTION_DOC if row.convention else "") + _keywords.doc(row.takes)
 
 
 def _traced(row: Row, op: ElementwiseOp, inplace: bool) -> Callable:
@@ -389,12 +404,26 @@ def _traced(row: Row, op: ElementwiseOp, inplace: bool) -> Callable:
     return checked
 
 
+def _traced_keywords(row: Row, op: ElementwiseOp, inplace: bool) -> Callable:
+    """_traced, and a call with keywords as the derived op they make (ops/keywords.py)."""
+    traced = _traced(row, op, inplace)
+    if not row.takes or inplace:
+        return traced
+
+    def keyed(*args, out=None, convention=None, algorithm=None, **kw):
+        if all(v is None for v in kw.values()):
+            return traced(*args, out=out, convention=convention, algorithm=algorithm)
+        kop, args, out = _keywords.resolve(op, args, out, kw)
+        return _torch_ops.call(kop, args, out, convention, algorithm)
+    return keyed
+
+
 def register(*rows: Row) -> Callable:
     """Add `rows` to the table: their ops, their functions (in this module and `__all__`),
     what `explain` and torch's custom ops know. Returns the last row's function."""
     namespace = {"__name__": __name__, "_ops": _ops, "_CALLS": _ops._CALLS, "Array": Array,
                  "Operand": Operand, "Convention": Convention, "AlgorithmLike": AlgorithmLike,
-                 "_beyond_range": _beyond_range, "_one_bound": _one_bound}
+                 "_beyond_range": _beyond_range, "_one_bound": _one_bound, "_keywords": _keywords}
     sources, made = ["from __future__ import annotations"], []
     for row in rows:
         if row.name in ROWS or any(r.name == row.name for r, *_ in made):
@@ -416,7 +445,7 @@ def register(*rows: Row) -> Callable:
             TOLERANCE_ULP[row.name] = dict(row.ulp)
         fn = namespace[row.name + "_" * inplace]
         fn.__doc__ = _doc(row, op, inplace)
-        fn._torchdynamo_inline = _traced(row, op, inplace)
+        fn._torchdynamo_inline = _traced_keywords(row, op, inplace)
         setattr(module, fn.__name__, fn)
         __all__.append(fn.__name__)
         _ops._OPS[fn.__name__] = (op, inplace)
@@ -498,6 +527,8 @@ class Row:
     def __init__(self, {init}) -> None: ...
     @property
     def torch_name(self) -> str | None: ...
+    @property
+    def takes(self) -> tuple[str, ...]: ...
 
 ROWS: dict[str, Row]
 OPS: dict[str, ElementwiseOp]
