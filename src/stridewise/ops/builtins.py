@@ -464,6 +464,7 @@ def unregister(name: str) -> None:
 
 
 register(*_TABLE)
+_keywords.make_traceable()
 
 # cast: one op per target dtype (the target is part of what selects the kernel).
 CAST_DTYPES = _BOOL + _complex.COMPLEX

@@ -131,6 +131,15 @@ def _derived(kind, base, extra=None):
     return op
 
 
+def make_traceable() -> None:
+    """Make the derived ops torch.compile traces (alpha=, rounding_mode="trunc") up front:
+    Dynamo defers a traced call's dict insertions, so an op first made inside a trace is not
+    yet in DERIVED when torch's custom op looks it up by name (KeyError: add_alpha)."""
+    for name in ("add", "subtract"):
+        _derived(_Scaled, _ops_builtin(name))
+    _derived(_TruncDivide, None)
+
+
 def _masked_out(op, args, out, kw):
     """(args, out) for a where= call: the given out, with inputs that overlap it otherwise
     than as the same view copied first (the kernel reads out, so it cannot take the buffered
