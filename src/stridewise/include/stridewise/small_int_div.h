@@ -90,15 +90,15 @@ template <class T, Convention C> struct SmallRemainder : SmallIntDivision<T, kFl
 //     (u = b' ^ 0x80 = b' + 128, unsigned), so fb = bits 0x4b4000 u and nb = 1.5 2^23 + 128 -
 //     fb = -b'. Unsigned: fb = max(fb, grid + 1) on the grid itself (bytes 0 and 2 on
 //     kOneGrid, 1 and 3 on kG15), nb = grid - fb.
-//   - x = a + d, d in (0, 1) for b' > 0 and in (-1, 0) for b' < 0: x / b' is then at least
-//     min(|d|, 1 - |d|) / |b'| >= 0.496 / |b'| from every integer, with floor(a / b'), as
-//     x = a + s / 2 above. Unsigned: bits 0x4740 a 80 less 1.5 2^15, d = 1/2. Signed, from a
-//     dividend word: bits 0x4740 u S less 1.5 2^15 + 128.5, with S = 0xff for b' >= 0 (the
-//     flipped byte's sign bit replicated: prmt selector bit 3) and 0 for b' < 0, so d = 255/256
-//     - 1/2 or -1/2; S comes from a constant of the divisor's, s, shared by two lanes. Signed,
-//     from one dividend along the pack (its float computed once): that float, bits
-//     0x4740 u 80, less c = bits 0x4740 80 R per lane, R = 0xff for b' < 0: d = 1/2 - R / 256.
-//     Either difference is exact (one binade, one grid).
+//   - x = a + 1/2 in every lane: bits 0x4740 a 80 less 1.5 2^15 (signed: the flipped byte, less
+//     1.5 2^15 + 128; exact, one binade, one grid), computed once for a dividend along the pack.
+//     x / b' is 1 / (2|b'|) from every integer, as above, and its floor is floor(a / b') except
+//     where b' < 0 divides a: there it is one less, and the byte comes out b' instead of 0.
+//     No remainder by b' is b' (floor: 0 <= r < b' or b' < r <= 0), so bytes equal to b' are
+//     set to 0 (five instructions a word). A d of b's sign per lane (in (0, 1) or (-1, 0))
+//     instead held two sign words per divisor word, and four floats where the dividend lies
+//     along the pack, with a subtraction per lane there: int8's outer product took 96
+//     registers (uint8 63), its resident short rows 95 (uint8 80).
 //   - y = fma_ru(x, rcp.approx(nb), 1.5 2^23) has bits 0x4b400000 - q, as above.
 //   - a - q b' modulo 256: the word a plus y times a multiplier with b' at the result's byte
 //     and zeros below it (no carry reaches that byte), three permutes gathering the bytes.
@@ -111,12 +111,8 @@ constexpr float kG15F = 49152.0f;            // 1.5 2^15, floats 2^-8 apart; bit
 template <class T> struct SmallRemainder4 : Apply4<void, void> {
   enum { value = 1 };
   static constexpr bool kSigned = T(-1) < T(0);
-  // The divisor word: the reciprocals; signed, b' and its sign bytes twice: for a dividend
-  // word, s = bits 0x4740 S1 S0 and 0x4740 S3 S2 (Sk = 0xff for bk >= 0, else 0) serve as the
-  // constant of its permutes, two lanes each; for a dividend along the pack (its one float
-  // shared by the lanes), c per lane. Unsigned, m: fb's bits per lane. A kernel keeps what
-  // its path reads.
-  struct D { float r[4]; u32 s[2]; float c[4]; u32 b; u32 m[4]; };
+  // The divisor word: the reciprocals; signed, b'; unsigned, m: fb's bits per lane.
+  struct D { float r[4]; u32 b; u32 m[4]; };
   struct Splat { u32 w; float ga; };                 // one dividend along the pack
   static constexpr u32 kFlip = kSigned ? 0x80808080u : 0u;
 
@@ -132,10 +128,7 @@ template <class T> struct SmallRemainder4 : Apply4<void, void> {
       SW_UNROLL for (int k = 0; k < 4; ++k) {
         const float fb = __uint_as_float(__byte_perm(f, 0x4b400000u, 0x7650u | k));
         d.r[k] = rcp_approx((kOneGridF + 128.0f) - fb);
-        d.c[k] = __uint_as_float(__byte_perm(d.b, 0x47408000u, 0x7658u + k));
       }
-      d.s[0] = __byte_perm(f, 0x47400000u, 0x7698u);
-      d.s[1] = __byte_perm(f, 0x47400000u, 0x76bau);
     } else {
       SW_UNROLL for (int k = 0; k < 4; ++k) {
         const bool one = k % 2 == 0;     // bytes 0 and 2 on kOneGrid, 1 and 3 on kG15
@@ -157,17 +150,12 @@ template <class T> struct SmallRemainder4 : Apply4<void, void> {
   SW_DEVICE SW_INLINE static D divisor(const Splat& s) { return prepare(s.w); }
   SW_DEVICE SW_INLINE static const D& divisor(const D& d) { return d; }
 
-  // x for lane k: a + 1/2 (unsigned); signed, a + 255/256 - 1/2 for b >= 0 and a - 1/2 for
-  // b < 0 from a dividend word, a + 1/2 - R/256 (as above) along the pack
-  SW_DEVICE SW_INLINE static float x_of(u32 a, const D& d, int k) {
-    if constexpr (kSigned)
-      return __uint_as_float(__byte_perm(a ^ kFlip, d.s[k / 2], 0x7604u | (k << 4) | (k & 1)))
-             - (kG15F + 128.5f);
-    return __uint_as_float(__byte_perm(a, 0x47400080u, 0x7604u | (k << 4))) - kG15F;
+  // x for lane k: a + 1/2 (1.5 2^15 + 128 below the signed grid's float)
+  static constexpr float kGridA = kSigned ? kG15F + 128.0f : kG15F;
+  SW_DEVICE SW_INLINE static float x_of(u32 a, const D&, int k) {
+    return __uint_as_float(__byte_perm(a ^ kFlip, 0x47400080u, 0x7604u | (k << 4))) - kGridA;
   }
-  SW_DEVICE SW_INLINE static float x_of(const Splat& a, const D& d, int k) {
-    return a.ga - (kSigned ? d.c[k] : kG15F);
-  }
+  SW_DEVICE SW_INLINE static float x_of(const Splat& a, const D&, int) { return a.ga - kGridA; }
   SW_DEVICE SW_INLINE static u32 word(u32 a) { return a; }
   SW_DEVICE SW_INLINE static u32 word(const Splat& a) { return a.w; }
 
@@ -181,9 +169,11 @@ template <class T> struct SmallRemainder4 : Apply4<void, void> {
       if constexpr (kSigned) t[k] = w + y * (k == 0 ? d.b : d.b & (0xffu << (8 * k)));
       else t[k] = (k < 2 ? w : w >> 16) + y * d.m[k];
     }
-    if constexpr (kSigned)    // byte k of t[k]
-      return __byte_perm(__byte_perm(t[0], t[1], 0x3250u), __byte_perm(t[2], t[3], 0x7210u), 0x7610u);
-    else                      // bytes 0, 1 of t[0], t[1] and of t[2], t[3]
+    if constexpr (kSigned) {  // byte k of t[k], then 0 where it equals b' (see above)
+      const u32 v = __byte_perm(__byte_perm(t[0], t[1], 0x3250u), __byte_perm(t[2], t[3], 0x7210u), 0x7610u);
+      const u32 e = v ^ d.b, ne = ((e & 0x7f7f7f7fu) + 0x7f7f7f7fu) | e;   // bit 7: byte != b'
+      return v & __byte_perm(ne, 0u, 0xba98u);   // each byte's bit 7 replicated (prmt sign mode)
+    } else                    // bytes 0, 1 of t[0], t[1] and of t[2], t[3]
       return __byte_perm(__byte_perm(t[0], t[1], 0x3250u), __byte_perm(t[2], t[3], 0x3250u), 0x5410u);
   }
 };
