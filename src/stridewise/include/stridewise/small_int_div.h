@@ -108,6 +108,14 @@ template <class T, Convention C> struct SmallRemainder : SmallIntDivision<T, kFl
 // tests/test_small_int_div.py checks this step by step on every pair in every lane (word_model).
 constexpr float kG15F = 49152.0f;            // 1.5 2^15, floats 2^-8 apart; bits 0x47400000
 
+// 0xff in each byte of x whose bit 7 is set, 0 in the others: prmt's sign mode (a selector
+// nibble's bit 3), which __byte_perm does not pass on (it keeps each nibble's low 3 bits).
+SW_DEVICE SW_INLINE u32 sign_bytes(u32 x) {
+  u32 r;
+  asm("prmt.b32 %0, %1, 0, 0xba98;" : "=r"(r) : "r"(x));
+  return r;
+}
+
 template <class T> struct SmallRemainder4 : Apply4<void, void> {
   enum { value = 1 };
   static constexpr bool kSigned = T(-1) < T(0);
@@ -172,7 +180,7 @@ template <class T> struct SmallRemainder4 : Apply4<void, void> {
     if constexpr (kSigned) {  // byte k of t[k], then 0 where it equals b' (see above)
       const u32 v = __byte_perm(__byte_perm(t[0], t[1], 0x3250u), __byte_perm(t[2], t[3], 0x7210u), 0x7610u);
       const u32 e = v ^ d.b, ne = ((e & 0x7f7f7f7fu) + 0x7f7f7f7fu) | e;   // bit 7: byte != b'
-      return v & __byte_perm(ne, 0u, 0xba98u);   // each byte's bit 7 replicated (prmt sign mode)
+      return v & sign_bytes(ne);
     } else                    // bytes 0, 1 of t[0], t[1] and of t[2], t[3]
       return __byte_perm(__byte_perm(t[0], t[1], 0x3250u), __byte_perm(t[2], t[3], 0x3250u), 0x5410u);
   }
