@@ -152,10 +152,10 @@ def exact_sub(x, y):
     return d
 
 
-def word_model(name, wa, wb, ulps):
-    """SmallRemainder4::prepare and run step by step on uint32 words of four lanes. A dividend
-    along the pack (x_of(Splat)) takes the same steps: its grid float is byte 0's, equal to
-    every lane's in a splat."""
+def word_model(name, wa, wb, ulps, splat=False):
+    """SmallRemainder4::prepare and run step by step on uint32 words of four lanes; `splat`:
+    x as for a dividend along the pack (x_of(Splat): the grid float of its byte 0, here lane
+    k's byte, equal in a splat, less c per lane)."""
     wa, wb = np.broadcast_arrays(wa.astype(np.uint32), wb.astype(np.uint32))
     K2, G15 = np.float32(1.5 * 2**23), np.float32(1.5 * 2**15)
     t = []
@@ -166,13 +166,16 @@ def word_model(name, wa, wb, ulps):
         for k in range(4):
             fb = as_float(byte_perm(f, np.uint32(0x4B400000), 0x7650 | k))
             nb = exact_sub(K2 + np.float32(128), fb)
-            # x = a + 1/2 whatever b's sign (a splat's float is the same, once per pack)
-            grid = byte_perm(wa ^ np.uint32(0x80808080), np.uint32(0x47400080), 0x7604 | (k << 4))
-            x = exact_sub(as_float(grid), G15 + np.float32(128))
+            ga = as_float(byte_perm(wa ^ np.uint32(0x80808080), np.uint32(0x47400080), 0x7604 | (k << 4)))
+            # along the pack, c = bits 0x4740 80 B (the byte copied: __byte_perm drops the
+            # selector's sign bit); from a word, x = a + 1/2 in every lane
+            c = as_float(byte_perm(b1, np.uint32(0x47408000), 0x7650 + k)) if splat else G15 + np.float32(128)
             m = b1 if k == 0 else b1 & np.uint32(0xFF << (8 * k))
-            t.append(_lane(wa, x, nb, m, ulps))
+            t.append(_lane(wa, exact_sub(ga, c), nb, m, ulps, exact_powers=splat))
         v = byte_perm(byte_perm(t[0], t[1], 0x3250), byte_perm(t[2], t[3], 0x7210), 0x7610)
-        e = v ^ b1
+        if splat:
+            return v
+        e = v ^ b1                                   # bytes equal to b' set to 0 (sign mode)
         ne = ((((e & 0x7F7F7F7F).astype(np.uint64) + 0x7F7F7F7F) & 0xFFFFFFFF).astype(np.uint32)) | e
         return v & byte_perm(ne, np.uint32(0), 0xBA98)
     for k in range(4):
@@ -186,19 +189,27 @@ def word_model(name, wa, wb, ulps):
     return byte_perm(byte_perm(t[0], t[1], 0x3250), byte_perm(t[2], t[3], 0x3250), 0x5410)
 
 
-def _lane(base, x, nb, m, ulps):
-    """base + y m modulo 2^32, y the bits of fma_ru(x, rcp.approx(nb), 1.5 2^23)."""
+def _lane(base, x, nb, m, ulps, exact_powers=False):
+    """base + y m modulo 2^32, y the bits of fma_ru(x, rcp.approx(nb), 1.5 2^23);
+    `exact_powers`: rcp.approx of a power of two taken as exact, as MUFU.RCP gives it (the
+    form along the pack relies on it at b' = -128; its GPU tests of every pair check it)."""
     assert (np.abs(nb) >= 1).all() and (nb == np.round(nb)).all()
-    r = rcp_approx(nb.astype(np.int64), ulps).astype(np.float32)
+    n = nb.astype(np.int64)
+    r = rcp_approx(n, ulps)
+    if exact_powers:
+        r = np.where((np.abs(n) & (np.abs(n) - 1)) == 0, 1.0 / n, r)
+    r = r.astype(np.float32)
     y = ceil_fma_bits(x, r)
     return ((base.astype(np.int64) + y * m.astype(np.int64)) % 2**32).astype(np.uint32)
 
 
+@pytest.mark.parametrize("splat", [False, True])
 @pytest.mark.parametrize("ulps", [-2, 0, 2])
 @pytest.mark.parametrize("name", ["int8", "uint8"])
-def test_word_form_every_8bit_pair_in_every_lane(name, ulps):
+def test_word_form_every_8bit_pair_in_every_lane(name, ulps, splat):
     """Every pair in each of a word's four lanes, the other lanes holding random pairs (so
-    a carry or a stray byte from a neighbour shows), against NumPy's remainder per byte."""
+    a carry or a stray byte from a neighbour shows), against NumPy's remainder per byte; with
+    x taken as for a dividend word and as for one along the pack."""
     v = every_value(name).astype(name).view(np.uint8)
     a, b = (x.ravel() for x in np.meshgrid(v, v, indexing="ij"))
     rng = np.random.default_rng(7)
@@ -206,7 +217,7 @@ def test_word_form_every_8bit_pair_in_every_lane(name, ulps):
         ba = rng.integers(0, 256, (a.size, 4), dtype=np.uint8)
         bb = rng.integers(0, 256, (a.size, 4), dtype=np.uint8)
         ba[:, k], bb[:, k] = a, b
-        got = word_model(name, ba.view("<u4").ravel(), bb.view("<u4").ravel(), ulps)
+        got = word_model(name, ba.view("<u4").ravel(), bb.view("<u4").ravel(), ulps, splat)
         want = numpy_op("remainder", ba.view(name), bb.view(name), name)
         np.testing.assert_array_equal(got.astype("<u4").view(name).reshape(-1, 4), want, err_msg=f"lane {k}")
 
