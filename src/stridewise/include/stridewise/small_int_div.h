@@ -145,7 +145,6 @@ template <class T> struct SmallRemainder4 : Apply4<void, void> {
         d.r[k] = rcp_approx((kOneGridF + 128.0f) - fb);
         d.c[k] = __uint_as_float(__byte_perm(d.b, 0x47408000u, 0x7650u + k));
       }
-
     } else {
       SW_UNROLL for (int k = 0; k < 4; ++k) {
         const bool one = k % 2 == 0;     // bytes 0 and 2 on kOneGrid, 1 and 3 on kG15
