@@ -163,19 +163,21 @@ def word_model(name, wa, wb, ulps, splat=False):
         nz = ((((wb & 0x7F7F7F7F).astype(np.uint64) + 0x7F7F7F7F) | wb) & 0x80808080).astype(np.uint32)
         b1 = ((wb.astype(np.uint64) + ((nz ^ 0x80808080) >> 7)) & 0xFFFFFFFF).astype(np.uint32)
         f = b1 ^ np.uint32(0x80808080)
-        s = [byte_perm(f, np.uint32(0x47400000), 0x7698), byte_perm(f, np.uint32(0x47400000), 0x76BA)]
         for k in range(4):
             fb = as_float(byte_perm(f, np.uint32(0x4B400000), 0x7650 | k))
             nb = exact_sub(K2 + np.float32(128), fb)
-            if splat:
-                ga = as_float(byte_perm(wa ^ np.uint32(0x80808080), np.uint32(0x47400080), 0x7604 | (k << 4)))
-                x = exact_sub(ga, as_float(byte_perm(b1, np.uint32(0x47408000), 0x7658 + k)))
-            else:
-                raw = as_float(byte_perm(wa ^ np.uint32(0x80808080), s[k // 2], 0x7604 | (k << 4) | (k & 1)))
-                x = exact_sub(raw, G15 + np.float32(128.5))
+            ga = as_float(byte_perm(wa ^ np.uint32(0x80808080), np.uint32(0x47400080), 0x7604 | (k << 4)))
+            # along the pack, c = bits 0x4740 80 B (the byte copied: __byte_perm drops the
+            # selector's sign bit); from a word, x = a + 1/2 in every lane
+            c = as_float(byte_perm(b1, np.uint32(0x47408000), 0x7650 + k)) if splat else G15 + np.float32(128)
             m = b1 if k == 0 else b1 & np.uint32(0xFF << (8 * k))
-            t.append(_lane(wa, x, nb, m, ulps))
-        return byte_perm(byte_perm(t[0], t[1], 0x3250), byte_perm(t[2], t[3], 0x7210), 0x7610)
+            t.append(_lane(wa, exact_sub(ga, c), nb, m, ulps, exact_powers=splat))
+        v = byte_perm(byte_perm(t[0], t[1], 0x3250), byte_perm(t[2], t[3], 0x7210), 0x7610)
+        if splat:
+            return v
+        e = v ^ b1                                   # bytes equal to b' set to 0 (sign mode)
+        ne = ((((e & 0x7F7F7F7F).astype(np.uint64) + 0x7F7F7F7F) & 0xFFFFFFFF).astype(np.uint32)) | e
+        return v & byte_perm(ne, np.uint32(0), 0xBA98)
     for k in range(4):
         g = K2 if k % 2 == 0 else G15
         fb = as_float(byte_perm(wb, np.uint32(0x4B400000), 0x7650 | k) if k % 2 == 0 else
@@ -187,10 +189,16 @@ def word_model(name, wa, wb, ulps, splat=False):
     return byte_perm(byte_perm(t[0], t[1], 0x3250), byte_perm(t[2], t[3], 0x3250), 0x5410)
 
 
-def _lane(base, x, nb, m, ulps):
-    """base + y m modulo 2^32, y the bits of fma_ru(x, rcp.approx(nb), 1.5 2^23)."""
+def _lane(base, x, nb, m, ulps, exact_powers=False):
+    """base + y m modulo 2^32, y the bits of fma_ru(x, rcp.approx(nb), 1.5 2^23);
+    `exact_powers`: rcp.approx of a power of two taken as exact, as MUFU.RCP gives it (the
+    form along the pack relies on it at b' = -128; its GPU tests of every pair check it)."""
     assert (np.abs(nb) >= 1).all() and (nb == np.round(nb)).all()
-    r = rcp_approx(nb.astype(np.int64), ulps).astype(np.float32)
+    n = nb.astype(np.int64)
+    r = rcp_approx(n, ulps)
+    if exact_powers:
+        r = np.where((np.abs(n) & (np.abs(n) - 1)) == 0, 1.0 / n, r)
+    r = r.astype(np.float32)
     y = ceil_fma_bits(x, r)
     return ((base.astype(np.int64) + y * m.astype(np.int64)) % 2**32).astype(np.uint32)
 

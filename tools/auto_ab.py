@@ -3,12 +3,15 @@
     python tools/auto_ab.py --trees .snapHead,. --cases outer,crossed_3d --dtypes int64 --rounds 3
     python tools/auto_ab.py --trees old,. --cases contiguous --dtypes float16 --values narrow,wide --anchor
     python tools/auto_ab.py --trees old,. --cases contiguous --dtypes bfloat16 --op remainder,fmod --anchor
+    python tools/auto_ab.py --trees old,. --cases bias_channels_last,outer --dtypes int8 --anchor
 
-Each tree runs in its own process (its own src/ on PYTHONPATH and its own kernel cache), so a
-round measures every tree once per cell; rounds alternate the trees to spread the machine's
-drift over all of them (docs/decisions.md, Method). With --anchor, each process also times
-torch eager (--anchor compile: torch.compile) on the same cell in interleaved rounds with
-stridewise (bench.time_interleaved), and the table shows stridewise's ratio to it there.
+Cases are the bench matrix's (bench.CASES) or the layouts matrix's (bench.layouts.LAYOUTS:
+torch operands, the output in torch's own layout). Each tree runs in its own process (its own
+src/ on PYTHONPATH and its own kernel cache), so a round measures every tree once per cell;
+rounds alternate the trees to spread the machine's drift over all of them (docs/decisions.md,
+Method). With --anchor, each process also times torch eager (--anchor compile: torch.compile)
+on the same cell in interleaved rounds with stridewise (bench.time_interleaved), and the table
+shows stridewise's ratio to it there.
 """
 from __future__ import annotations
 
@@ -21,9 +24,9 @@ import tempfile
 from pathlib import Path
 
 _CHILD = """
-import itertools, json, sys
+import itertools, json, sys, zlib
 import stridewise as sw
-from stridewise.bench import matrix as bench
+from stridewise.bench import layouts, matrix as bench
 import torch
 cases, dtypes, log2, anchor = sys.argv[1].split(","), sys.argv[2].split(","), int(sys.argv[3]), sys.argv[4]
 values, ops = sys.argv[5].split(","), sys.argv[6].split(",")
@@ -31,7 +34,14 @@ out = {}
 for op_arg, case, dtype, v in itertools.product(ops, cases, dtypes, values):
     if v != "narrow" and not bench.bench_values.applies(v, dtype):
         continue
-    a, b, o = bench._make_case(case, dtype, log2, "torch", "cuda", *([v] if v != "narrow" else []))
+    if case in layouts.LAYOUTS:   # a cell of the layouts matrix (narrow values), out in torch's layout
+        if v != "narrow":
+            continue
+        a, b = layouts.LAYOUTS[case][1](layouts._new("torch", dtype, "cuda", zlib.crc32(f"{case}/{dtype}".encode())),
+                                        *bench._shape_rc(log2))
+        o = torch.remainder(a, b) if dtype != "bool" else torch.bitwise_xor(a, b)
+    else:
+        a, b, o = bench._make_case(case, dtype, log2, "torch", "cuda", *([v] if v != "narrow" else []))
     cell = case + "/" + dtype + ("" if v == "narrow" else "/" + v)
     op = op_arg or bench.op_name(dtype)   # remainder; bool's cells bitwise_xor
     swf, tf = getattr(sw, op), getattr(torch, op)

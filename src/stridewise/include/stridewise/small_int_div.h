@@ -90,15 +90,21 @@ template <class T, Convention C> struct SmallRemainder : SmallIntDivision<T, kFl
 //     (u = b' ^ 0x80 = b' + 128, unsigned), so fb = bits 0x4b4000 u and nb = 1.5 2^23 + 128 -
 //     fb = -b'. Unsigned: fb = max(fb, grid + 1) on the grid itself (bytes 0 and 2 on
 //     kOneGrid, 1 and 3 on kG15), nb = grid - fb.
-//   - x = a + d, d in (0, 1) for b' > 0 and in (-1, 0) for b' < 0: x / b' is then at least
-//     min(|d|, 1 - |d|) / |b'| >= 0.496 / |b'| from every integer, with floor(a / b'), as
-//     x = a + s / 2 above. Unsigned: bits 0x4740 a 80 less 1.5 2^15, d = 1/2. Signed, from a
-//     dividend word: bits 0x4740 u S less 1.5 2^15 + 128.5, with S = 0xff for b' >= 0 (the
-//     flipped byte's sign bit replicated: prmt selector bit 3) and 0 for b' < 0, so d = 255/256
-//     - 1/2 or -1/2; S comes from a constant of the divisor's, s, shared by two lanes. Signed,
-//     from one dividend along the pack (its float computed once): that float, bits
-//     0x4740 u 80, less c = bits 0x4740 80 R per lane, R = 0xff for b' < 0: d = 1/2 - R / 256.
-//     Either difference is exact (one binade, one grid).
+//   - x = a + d, d in (0, 1) for b' > 0 and in (-1, 0) for b' < 0, gives floor(a / b') as
+//     x = a + s / 2 above: x / b' is at least min(|d|, 1 - |d|) / |b'| from every integer.
+//     Unsigned: bits 0x4740 a 80 less 1.5 2^15, d = 1/2. Signed, from one dividend along the
+//     pack (its float, bits 0x4740 u 80, computed once): less c = bits 0x4740 80 B per lane,
+//     B the byte b' read unsigned, so d = 1/2 - B / 256, in (0, 1/2) for b' > 0 and in
+//     (-1/2, 0) for b' < 0 but for b' = -128, where d = 0: there x / b' = a / -128 and
+//     rcp.approx(128) is 2^-7 exactly, so the ceiling below is exact as well.
+//     Signed, from a dividend word: d = 1/2 in every lane (the flipped byte's float less
+//     1.5 2^15 + 128). Where b' < 0 divides a, x / b' is then 1 / (2|b'|) below the quotient
+//     (as far from it as from the next integer), so y is one off and the byte comes out b'
+//     instead of 0. No remainder by b' is b' (0 <= r < b' or b' < r <= 0), so bytes equal to
+//     b' are set to 0: five instructions a word. A d per lane there took two sign words per
+//     divisor word (int8's resident short rows held 95 registers, 80 this way: bias
+//     channels_last 80 -> 72 us on the H200).
+//     Each difference is exact (one binade, one grid).
 //   - y = fma_ru(x, rcp.approx(nb), 1.5 2^23) has bits 0x4b400000 - q, as above.
 //   - a - q b' modulo 256: the word a plus y times a multiplier with b' at the result's byte
 //     and zeros below it (no carry reaches that byte), three permutes gathering the bytes.
@@ -108,15 +114,20 @@ template <class T, Convention C> struct SmallRemainder : SmallIntDivision<T, kFl
 // tests/test_small_int_div.py checks this step by step on every pair in every lane (word_model).
 constexpr float kG15F = 49152.0f;            // 1.5 2^15, floats 2^-8 apart; bits 0x47400000
 
+// 0xff in each byte of x whose bit 7 is set, else 0: prmt's sign mode (a selector nibble's
+// bit 3), which __byte_perm does not pass on (it keeps each nibble's low 3 bits; SASS).
+SW_DEVICE SW_INLINE u32 sign_bytes(u32 x) {
+  u32 r;
+  asm("prmt.b32 %0, %1, 0, 0xba98;" : "=r"(r) : "r"(x));
+  return r;
+}
+
 template <class T> struct SmallRemainder4 : Apply4<void, void> {
   enum { value = 1 };
   static constexpr bool kSigned = T(-1) < T(0);
-  // The divisor word: the reciprocals; signed, b' and its sign bytes twice: for a dividend
-  // word, s = bits 0x4740 S1 S0 and 0x4740 S3 S2 (Sk = 0xff for bk >= 0, else 0) serve as the
-  // constant of its permutes, two lanes each; for a dividend along the pack (its one float
-  // shared by the lanes), c per lane. Unsigned, m: fb's bits per lane. A kernel keeps what
-  // its path reads.
-  struct D { float r[4]; u32 s[2]; float c[4]; u32 b; u32 m[4]; };
+  // The divisor word: the reciprocals; signed, b' and c per lane (for a dividend along the
+  // pack); unsigned, m: fb's bits per lane. A kernel keeps what its path reads.
+  struct D { float r[4]; float c[4]; u32 b; u32 m[4]; };
   struct Splat { u32 w; float ga; };                 // one dividend along the pack
   static constexpr u32 kFlip = kSigned ? 0x80808080u : 0u;
 
@@ -132,10 +143,8 @@ template <class T> struct SmallRemainder4 : Apply4<void, void> {
       SW_UNROLL for (int k = 0; k < 4; ++k) {
         const float fb = __uint_as_float(__byte_perm(f, 0x4b400000u, 0x7650u | k));
         d.r[k] = rcp_approx((kOneGridF + 128.0f) - fb);
-        d.c[k] = __uint_as_float(__byte_perm(d.b, 0x47408000u, 0x7658u + k));
+        d.c[k] = __uint_as_float(__byte_perm(d.b, 0x47408000u, 0x7650u + k));
       }
-      d.s[0] = __byte_perm(f, 0x47400000u, 0x7698u);
-      d.s[1] = __byte_perm(f, 0x47400000u, 0x76bau);
     } else {
       SW_UNROLL for (int k = 0; k < 4; ++k) {
         const bool one = k % 2 == 0;     // bytes 0 and 2 on kOneGrid, 1 and 3 on kG15
@@ -157,19 +166,20 @@ template <class T> struct SmallRemainder4 : Apply4<void, void> {
   SW_DEVICE SW_INLINE static D divisor(const Splat& s) { return prepare(s.w); }
   SW_DEVICE SW_INLINE static const D& divisor(const D& d) { return d; }
 
-  // x for lane k: a + 1/2 (unsigned); signed, a + 255/256 - 1/2 for b >= 0 and a - 1/2 for
-  // b < 0 from a dividend word, a + 1/2 - R/256 (as above) along the pack
-  SW_DEVICE SW_INLINE static float x_of(u32 a, const D& d, int k) {
-    if constexpr (kSigned)
-      return __uint_as_float(__byte_perm(a ^ kFlip, d.s[k / 2], 0x7604u | (k << 4) | (k & 1)))
-             - (kG15F + 128.5f);
-    return __uint_as_float(__byte_perm(a, 0x47400080u, 0x7604u | (k << 4))) - kG15F;
+  // x for lane k: from a dividend word a + 1/2 (1.5 2^15 + 128 below the signed grid's
+  // float); along the pack, signed, a + 1/2 - B / 256 (c per lane, as above)
+  SW_DEVICE SW_INLINE static float x_of(u32 a, const D&, int k) {
+    return __uint_as_float(__byte_perm(a ^ kFlip, 0x47400080u, 0x7604u | (k << 4)))
+           - (kSigned ? kG15F + 128.0f : kG15F);
   }
   SW_DEVICE SW_INLINE static float x_of(const Splat& a, const D& d, int k) {
     return a.ga - (kSigned ? d.c[k] : kG15F);
   }
   SW_DEVICE SW_INLINE static u32 word(u32 a) { return a; }
   SW_DEVICE SW_INLINE static u32 word(const Splat& a) { return a.w; }
+  // whether a dividend of type A lies along the pack
+  SW_DEVICE SW_INLINE static constexpr bool along(const Splat*) { return true; }
+  SW_DEVICE SW_INLINE static constexpr bool along(const void*) { return false; }
 
   template <class A, class B>
   SW_DEVICE SW_INLINE static u32 run(const A& a, const B& b) {
@@ -181,9 +191,12 @@ template <class T> struct SmallRemainder4 : Apply4<void, void> {
       if constexpr (kSigned) t[k] = w + y * (k == 0 ? d.b : d.b & (0xffu << (8 * k)));
       else t[k] = (k < 2 ? w : w >> 16) + y * d.m[k];
     }
-    if constexpr (kSigned)    // byte k of t[k]
-      return __byte_perm(__byte_perm(t[0], t[1], 0x3250u), __byte_perm(t[2], t[3], 0x7210u), 0x7610u);
-    else                      // bytes 0, 1 of t[0], t[1] and of t[2], t[3]
+    if constexpr (kSigned) {  // byte k of t[k]; from a dividend word, 0 where it equals b' (above)
+      const u32 v = __byte_perm(__byte_perm(t[0], t[1], 0x3250u), __byte_perm(t[2], t[3], 0x7210u), 0x7610u);
+      if constexpr (along(static_cast<const A*>(nullptr))) return v;
+      const u32 e = v ^ d.b, ne = ((e & 0x7f7f7f7fu) + 0x7f7f7f7fu) | e;   // bit 7: byte != b'
+      return v & sign_bytes(ne);
+    } else                    // bytes 0, 1 of t[0], t[1] and of t[2], t[3]
       return __byte_perm(__byte_perm(t[0], t[1], 0x3250u), __byte_perm(t[2], t[3], 0x3250u), 0x5410u);
   }
 };
