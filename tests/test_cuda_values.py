@@ -35,9 +35,9 @@ def test_remainder_on_every_value_distribution(values, dtype):
         got = bench._as_numpy(sw.remainder(x, y, convention="numpy"))
         want = numpy_remainder(hx, hy)
         assert same_bits(got, want), (layout, "numpy", mismatches(got, want, *np.broadcast_arrays(hx, hy)))
-        got = bench._as_numpy(sw.floor_divide(x, y))
-        with np.errstate(all="ignore"):
-            want = np.floor_divide(hx, hy)
+        # torch tensors: torch's floor_divide, whose 16-bit CUDA form rounds between steps
+        # (bf16_ops.h TorchFloorDivide16); NumPy's form is held by the host tests
+        got, want = bench._as_numpy(sw.floor_divide(x, y)), bench._as_numpy(torch.floor_divide(x, y))
         assert same_bits(got, want), (layout, "floor_divide", mismatches(got, want, *np.broadcast_arrays(hx, hy)))
 
 
