@@ -150,6 +150,44 @@ def test_calls_run_as_the_python_reference(bounds, how, scalar):
     assert got is want and got_log == want_log
 
 
+@needs_warm
+@pytest.mark.parametrize("n", [37, 5000])            # below and above the GIL's release
+@pytest.mark.parametrize("scalar", [False, True])
+def test_host_launcher_runs_the_kernel_as_pythons(monkeypatch, n, scalar):
+    """backends.cpu.bind's compiled launcher: the same kernel over the same record as the
+    Python launcher (packing, then ctypes), scalar values packed after the static slots, a
+    private record per call (threads share one signature), and bad pointers refused."""
+    import threading
+
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal(n).astype(np.float32) * 50
+    b = 2.5 if scalar else rng.standard_normal(n).astype(np.float32) + 3
+    out = np.empty(n, np.float32)
+    prepared = _ops._call(R, (a, b), out, dry=True)
+    kernel = _ops._kernel(prepared)
+    host = cpu.bind(kernel, prepared.config, prepared.record, prepared.static)
+    monkeypatch.setattr(_compiled, "warm", None)
+    python = cpu.bind(kernel, prepared.config, prepared.record, prepared.static)
+    assert type(host).__name__ == "HostLauncher" and type(python).__name__ == "function"
+    values = [prepared.spec.params[0].slot_value(b)] if scalar else []
+    ptr = lambda x: x.__array_interface__["data"][0]   # noqa: E731
+    outs = [np.full(n, np.nan, np.float32) for _ in range(8)]
+    python([ptr(outs[0]), ptr(a)] + ([] if scalar else [ptr(b)]), values)
+    want = np.remainder(a, np.float32(b) if scalar else b)
+    assert outs[0].tobytes() == want.tobytes()
+    threads = [threading.Thread(target=host, args=([ptr(o), ptr(a)] + ([] if scalar else [ptr(b)]),
+                                                   values)) for o in outs[1:]]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(o.tobytes() == want.tobytes() for o in outs[1:])
+    with pytest.raises(ValueError, match="takes 3 pointers" if not scalar else "takes 2 pointers"):
+        host([ptr(out)], values)
+    with pytest.raises(ValueError, match="out of range"):
+        warm.HostLauncher(0, kernel, b"\0" * 64, 2, 16, struct.Struct("<").pack)
+
+
 # -- stridewise.launch._torch: torch tensors keyed and allocated in C++ -----------------------------
 # (its keys are test_keys_match_the_python_reference's torch items, once it is built)
 def _torch_ext():

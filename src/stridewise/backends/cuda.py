@@ -21,6 +21,7 @@ import sys
 import threading
 
 from stridewise import cache as _cache
+from stridewise.codegen.source import record_parts
 from stridewise.launch.compiled import torch_ext
 
 __all__ = ["entry_point", "compile", "load", "configure", "launch", "bind", "pointer_device",
@@ -496,23 +497,6 @@ class _LaunchConfig(ctypes.Structure):
                 ("attrs", ctypes.c_void_p), ("nattrs", ctypes.c_uint)]   # CUlaunchConfig
 
 
-def _record_parts(record, static: tuple):
-    """Split a slot record's format into (pointers, values) Structs around the static slots.
-
-    The record (_codegen.slot_format) is the array pointers ("Q" each), the static slots
-    ("q" each: n, aux, shape, strides, periods), then the scalar parameters. Returns the
-    two Structs and the values' byte offset.
-    """
-    import struct
-
-    body = record.format.lstrip("<")
-    nptr = len(body) - len(body.lstrip("Q"))
-    assert body[nptr:nptr + len(static)] == "q" * len(static), record.format
-    ptrs = struct.Struct("<" + "Q" * nptr)
-    values = struct.Struct("<" + body[nptr + len(static):])
-    return ptrs, values, ptrs.size + 8 * len(static)
-
-
 def bind(kernel: _Kernel, config: Config, record, static: tuple):
     """The warm path's launcher for one call signature: run(pointers, scalar values).
 
@@ -527,7 +511,7 @@ def bind(kernel: _Kernel, config: Config, record, static: tuple):
 
     from stridewise.launch.compiled import warm
 
-    ptr_part, value_part, at = _record_parts(record, static)
+    ptr_part, value_part, at = record_parts(record, static)
     template = bytearray(record.size)
     struct.pack_into(f"<{len(static)}q", template, ptr_part.size, *static)
     template += config.extra

@@ -7,6 +7,8 @@ never recompiles.
 """
 from __future__ import annotations
 
+import struct
+
 from dataclasses import dataclass
 
 from stridewise.operands.dtypes import DType
@@ -116,6 +118,21 @@ def slot_format(spec: KernelSpec) -> str:
     na, d = len(spec.arrays), spec.ndim
     return "<" + "Q" * na + "qq" + "q" * d + "q" * (na * d) + "q" * na + "".join(
         p.slot for p in spec.params)
+
+
+def record_parts(record, static: tuple):
+    """Split a slot record's format into (pointers, values) Structs around the static slots.
+
+    The record (slot_format) is the array pointers ("Q" each), the static slots ("q" each: n,
+    aux, shape, strides, periods), then the scalar parameters. Returns the two Structs and the
+    values' byte offset: what each backend's warm launcher fills per call.
+    """
+    body = record.format.lstrip("<")
+    nptr = len(body) - len(body.lstrip("Q"))
+    assert body[nptr:nptr + len(static)] == "q" * len(static), record.format
+    ptrs = struct.Struct("<" + "Q" * nptr)
+    values = struct.Struct("<" + body[nptr + len(static):])
+    return ptrs, values, ptrs.size + 8 * len(static)
 
 
 def _describe(spec: KernelSpec) -> str:

@@ -142,15 +142,15 @@ launcher_run(Launcher *L, const uint64_t *ptrs, PyObject *values)
 
 /* Sequence of Python ints -> ptrs (exactly nptr of them). */
 static int
-read_pointers(Launcher *L, PyObject *seq, uint64_t *ptrs)
+read_pointers(PyObject *seq, uint64_t *ptrs, Py_ssize_t nptr)
 {
     PyObject *fast = PySequence_Fast(seq, "pointers must be a sequence of ints");
     if (fast == NULL)
         return -1;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
-    if (n != L->nptr) {
+    if (n != nptr) {
         Py_DECREF(fast);
-        PyErr_Format(PyExc_ValueError, "this launcher takes %zd pointers, got %zd", L->nptr, n);
+        PyErr_Format(PyExc_ValueError, "this launcher takes %zd pointers, got %zd", nptr, n);
         return -1;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -174,7 +174,7 @@ launcher_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObje
         return NULL;
     }
     uint64_t ptrs[MAX_POINTERS];
-    if (read_pointers(L, args[0], ptrs) < 0)
+    if (read_pointers(args[0], ptrs, L->nptr) < 0)
         return NULL;
     return launcher_run(L, ptrs, args[1]);
 }
@@ -276,6 +276,157 @@ static PyTypeObject LauncherType = {
     .tp_traverse = (traverseproc)launcher_traverse,
     .tp_clear = (inquiry)launcher_clear,
     .tp_dealloc = (destructor)launcher_dealloc,
+};
+
+/* -------------------------------------------------------------------------- HostLauncher */
+
+/* A CPU kernel's entry point: extern "C" void entry(const sw::Slot *slots). */
+typedef void (*HostEntry)(const void *);
+
+enum { HOST_SLOTS = 128, HOST_GIL_MIN = 4096 };
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    HostEntry entry;
+    char *buf;              /* the record with its static slots filled */
+    Py_ssize_t nptr, at, size;
+    PyObject *owner, *pack_values;   /* the loaded entry (keeps its library), values' packer */
+} HostLauncher;
+
+static PyTypeObject HostLauncherType;
+
+/* Run the entry over a private copy of the record (threads may share a signature), with the
+   pointers and packed values stored; the GIL is released where the call is long enough for
+   another thread to use it (n >= HOST_GIL_MIN elements; ctypes released it for every call). */
+static PyObject *
+host_run(HostLauncher *L, const uint64_t *ptrs, PyObject *values)
+{
+    PyObject *packed = NULL;
+    if (values != NULL && PyObject_Length(values) > 0) {
+        PyObject *t = PySequence_Tuple(values);
+        packed = t ? PyObject_Call(L->pack_values, t, NULL) : NULL;
+        Py_XDECREF(t);
+        if (packed == NULL)
+            return NULL;
+        if (!PyBytes_Check(packed) || PyBytes_GET_SIZE(packed) > L->size - L->at) {
+            Py_DECREF(packed);
+            PyErr_SetString(PyExc_ValueError, "scalar values do not fill the record's value slots");
+            return NULL;
+        }
+    }
+    uint64_t local[HOST_SLOTS];
+    char *slots = L->size <= (Py_ssize_t)sizeof local ? (char *)local : PyMem_Malloc(L->size);
+    if (slots == NULL) {
+        Py_XDECREF(packed);
+        return PyErr_NoMemory();
+    }
+    memcpy(slots, L->buf, L->size);
+    memcpy(slots, ptrs, sizeof(uint64_t) * L->nptr);
+    if (packed != NULL)
+        memcpy(slots + L->at, PyBytes_AS_STRING(packed), PyBytes_GET_SIZE(packed));
+    Py_XDECREF(packed);
+    int64_t n;
+    memcpy(&n, slots + sizeof(uint64_t) * L->nptr, sizeof n);     /* the record's n */
+    if (n >= HOST_GIL_MIN) {
+        Py_BEGIN_ALLOW_THREADS
+        L->entry(slots);
+        Py_END_ALLOW_THREADS
+    } else {
+        L->entry(slots);
+    }
+    if (slots != (char *)local)
+        PyMem_Free(slots);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+host_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    HostLauncher *L = (HostLauncher *)self;
+    if (PyVectorcall_NARGS(nargsf) != 2 || kwnames != NULL) {
+        PyErr_SetString(PyExc_TypeError, "a launcher takes (pointers, values)");
+        return NULL;
+    }
+    uint64_t ptrs[MAX_POINTERS];
+    if (read_pointers(args[0], ptrs, L->nptr) < 0)
+        return NULL;
+    return host_run(L, ptrs, args[1]);
+}
+
+static PyObject *
+host_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"entry", "owner", "buffer", "nptr", "at", "pack_values", NULL};
+    unsigned long long entry;
+    PyObject *owner, *pack_values;
+    Py_buffer buffer;
+    Py_ssize_t nptr, at;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "KOy*nnO", names, &entry, &owner, &buffer, &nptr,
+                                     &at, &pack_values))
+        return NULL;
+    if (entry == 0 || nptr < 1 || nptr > MAX_POINTERS || at < 8 * nptr || at > buffer.len) {
+        PyBuffer_Release(&buffer);
+        PyErr_SetString(PyExc_ValueError, "HostLauncher: entry, nptr or at out of range");
+        return NULL;
+    }
+    HostLauncher *L = (HostLauncher *)type->tp_alloc(type, 0);
+    if (L == NULL || (L->buf = PyMem_Malloc(buffer.len ? buffer.len : 1)) == NULL) {
+        PyBuffer_Release(&buffer);
+        Py_XDECREF(L);
+        return PyErr_NoMemory();
+    }
+    memcpy(L->buf, buffer.buf, buffer.len);
+    L->size = buffer.len;
+    PyBuffer_Release(&buffer);
+    L->vectorcall = host_vectorcall;
+    L->entry = (HostEntry)(uintptr_t)entry;
+    L->nptr = nptr;
+    L->at = at;
+    L->owner = Py_NewRef(owner);
+    L->pack_values = Py_NewRef(pack_values);
+    return (PyObject *)L;
+}
+
+static int
+host_traverse(HostLauncher *L, visitproc visit, void *arg)
+{
+    Py_VISIT(L->owner);
+    Py_VISIT(L->pack_values);
+    return 0;
+}
+
+static int
+host_clear(HostLauncher *L)
+{
+    Py_CLEAR(L->owner);
+    Py_CLEAR(L->pack_values);
+    return 0;
+}
+
+static void
+host_dealloc(HostLauncher *L)
+{
+    PyObject_GC_UnTrack(L);
+    host_clear(L);
+    PyMem_Free(L->buf);
+    Py_TYPE(L)->tp_free((PyObject *)L);
+}
+
+static PyTypeObject HostLauncherType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "stridewise.launch._warm.HostLauncher",
+    .tp_doc = "HostLauncher(entry, owner, buffer, nptr, at, pack_values)\n\nbackends.cpu.bind's "
+              "launcher, compiled: launcher(pointers, values) calls the CPU kernel's entry "
+              "(address `entry`, kept loaded by `owner`) over a copy of `buffer`.",
+    .tp_basicsize = sizeof(HostLauncher),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(HostLauncher, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_new = host_new,
+    .tp_traverse = (traverseproc)host_traverse,
+    .tp_clear = (inquiry)host_clear,
+    .tp_dealloc = (destructor)host_dealloc,
 };
 
 /* ----------------------------------------------------------------------------- fast_call */
@@ -573,6 +724,8 @@ run_fast(Keying *k, PyObject *fast, PyObject *args, PyObject *out, int inplace)
         goto fail;
     if (Py_IS_TYPE(launch, &LauncherType) && ((Launcher *)launch)->nptr == k->nptr) {
         r = launcher_run((Launcher *)launch, k->ptrs, values);
+    } else if (Py_IS_TYPE(launch, &HostLauncherType) && ((HostLauncher *)launch)->nptr == k->nptr) {
+        r = host_run((HostLauncher *)launch, k->ptrs, values);
     } else {
         PyObject *list = pointer_list(k->ptrs, k->nptr);
         r = list ? PyObject_CallFunctionObjArgs(launch, list, values ? values : empty, NULL) : NULL;
@@ -717,14 +870,16 @@ PyInit__warm(void)
     for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++)
         if ((*slots[i] = PyUnicode_InternFromString(names[i])) == NULL)
             return NULL;
-    if ((empty = PyTuple_New(0)) == NULL || PyType_Ready(&LauncherType) < 0)
+    if ((empty = PyTuple_New(0)) == NULL || PyType_Ready(&LauncherType) < 0
+        || PyType_Ready(&HostLauncherType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module_def);
     if (m == NULL)
         return NULL;
     /* the interface version _compiled expects: a module built from older sources is not used */
-    if (PyModule_AddIntConstant(m, "ABI", 4) < 0 ||
-        PyModule_AddObjectRef(m, "Launcher", (PyObject *)&LauncherType) < 0) {
+    if (PyModule_AddIntConstant(m, "ABI", 5) < 0 ||
+        PyModule_AddObjectRef(m, "Launcher", (PyObject *)&LauncherType) < 0 ||
+        PyModule_AddObjectRef(m, "HostLauncher", (PyObject *)&HostLauncherType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

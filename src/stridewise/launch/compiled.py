@@ -17,7 +17,7 @@ _PURE = os.environ.get("STRIDEWISE_PURE_PYTHON", "") not in ("", "0")
 
 # stridewise.launch._warm's interface version (its ABI constant): a module built from older sources
 # (an in-place or editable build not rebuilt since) is not used, and the Python path runs.
-_WARM_ABI = 4
+_WARM_ABI = 5
 
 warm = None
 if not _PURE:
