@@ -91,6 +91,27 @@ current_device(Launcher *L, long *device, void **stream)
     return *stream == NULL && PyErr_Occurred() ? -1 : 0;
 }
 
+/* *packed: `values` (a sequence of slot values, or NULL) packed by `pack` into at most `room`
+   bytes, or NULL where there are none; 0, or -1 with a Python error. */
+static int
+pack_values(PyObject *pack, PyObject *values, Py_ssize_t room, PyObject **packed)
+{
+    *packed = NULL;
+    if (values == NULL || PyObject_Length(values) <= 0)
+        return PyErr_Occurred() ? -1 : 0;
+    PyObject *t = PySequence_Tuple(values);
+    *packed = t ? PyObject_Call(pack, t, NULL) : NULL;
+    Py_XDECREF(t);
+    if (*packed == NULL)
+        return -1;
+    if (!PyBytes_Check(*packed) || PyBytes_GET_SIZE(*packed) > room) {
+        Py_CLEAR(*packed);
+        PyErr_SetString(PyExc_ValueError, "scalar values do not fill the record's value slots");
+        return -1;
+    }
+    return 0;
+}
+
 /* Launch over ptrs[0..nptr) and values (a sequence of slot values, or NULL). */
 static PyObject *
 launcher_run(Launcher *L, const uint64_t *ptrs, PyObject *values)
@@ -101,19 +122,9 @@ launcher_run(Launcher *L, const uint64_t *ptrs, PyObject *values)
     if (current_device(L, &device, &stream) < 0)
         return NULL;
     if (device == L->index) {
-        PyObject *packed = NULL;
-        if (values != NULL && PyObject_Length(values) > 0) {
-            PyObject *t = PySequence_Tuple(values);
-            packed = t ? PyObject_Call(L->pack_values, t, NULL) : NULL;
-            Py_XDECREF(t);
-            if (packed == NULL)
-                return NULL;
-            if (!PyBytes_Check(packed) || PyBytes_GET_SIZE(packed) > L->size - L->at) {
-                Py_DECREF(packed);
-                PyErr_SetString(PyExc_ValueError, "scalar values do not fill the record's value slots");
-                return NULL;
-            }
-        }
+        PyObject *packed;
+        if (pack_values(L->pack_values, values, L->size - L->at, &packed) < 0)
+            return NULL;
 #ifdef Py_GIL_DISABLED
         PyMutex_Lock(&L->lock);
 #endif
@@ -302,19 +313,9 @@ static PyTypeObject HostLauncherType;
 static PyObject *
 host_run(HostLauncher *L, const uint64_t *ptrs, PyObject *values)
 {
-    PyObject *packed = NULL;
-    if (values != NULL && PyObject_Length(values) > 0) {
-        PyObject *t = PySequence_Tuple(values);
-        packed = t ? PyObject_Call(L->pack_values, t, NULL) : NULL;
-        Py_XDECREF(t);
-        if (packed == NULL)
-            return NULL;
-        if (!PyBytes_Check(packed) || PyBytes_GET_SIZE(packed) > L->size - L->at) {
-            Py_DECREF(packed);
-            PyErr_SetString(PyExc_ValueError, "scalar values do not fill the record's value slots");
-            return NULL;
-        }
-    }
+    PyObject *packed;
+    if (pack_values(L->pack_values, values, L->size - L->at, &packed) < 0)
+        return NULL;
     uint64_t local[HOST_SLOTS];
     char *slots = L->size <= (Py_ssize_t)sizeof local ? (char *)local : PyMem_Malloc(L->size);
     if (slots == NULL) {
