@@ -396,7 +396,8 @@ def generate(spec: KernelSpec, entry_point) -> str:
         # simd` loop with an integer flag on the host, so GCC 12 vectorizes it (functors.h
         # SW_FAST_LOOP, FastFlag), and unrolled on the device. A pack with a flagged lane is
         # redone by the functor itself, in the same kind of loop where its exact form is
-        # branch-free (functors.h VectorExact).
+        # branch-free (functors.h VectorExact). A functor without a fast path runs in that
+        # loop too: GCC's SLP vectorizer left its selects (maximum, clip, comparisons) scalar.
         def elementwise(fast_args):
             fast = f"sw::call_fast<F, P>({', '.join(['slow'] + fast_args)})"
             wide = f"SW_UNROLL for (int e = 0; e < P; ++e) {fast.replace('call_fast', 'call_wide')};"
