@@ -61,6 +61,7 @@ _BOOL = _ALL + ("bool",)   # where bool is closed under the op in NumPy and torc
 _BITS = _INTS + ("bool",)
 
 _X, _X2 = ("x",), ("x1", "x2")
+_MATH = "stridewise/math.h"    # the math functors, with the host's vector math
 # The transcendentals come from different libraries (glibc here, NumPy's SIMD loops, Sleef in
 # torch, CUDA's libdevice on the GPU), each accurate to about 1 ulp of the true value; 16-bit
 # results can land one ulp apart when float32 results straddle a rounding boundary.
@@ -165,7 +166,8 @@ _TABLE = (
         "Elementwise minimum; a NaN operand gives NaN."),
     Row("pow", _X2, "sw::PowFunctor<{M}>", _ALL, "power",
         "x1 ** x2. Integer bases with a negative Python-int exponent raise ValueError.",
-        ulp=_LIBM, check=_no_negative_int_power, cheap=False),      # float pow is the C library's
+        ulp=_LIBM, check=_no_negative_int_power, cheap=False,
+        header=_MATH),      # float pow is the C library's
     Row("where", ("condition", "x", "y"), "sw::WhereFunctor<{M}>", _BOOL, None,
         "x where condition is true, else y; x and y promote. torch: a bool condition; NumPy and "
         "CuPy: any real dtype, true where nonzero.", promote="where"),
@@ -176,16 +178,18 @@ _TABLE = (
     Row("negative", _X, "sw::NegativeFunctor<{M}>", _ALL, "negative", "-x; integers wrap."),
     Row("exp", _X, "sw::ExpFunctor<{M}>", _FLOATS, "exp",
         "e ** x (within TOLERANCE_ULP['exp'] of NumPy and torch).", promote="float", ulp=_LIBM,
-        cheap=False),
+        cheap=False, header=_MATH),
     Row("log", _X, "sw::LogFunctor<{M}>", _FLOATS, "log",
         "Natural logarithm (within TOLERANCE_ULP['log']).", promote="float", ulp=_LIBM,
-        cheap=False),
+        cheap=False, header=_MATH),
     Row("sqrt", _X, "sw::SqrtFunctor<{M}>", _FLOATS, "sqrt",
         "Square root, correctly rounded.", promote="float", cheap=False),
     Row("sin", _X, "sw::SinFunctor<{M}>", _FLOATS, "sin",
-        "Sine (within TOLERANCE_ULP['sin']).", promote="float", ulp=_LIBM, cheap=False),
+        "Sine (within TOLERANCE_ULP['sin']).", promote="float", ulp=_LIBM, cheap=False,
+        header=_MATH),
     Row("cos", _X, "sw::CosFunctor<{M}>", _FLOATS, "cos",
-        "Cosine (within TOLERANCE_ULP['cos']).", promote="float", ulp=_LIBM, cheap=False),
+        "Cosine (within TOLERANCE_ULP['cos']).", promote="float", ulp=_LIBM, cheap=False,
+        header=_MATH),
     Row("fma", ("x", "y", "z"), "sw::FmaFunctor<{M}>", _ALL, None,
         "x * y + z in one rounding (float32, float64); integers wrap.", torch=None,
         ulp={"float16": 1, "bfloat16": 1}),           # 16-bit: float32's fma, rounded again
@@ -242,10 +246,10 @@ _TABLE = (
         "1 / x, floats (integers: torch's float32).", promote="float", cheap=False),
     Row("tanh", _X, "sw::TanhFunctor<{M}>", _FLOATS, "tanh",
         "Hyperbolic tangent (within TOLERANCE_ULP['tanh']).", promote="float", ulp=_LIBM,
-        cheap=False),
+        cheap=False, header=_MATH),
     Row("sigmoid", _X, "sw::SigmoidFunctor<{M}>", _FLOATS, None,
         "1 / (1 + exp(-x)) (within TOLERANCE_ULP['sigmoid']).", promote="float", ulp=_LIBM,
-        cheap=False),
+        cheap=False, header=_MATH),
     Row("clip", ("x", "lo", "hi"), "sw::ClipFunctor<{M}, sw::TieBound<{T}, {C}>::value>", _ALL, None,
         "clip(x, lo, hi) = minimum(maximum(x, lo), hi) (np.clip, torch.clamp); a bound of None\n"
         "is not applied (np.clip(x, None, hi), torch.clamp(x, max=hi))."),

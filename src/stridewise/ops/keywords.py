@@ -74,13 +74,13 @@ def _is_torch(args, out) -> bool:
 def resolve(op: ElementwiseOp, args: tuple, out, kw: dict) -> tuple[ElementwiseOp, tuple, object]:
     """(op, args, out) that compute `op`(args, out=out, **kw) as one op; kw: the keywords
     given (a value of None is the keyword left out)."""
-    where, dtype, alpha, mode = (kw.get(k) for k in KEYWORDS)
+    where, dtype, alpha, rounding = (kw.get(k) for k in KEYWORDS)
     torch = _is_torch(args, out)
-    if mode is not None:
-        if mode not in ("floor", "trunc"):
+    if rounding is not None:
+        if rounding not in ("floor", "trunc"):
             raise ValueError("div expected rounding_mode to be one of None, 'trunc', or 'floor' "
-                             f"but found {mode!r}")
-        op = _ops_builtin("floor_divide") if mode == "floor" else _derived(_TruncDivide, None)
+                             f"but found {rounding!r}")
+        op = _ops_builtin("floor_divide") if rounding == "floor" else _derived(_TruncDivide, None)
     if alpha is not None:
         if isinstance(alpha, np.generic):
             alpha = alpha.item()
@@ -188,7 +188,7 @@ class _Masked(_Derived):
     @classmethod
     def make(cls, base, extra):
         return cls(f"{base.name}_where", base.nin + 1, base.functor, base.ufunc, base.dtypes,
-                   base.promote, cheap=base.cheap, base=base)
+                   base.promote, base.header, cheap=base.cheap, base=base)
 
     @property
     def names(self):
@@ -222,7 +222,7 @@ class _Typed(_Derived):
     @classmethod
     def make(cls, base, extra):
         return cls(f"{base.name}_{extra}", base.nin, base.functor, base.ufunc, base.dtypes,
-                   base.promote, cheap=base.cheap, base=base, extra=extra)
+                   base.promote, base.header, cheap=base.cheap, base=base, extra=extra)
 
     @property
     def names(self):
@@ -250,7 +250,7 @@ class _Scaled(_Derived):
     @classmethod
     def make(cls, base, extra):
         return cls(f"{base.name}_alpha", 3, base.functor, base.ufunc, base.dtypes, base.promote,
-                   cheap=base.cheap, base=base)
+                   base.header, cheap=base.cheap, base=base)
 
     @property
     def names(self):

@@ -7,19 +7,6 @@
 #pragma once
 #include "functors.h"
 
-// What the math functors' (and a user operation's) unqualified calls find first: on the host
-// with libmvec, sw::UserMath's vector math (cpu/vmath.h), called for whole packs from an `omp
-// simd` element loop (SW_USER_LOOP; Op::compute's plain loop is one too); elsewhere nothing,
-// and libm as written.
-#define SW_USER_LOOP(P) SW_UNROLL
-#if !defined(__CUDACC__) && !defined(__CUDACC_RTC__)
-#include "cpu/vmath.h"
-#else
-namespace sw {
-struct UserMath {};
-}  // namespace sw
-#endif
-
 namespace sw {
 
 // Unsigned<T>: the type T's wrapping arithmetic runs in. 8- and 16-bit types widen to u32:
@@ -301,41 +288,10 @@ template <> struct AbsFunctor<double> {
   SW_HOST_DEVICE SW_INLINE double operator()(double a) const { return fabs(a); }
 };
 
-// Transcendentals: the C library's or libmvec's (host: UserMath above) or CUDA's (device)
-// overloads, float or double. They agree with NumPy and torch to a few ulp, not bit for bit
-// (ops/builtins.py TOLERANCE_ULP).
-#define SW_MATH_FUNCTOR(Name, f)                                                   \
-  template <class T> struct Name : UserMath {                                      \
-    SW_HOST_DEVICE SW_INLINE T operator()(T a) const { return f(a); }              \
-  };
-SW_MATH_FUNCTOR(ExpFunctor, exp)
-SW_MATH_FUNCTOR(LogFunctor, log)
-SW_MATH_FUNCTOR(SqrtFunctor, sqrt)  // correctly rounded by IEEE 754, so exact everywhere
-SW_MATH_FUNCTOR(SinFunctor, sin)
-SW_MATH_FUNCTOR(CosFunctor, cos)
-#undef SW_MATH_FUNCTOR
-
-// pow: the C library's pow for floats. Integers square-and-multiply with wrapping; a negative
-// exponent gives trunc(a ** b): 1 for a = 1, +-1 for a = -1, else 0 (torch's definition;
-// NumPy raises, and so does stridewise when the exponent is a Python int).
-template <class T> SW_HOST_DEVICE SW_INLINE T int_pow(T a, T b) {
-  if (b < 0) {   // signed only
-    if (a == 1) return 1;
-    if (minus_one(a)) return (b & 1) ? T(-1) : T(1);
-    return 0;
-  }
-  typename Unsigned<T>::type r = 1, x = SW_U(a);
-  for (; b; b >>= 1) {
-    if (b & 1) r *= x;
-    x *= x;
-  }
-  return (T)r;
-}
-template <class T> struct PowFunctor : UserMath {
-  SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const {
-    if constexpr (IsInt<T>::value) return int_pow(a, b);
-    else return pow(a, b);
-  }
+// sqrt: correctly rounded by IEEE 754, so exact everywhere. The other math functors live in
+// math.h.
+template <class T> struct SqrtFunctor {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a) const { return sqrt(a); }
 };
 
 // where: the condition arrives as bool; both branches are already the promoted type.
@@ -471,12 +427,6 @@ template <class T> struct SquareFunctor {
 // 1 / a rounds once in float32 for the 16-bit types, then to 16 bits: exact (24 >= 2 * 11 + 2).
 template <class T> struct ReciprocalFunctor {
   SW_HOST_DEVICE SW_INLINE T operator()(T a) const { return T(1) / a; }
-};
-template <class T> struct TanhFunctor : UserMath {
-  SW_HOST_DEVICE SW_INLINE T operator()(T a) const { return tanh(a); }
-};
-template <class T> struct SigmoidFunctor : UserMath {   // torch's 1 / (1 + exp(-x))
-  SW_HOST_DEVICE SW_INLINE T operator()(T a) const { return T(1) / (T(1) + exp(-a)); }
 };
 // clip(x, lo, hi), as torch.clamp and NumPy's float16 loop: a NaN anywhere gives NaN, lo > hi
 // gives hi, and x equal to a bound is kept (+0 stays +0 against a bound of -0; NumPy's

@@ -4,7 +4,7 @@
 // functions unqualified; the CPU build gets the same spellings here, so one preamble compiles
 // for both.
 #pragma once
-#include "ops.h"
+#include "math.h"
 #include "raw.h"
 
 #if !defined(__CUDACC__) && !defined(__CUDACC_RTC__)
@@ -34,5 +34,5 @@ using sw::arg;
 }  // namespace pycuda
 
 // A user operation's unqualified math calls find sw::UserMath's first (UserOp derives from
-// it), and its pack's element loop is SW_USER_LOOP: both from ops.h, as the built-in math
+// it), and its pack's element loop is SW_USER_LOOP: both from math.h, as the built-in math
 // functors have them.
