@@ -184,6 +184,11 @@ class ElementwiseOp:
                 raise _complex.UnsupportedDtypeError(
                     f'"{self.name}" is not implemented for torch bool tensors (torch raises too); '
                     "a bool is already whole")
+            if lib == "torch" and self.name == "subtract" and any(k == "bool" or k is bool for k in key):
+                # torch refuses a bool on either side, even where the result is not bool
+                raise _complex.UnsupportedDtypeError(
+                    '"subtract" with a bool tensor or a Python bool is not supported for torch '
+                    "tensors (torch raises too); use logical_xor, or bitwise_not to invert a mask")
             if lib == "torch" and compute.name == "bool" and self.name == "square":
                 compute = out = DTYPES["int64"]      # torch's square is pow(x, 2): bool -> int64
             if self.name == "abs":         # |complex| is real, in both libraries
