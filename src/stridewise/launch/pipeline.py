@@ -184,7 +184,8 @@ class ElementwiseOp:
                 raise _complex.UnsupportedDtypeError(
                     f'"{self.name}" is not implemented for torch bool tensors (torch raises too); '
                     "a bool is already whole")
-            if lib == "torch" and self.name == "subtract" and any(k == "bool" or k is bool for k in key):
+            if (lib == "torch" and self.name == "subtract" and compute.name != "bool"
+                    and any(k == "bool" or k is bool for k in key)):
                 # torch refuses a bool on either side, even where the result is not bool
                 raise _complex.UnsupportedDtypeError(
                     '"subtract" with a bool tensor or a Python bool is not supported for torch '
