@@ -37,3 +37,41 @@ def test_numpy_subtract_takes_bool_with_a_number_as_numpy_does():
     assert same_bits(sw.subtract(y, x), np.subtract(y, x))
     with pytest.raises(TypeError):
         sw.subtract(x, x)
+
+
+EXACT_OUT = ["where", "abs", "negative", "bitwise_not", "floor", "ceil", "trunc", "sign"]
+
+
+@pytest.mark.parametrize("name", EXACT_OUT)
+@pytest.mark.parametrize("dtype, out_dtype", [(torch.int8, torch.int16), (torch.float32, torch.float64),
+                                              (torch.int32, torch.float32)])
+def test_torch_ops_whose_out_must_have_the_result_dtype(name, dtype, out_dtype):
+    """These torch ops check out.dtype == result dtype where the others cast by can_cast;
+    stridewise cast into such an out. An out of the result's dtype still works."""
+    args = [torch.arange(-3, 3).to(dtype)]
+    if name == "where":
+        args = [args[0] > 0, args[0], args[0]]
+    fn = getattr(torch, name)
+    with pytest.raises(RuntimeError):
+        fn(*args, out=torch.zeros(6, dtype=out_dtype))
+    if dtype.is_floating_point and name == "bitwise_not":
+        return                                   # torch has no float bitwise_not at all
+    out = torch.zeros(6, dtype=out_dtype)
+    with pytest.raises(TypeError, match=f"of dtype {str(dtype)[6:]}"):
+        getattr(sw, name)(*args, out=out)
+    assert not out.any()
+    want, got = torch.zeros(6, dtype=dtype), torch.zeros(6, dtype=dtype)
+    fn(*args, out=want)
+    assert getattr(sw, name)(*args, out=got) is got and torch.equal(got, want)
+
+
+def test_numpy_and_torch_cast_into_out_where_they_do():
+    """NumPy's abs takes any same_kind out, and torch's add any can_cast one."""
+    x = np.arange(-3, 3, dtype=np.int8)
+    want, got = np.zeros(6, np.int16), np.zeros(6, np.int16)
+    np.abs(x, out=want)
+    assert sw.abs(x, out=got) is got and same_bits(got, want)
+    t = torch.from_numpy(x)
+    want, got = torch.zeros(6, dtype=torch.int16), torch.zeros(6, dtype=torch.int16)
+    torch.add(t, 1, out=want)
+    assert sw.add(t, 1, out=got) is got and torch.equal(got, want)

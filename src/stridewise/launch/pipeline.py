@@ -210,6 +210,9 @@ class ElementwiseOp:
 
 # The ops whose numbers torch checks against the dtype's range rather than casting them.
 _TORCH_CHECKED = ("clip", "where", "pow", "fma")
+# The ops whose torch out= must have the result's dtype (their out kernels check it, where
+# the others cast by can_cast).
+_TORCH_EXACT_OUT = ("where", "abs", "negative", "bitwise_not", "floor", "ceil", "trunc", "sign")
 # The ops whose float16 and bfloat16 kernels read a number in float32, per backend (torch 2.11
 # on an H200, 2.13 on the CPU; tools/torch_numbers_probe.py): the others round it to 16 bits.
 # floor_divide's forms are bf16_ops.h's (TorchFloorDivide16, TorchFloorDivideByNumber16).
@@ -679,6 +682,9 @@ def _into_outs(op, args, outs, out_views, lib, shape, results, convention, algor
 
     names = op.names[1]
     for v, dt, nm in zip(out_views, results, names):
+        if v.dtype is not dt and lib == "torch" and op.name in _TORCH_EXACT_OUT:
+            raise TypeError(f"torch's {op.name} takes an {nm} of its result's dtype only, "
+                            f"{dt.name} (got {v.dtype.name}); pass an {nm} of dtype {dt.name}")
         if v.dtype is not dt and not _castable(lib, dt, v.dtype):
             rule = "torch's can_cast" if lib == "torch" else 'the casting rule "same_kind"'
             fix = (f"call {op.name}(...) out of place, or cast x1 to {dt.name} first" if inplace
