@@ -75,3 +75,26 @@ def test_numpy_and_torch_cast_into_out_where_they_do():
     want, got = torch.zeros(6, dtype=torch.int16), torch.zeros(6, dtype=torch.int16)
     torch.add(t, 1, out=want)
     assert sw.add(t, 1, out=got) is got and torch.equal(got, want)
+
+
+@pytest.mark.parametrize("shape", [(0,), (0, 1, 1, 1), (3, 0)])
+@pytest.mark.parametrize("number", [255, -129, 2**70])
+def test_numpy_empty_array_with_a_number_beyond_its_dtype_raises(shape, number):
+    """NumPy 2 raises OverflowError for a Python int beyond an int8 array's range even when
+    the array is empty; stridewise returned an empty result (nothing launched, nothing read)."""
+    x = np.zeros(shape, np.int8)
+    with pytest.raises(OverflowError):
+        np.add(x, number)
+    with pytest.raises(OverflowError):
+        sw.add(x, number)
+    with pytest.raises(OverflowError):
+        sw.multiply(number, x)
+    assert same_bits(sw.add(x, 100), np.add(x, 100))
+    assert same_bits(sw.less(x, number), np.less(x, number))   # comparisons: exact, no raise
+
+
+def test_torch_empty_tensor_with_a_number_wraps_as_torch_does():
+    x = torch.zeros((0, 2), dtype=torch.int8)
+    assert torch.equal(sw.add(x, 255), torch.add(x, 255)) and sw.add(x, 255).dtype == torch.int8
+    with pytest.raises(OverflowError):
+        sw.add(x, 2**70)

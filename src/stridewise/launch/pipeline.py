@@ -622,6 +622,9 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
         _check_outs(op, operands, out_views, shape, typing.outs)
     result = outs[0] if op.nout == 1 else tuple(outs)
     if _arrays._prod(shape) == 0 and not dry:
+        # nothing to compute, but a number beyond its dtype's range raises, as in the library
+        for dt, o in zip(typing.params, (o for o in operands if isinstance(o, Scalar))):
+            dt.slot_value(o.value)
         return result
     key = (sig, tuple(v.ptr % 16 for v in out_views))
     prepared = memo.get(key)
