@@ -98,3 +98,15 @@ def test_torch_empty_tensor_with_a_number_wraps_as_torch_does():
     assert torch.equal(sw.add(x, 255), torch.add(x, 255)) and sw.add(x, 255).dtype == torch.int8
     with pytest.raises(OverflowError):
         sw.add(x, 2**70)
+
+
+@pytest.mark.parametrize("args", [(np.float32(1), 2), (np.ones(3, np.float32), 2.0), (np.True_, True)])
+def test_numpy_scalar_as_out_is_refused_as_numpy_does(args):
+    """A NumPy scalar is immutable: NumPy's ufuncs refuse it as out ("return arrays must be of
+    ArrayType"); stridewise returned the scalar unchanged, the result lost."""
+    with pytest.raises(TypeError):
+        np.add(*args, out=np.float32(0))
+    with pytest.raises(TypeError, match="out must be an array"):
+        sw.add(*args, out=np.float32(0))
+    out = np.zeros((), np.float32)       # a 0-d array is an out, as in NumPy
+    assert sw.add(np.float32(1), 2, out=out) is out and out == 3

@@ -581,7 +581,7 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
             raise TypeError(f"{op.name} has {op.nout} outputs; got {len(outs)} out arrays")
         out_views = tuple(_arrays.as_operand(o, -1) for o in outs)
         for o, v in zip(outs, out_views):
-            if not isinstance(v, View):
+            if not isinstance(v, View) or isinstance(o, np.generic):   # a NumPy scalar: immutable
                 raise TypeError(f"out must be an array, got a {type(o).__name__}; pass a NumPy, "
                                 "torch or CuPy array of the result's shape, or leave out unset")
     # Everything but the pointers is fixed by this signature: promotion, shape checks and
