@@ -243,6 +243,11 @@ def check(row, lib, got, want, strides=True):
     assert _dtype(got) == _dtype(want), (_dtype(got), _dtype(want))
     g, w = host(got), host(want)
     assert g.shape == w.shape
+    if lib == "numpy" and row.name.startswith("logical") and 1 in w.shape:
+        # open: NumPy's logical loops cast mixed inputs to bool, which decides between its
+        # trivial loop and its iterator, whose strides differ on extent-1 dims; stridewise
+        # takes the loop dtype as the inputs' result_type (the same values)
+        strides = False
     if strides and w.size > 1 and isinstance(want, (np.ndarray, torch.Tensor)):
         assert (got.stride() if lib == "torch" else g.strides) == (
             want.stride() if lib == "torch" else w.strides), "output strides"
@@ -258,6 +263,8 @@ def _departure(row, lib, args, error) -> bool:
         return "float dtype first" in str(error)
     if lib == "torch" and "complex32" in str(error):    # torch's ComplexHalf: not a dtype here
         return True
+    if lib == "numpy" and row.name == "where" and isinstance(error, OverflowError):
+        return True     # np.where casts an int beyond the range unsafely, where ufuncs raise
     if lib == "numpy" and row.name == "where" and args[0].dtype.kind == "c":
         return "bool condition" in str(error)           # a real condition only (documented)
     return False
