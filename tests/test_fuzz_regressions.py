@@ -1,5 +1,8 @@
 """Bugs a differential fuzz against NumPy and torch found (tools/fuzz.py, tests/test_fuzz.py):
 each case here is the input that showed it, checked against the library's own op."""
+import itertools
+import math
+
 import numpy as np
 import pytest
 
@@ -110,3 +113,44 @@ def test_numpy_scalar_as_out_is_refused_as_numpy_does(args):
         sw.add(*args, out=np.float32(0))
     out = np.zeros((), np.float32)       # a 0-d array is an out, as in NumPy
     assert sw.add(np.float32(1), 2, out=out) is out and out == 3
+
+
+def _permuted(shape, perm, dtype=torch.float32):
+    """A dense tensor of `shape` laid out with dims in `perm` order, outermost first."""
+    t = torch.arange(math.prod(shape), dtype=torch.float32).reshape([shape[p] for p in perm])
+    return t.permute(*[perm.index(i) for i in range(len(shape))]).to(dtype)
+
+
+@pytest.mark.parametrize("shape, perm", [((1, 2, 2, 1), (3, 2, 1, 0)), ((1, 3, 1, 2), (0, 2, 3, 1)),
+                                         ((1, 3, 3, 1), (3, 0, 2, 1))])
+def test_torch_channels_last_contiguous_with_extent_one_dims(shape, perm):
+    """A (1, C, H, 1) tensor whose strides do not suggest channels_last can still be
+    is_contiguous(memory_format=torch.channels_last), which is what TensorIterator's fast
+    setup asks: torch's output is then channels_last. stridewise kept the input's strides."""
+    for dtype in (torch.float32, torch.bool):
+        x = _permuted(shape, perm, dtype)
+        assert x.is_contiguous(memory_format=torch.channels_last) and not x.is_contiguous()
+        for name in ("exp", "sigmoid", "negative", "isnan"):
+            if dtype == torch.bool and name == "negative":
+                continue
+            want, got = getattr(torch, name)(x), getattr(sw, name)(x)
+            assert got.stride() == want.stride() and got.dtype == want.dtype, name
+            assert torch.equal(got, want), name
+        want, got = torch.add(x, x), sw.add(x, x)
+        assert got.stride() == want.stride() and torch.equal(got, want)
+
+
+def test_torch_output_strides_every_small_4d_layout():
+    """Every 4-d shape of extents 1 to 3 in every dense dim order, one or two operands:
+    stridewise's rule (operands/layout.py) against TensorIterator's own output strides."""
+    from stridewise.operands.layout import output_strides
+
+    for shape in itertools.product((1, 2, 3), repeat=4):
+        for p1 in itertools.permutations(range(4)):
+            for p2 in (p1, (0, 1, 2, 3), (0, 2, 3, 1)):
+                x, y = _permuted(shape, p1), _permuted(shape, p2)
+                for ts in ((x,), (x, y)):
+                    want = (torch.exp(*ts) if len(ts) == 1 else torch.add(*ts)).stride()
+                    got = output_strides("torch", shape, tuple((t.shape, t.stride(), "float32")
+                                                               for t in ts), "float32", "cpu")
+                    assert tuple(got) == want, (shape, [t.stride() for t in ts])
