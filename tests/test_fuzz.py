@@ -254,6 +254,11 @@ def check(row, lib, got, want, strides=True):
     if lib == "torch" and row.name in ("maximum", "minimum", "clip") and w.dtype.kind == "f":
         # torch's vector and scalar CPU paths disagree on the sign of a +-0 tie (documented)
         g, w = g.astype(np.float64) + 0.0, w.astype(np.float64) + 0.0
+    if lib == "torch" and row.name in ("add", "subtract") and w.dtype.kind == "c":
+        # torch's CPU kernels compute x + alpha * y with alpha = 1 as a complex product, which
+        # turns an infinite part into NaN (inf + 1j gives inf + nanj); stridewise adds as NumPy
+        g, w = g.copy(), w.copy()
+        g[~np.isfinite(w)] = w[~np.isfinite(w)]
     assert ulps(g, w) <= tolerance(row, w.dtype, lib), (g, w)
 
 
@@ -299,15 +304,22 @@ def numpy_reference(row, args, out):
 
 def torch_reference(row, args, out):
     fn = torch_fn(row)
-    if row.name == "remainder" and all(
-            not isinstance(a, torch.Tensor) or a.dtype.is_floating_point for a in args):
+    if row.name == "remainder":
         # stridewise's torch remainder is torch's CUDA definition: fmod, then + b where the signs
         # differ (torch's CPU kernel computes a - b * floor(a / b)); written with torch's ops
         def fn(a, b, out=None):
-            m = torch.fmod(a, b)
-            bt = torch.as_tensor(b, dtype=m.dtype)
-            r = torch.where((m != 0) & ((m < 0) != (bt < 0)), m + bt, m)
-            return r if out is None else out.copy_(r)
+            want = torch.remainder(a, b, out=out)       # torch's dtype, layout and refusals
+            if not want.dtype.is_floating_point:
+                return want
+            # in NumPy (torch's CPU fmod gives NaN for subnormal divisors in its vector loop);
+            # 16-bit floats in float32, rounded once
+            wide = np.float64 if want.dtype == torch.float64 else np.float32
+            x, y = (np.asarray(host(v) if isinstance(v, torch.Tensor) else v).astype(wide)
+                    for v in (a, b))
+            with np.errstate(all="ignore"):
+                m = np.fmod(x, y)
+                r = np.where((m != 0) & ((m < 0) != (y < 0)), m + y, m)
+            return want.copy_(torch.from_numpy(np.ascontiguousarray(r)).to(want.dtype))
     return _with_out(fn, args, out)
 
 
@@ -361,8 +373,10 @@ def run(lib: str, row, args, out_spec, alias):
         want, werr = ref(row, args, None)
         got, gerr = _result(getattr(sw, row.name), args)
         outs = None
-    if lib == "torch" and "must be Tensor" in str(werr):
+    if lib == "torch" and ("must be Tensor" in str(werr) or "invalid combination" in str(werr)):
         return          # torch.maximum(x, 2): a number where torch's signature takes only a tensor
+    if lib == "torch" and "ZeroDivisionError" in str(werr):
+        return          # a number that wraps to 0 (int8 // 256): stridewise gives 0 (documented)
     if werr is not None:
         assert gerr is not None, f"{lib} raised {werr!r}; stridewise returned {got!r}"
         assert isinstance(gerr, (TypeError, ValueError, RuntimeError, OverflowError)), repr(gerr)
