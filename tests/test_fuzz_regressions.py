@@ -154,3 +154,19 @@ def test_torch_output_strides_every_small_4d_layout():
                     got = output_strides("torch", shape, tuple((t.shape, t.stride(), "float32")
                                                                for t in ts), "float32", "cpu")
                     assert tuple(got) == want, (shape, [t.stride() for t in ts])
+
+
+def test_numpy_clip_of_bool_arrays_and_torch_refusal():
+    """np.clip takes bool arrays (bool bounds keep bool, int bounds promote); stridewise
+    refused bool. torch.clamp raises on bool tensors, and so does stridewise."""
+    x = np.array([True, False, True, False, True])
+    lo = np.array([False, False, True, True, False])
+    hi = np.array([True, False, False, True, False])
+    for args in ((x, lo, hi), (x, True, True), (x, False, hi), (x, 0, 1), (x, lo, 2.5)):
+        want, got = np.clip(*args), sw.clip(*args)
+        assert got.dtype == want.dtype and same_bits(got, want), args
+    t = torch.from_numpy(x)
+    with pytest.raises(RuntimeError):
+        torch.clamp(t, torch.from_numpy(lo), torch.from_numpy(hi))
+    with pytest.raises(RuntimeError, match="bool"):
+        sw.clip(t, torch.from_numpy(lo), torch.from_numpy(hi))

@@ -184,6 +184,10 @@ class ElementwiseOp:
                 raise _complex.UnsupportedDtypeError(
                     f'"{self.name}" is not implemented for torch bool tensors (torch raises too); '
                     "a bool is already whole")
+            if lib == "torch" and compute.name == "bool" and self.name == "clip":
+                raise _complex.UnsupportedDtypeError(
+                    '"clip" (torch.clamp) is not implemented for torch bool tensors (torch raises '
+                    "too); use logical_and / logical_or with the bounds")
             if (lib == "torch" and self.name == "subtract" and compute.name != "bool"
                     and any(k == "bool" or k is bool for k in key)):
                 # torch refuses a bool on either side, even where the result is not bool

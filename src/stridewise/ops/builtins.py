@@ -227,7 +227,7 @@ _TABLE = (
         "Hyperbolic tangent (within TOLERANCE_ULP['tanh']).", promote="float", ulp=_LIBM),
     Row("sigmoid", _X, "sw::SigmoidFunctor<{M}>", _FLOATS, None,
         "1 / (1 + exp(-x)) (within TOLERANCE_ULP['sigmoid']).", promote="float", ulp=_LIBM),
-    Row("clip", ("x", "lo", "hi"), "sw::ClipFunctor<{M}, sw::TieBound<{T}, {C}>::value>", _ALL, None,
+    Row("clip", ("x", "lo", "hi"), "sw::ClipFunctor<{M}, sw::TieBound<{T}, {C}>::value>", _BOOL, None,
         "clip(x, lo, hi) = minimum(maximum(x, lo), hi) (np.clip, torch.clamp); a bound of None\n"
         "is not applied (np.clip(x, None, hi), torch.clamp(x, max=hi))."),
 )
