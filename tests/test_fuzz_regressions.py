@@ -170,3 +170,18 @@ def test_numpy_clip_of_bool_arrays_and_torch_refusal():
         torch.clamp(t, torch.from_numpy(lo), torch.from_numpy(hi))
     with pytest.raises(RuntimeError, match="bool"):
         sw.clip(t, torch.from_numpy(lo), torch.from_numpy(hi))
+
+
+def test_bool_to_a_negative_integer_power_raises_as_both_libraries_do():
+    """bool ** -1 promotes to int64 in NumPy and torch, which refuse a negative integer
+    exponent; stridewise computed it."""
+    x = np.array([True, False])
+    with pytest.raises(ValueError):
+        np.power(x, -1)
+    with pytest.raises(RuntimeError):
+        torch.pow(torch.from_numpy(x), -1)
+    for arr in (x, torch.from_numpy(x)):
+        with pytest.raises((ValueError, RuntimeError), match="negative integer powers"):
+            sw.pow(arr, -1)
+    assert same_bits(sw.pow(x, 2), np.power(x, 2))
+    assert same_bits(sw.pow(x, -1.0), np.power(x, -1.0))

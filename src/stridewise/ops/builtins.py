@@ -126,7 +126,7 @@ def _no_negative_int_power(x1: object, x2: object) -> None:
 
 def _is_int_array(x) -> bool:
     dt = str(getattr(x, "dtype", ""))
-    return "int" in dt and "uint" not in dt
+    return "int" in dt and "uint" not in dt or dt.endswith("bool")   # bool ** int is int64's
 
 
 _TABLE = (
