@@ -131,7 +131,7 @@ SHAPES = st.lists(st.sampled_from((0, 1, 1, 2, 3, 5, 17, 67)), min_size=0, max_s
 
 @st.composite
 def call(draw, lib: str):
-    """(row, args, out or None, aliased input index or None): one user call."""
+    """(row, args, out= as (dtype, layout) or None, alias None, "out" or "inplace")."""
     names = FUZZED if lib == "numpy" else TORCH_FUZZED
     row = ROWS[draw(st.sampled_from(names))]
     dtypes = NUMPY_DTYPES if lib == "numpy" else TORCH_DTYPES
@@ -167,7 +167,9 @@ def call(draw, lib: str):
     if choice == 0:
         out = (draw(st.sampled_from(dtypes)), draw(st.sampled_from(layouts)))
     elif choice == 1 and row.name != "where":
-        alias = 0
+        alias = "out"            # x1 as its own out
+    elif choice == 2 and row.inplace:
+        alias = "inplace"        # remainder_(x1, x2): x1's out, by the same rule
     return row, args, out, alias
 
 
@@ -353,7 +355,10 @@ def run(lib: str, row, args, out_spec, alias):
     if alias is not None:
         mine, theirs = list(args), [copy(a) if isinstance(a, is_array) else a for a in args]
         want, werr = ref(row, theirs, theirs[0])
-        got, gerr = _result(getattr(sw, row.name), mine, mine[0])
+        if alias == "inplace":
+            got, gerr = _result(getattr(sw, row.name + "_"), mine)
+        else:
+            got, gerr = _result(getattr(sw, row.name), mine, mine[0])
         outs = (mine[0], theirs[0])
     elif out_spec is not None:
         want0, werr = ref(row, args, None)
