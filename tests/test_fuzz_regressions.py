@@ -185,3 +185,14 @@ def test_bool_to_a_negative_integer_power_raises_as_both_libraries_do():
             sw.pow(arr, -1)
     assert same_bits(sw.pow(x, 2), np.power(x, 2))
     assert same_bits(sw.pow(x, -1.0), np.power(x, -1.0))
+
+
+def test_empty_integer_array_to_a_negative_power_is_empty_in_numpy():
+    """NumPy's integer power raises from its loop, which an empty array never runs; torch
+    checks the exponent first and raises even so."""
+    for dtype in (np.int8, np.int64, np.bool_):
+        x = np.zeros((0, 3), dtype)
+        want, got = np.power(x, -2), sw.pow(x, -2)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        with pytest.raises(RuntimeError):
+            sw.pow(torch.from_numpy(x), -2)
