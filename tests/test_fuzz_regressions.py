@@ -196,3 +196,33 @@ def test_empty_integer_array_to_a_negative_power_is_empty_in_numpy():
         assert got.dtype == want.dtype and got.shape == want.shape
         with pytest.raises(RuntimeError):
             sw.pow(torch.from_numpy(x), -2)
+
+
+NUMBERS = [65504.0, 65519.0, 7e4, 3.39e38, 3.5e38, 1e308, -1e300, math.inf, 10**39, 2**64, 70000, 3]
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64,
+                                   torch.int32, torch.complex64])
+def test_torch_checked_ops_refuse_a_number_beyond_the_range_as_torch_does(dtype):
+    """torch.clamp, torch.pow and torch.where check a Python number against the range they
+    convert it to (clamp: the dtype's; pow: 16-bit floats only; where: float32 and complex64,
+    not 16-bit floats) and raise beyond it; stridewise made it inf. An int no 64-bit integer
+    holds raises in all three."""
+    x = torch.tensor([1.0, -2.0]).to(dtype)
+    for v in NUMBERS:
+        calls = [(lambda: torch.where(x != 0, x, v), lambda: sw.where(x != 0, x, v)),
+                 (lambda: torch.pow(x, v), lambda: sw.pow(x, v))]
+        if not dtype.is_complex:
+            calls.append((lambda: torch.clamp(x, -v, v), lambda: sw.clip(x, -v, v)))
+        for theirs, ours in calls:
+            try:
+                with np.errstate(all="ignore"):
+                    want = theirs()
+            except (RuntimeError, OverflowError):
+                with pytest.raises(OverflowError):
+                    ours()
+                continue
+            with np.errstate(all="ignore"):
+                got = ours()
+            assert got.dtype == want.dtype and torch.equal(got.isnan(), want.isnan()), v
+            assert torch.equal(got.nan_to_num(), want.nan_to_num()) or dtype.is_complex, v

@@ -7,6 +7,7 @@ warm call is one dict lookup, one struct pack and one launch.
 from __future__ import annotations
 
 import dataclasses
+import math
 import struct
 from dataclasses import dataclass
 
@@ -120,6 +121,9 @@ class ElementwiseOp:
           is_scalar), and by the number's reciprocal on CUDA (TorchFloorDivideByNumber16)."""
         if self.name not in _TORCH_CHECKED:
             typing = dataclasses.replace(typing, params=tuple(p.wrapping() for p in typing.params))
+        elif typing.compute.is_float or typing.compute.is_complex:
+            limit = _torch_number_limit(self.name, typing.compute.name)
+            typing = dataclasses.replace(typing, params=tuple(p.limited(limit) for p in typing.params))
         float32_ops = _TORCH_NUMBERS.get(backend, ())   # meta tensors: no values to read
         if self.name not in float32_ops + ("divide",) or len(key) != 2:
             return typing
@@ -214,6 +218,20 @@ class ElementwiseOp:
 
 # The ops whose numbers torch checks against the dtype's range rather than casting them.
 _TORCH_CHECKED = ("clip", "where", "pow", "fma")
+# The largest finite value of each float dtype (complex: of its parts).
+_FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
+              "float32": 3.4028234663852886e38, "complex64": 3.4028234663852886e38}
+
+
+def _torch_number_limit(op: str, compute: str) -> float:
+    """The magnitude beyond which torch's checked ops refuse a finite float number computing
+    in `compute` (torch 2.11-2.13): clamp the dtype's range, pow only 16-bit floats', where
+    float32's and complex64's (16-bit floats it casts). inf: only ints no 64-bit integer holds."""
+    short = compute in ("float16", "bfloat16")
+    if op == "clip" or (op == "pow" and short) or (op == "where" and not short):
+        return _FLOAT_MAX.get(compute, math.inf)
+    return math.inf
+
 # The ops whose torch out= must have the result's dtype (their out kernels check it, where
 # the others cast by can_cast).
 _TORCH_EXACT_OUT = ("where", "abs", "negative", "bitwise_not", "floor", "ceil", "trunc", "sign")
