@@ -295,6 +295,10 @@ def numpy_reference(row, args, out):
     # bfloat16: float32 and one rounding (ml_dtypes' definition, written out by oracle.numpy_op
     # so that the oracle does not depend on the loops an ml_dtypes release registers)
     want, err = _result(lambda *a: numpy_op(fn, *a), args)
+    real = _result(fn, args)[0] if err is None and out is None else None
+    if isinstance(real, np.ndarray) and isinstance(want, np.ndarray) and real.dtype == want.dtype:
+        real[...] = want          # the layout of NumPy's own call, where ml_dtypes has a loop
+        want = real
     if err is None and out is not None:
         try:
             np.copyto(out, want, casting="same_kind")
