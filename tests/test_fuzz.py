@@ -159,9 +159,11 @@ def call(draw, lib: str):
             sub = ()
         sub = tuple(1 if s and draw(st.integers(0, 4)) == 0 else s for s in sub)
         x = draw(values(dtype, sub))
+        if not sub and draw(st.booleans()):
+            x = np.asarray(x)    # a 0-d array, else a NumPy scalar (0-d tensors either way)
         layout = draw(st.sampled_from(layouts))
         args.append(numpy_layout(x, layout) if lib == "numpy" else to_torch(x, layout))
-    args = fit_domain(row, lib, args, draw)
+    args = fit_domain(row, lib, args)
     out, alias = None, None
     choice = draw(st.integers(0, 5))
     if choice == 0:
@@ -173,7 +175,7 @@ def call(draw, lib: str):
     return row, args, out, alias
 
 
-def fit_domain(row, lib, args, draw):
+def fit_domain(row, lib, args):
     """Inputs the oracle defines: NumPy raises on negative integer exponents in an array (pow:
     stridewise gives torch's trunc(a ** b), documented); torch raises on integer division by
     zero and traps INT_MIN // -1 on the CPU (stridewise gives NumPy's 0 and wrap)."""
