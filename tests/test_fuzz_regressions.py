@@ -227,3 +227,15 @@ def test_torch_checked_ops_refuse_a_number_beyond_the_range_as_torch_does(dtype)
                 got = ours()
             assert got.dtype == want.dtype and torch.equal(got.isnan(), want.isnan()), v
             assert torch.equal(got.nan_to_num(), want.nan_to_num()) or dtype.is_complex, v
+
+
+@pytest.mark.parametrize("name", ["logical_and", "logical_or", "logical_xor", "less", "equal"])
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.float32])
+def test_numpy_logical_ops_lay_out_by_their_bool_loop(name, dtype):
+    """NumPy's logical ops cast mixed inputs to bool: a bool F-ordered array with a number
+    takes the trivial loop (F strides, extent-1 dims included), an int8 one the iterator.
+    stridewise reasoned from the inputs' result_type (int64, int8) and got them swapped."""
+    x = np.asfortranarray(np.array([[[[True, True], [True, False]]]]).astype(dtype))
+    for other in (0, 2.5, True, np.int8(3), x):
+        want, got = getattr(np, name)(x, other), getattr(sw, name)(x, other)
+        assert got.strides == want.strides and same_bits(got, want), other

@@ -70,6 +70,7 @@ class Typing:
     preamble: str = ""
     label: object = None
     options: tuple = ()      # user kernels: NVRTC ProgramOptions fields, (name, value) pairs
+    loop: str = ""           # NumPy's loop dtype where it is not compute's (the output layout)
 
 
 @dataclass(frozen=True, eq=False)   # identity hashing: ops key the warm-call memo
@@ -159,7 +160,7 @@ class ElementwiseOp:
 
     def typing(self, lib: str, key: tuple, out_key: tuple, convention: str) -> Typing:
         """Promote by the owning library's rules and check the op supports the result."""
-        arg_types = ()
+        arg_types, loop = (), ""
         if self.promote == "where":
             cond = DTYPES.get(key[0]) if isinstance(key[0], str) else None
             if cond is None or cond.is_complex or (lib == "torch" and cond.name != "bool"):
@@ -173,6 +174,11 @@ class ElementwiseOp:
             compute, out = _arrays.result_dtypes(lib, None, key)[0], DTYPES[self.promote]
             if out.name not in self.dtypes:
                 raise TypeError(f"cast does not produce {out.name}; it casts to {', '.join(self.dtypes)}")
+            if self.ufunc and lib != "torch":   # NumPy's logical ops cast mixed inputs to bool
+                try:
+                    loop = _arrays.result_dtypes(lib, self.ufunc, key)[0].name
+                except TypeError:                # no NumPy loop (bfloat16's): compute's
+                    pass
         else:
             compute, out = _arrays.result_dtypes(lib, self.ufunc, key)
             if self.promote == "bool":     # comparisons and tests: bool whatever the inputs
@@ -213,7 +219,8 @@ class ElementwiseOp:
         nparams = sum(isinstance(k, (type, HostScalar)) for k in key)
         return Typing(compute, (out,), (compute,) * nparams, self.functor_for(compute, convention),
                       arg_types, preamble="\n".join(
-                          filter(None, (self.header and f"#include <{self.header}>", self.code))))
+                          filter(None, (self.header and f"#include <{self.header}>", self.code))),
+                      loop=loop)
 
 
 # The ops whose numbers torch checks against the dtype's range rather than casting them.
@@ -626,7 +633,7 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
     layout_note = "given by the caller (out=)"
     if outs is None and typing.outs:
         strides, ins = _new_strides(lib, shape, operands, typing.outs[0].name, device[0],
-                                    typing.compute.name, len(typing.outs))
+                                    typing.loop or typing.compute.name, len(typing.outs))
         layout_note = _layout.layout_reason(lib, shape, ins, strides)
         outs = [_arrays.allocator(lib, device, shape, dt, strides)()[0] for dt in typing.outs]
         out_views = [_arrays.as_operand(o, -1) for o in outs]
