@@ -239,3 +239,20 @@ def test_numpy_logical_ops_lay_out_by_their_bool_loop(name, dtype):
     for other in (0, 2.5, True, np.int8(3), x):
         want, got = getattr(np, name)(x, other), getattr(sw, name)(x, other)
         assert got.strides == want.strides and same_bits(got, want), other
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.int16, np.uint64, np.int64])
+@pytest.mark.parametrize("lo, hi", [(-1, True), (-1, 300), (0, 256), (-200, 200), (None, 300),
+                                    (-5, None), (-2**70, 2**70), (300, 400), (0, -1), (None, -1)])
+def test_numpy_clip_with_int_bounds_beyond_the_range(dtype, lo, hi):
+    """NumPy 2's np.clip takes a Python int lower bound below an integer array's range, or an
+    upper one above it, as no bound (np.clip(uint8, 0, 256) is common image code); one beyond
+    the other end raises OverflowError. stridewise raised for all of them."""
+    x = np.array([0, 1, 100, 254, 255, 127, 3]).astype(dtype)
+    try:
+        want = np.clip(x, lo, hi)
+    except OverflowError:
+        with pytest.raises(OverflowError):
+            sw.clip(x, lo, hi)
+        return
+    assert same_bits(sw.clip(x, lo, hi), want)

@@ -292,7 +292,9 @@ def _source(row: Row, inplace: bool) -> str:
     body = (f"    r = _ops._warm_call({call}, _CALLS)\n"
             + f"    return _ops._call({call}) if r is None else r\n")
     if row.name == "clip":          # np.clip and torch.clamp take None for one bound
-        body = "    if lo is None or hi is None:\n        return _one_bound(x, lo, hi, out, algorithm)\n" + body
+        body = ("    if type(lo) is int or type(hi) is int:\n        lo, hi = _int_bounds(x, lo, hi)\n"
+                "    if lo is None or hi is None:\n        return _one_bound(x, lo, hi, out, algorithm)\n"
+                + body)
     if row.name in _BEYOND_RANGE:   # a try costs nothing until it catches
         body = ("    try:\n" + textwrap.indent(body, "    ")
                 + "    except OverflowError:\n"
@@ -334,6 +336,22 @@ def _beyond_range(name: str, args: tuple, out, algorithm):
     else:
         bound, cmp = info.max, less_equal if true else greater
     return cmp(x, x.dtype.type(bound), out=out, algorithm=algorithm)
+
+
+_INT_RANGES: dict = {}
+
+
+def _int_bounds(x, lo, hi):
+    """np.clip's Python int bounds beyond an integer array's range, as NumPy 2 takes them: a
+    lower bound below the range or an upper one above it bounds nothing (np.clip(uint8_array,
+    -1, 300) is the array); one beyond the other end still raises OverflowError."""
+    if type(x) is not np.ndarray or x.dtype.kind not in "iu":
+        return lo, hi
+    r = _INT_RANGES.get(x.dtype)
+    if r is None:
+        info = np.iinfo(x.dtype)
+        r = _INT_RANGES[x.dtype] = (int(info.min), int(info.max))
+    return (max(lo, r[0]) if type(lo) is int else lo), (min(hi, r[1]) if type(hi) is int else hi)
 
 
 def _one_bound(x, lo, hi, out, algorithm):
@@ -386,7 +404,7 @@ def register(*rows: Row) -> Callable:
     what `explain` and torch's custom ops know. Returns the last row's function."""
     namespace = {"__name__": __name__, "_ops": _ops, "_CALLS": _ops._CALLS, "Array": Array,
                  "Operand": Operand, "Convention": Convention, "AlgorithmLike": AlgorithmLike,
-                 "_beyond_range": _beyond_range, "_one_bound": _one_bound}
+                 "_beyond_range": _beyond_range, "_one_bound": _one_bound, "_int_bounds": _int_bounds}
     sources, made = ["from __future__ import annotations"], []
     for row in rows:
         if row.name in ROWS or any(r.name == row.name for r, *_ in made):
