@@ -256,3 +256,22 @@ def test_numpy_clip_with_int_bounds_beyond_the_range(dtype, lo, hi):
             sw.clip(x, lo, hi)
         return
     assert same_bits(sw.clip(x, lo, hi), want)
+
+
+def test_torch_abs_of_complex_into_a_real_out_casts_and_into_a_complex_out_must_match():
+    """torch's abs of a complex tensor casts its real result into any real out (can_cast)
+    and writes |z| + 0j into a complex out of the input's own dtype only."""
+    z = torch.tensor([3 + 4j, -1e-45 + 2.5j, complex("nan+1j")], dtype=torch.complex64)
+    for dtype in (torch.float32, torch.float64, torch.float16, torch.complex64,
+                  torch.complex128, torch.int32):
+        want, got = torch.zeros(3, dtype=dtype), torch.zeros(3, dtype=dtype)
+        try:
+            torch.abs(z, out=want)
+        except RuntimeError:
+            with pytest.raises(TypeError):
+                sw.abs(z, out=got)
+            assert not got.any()
+            continue
+        assert sw.abs(z, out=got) is got
+        assert torch.equal(got.isnan(), want.isnan())
+        assert torch.equal(got.nan_to_num(), want.nan_to_num()), dtype

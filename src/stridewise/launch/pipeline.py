@@ -24,7 +24,7 @@ from stridewise import resolve as _resolve
 from stridewise.integrations import torch_ops as _torch_ops
 from stridewise.operands.arrays import Scalar, View
 from stridewise.launch.compiled import warm as _WARM
-from stridewise.operands.dtypes import ALL_DTYPES as DTYPES, DType
+from stridewise.operands.dtypes import ALL_DTYPES as DTYPES, DType, dtype_of
 from stridewise.operands.promote import HostScalar, ZeroDim, host_scalars
 from stridewise.algorithms import Auto
 from stridewise.backends import get_backend
@@ -714,7 +714,12 @@ def _into_outs(op, args, outs, out_views, lib, shape, results, convention, algor
 
     names = op.names[1]
     for v, dt, nm in zip(out_views, results, names):
-        if v.dtype is not dt and lib == "torch" and op.name in _TORCH_EXACT_OUT:
+        exact = op.name in _TORCH_EXACT_OUT
+        if op.name == "abs" and getattr(getattr(args[0], "dtype", None), "is_complex", False):
+            # torch's abs of a complex tensor casts into a real out, and takes a complex out of
+            # the input's dtype only
+            exact, dt = v.dtype.is_complex, dtype_of(args[0].dtype) if v.dtype.is_complex else dt
+        if v.dtype is not dt and lib == "torch" and exact:
             raise TypeError(f"torch's {op.name} takes an {nm} of its result's dtype only, "
                             f"{dt.name} (got {v.dtype.name}); pass an {nm} of dtype {dt.name}")
         if v.dtype is not dt and not _castable(lib, dt, v.dtype):
