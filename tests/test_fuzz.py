@@ -320,7 +320,9 @@ def torch_reference(row, args, out):
             if not want.dtype.is_floating_point:
                 return want
             wide = np.float64 if want.dtype == torch.float64 else np.float32
-            x, y = x.astype(wide), y.astype(wide)
+            result = NP[str(want.dtype).removeprefix("torch.")]      # operands in it first
+            with np.errstate(all="ignore"):
+                x, y = x.astype(result).astype(wide), y.astype(result).astype(wide)
             with np.errstate(all="ignore"):
                 m = np.fmod(x, y)
                 r = np.where((m != 0) & ((m < 0) != (y < 0)), m + y, m)
