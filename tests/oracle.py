@@ -39,7 +39,8 @@ def numpy_op(ufunc, *args):
     with np.errstate(all="ignore"):
         if not any(bf16):
             return ufunc(*args)
-        result = np.result_type(*args)
+        # arrays first: result_type(2.5, bfloat16 array) is float32, the ufunc's is bfloat16
+        result = np.result_type(*sorted(args, key=lambda a: not hasattr(a, "dtype")))
         r = ufunc(*[a.astype(np.float32) if w else a for a, w in zip(args, bf16)])
         return r.astype(result) if r.dtype == np.float32 else r
 

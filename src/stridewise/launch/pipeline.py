@@ -7,6 +7,7 @@ warm call is one dict lookup, one struct pack and one launch.
 from __future__ import annotations
 
 import dataclasses
+import math
 import struct
 from dataclasses import dataclass
 
@@ -23,7 +24,7 @@ from stridewise import resolve as _resolve
 from stridewise.integrations import torch_ops as _torch_ops
 from stridewise.operands.arrays import Scalar, View
 from stridewise.launch.compiled import warm as _WARM
-from stridewise.operands.dtypes import ALL_DTYPES as DTYPES, DType
+from stridewise.operands.dtypes import ALL_DTYPES as DTYPES, DType, dtype_of
 from stridewise.operands.promote import HostScalar, ZeroDim, host_scalars
 from stridewise.algorithms import Auto
 from stridewise.backends import get_backend
@@ -69,6 +70,7 @@ class Typing:
     preamble: str = ""
     label: object = None
     options: tuple = ()      # user kernels: NVRTC ProgramOptions fields, (name, value) pairs
+    loop: str = ""           # NumPy's loop dtype where it is not compute's (the output layout)
 
 
 @dataclass(frozen=True, eq=False)   # identity hashing: ops key the warm-call memo
@@ -123,6 +125,9 @@ class ElementwiseOp:
           is_scalar), and by the number's reciprocal on CUDA (TorchFloorDivideByNumber16)."""
         if self.name not in _TORCH_CHECKED:
             typing = dataclasses.replace(typing, params=tuple(p.wrapping() for p in typing.params))
+        elif typing.compute.is_float or typing.compute.is_complex:
+            limit = _torch_number_limit(self.name, typing.compute.name)
+            typing = dataclasses.replace(typing, params=tuple(p.limited(limit) for p in typing.params))
         float32_ops = _TORCH_NUMBERS.get(backend, ())   # meta tensors: no values to read
         if self.name not in float32_ops + ("divide",) or len(key) != 2:
             return typing
@@ -158,7 +163,7 @@ class ElementwiseOp:
 
     def typing(self, lib: str, key: tuple, out_key: tuple, convention: str) -> Typing:
         """Promote by the owning library's rules and check the op supports the result."""
-        arg_types = ()
+        arg_types, loop = (), ""
         if self.promote == "where":
             cond = DTYPES.get(key[0]) if isinstance(key[0], str) else None
             if cond is None or cond.is_complex or (lib == "torch" and cond.name != "bool"):
@@ -172,6 +177,11 @@ class ElementwiseOp:
             compute, out = _arrays.result_dtypes(lib, None, key)[0], DTYPES[self.promote]
             if out.name not in self.dtypes:
                 raise TypeError(f"cast does not produce {out.name}; it casts to {', '.join(self.dtypes)}")
+            if self.ufunc and lib != "torch":   # NumPy's logical ops cast mixed inputs to bool
+                try:
+                    loop = _arrays.result_dtypes(lib, self.ufunc, key)[0].name
+                except TypeError:                # no NumPy loop (bfloat16's): compute's
+                    pass
         else:
             compute, out = _arrays.result_dtypes(lib, self.ufunc, key)
             if self.promote == "bool":     # comparisons and tests: bool whatever the inputs
@@ -187,6 +197,16 @@ class ElementwiseOp:
                 raise _complex.UnsupportedDtypeError(
                     f'"{self.name}" is not implemented for torch bool tensors (torch raises too); '
                     "a bool is already whole")
+            if lib == "torch" and compute.name == "bool" and self.name == "clip":
+                raise _complex.UnsupportedDtypeError(
+                    '"clip" (torch.clamp) is not implemented for torch bool tensors (torch raises '
+                    "too); use logical_and / logical_or with the bounds")
+            if (lib == "torch" and self.name == "subtract" and compute.name != "bool"
+                    and any(k == "bool" or k is bool for k in key)):
+                # torch refuses a bool on either side, even where the result is not bool
+                raise _complex.UnsupportedDtypeError(
+                    '"subtract" with a bool tensor or a Python bool is not supported for torch '
+                    "tensors (torch raises too); use logical_xor, or bitwise_not to invert a mask")
             if lib == "torch" and compute.name == "bool" and self.name == "square":
                 compute = out = DTYPES["int64"]      # torch's square is pow(x, 2): bool -> int64
             if self.name == "abs":         # |complex| is real, in both libraries
@@ -202,11 +222,29 @@ class ElementwiseOp:
         nparams = sum(isinstance(k, (type, HostScalar)) for k in key)
         return Typing(compute, (out,), (compute,) * nparams, self.functor_for(compute, convention),
                       arg_types, preamble="\n".join(
-                          filter(None, (self.header and f"#include <{self.header}>", self.code))))
+                          filter(None, (self.header and f"#include <{self.header}>", self.code))),
+                      loop=loop)
 
 
 # The ops whose numbers torch checks against the dtype's range rather than casting them.
 _TORCH_CHECKED = ("clip", "where", "pow", "fma")
+# The largest finite value of each float dtype (complex: of its parts).
+_FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
+              "float32": 3.4028234663852886e38, "complex64": 3.4028234663852886e38}
+
+
+def _torch_number_limit(op: str, compute: str) -> float:
+    """The magnitude beyond which torch's checked ops refuse a finite float number computing
+    in `compute` (torch 2.11-2.13): clamp the dtype's range, pow only 16-bit floats', where
+    float32's and complex64's (16-bit floats it casts). inf: only ints no 64-bit integer holds."""
+    short = compute in ("float16", "bfloat16")
+    if op == "clip" or (op == "pow" and short) or (op == "where" and not short):
+        return _FLOAT_MAX.get(compute, math.inf)
+    return math.inf
+
+# The ops whose torch out= must have the result's dtype (their out kernels check it, where
+# the others cast by can_cast).
+_TORCH_EXACT_OUT = ("where", "abs", "negative", "bitwise_not", "floor", "ceil", "trunc", "sign")
 # The ops whose float16 and bfloat16 kernels read a number in float32, per backend (torch 2.11
 # on an H200, 2.13 on the CPU; tools/torch_numbers_probe.py): the others round it to 16 bits.
 # floor_divide's forms are bf16_ops.h's (TorchFloorDivide16, TorchFloorDivideByNumber16).
@@ -576,7 +614,7 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
             raise TypeError(f"{op.name} has {op.nout} outputs; got {len(outs)} out arrays")
         out_views = tuple(_arrays.as_operand(o, -1) for o in outs)
         for o, v in zip(outs, out_views):
-            if not isinstance(v, View):
+            if not isinstance(v, View) or isinstance(o, np.generic):   # a NumPy scalar: immutable
                 raise TypeError(f"out must be an array, got a {type(o).__name__}; pass a NumPy, "
                                 "torch or CuPy array of the result's shape, or leave out unset")
     # Everything but the pointers is fixed by this signature: promotion, shape checks and
@@ -599,7 +637,7 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
     layout_note = "given by the caller (out=)"
     if outs is None and typing.outs:
         strides, ins = _new_strides(lib, shape, operands, typing.outs[0].name, device[0],
-                                    typing.compute.name, len(typing.outs))
+                                    typing.loop or typing.compute.name, len(typing.outs))
         layout_note = _layout.layout_reason(lib, shape, ins, strides)
         outs = [_arrays.allocator(lib, device, shape, dt, strides)()[0] for dt in typing.outs]
         out_views = [_arrays.as_operand(o, -1) for o in outs]
@@ -617,6 +655,9 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
         _check_outs(op, operands, out_views, shape, typing.outs)
     result = outs[0] if op.nout == 1 else tuple(outs)
     if _arrays._prod(shape) == 0 and not dry:
+        # nothing to compute, but a number beyond its dtype's range raises, as in the library
+        for dt, o in zip(typing.params, (o for o in operands if isinstance(o, Scalar))):
+            dt.slot_value(o.value)
         return result
     key = (sig, tuple(v.ptr % 16 for v in out_views))
     prepared = memo.get(key)
@@ -677,6 +718,14 @@ def _into_outs(op, args, outs, out_views, lib, shape, results, convention, algor
 
     names = op.names[1]
     for v, dt, nm in zip(out_views, results, names):
+        exact = op.name in _TORCH_EXACT_OUT
+        if op.name == "abs" and getattr(getattr(args[0], "dtype", None), "is_complex", False):
+            # torch's abs of a complex tensor casts into a real out, and takes a complex out of
+            # the input's dtype only
+            exact, dt = v.dtype.is_complex, dtype_of(args[0].dtype) if v.dtype.is_complex else dt
+        if v.dtype is not dt and lib == "torch" and exact:
+            raise TypeError(f"torch's {op.name} takes an {nm} of its result's dtype only, "
+                            f"{dt.name} (got {v.dtype.name}); pass an {nm} of dtype {dt.name}")
         if v.dtype is not dt and not _castable(lib, dt, v.dtype):
             rule = "torch's can_cast" if lib == "torch" else 'the casting rule "same_kind"'
             fix = (f"call {op.name}(...) out of place, or cast x1 to {dt.name} first" if inplace

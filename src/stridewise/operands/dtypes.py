@@ -21,6 +21,8 @@ class DType:
     itemsize: int = 0
     wrap: bool = False  # scalars convert as NumPy's astype (CuPy's user kernels), not raise
     slots: int = 1     # 8-byte argument slots a scalar parameter fills (complex128: two)
+    limit: float = 0.0  # a finite number beyond +-limit raises OverflowError (0: no check;
+                        # inf: only an int no 64-bit integer holds)
 
     @property
     def is_complex(self) -> bool:
@@ -38,6 +40,12 @@ class DType:
 
     def slot_value(self, value):
         """The Python value `struct` packs for a scalar parameter of this dtype."""
+        if self.limit:
+            if type(value) is int and not -2**63 <= value < 2**64:
+                raise OverflowError(f"Python int {value} is too big to convert to {self.name}")
+            if type(value) in (int, float) and self.limit < abs(value) < float("inf"):
+                raise OverflowError(f"value {value} cannot be converted to {self.name} without "
+                                    f"overflow (beyond +-{self.limit:.6g}); pass a number in range")
         if self.wrap:
             if type(value) is int and not -2**63 <= value < 2**64:   # no 64-bit integer holds it
                 raise OverflowError(f"Python int {value} is too big to convert to {self.name}")
@@ -48,6 +56,10 @@ class DType:
         if self.is_complex:     # struct has no complex format: the value's bytes
             return self.numpy.type(value).tobytes()
         return self.numpy.type(value).item()
+
+    def limited(self, limit: float) -> "DType":
+        """This dtype with scalars beyond +-limit refused, as torch's clamp, pow and where do."""
+        return dataclasses.replace(self, limit=limit)
 
     def wrapping(self) -> "DType":
         """This dtype with scalars converted as astype does: wrapped, or rounded to +-inf."""

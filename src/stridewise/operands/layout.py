@@ -111,17 +111,19 @@ def _torch_contiguous(shape, strides) -> bool:
     return True
 
 
-def _torch_channels_last(shape, strides) -> bool:
-    """suggest_memory_format() == ChannelsLast: is_channels_last_strides_2d on a 4-d tensor."""
-    if len(shape) != 4 or strides[1] == 0:
+def _torch_channels_last_contiguous(shape, strides) -> bool:
+    """is_contiguous(memory_format=torch.channels_last), which TensorIterator's fast setup
+    asks, not suggest_memory_format: dense in N, H, W, C order, dims of extent 1 never
+    matter (a (1, C, H, 1) tensor of strides (1, 1, H, HC) is, though its strides do not
+    suggest channels_last)."""
+    if len(shape) != 4:
         return False
-    low = 0
+    expected = 1
     for d in (1, 3, 2, 0):
-        if shape[d] == 0 or strides[d] < low:
-            return False
-        if d == 0 and low == strides[1]:     # N111 and friends stay NCHW
-            return False
-        low = strides[d] * (shape[d] if shape[d] > 1 else 1)
+        if shape[d] != 1:
+            if strides[d] != expected:
+                return False
+            expected *= shape[d]
     return True
 
 
@@ -196,7 +198,7 @@ def _torch_strides(shape, inputs, out_dtype, device) -> tuple:
     if all(s == shape for s, _ in ops):
         if all(_torch_contiguous(s, st) for s, st in ops):
             return contiguous_strides(shape)
-        if all(_torch_channels_last(s, st) for s, st in ops):
+        if all(_torch_channels_last_contiguous(s, st) for s, st in ops):
             return _channels_last_strides(shape)
         if all(_torch_dense(s, st) for s, st in ops) and len({st for _, st in ops}) == 1:
             return ops[-1][1]

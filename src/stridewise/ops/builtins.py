@@ -133,13 +133,15 @@ class IntegerPowerError(ValueError, RuntimeError):
 
 def _no_negative_int_power(x1: object, x2: object) -> None:
     if isinstance(x2, numbers.Integral) and x2 < 0 and _is_int_array(x1):
+        if isinstance(x1, np.ndarray) and x1.size == 0:
+            return               # NumPy's loop raises, and an empty array runs none (torch checks first)
         raise IntegerPowerError("Integers to negative integer powers are not allowed; "
                                 "cast the base to a float dtype first")
 
 
 def _is_int_array(x) -> bool:
     dt = str(getattr(x, "dtype", ""))
-    return "int" in dt and "uint" not in dt
+    return "int" in dt and "uint" not in dt or dt.endswith("bool")   # bool ** int is int64's
 
 
 _TABLE = (
@@ -250,7 +252,7 @@ _TABLE = (
     Row("sigmoid", _X, "sw::SigmoidFunctor<{M}>", _FLOATS, None,
         "1 / (1 + exp(-x)) (within TOLERANCE_ULP['sigmoid']).", promote="float", ulp=_LIBM,
         cheap=False, header=_MATH),
-    Row("clip", ("x", "lo", "hi"), "sw::ClipFunctor<{M}, sw::TieBound<{T}, {C}>::value>", _ALL, None,
+    Row("clip", ("x", "lo", "hi"), "sw::ClipFunctor<{M}, sw::TieBound<{T}, {C}>::value>", _BOOL, None,
         "clip(x, lo, hi) = minimum(maximum(x, lo), hi) (np.clip, torch.clamp); a bound of None\n"
         "is not applied (np.clip(x, None, hi), torch.clamp(x, max=hi))."),
 )
@@ -314,7 +316,9 @@ def _source(row: Row, inplace: bool) -> str:
     body = (f"    r = _ops._warm_call({call}, _CALLS)\n"
             + f"    return _ops._call({call}) if r is None else r\n")
     if row.name == "clip":          # np.clip and torch.clamp take None for one bound
-        body = "    if lo is None or hi is None:\n        return _one_bound(x, lo, hi, out, algorithm)\n" + body
+        body = ("    if type(lo) is int or type(hi) is int:\n        lo, hi = _int_bounds(x, lo, hi)\n"
+                "    if lo is None or hi is None:\n        return _one_bound(x, lo, hi, out, algorithm)\n"
+                + body)
     if row.takes and not inplace:   # one test when no keyword is given (ops/keywords.py)
         given = ", ".join(f"{k}={k}" for k in row.takes)
         body = (f"    if {' or '.join(f'{k} is not None' for k in row.takes)}:\n"
@@ -361,6 +365,22 @@ def _beyond_range(name: str, args: tuple, out, algorithm):
     else:
         bound, cmp = info.max, less_equal if true else greater
     return cmp(x, x.dtype.type(bound), out=out, algorithm=algorithm)
+
+
+_INT_RANGES: dict = {}
+
+
+def _int_bounds(x, lo, hi):
+    """np.clip's Python int bounds beyond an integer array's range, as NumPy 2 takes them: a
+    lower bound below the range or an upper one above it bounds nothing (np.clip(uint8_array,
+    -1, 300) is the array); one beyond the other end still raises OverflowError."""
+    if type(x) is not np.ndarray or x.dtype.kind not in "iu":
+        return lo, hi
+    r = _INT_RANGES.get(x.dtype)
+    if r is None:
+        info = np.iinfo(x.dtype)
+        r = _INT_RANGES[x.dtype] = (int(info.min), int(info.max))
+    return (max(lo, r[0]) if type(lo) is int else lo), (min(hi, r[1]) if type(hi) is int else hi)
 
 
 def _one_bound(x, lo, hi, out, algorithm):
@@ -427,7 +447,8 @@ def register(*rows: Row) -> Callable:
     what `explain` and torch's custom ops know. Returns the last row's function."""
     namespace = {"__name__": __name__, "_ops": _ops, "_CALLS": _ops._CALLS, "Array": Array,
                  "Operand": Operand, "Convention": Convention, "AlgorithmLike": AlgorithmLike,
-                 "_beyond_range": _beyond_range, "_one_bound": _one_bound, "_keywords": _keywords}
+                 "_beyond_range": _beyond_range, "_one_bound": _one_bound, "_int_bounds": _int_bounds,
+                 "_keywords": _keywords}
     sources, made = ["from __future__ import annotations"], []
     for row in rows:
         if row.name in ROWS or any(r.name == row.name for r, *_ in made):

@@ -1,0 +1,277 @@
+"""Bugs a differential fuzz against NumPy and torch found (tools/fuzz.py, tests/test_fuzz.py):
+each case here is the input that showed it, checked against the library's own op."""
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+import stridewise as sw
+from oracle import same_bits
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.mark.parametrize("a, b", [
+    (torch.tensor([True, False]), torch.tensor([1, 2], dtype=torch.int8)),
+    (torch.tensor([1, 2], dtype=torch.int32), torch.tensor(True)),
+    (torch.tensor([1.0, 2.0]), True),
+    (True, torch.tensor([1.0, 2.0])),
+    (torch.tensor([True, False]), 1),
+])
+def test_torch_subtract_refuses_a_bool_operand_as_torch_does(a, b):
+    """torch.sub raises on a bool tensor or a bool number on either side, even where the
+    result dtype is not bool; stridewise computed int8 - bool and the like."""
+    with pytest.raises(RuntimeError, match="bool"):
+        torch.sub(a, b) if isinstance(a, torch.Tensor) else torch.rsub(b, a)
+    out = torch.full((2,), 7.0)
+    with pytest.raises(RuntimeError, match="logical_xor"):
+        sw.subtract(a, b)
+    with pytest.raises(RuntimeError, match="bool"):
+        sw.subtract(a, b, out=out)
+    assert torch.equal(out, torch.full((2,), 7.0))
+
+
+def test_numpy_subtract_takes_bool_with_a_number_as_numpy_does():
+    """NumPy refuses only bool - bool; bool with an integer promotes."""
+    x = np.array([True, False, True])
+    y = np.array([3, -4, 0], np.int8)
+    assert same_bits(sw.subtract(x, y), np.subtract(x, y))
+    assert same_bits(sw.subtract(y, x), np.subtract(y, x))
+    with pytest.raises(TypeError):
+        sw.subtract(x, x)
+
+
+EXACT_OUT = ["where", "abs", "negative", "bitwise_not", "floor", "ceil", "trunc", "sign"]
+
+
+@pytest.mark.parametrize("name", EXACT_OUT)
+@pytest.mark.parametrize("dtype, out_dtype", [(torch.int8, torch.int16), (torch.float32, torch.float64),
+                                              (torch.int32, torch.float32)])
+def test_torch_ops_whose_out_must_have_the_result_dtype(name, dtype, out_dtype):
+    """These torch ops check out.dtype == result dtype where the others cast by can_cast;
+    stridewise cast into such an out. An out of the result's dtype still works."""
+    args = [torch.arange(-3, 3).to(dtype)]
+    if name == "where":
+        args = [args[0] > 0, args[0], args[0]]
+    fn = getattr(torch, name)
+    with pytest.raises(RuntimeError):
+        fn(*args, out=torch.zeros(6, dtype=out_dtype))
+    if dtype.is_floating_point and name == "bitwise_not":
+        return                                   # torch has no float bitwise_not at all
+    out = torch.zeros(6, dtype=out_dtype)
+    with pytest.raises(TypeError, match=f"of dtype {str(dtype)[6:]}"):
+        getattr(sw, name)(*args, out=out)
+    assert not out.any()
+    want, got = torch.zeros(6, dtype=dtype), torch.zeros(6, dtype=dtype)
+    fn(*args, out=want)
+    assert getattr(sw, name)(*args, out=got) is got and torch.equal(got, want)
+
+
+def test_numpy_and_torch_cast_into_out_where_they_do():
+    """NumPy's abs takes any same_kind out, and torch's add any can_cast one."""
+    x = np.arange(-3, 3, dtype=np.int8)
+    want, got = np.zeros(6, np.int16), np.zeros(6, np.int16)
+    np.abs(x, out=want)
+    assert sw.abs(x, out=got) is got and same_bits(got, want)
+    t = torch.from_numpy(x)
+    want, got = torch.zeros(6, dtype=torch.int16), torch.zeros(6, dtype=torch.int16)
+    torch.add(t, 1, out=want)
+    assert sw.add(t, 1, out=got) is got and torch.equal(got, want)
+
+
+@pytest.mark.parametrize("shape", [(0,), (0, 1, 1, 1), (3, 0)])
+@pytest.mark.parametrize("number", [255, -129, 2**70])
+def test_numpy_empty_array_with_a_number_beyond_its_dtype_raises(shape, number):
+    """NumPy 2 raises OverflowError for a Python int beyond an int8 array's range even when
+    the array is empty; stridewise returned an empty result (nothing launched, nothing read)."""
+    x = np.zeros(shape, np.int8)
+    with pytest.raises(OverflowError):
+        np.add(x, number)
+    with pytest.raises(OverflowError):
+        sw.add(x, number)
+    with pytest.raises(OverflowError):
+        sw.multiply(number, x)
+    assert same_bits(sw.add(x, 100), np.add(x, 100))
+    assert same_bits(sw.less(x, number), np.less(x, number))   # comparisons: exact, no raise
+
+
+def test_torch_empty_tensor_with_a_number_wraps_as_torch_does():
+    x = torch.zeros((0, 2), dtype=torch.int8)
+    assert torch.equal(sw.add(x, 255), torch.add(x, 255)) and sw.add(x, 255).dtype == torch.int8
+    with pytest.raises(OverflowError):
+        sw.add(x, 2**70)
+
+
+@pytest.mark.parametrize("args", [(np.float32(1), 2), (np.ones(3, np.float32), 2.0), (np.True_, True)])
+def test_numpy_scalar_as_out_is_refused_as_numpy_does(args):
+    """A NumPy scalar is immutable: NumPy's ufuncs refuse it as out ("return arrays must be of
+    ArrayType"); stridewise returned the scalar unchanged, the result lost."""
+    with pytest.raises(TypeError):
+        np.add(*args, out=np.float32(0))
+    with pytest.raises(TypeError, match="out must be an array"):
+        sw.add(*args, out=np.float32(0))
+    out = np.zeros((), np.float32)       # a 0-d array is an out, as in NumPy
+    assert sw.add(np.float32(1), 2, out=out) is out and out == 3
+
+
+def _permuted(shape, perm, dtype=torch.float32):
+    """A dense tensor of `shape` laid out with dims in `perm` order, outermost first."""
+    t = torch.arange(math.prod(shape), dtype=torch.float32).reshape([shape[p] for p in perm])
+    return t.permute(*[perm.index(i) for i in range(len(shape))]).to(dtype)
+
+
+@pytest.mark.parametrize("shape, perm", [((1, 2, 2, 1), (3, 2, 1, 0)), ((1, 3, 1, 2), (0, 2, 3, 1)),
+                                         ((1, 3, 3, 1), (3, 0, 2, 1))])
+def test_torch_channels_last_contiguous_with_extent_one_dims(shape, perm):
+    """A (1, C, H, 1) tensor whose strides do not suggest channels_last can still be
+    is_contiguous(memory_format=torch.channels_last), which is what TensorIterator's fast
+    setup asks: torch's output is then channels_last. stridewise kept the input's strides."""
+    for dtype in (torch.float32, torch.bool):
+        x = _permuted(shape, perm, dtype)
+        assert x.is_contiguous(memory_format=torch.channels_last) and not x.is_contiguous()
+        for name in ("exp", "sigmoid", "negative", "isnan"):
+            if dtype == torch.bool and name == "negative":
+                continue
+            want, got = getattr(torch, name)(x), getattr(sw, name)(x)
+            assert got.stride() == want.stride() and got.dtype == want.dtype, name
+            assert torch.equal(got, want), name
+        want, got = torch.add(x, x), sw.add(x, x)
+        assert got.stride() == want.stride() and torch.equal(got, want)
+
+
+def test_torch_output_strides_every_small_4d_layout():
+    """Every 4-d shape of extents 1 to 3 in every dense dim order, one or two operands:
+    stridewise's rule (operands/layout.py) against TensorIterator's own output strides."""
+    from stridewise.operands.layout import output_strides
+
+    for shape in itertools.product((1, 2, 3), repeat=4):
+        for p1 in itertools.permutations(range(4)):
+            for p2 in (p1, (0, 1, 2, 3), (0, 2, 3, 1)):
+                x, y = _permuted(shape, p1), _permuted(shape, p2)
+                for ts in ((x,), (x, y)):
+                    want = (torch.exp(*ts) if len(ts) == 1 else torch.add(*ts)).stride()
+                    got = output_strides("torch", shape, tuple((t.shape, t.stride(), "float32")
+                                                               for t in ts), "float32", "cpu")
+                    assert tuple(got) == want, (shape, [t.stride() for t in ts])
+
+
+def test_numpy_clip_of_bool_arrays_and_torch_refusal():
+    """np.clip takes bool arrays (bool bounds keep bool, int bounds promote); stridewise
+    refused bool. torch.clamp raises on bool tensors, and so does stridewise."""
+    x = np.array([True, False, True, False, True])
+    lo = np.array([False, False, True, True, False])
+    hi = np.array([True, False, False, True, False])
+    for args in ((x, lo, hi), (x, True, True), (x, False, hi), (x, 0, 1), (x, lo, 2.5)):
+        want, got = np.clip(*args), sw.clip(*args)
+        assert got.dtype == want.dtype and same_bits(got, want), args
+    t = torch.from_numpy(x)
+    with pytest.raises(RuntimeError):
+        torch.clamp(t, torch.from_numpy(lo), torch.from_numpy(hi))
+    with pytest.raises(RuntimeError, match="bool"):
+        sw.clip(t, torch.from_numpy(lo), torch.from_numpy(hi))
+
+
+def test_bool_to_a_negative_integer_power_raises_as_both_libraries_do():
+    """bool ** -1 promotes to int64 in NumPy and torch, which refuse a negative integer
+    exponent; stridewise computed it."""
+    x = np.array([True, False])
+    with pytest.raises(ValueError):
+        np.power(x, -1)
+    with pytest.raises(RuntimeError):
+        torch.pow(torch.from_numpy(x), -1)
+    for arr in (x, torch.from_numpy(x)):
+        with pytest.raises((ValueError, RuntimeError), match="negative integer powers"):
+            sw.pow(arr, -1)
+    assert same_bits(sw.pow(x, 2), np.power(x, 2))
+    with np.errstate(divide="ignore"):          # 0.0 ** -1.0 is inf
+        assert same_bits(sw.pow(x, -1.0), np.power(x, -1.0))
+
+
+def test_empty_integer_array_to_a_negative_power_is_empty_in_numpy():
+    """NumPy's integer power raises from its loop, which an empty array never runs; torch
+    checks the exponent first and raises even so."""
+    for dtype in (np.int8, np.int64, np.bool_):
+        x = np.zeros((0, 3), dtype)
+        want, got = np.power(x, -2), sw.pow(x, -2)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        with pytest.raises(RuntimeError):
+            sw.pow(torch.from_numpy(x), -2)
+
+
+NUMBERS = [65504.0, 65519.0, 7e4, 3.39e38, 3.5e38, 1e308, -1e300, math.inf, 10**39, 2**64, 70000, 3]
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64,
+                                   torch.int32, torch.complex64])
+def test_torch_checked_ops_refuse_a_number_beyond_the_range_as_torch_does(dtype):
+    """torch.clamp, torch.pow and torch.where check a Python number against the range they
+    convert it to (clamp: the dtype's; pow: 16-bit floats only; where: float32 and complex64,
+    not 16-bit floats) and raise beyond it; stridewise made it inf. An int no 64-bit integer
+    holds raises in all three."""
+    x = torch.tensor([1.0, -2.0]).to(dtype)
+    for v in NUMBERS:
+        calls = [(lambda: torch.where(x != 0, x, v), lambda: sw.where(x != 0, x, v)),
+                 (lambda: torch.pow(x, v), lambda: sw.pow(x, v))]
+        if not dtype.is_complex:
+            calls.append((lambda: torch.clamp(x, -v, v), lambda: sw.clip(x, -v, v)))
+        for theirs, ours in calls:
+            try:
+                with np.errstate(all="ignore"):
+                    want = theirs()
+            except (RuntimeError, OverflowError):
+                with pytest.raises(OverflowError):
+                    ours()
+                continue
+            with np.errstate(all="ignore"):
+                got = ours()
+            assert got.dtype == want.dtype and torch.equal(got.isnan(), want.isnan()), v
+            assert torch.equal(got.nan_to_num(), want.nan_to_num()) or dtype.is_complex, v
+
+
+@pytest.mark.parametrize("name", ["logical_and", "logical_or", "logical_xor", "less", "equal"])
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.float32])
+def test_numpy_logical_ops_lay_out_by_their_bool_loop(name, dtype):
+    """NumPy's logical ops cast mixed inputs to bool: a bool F-ordered array with a number
+    takes the trivial loop (F strides, extent-1 dims included), an int8 one the iterator.
+    stridewise reasoned from the inputs' result_type (int64, int8) and got them swapped."""
+    x = np.asfortranarray(np.array([[[[True, True], [True, False]]]]).astype(dtype))
+    for other in (0, 2.5, True, np.int8(3), x):
+        want, got = getattr(np, name)(x, other), getattr(sw, name)(x, other)
+        assert got.strides == want.strides and same_bits(got, want), other
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.int16, np.uint64, np.int64])
+@pytest.mark.parametrize("lo, hi", [(-1, True), (-1, 300), (0, 256), (-200, 200), (None, 300),
+                                    (-5, None), (-2**70, 2**70), (300, 400), (0, -1), (None, -1)])
+def test_numpy_clip_with_int_bounds_beyond_the_range(dtype, lo, hi):
+    """NumPy 2's np.clip takes a Python int lower bound below an integer array's range, or an
+    upper one above it, as no bound (np.clip(uint8, 0, 256) is common image code); one beyond
+    the other end raises OverflowError. stridewise raised for all of them."""
+    x = np.array([0, 1, 100, 254, 255, 127, 3]).astype(dtype)
+    try:
+        want = np.clip(x, lo, hi)
+    except OverflowError:
+        with pytest.raises(OverflowError):
+            sw.clip(x, lo, hi)
+        return
+    assert same_bits(sw.clip(x, lo, hi), want)
+
+
+def test_torch_abs_of_complex_into_a_real_out_casts_and_into_a_complex_out_must_match():
+    """torch's abs of a complex tensor casts its real result into any real out (can_cast)
+    and writes |z| + 0j into a complex out of the input's own dtype only."""
+    z = torch.tensor([3 + 4j, -1e-45 + 2.5j, complex("nan+1j")], dtype=torch.complex64)
+    for dtype in (torch.float32, torch.float64, torch.float16, torch.complex64,
+                  torch.complex128, torch.int32):
+        want, got = torch.zeros(3, dtype=dtype), torch.zeros(3, dtype=dtype)
+        try:
+            torch.abs(z, out=want)
+        except RuntimeError:
+            with pytest.raises(TypeError):
+                sw.abs(z, out=got)
+            assert not got.any()
+            continue
+        assert sw.abs(z, out=got) is got
+        assert torch.equal(got.isnan(), want.isnan())
+        assert torch.equal(got.nan_to_num(), want.nan_to_num()), dtype
