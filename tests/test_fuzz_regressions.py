@@ -8,6 +8,8 @@ import pytest
 
 import stridewise as sw
 from oracle import same_bits
+from stridewise.ops.builtins import TOLERANCE_ULP
+from test_fuzz import ulps
 
 torch = pytest.importorskip("torch")
 
@@ -135,7 +137,9 @@ def test_torch_channels_last_contiguous_with_extent_one_dims(shape, perm):
                 continue
             want, got = getattr(torch, name)(x), getattr(sw, name)(x)
             assert got.stride() == want.stride() and got.dtype == want.dtype, name
-            assert torch.equal(got, want), name
+            # exp and sigmoid within their documented ulps of torch's (Sleef against libmvec)
+            tol = TOLERANCE_ULP.get(name, {}).get(str(got.dtype).split(".")[-1], 0)
+            assert ulps(got.numpy(), want.numpy()) <= tol, name
         want, got = torch.add(x, x), sw.add(x, x)
         assert got.stride() == want.stride() and torch.equal(got, want)
 
