@@ -83,11 +83,11 @@ class ElementwiseOp:
     nin : number of inputs.
     functor : C++ functor template; "{T}" is the compute type, "{M}" its OpMath type,
         "{C}" the convention.
-    cheap : its arithmetic costs less than moving its bytes (the host's threads start by
-        bytes; Row.cheap).
     ufunc : the NumPy ufunc whose dtype resolution the op follows (None: NumPy's result_type).
     dtypes : compute dtypes the op supports (plain data that tests and docs enumerate).
     header : the header the functor lives in, when not functors.h.
+    cheap : its arithmetic costs less than moving its bytes (the host's threads start by
+        bytes; Row.cheap).
     promote : "same" (the library's promotion), "float" (integers compute in the library's
         default float: NumPy float64, torch float32), "bool" (compute as "same", output
         bool), "where" (bool condition, then "same"), or a dtype name (cast to it).
