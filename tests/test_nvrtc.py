@@ -296,7 +296,7 @@ import stridewise as sw
 from stridewise.launch import pipeline as _ops
 from stridewise.ops import builtins as _builtins
 from stridewise.backends import cuda
-from stridewise.codegen.source import record_parts
+from stridewise.codegen.source import record_template
 fake = ctypes.CDLL("libcuda.so.1")
 
 
@@ -340,7 +340,7 @@ assert logs[2][3] == 0x1000                                   # "device 1 curren
 assert [log[4] for log in logs] == [record(*ptrs)] * 2 + [record(*other)] * 2
 # a scalar parameter: the bound launcher packs the value after the pre-packed static slots
 q = _ops._call(_builtins.OPS["remainder"], (a, 2.5), out, dry=True)
-assert record_parts(p.record, p.static) and record_parts(q.record, q.static)
+assert record_template(p.record, p.static) and record_template(q.record, q.static)
 qsize = q.record.size + len(q.config.extra)
 fake.fake_copy(qsize)
 value = q.spec.params[0].slot_value(2.5)

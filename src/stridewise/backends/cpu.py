@@ -13,7 +13,7 @@ from pathlib import Path
 
 from stridewise import cache as _cache
 from stridewise.backends import _pch
-from stridewise.codegen.source import record_parts
+from stridewise.codegen.source import record_template
 
 __all__ = ["entry_point", "compile", "load", "configure", "launch", "bind", "compiler",
            "CompileError"]
@@ -254,16 +254,12 @@ def bind(kernel, config, record, static: tuple):
     stridewise.launch._warm's HostLauncher where that is built: the record with its static
     slots packed once, the kernel's entry called from C (a warm out= call 1.3 -> 0.8 us);
     else packing and a ctypes call per call."""
-    import struct
-
     from stridewise.launch.compiled import warm
 
     if warm is not None:
-        ptr_part, value_part, at = record_parts(record, static)
-        template = bytearray(record.size)
-        struct.pack_into(f"<{len(static)}q", template, ptr_part.size, *static)
+        template, nptr, values, at = record_template(record, static)
         return warm.HostLauncher(ctypes.cast(kernel, ctypes.c_void_p).value, kernel,
-                                 bytes(template), ptr_part.size // 8, at, value_part.pack)
+                                 bytes(template), nptr, at, values.pack)
     pack = record.pack
 
     def run(ptrs, values):

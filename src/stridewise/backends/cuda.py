@@ -21,7 +21,7 @@ import sys
 import threading
 
 from stridewise import cache as _cache
-from stridewise.codegen.source import record_parts
+from stridewise.codegen.source import record_template
 from stridewise.launch.compiled import torch_ext
 
 __all__ = ["entry_point", "compile", "load", "configure", "launch", "bind", "pointer_device",
@@ -507,13 +507,9 @@ def bind(kernel: _Kernel, config: Config, record, static: tuple):
     returns. Another device (or no context) current: the context-pushing path of launch().
     The launcher is stridewise.launch._warm's Launcher where that is built, else the Python one.
     """
-    import struct
-
     from stridewise.launch.compiled import warm
 
-    ptr_part, value_part, at = record_parts(record, static)
-    template = bytearray(record.size)
-    struct.pack_into(f"<{len(static)}q", template, ptr_part.size, *static)
+    template, nptr, value_part, at = record_template(record, static)
     template += config.extra
     pack = record.pack
 
@@ -522,10 +518,10 @@ def bind(kernel: _Kernel, config: Config, record, static: tuple):
 
     if warm is not None:
         return warm.Launcher(ctypes.cast(_driver_ex(), ctypes.c_void_p).value, kernel.handle,
-                             config.grid, config.block, bytes(template), ptr_part.size // 8, at,
+                             config.grid, config.block, bytes(template), nptr, at,
                              config.index, config.current, config.stream, value_part.pack,
                              slow, lambda err: _launch_failed(err, config), config.native)
-    return _python_launcher(kernel, config, template, ptr_part.size // 8, value_part, at, slow)
+    return _python_launcher(kernel, config, template, nptr, value_part, at, slow)
 
 
 def _python_launcher(kernel, config, template, nptr, value_part, at, slow):

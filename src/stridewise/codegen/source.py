@@ -120,19 +120,19 @@ def slot_format(spec: KernelSpec) -> str:
         p.slot for p in spec.params)
 
 
-def record_parts(record, static: tuple):
-    """Split a slot record's format into (pointers, values) Structs around the static slots.
-
-    The record (slot_format) is the array pointers ("Q" each), the static slots ("q" each: n,
-    aux, shape, strides, periods), then the scalar parameters. Returns the two Structs and the
-    values' byte offset: what each backend's warm launcher fills per call.
+def record_template(record, static: tuple):
+    """What each backend's warm launcher fills per call: (template, nptr, values, at), the slot
+    record (slot_format) with its static slots packed (n, aux, shape, strides, periods), the
+    number of array pointers before them, the scalar parameters' Struct after them and its
+    byte offset.
     """
     body = record.format.lstrip("<")
     nptr = len(body) - len(body.lstrip("Q"))
     assert body[nptr:nptr + len(static)] == "q" * len(static), record.format
-    ptrs = struct.Struct("<" + "Q" * nptr)
+    template = bytearray(record.size)
+    struct.pack_into(f"<{len(static)}q", template, 8 * nptr, *static)
     values = struct.Struct("<" + body[nptr + len(static):])
-    return ptrs, values, ptrs.size + 8 * len(static)
+    return template, nptr, values, 8 * (nptr + len(static))
 
 
 def _describe(spec: KernelSpec) -> str:
