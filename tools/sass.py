@@ -4,7 +4,9 @@
 
 Builds each mode's float32 base spec (as tests/test_nvrtc.py does), swaps in each dtype,
 compiles with NVRTC for sm_90 and reads the cubin with cuobjdump (on the PATH, from the
-`nvidia-cuda-cuobjdump` wheel: `pip install -e .[sass]`, or triton's copy): registers, stack, and the counts of global loads/stores by width.
+`nvidia-cuda-cuobjdump` wheel: `pip install -e .[sass]`, or triton's copy; cuobjdump runs
+nvdisasm for the SASS, from the same place): registers, stack, and the counts of global
+loads/stores by width.
 """
 from __future__ import annotations
 
@@ -30,7 +32,7 @@ from stridewise.backends import cuda  # noqa: E402
 
 
 def _cuobjdump() -> str:
-    found = shutil.which("cuobjdump")
+    found = shutil.which("cuobjdump") if shutil.which("nvdisasm") else None
     if found:
         return found
     wheel = Path(sys.prefix) / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / \
@@ -67,6 +69,8 @@ def main(argv=None):
     ap.add_argument("--sass", action="store_true", help="print the SASS too")
     args = ap.parse_args(argv)
     tool = _cuobjdump()
+    # cuobjdump looks for nvdisasm on the PATH; the wheels put it beside cuobjdump
+    os.environ["PATH"] = os.pathsep.join((str(Path(tool).parent), os.environ.get("PATH", "")))
     bases = _base_specs()
     for name, base in bases.items():
         if args.modes and not any(name.startswith(m) for m in args.modes):
@@ -84,7 +88,11 @@ def main(argv=None):
                 f.write(cubin)
                 f.flush()
                 res = subprocess.run([tool, "-res-usage", f.name], capture_output=True, text=True).stdout
-                sass = subprocess.run([tool, "-sass", f.name], capture_output=True, text=True).stdout
+                out = subprocess.run([tool, "-sass", f.name], capture_output=True, text=True)
+            sass = out.stdout
+            if not re.search(r"/\*[0-9a-f]{4,}\*/", sass):   # cuobjdump prints the header alone
+                sys.exit(f"cuobjdump gave no SASS: {out.stderr.strip()}\n"
+                         "nvdisasm must be beside cuobjdump or on the PATH: pip install -e .[sass]")
             regs = re.search(r"REG:(\d+)", res).group(1)
             stack = re.search(r"STACK:(\d+)", res).group(1)
             shared = re.search(r"SHARED:(\d+)", res).group(1)
