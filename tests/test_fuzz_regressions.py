@@ -233,6 +233,35 @@ def test_torch_checked_ops_refuse_a_number_beyond_the_range_as_torch_does(dtype)
             assert torch.equal(got.nan_to_num(), want.nan_to_num()) or dtype.is_complex, v
 
 
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int8, torch.int16, torch.int64, torch.float16,
+                                   torch.float32])
+def test_torch_clamp_and_where_numbers_convert_as_torch_checks_them(dtype):
+    """torch.clamp and torch.where convert a Python number by c10's checked_convert: an
+    unsigned dtype takes down to -max and wraps (clamp(uint8, -5, 9) bounds below by 251), a
+    number beyond the range raises, with one bound as with two. stridewise refused the
+    wrapping ones, and with one bound (clamp(x, max=300), through minimum) wrapped the rest:
+    clamp(uint8 100, max=300) gave 44."""
+    x = torch.tensor([0, 1, 5, 9, 100], dtype=dtype)
+    c = x % 2 == 0
+    bounds = [(None, 300), (-5, None), (-5, 9), (-300, 9), (2, 300), (None, -1), (300, None),
+              (-200, 5), (None, 200), (None, 70000.0), (-1e39, None), (None, 2**63), (-2**63, 3)]
+    calls = [(lambda lo=lo, hi=hi: torch.clamp(x, lo, hi), lambda lo=lo, hi=hi: sw.clip(x, lo, hi))
+             for lo, hi in bounds]
+    calls += [(lambda v=v: torch.where(c, x, v), lambda v=v: sw.where(c, x, v))
+              for v in (300, -5, -300, 200, 2**63, -2**63, 3)]
+    for theirs, ours in calls:
+        try:
+            with np.errstate(all="ignore"):
+                want = theirs()
+        except RuntimeError:
+            with pytest.raises(OverflowError):
+                ours()
+            continue
+        with np.errstate(all="ignore"):
+            got = ours()
+        assert got.dtype == want.dtype and torch.equal(got, want)
+
+
 @pytest.mark.parametrize("name", ["logical_and", "logical_or", "logical_xor", "less", "equal"])
 @pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.float32])
 def test_numpy_logical_ops_lay_out_by_their_bool_loop(name, dtype):

@@ -550,10 +550,15 @@ def test_keywords_autograd_matches_torch():
     g = torch.tensor([1.0, -2.0, 0.5], dtype=torch.float64)
     cases = ((lambda f, a, b: f(a, b, alpha=2.5), sw.add, torch.add),
              (lambda f, a, b: f(a, b, alpha=-3), sw.subtract, torch.sub),
-             (lambda f, a, b: f(a, b, rounding_mode="trunc"), sw.divide, torch.div))
+             (lambda f, a, b: f(a, b, rounding_mode="trunc"), sw.divide, torch.div),
+             (lambda f, a, b: f(a, b, rounding_mode="floor"), sw.divide, torch.div))
     for call, mine, theirs in cases:
         got = torch.autograd.grad(call(mine, x, y), (x, y), g)
         want = torch.autograd.grad(call(theirs, x, y), (x, y), g)
         assert all(torch.equal(a, b) for a, b in zip(got, want))
+    # floor_divide itself has no derivative in torch, and none here
+    for f in (sw.floor_divide, torch.floor_divide):
+        with pytest.raises(RuntimeError, match="derivative for .*floor_divide.* is not implemented"):
+            f(x, y).sum().backward()
     with pytest.raises(TypeError, match="Python int or float"):     # custom ops take real numbers
         sw.add(x.to(torch.complex128), y.to(torch.complex128), alpha=1 - 2j)

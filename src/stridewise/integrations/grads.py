@@ -70,6 +70,7 @@ FORMULAS = {
     "add_alpha": lambda g, ins, out: (g, g * ins[2], None),
     "subtract_alpha": lambda g, ins, out: (g, g * ins[2], None),
     "divide_trunc": lambda g, ins, out: (torch.zeros_like(g), torch.zeros_like(g)),
+    "divide_floor": lambda g, ins, out: (torch.zeros_like(g), torch.zeros_like(g)),
 }
 
 

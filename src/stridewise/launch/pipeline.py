@@ -128,6 +128,8 @@ class ElementwiseOp:
         elif typing.compute.is_float or typing.compute.is_complex:
             limit = _torch_number_limit(self.name, typing.compute.name)
             typing = dataclasses.replace(typing, params=tuple(p.limited(limit) for p in typing.params))
+        elif self.name in ("clip", "where"):    # integers: c10's rule (DType.checked)
+            typing = dataclasses.replace(typing, params=tuple(p.checked() for p in typing.params))
         float32_ops = _TORCH_NUMBERS.get(backend, ())   # meta tensors: no values to read
         if self.name not in float32_ops + ("divide",) or len(key) != 2:
             return typing

@@ -46,6 +46,8 @@ class DType:
             if type(value) in (int, float) and self.limit < abs(value) < float("inf"):
                 raise OverflowError(f"value {value} cannot be converted to {self.name} without "
                                     f"overflow (beyond +-{self.limit:.6g}); pass a number in range")
+            if type(value) is int and value < 0 and self.numpy.kind == "u":   # checked(): wraps
+                value %= 1 << (8 * self.itemsize)
         if self.wrap:
             if type(value) is int and not -2**63 <= value < 2**64:   # no 64-bit integer holds it
                 raise OverflowError(f"Python int {value} is too big to convert to {self.name}")
@@ -60,6 +62,17 @@ class DType:
     def limited(self, limit: float) -> "DType":
         """This dtype with scalars beyond +-limit refused, as torch's clamp, pow and where do."""
         return dataclasses.replace(self, limit=limit)
+
+    def checked(self) -> "DType":
+        """This dtype with scalars converted as torch's c10::checked_convert does (clamp's and
+        where's numbers, alpha=): a float within the finite range (inf and NaN pass), a signed
+        int within the range, an unsigned one within +-max, a negative one wrapping (so
+        clamp(uint8, -5, 9) bounds below by 251). NumPy's conversion refuses the rest."""
+        if self.is_float or self.is_complex:
+            return self.limited(float(np.finfo(self.numpy).max))
+        if self.numpy.kind == "u":
+            return self.limited(float(np.iinfo(self.numpy).max))
+        return self.limited(float("inf")) if self.numpy.kind == "i" else self
 
     def wrapping(self) -> "DType":
         """This dtype with scalars converted as astype does: wrapped, or rounded to +-inf."""

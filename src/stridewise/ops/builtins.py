@@ -53,6 +53,7 @@ from stridewise.ops import complex as _complex
 from stridewise.ops import keywords as _keywords
 from stridewise.launch.pipeline import ElementwiseOp, _call
 from stridewise._typing import AlgorithmLike, Array, Convention, Operand
+from stridewise.operands.dtypes import dtype_of
 
 _FLOATS = ("float16", "bfloat16", "float32", "float64")
 _INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
@@ -388,6 +389,11 @@ def _one_bound(x, lo, hi, out, algorithm):
     torch.clamp's clamp_min and clamp_max mean it."""
     if lo is None and hi is None:
         raise ValueError("clip needs lo or hi; got None for both")
+    torch = sys.modules.get("torch")
+    bound = hi if lo is None else lo
+    if torch is not None and isinstance(x, torch.Tensor) and type(bound) in (int, float):
+        # torch.clamp checks its number (DType.checked), where minimum would wrap it
+        dtype_of(torch.result_type(x, bound)).checked().slot_value(bound)
     if hi is None:
         return maximum(x, lo, out=out, algorithm=algorithm)
     return minimum(x, hi, out=out, algorithm=algorithm)
@@ -501,8 +507,6 @@ _CASTS = {dt: ElementwiseOp(f"cast_{dt}", 1, "sw::CastFunctor<{M}>", None, CAST_
 def cast(x: Operand, dtype: object, /, *,
          out: Array | None = None, algorithm: AlgorithmLike | None = None) -> Array:
     """x converted to `dtype` (a name, NumPy dtype or torch dtype) in registers."""
-    from stridewise.operands.dtypes import dtype_of
-
     target = dtype_of(dtype).name
     if target not in _CASTS:
         raise TypeError(f"cast supports {', '.join(CAST_DTYPES)}; got {target}")

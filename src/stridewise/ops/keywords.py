@@ -80,7 +80,8 @@ def resolve(op: ElementwiseOp, args: tuple, out, kw: dict) -> tuple[ElementwiseO
         if rounding not in ("floor", "trunc"):
             raise ValueError("div expected rounding_mode to be one of None, 'trunc', or 'floor' "
                              f"but found {rounding!r}")
-        op = _ops_builtin("floor_divide") if rounding == "floor" else _derived(_TruncDivide, None)
+        op = _derived(_FloorDivide, _ops_builtin("floor_divide")) if rounding == "floor" \
+            else _derived(_TruncDivide, None)
     if alpha is not None:
         if isinstance(alpha, np.generic):
             alpha = alpha.item()
@@ -132,12 +133,13 @@ def _derived(kind, base, extra=None):
 
 
 def make_traceable() -> None:
-    """Make the derived ops torch.compile traces (alpha=, rounding_mode="trunc") up front:
+    """Make the derived ops torch.compile traces (alpha=, rounding_mode=) up front:
     Dynamo defers a traced call's dict insertions, so an op first made inside a trace is not
     yet in DERIVED when torch's custom op looks it up by name (KeyError: add_alpha)."""
     for name in ("add", "subtract"):
         _derived(_Scaled, _ops_builtin(name))
     _derived(_TruncDivide, None)
+    _derived(_FloorDivide, _ops_builtin("floor_divide"))
 
 
 def _masked_out(op, args, out, kw):
@@ -289,30 +291,41 @@ class _Scaled(_Derived):
 
 @dataclass(frozen=True)
 class _AlphaType(DType):
-    """alpha's dtype: torch's range check (c10 checked_convert: an unsigned type also takes
-    down to -max, which wraps, so sub(x, y, alpha=1) of uint8 is add with 255), then the
-    conversion."""
+    """alpha's dtype: torch's range check (DType.checked: an unsigned type also takes down to
+    -max, which wraps, so sub(x, y, alpha=1) of uint8 is add with 255), torch's error."""
 
     def slot_value(self, value):
-        info = np.iinfo(self.numpy) if self.numpy.kind in "iu" else None
-        if info is not None and not isinstance(value, bool) and not (
-                (-info.max if info.min == 0 else info.min) <= value <= info.max):
+        try:
+            return DType.slot_value(self, value)
+        except OverflowError:
             raise AlphaError(f"value cannot be converted to type {self.name} without overflow "
-                             f"(alpha={value!r})")
-        if self.is_float and np.isfinite(value) and abs(value) > float(np.finfo(self.numpy).max):
-            raise AlphaError(f"value cannot be converted to type {self.name} without overflow "
-                             f"(alpha={value!r})")
-        if info is not None and value < 0 and info.min == 0:
-            value += info.max + 1
-        return DType.slot_value(self, value)
+                             f"(alpha={value!r})") from None
 
 
 def _alpha_type(name: str) -> DType:
-    dt = DTYPES[name]
+    dt = DTYPES[name].checked()
     return _AlphaType(**{f.name: getattr(dt, f.name) for f in dataclasses.fields(DType)})
 
 
 _SHORT = ("float16", "bfloat16")
+
+
+@dataclass(frozen=True, eq=False)
+class _FloorDivide(_Derived):
+    """divide(x1, x2, rounding_mode="floor"): floor_divide, computed as it is, under a name of
+    its own for autograd: torch.div(rounding_mode="floor") has a zero gradient, while
+    torch.floor_divide has no derivative (integrations/grads.py)."""
+
+    @classmethod
+    def make(cls, base, extra):
+        return cls("divide_floor", base.nin, base.functor, base.ufunc, base.dtypes, base.promote,
+                   base.header, base.code, cheap=base.cheap, base=base)
+
+    def typing(self, lib, key, out_key, convention):
+        return self.base.typing(lib, key, out_key, convention)
+
+    def torch_numbers(self, typing, key, backend, one_value=False):
+        return self.base.torch_numbers(typing, key, backend, one_value)
 
 
 @dataclass(frozen=True, eq=False)
