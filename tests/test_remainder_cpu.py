@@ -536,14 +536,13 @@ def test_float64_device_fmod_argument(ulps):
         assert (r + B if r < 0 else r) == math.fmod(A, B), (A, B, ulps)
 
 
-def _remainder_fast_model(a, b, ulps, convention, steps=2, dense=False):
-    """functors.h remainder_fast (float; `steps` 1, 2 or 3) step by step in NumPy, with rcp.approx(b)
+def _remainder_fast_model(a, b, ulps, convention, step0=False, dense=False):
+    """functors.h remainder_fast (float, two steps) step by step in NumPy, with rcp.approx(b)
     modelled as the correctly rounded float reciprocal moved `ulps` ulp (the hardware is
     within 1); each fma is exact in float64 here (at most 46 significant bits where the path
     keeps the lane) and rounded once to float32. `dense`: step 1's product as
     (q1 2^20) |b| (kDense) rather than q1 Bs. Returns the result and the mask of elements
-    the fast path keeps (slow not set; for step 2 alone, which has no check, the lanes
-    remainder_wide<1> leaves: |a| below |b| 2^19, |b| in [2^-126, 2^110), or a special)."""
+    the fast path keeps (slow not set)."""
     f32, f64, u32 = np.float32, np.float64, np.uint32
     big = np.finfo(f32).max
     sign = u32(0x80000000)
@@ -559,11 +558,7 @@ def _remainder_fast_model(a, b, ulps, convention, steps=2, dense=False):
     Bc = np.minimum(B, big)
     wide = ((B < np.finfo(f32).tiny) & (B > 0)) | ((B > 2**100) & (B < np.inf))
     A = np.abs(a)
-    if steps == 1:
-        with np.errstate(over="ignore"):
-            in_range = (B >= np.finfo(f32).tiny) & (B < f32(2.0**110))
-            keep = ~(np.isfinite(A) & (B > 0) & (B < np.inf) & (~in_range | (A >= B * f32(2.0**19))))
-    if steps == 3:
+    if step0:
         rcp0 = np.abs(rcp) * f32(2.0**-40 * (1 + 2.0**-21))
         Bs0 = np.minimum(B * f32(2**40), big)
         q0 = np.floor(A * rcp0)
@@ -571,14 +566,12 @@ def _remainder_fast_model(a, b, ulps, convention, steps=2, dense=False):
         wide0 = ((B < np.finfo(f32).tiny) & (B > 0)) | ((B > 2**86) & (B < np.inf))
         keep = ~(wide0 | ((q0 >= 2**20) & (r0 == r0)))
         A = np.where(r0 < 0, r0 + Bs0, r0)
-    r1 = A
-    if steps >= 2:
-        q1 = np.floor(A * rcp1)
-        if dense:
-            r1 = (A.astype(f64) - (q1 * f32(2**20)).astype(f64) * Bc).astype(f32)
-        else:
-            r1 = (A.astype(f64) - q1.astype(f64) * Bs).astype(f32)
-    if steps == 2:
+    q1 = np.floor(A * rcp1)
+    if dense:
+        r1 = (A.astype(f64) - (q1 * f32(2**20)).astype(f64) * Bc).astype(f32)
+    else:
+        r1 = (A.astype(f64) - q1.astype(f64) * Bs).astype(f32)
+    if not step0:
         keep = ~(wide | ((q1 >= 2**20) & (r1 == r1)))
     z = (a.view(u32) ^ b.view(u32)) & sign       # the sign of a times b's
     x = (r1.view(u32) ^ z).view(f32)              # a2 = r1 with a's sign, times b's sign
@@ -597,17 +590,17 @@ def _remainder_fast_model(a, b, ulps, convention, steps=2, dense=False):
 
 
 @pytest.mark.parametrize("dense", [False, True])
-@pytest.mark.parametrize("steps", [1, 2, 3])
+@pytest.mark.parametrize("step0", [False, True])
 @pytest.mark.parametrize("convention", ["torch", "numpy"])
 @pytest.mark.parametrize("ulps", [-1, 0, 1])
-def test_float_device_remainder_argument(ulps, convention, steps, dense):
+def test_float_device_remainder_argument(ulps, convention, step0, dense):
     """The device's float remainder fast path (functors.h remainder_fast) checked as float32
     arithmetic against fmod and the sign fix: quotients of every size up to the 2^40 limit
     and past it, exact multiples and one ulp either side, both signs, divisors across the
     whole float range (subnormal and above 2^100 included), tiny and zero dividends, and inf,
     NaN and zero operands mixed in, with the reciprocal anywhere within its ulp. The fast path
     must keep every lane with |a / b| < 2^40 and b in [2^-126, 2^100] (step 0: 2^60 and
-    2^86; step 2 alone, bfloat16's: 2^19 and b below 2^110), and every special."""
+    2^86), and every special."""
     rng = np.random.default_rng(10)
     n = 1 << 17
     b = (rng.uniform(1, 2, n) * 2.0 ** rng.integers(-149, 128, n)).astype(np.float32)
@@ -627,13 +620,12 @@ def test_float_device_remainder_argument(ulps, convention, steps, dense):
     a[sa] = rng.choice(specials, sa.sum())
     b[sb] = rng.choice(specials, sb.sum())
     with np.errstate(all="ignore"):
-        got, keep = _remainder_fast_model(a, b, ulps, convention, steps, dense)
+        got, keep = _remainder_fast_model(a, b, ulps, convention, step0, dense)
         quotient = np.abs(a.astype(np.float64) / b)
     want = ORACLES[convention](a[keep], b[keep])
     B = np.abs(b)
-    reach, top = {1: (2**19, 2**110 * 0.99), 2: (2**40, 2**100), 3: (2**60, 2**86)}[steps]
-    in_range = (B >= np.finfo(np.float32).tiny) & (B <= top)
-    must = ((quotient < reach) | ~np.isfinite(a)) & in_range
+    in_range = (B >= np.finfo(np.float32).tiny) & (B <= (2**86 if step0 else 2**100))
+    must = ((quotient < (2**60 if step0 else 2**40)) | ~np.isfinite(a)) & in_range
     must |= ~np.isfinite(b) | (b == 0)
     assert keep[must].all(), (a[must & ~keep][:5], b[must & ~keep][:5])
     assert same_bits(got[keep], want), mismatches(got[keep], want, a[keep], b[keep])
@@ -641,9 +633,9 @@ def test_float_device_remainder_argument(ulps, convention, steps, dense):
 
 def test_bfloat16_pair_check_flags_what_the_scalar_check_flags():
     """functors.h Wide2 (bfloat16 remainder_wide, two lanes at a time) modelled on the bits of
-    every pair of bfloat16 magnitudes: it flags exactly the lanes remainder_wide<1> (the
-    scalar check, as float arithmetic) flags: never an inf or NaN dividend or a zero, inf or
-    NaN divisor."""
+    every pair of bfloat16 magnitudes: it flags every lane that remainder_wide<false> (the
+    scalar check, as float arithmetic) flags, and besides those only finite dividends by
+    divisors in [2^90, 2^100], never an inf or NaN dividend or a zero, inf or NaN divisor."""
     f32, u32 = np.float32, np.uint32
     ia = np.arange(0x8000, dtype=u32)[None, :]
     to_f = lambda bits: (bits.astype(u32) << 16).view(f32)   # noqa: E731
@@ -651,17 +643,21 @@ def test_bfloat16_pair_check_flags_what_the_scalar_check_flags():
         ib = np.arange(start, start + 1024, dtype=u32)[:, None]
         A, B = to_f(ia), to_f(ib)
         with np.errstate(all="ignore"):
-            # remainder_wide<1>(a, b) as the device computes it, in float
+            # remainder_wide<false>(a, b) as the device computes it, in float
             scalar = (A < np.inf) & (B > 0) & (B < np.inf) & (
-                ~((B >= f32(2.0**-126)) & (B < f32(2.0**110))) | (A >= B * f32(2.0**19)))
-            # Wide2: L = B + 19 * 128 with the sign bit set where B < 0x80; lim = fma(B, 0, L)
+                ~((B >= f32(2.0**-126)) & (B <= f32(2.0**100))) | (A >= B * f32(2.0**39)))
+            # Wide2: L = B + 39 * 128 with the sign bit set where B < 0x80; lim = fma(B, 0, L)
             # and mag = fma(A, 0, A) (exact here: a product by zero, then one sum); then
             # mag >= lim and B > 0 as bfloat16 compares
-            L = ((ib + 0x0980) | (~(ib + 0x7F80) & 0x8000)) & 0xFFFF
+            L = ((ib + 0x1380) | (~(ib + 0x7F80) & 0x8000)) & 0xFFFF
             lim = B * f32(0) + to_f(L)
             mag = A * f32(0) + A
             pair = (mag >= lim) & (B > 0)
-        assert (pair == scalar).all()
+        assert not (scalar & ~pair).any()
+        extra = pair & ~scalar
+        band = (B >= f32(2.0**90)) & (B <= f32(2.0**100)) & (A < np.inf)
+        assert not (extra & ~band).any()
+        assert (pair | ~band).all()
 
 
 def _fmod_wide_model(a, b, ulps):

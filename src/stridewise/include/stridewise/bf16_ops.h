@@ -75,9 +75,9 @@ template <class T> struct TorchFloorDivideByNumber16 {
 
 // fmod of bfloat16 operands (as floats). Fast path and exact form are remainder's for
 // bfloat16 (functors.h ShortRemainderFunctor<true>), on magnitudes:
-// - device: the range check first (remainder_wide<1>: finite |a| >= |b| 2^19, subnormal or
-//   huge |b|), and two lanes at a time (Wide2); unflagged lanes take remainder_fast's step 2
-//   alone, without checks, on a' = |a| with b's sign: its floor modulus
+// - device: the range check first (remainder_wide without step 0: finite |a| >= |b| 2^39,
+//   subnormal or huge |b|), and two lanes at a time (Wide2); unflagged lanes take
+//   remainder_fast without step 0 and its checks, on a' = |a| with b's sign: its floor modulus
 //   of a' by b is then |a| mod |b| with b's sign (a' and b agree in sign, so no rounding of
 //   a + b arises), and a's sign copied in gives fmod. A flagged pack redoes its lanes as
 //   remainder does: quotients below 2^60 through the fast path with step 0 (float32's range),
@@ -85,9 +85,7 @@ template <class T> struct TorchFloorDivideByNumber16 {
 //   bfloat16 pair. A prepared divisor is remainder's (Divisor). H200, 2^27, contiguous,
 //   against FmodFunctor<float> (step 0 in every lane, the rest a call): narrow 189 against
 //   220-222 us, subnormal divisors 311-313 against 697-702, near max 310-312 against 638-642,
-//   huge quotients 328-329 against 222-223 (with the table from 2^40: 470). Step 2 alone
-//   (against steps 1 and 2, BENCHMARKS.md): rows kernels 6-11% faster (outer 131 -> 119 us),
-//   huge quotients 327 -> 264, wide quotients (2^18-2^21, flagged) 187 -> 262.
+//   huge quotients 328-329 against 222-223 (with the table from 2^40: 470).
 // The float functor's step 0 in every lane would keep huge quotients at 222 us but leaves
 //   narrow at 0.85x torch eager; this form is at 1.0x torch eager or more in every cell.
 // - host: fmod_double's fast path (quotients below 2^50, vectorized), bf16_fmod_host for a
@@ -99,18 +97,18 @@ struct Bf16Fmod {
 #if defined(__CUDA_ARCH__)
   enum { kFlagsFirst = 1 };
   SW_DEVICE SW_INLINE float operator()(float a, float b) const {
-    if (remainder_wide<3>(a, b)) return bf16_fmod(a, b);
+    if (remainder_wide<true>(a, b)) return bf16_fmod(a, b);
     FastFlag never = false;   // in step 0's range: the prepared form, as remainder's
-    return copysignf(remainder_fast<kNumpy, 3, false>(copysignf(a, b), Divisor<float>::make(b), never), a);
+    return copysignf(remainder_fast<kNumpy, true, false>(copysignf(a, b), Divisor<float>::make(b), never), a);
   }
   SW_DEVICE SW_INLINE static Divisor<float> prepare(float b) { return Divisor<float>::make(b); }
-  SW_DEVICE SW_INLINE static bool wide(float a, float b) { return remainder_wide<1>(a, b); }
-  SW_DEVICE SW_INLINE static bool wide(float a, const Divisor<float>& d) { return remainder_wide<1>(a, d); }
+  SW_DEVICE SW_INLINE static bool wide(float a, float b) { return remainder_wide<false>(a, b); }
+  SW_DEVICE SW_INLINE static bool wide(float a, const Divisor<float>& d) { return remainder_wide<false>(a, d); }
   SW_DEVICE SW_INLINE static float fast(float a, float b, FastFlag& slow) {
-    return copysignf(remainder_fast<kNumpy, 1, false>(copysignf(a, b), b, slow), a);
+    return copysignf(remainder_fast<kNumpy, false, false>(copysignf(a, b), b, slow), a);
   }
   SW_DEVICE SW_INLINE static float fast(float a, const Divisor<float>& d, FastFlag& slow) {
-    return copysignf(remainder_fast<kNumpy, 1, false>(copysignf(a, d.b), d, slow), a);
+    return copysignf(remainder_fast<kNumpy, false, false>(copysignf(a, d.b), d, slow), a);
   }
 #else
   enum { kVectorExact = 1 };

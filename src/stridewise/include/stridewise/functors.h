@@ -454,9 +454,8 @@ SW_HOST_DEVICE SW_INLINE float sw_inf() {
 
 #if defined(__CUDA_ARCH__)
 // The device's float remainder, whose cost does not depend on the operands' values within
-// |a / b| < 2^40 (steps 1 and 2: every float16 pair) or, with step 0 (float32), 2^60: every
-// pair short of extreme quotients or divisors; bfloat16 takes step 2 alone (2^20), flags
-// first. Steps of the form below, with no branch or call:
+// |a / b| < 2^40 (every float16 pair; bfloat16) or, with step 0 (float32), 2^60: every pair
+// short of extreme quotients or divisors. Steps of the form below, with no branch or call:
 // Step form (from the signed quotient, fewer instructions than fmod then a sign fix):
 // w = x * rcp.approx(y) is within 2^-22.4 of x / y (relative); w + |w| 2^-21 is then at least x / y and, for
 // |x / y| < 2^20 + 1, less than 0.8 above it, so q = its floor is n = floor(x / y) or n + 1
@@ -487,55 +486,44 @@ SW_HOST_DEVICE SW_INLINE float sw_inf() {
 // or below the subnormal range) set `slow` too, through the prepared flag `wide`; those and
 // quotients of 2^40 and more take fmod_wide (bfloat16: bf16_fmod). float32 and bfloat16
 // find those lanes first (remainder_wide, FlagsFirst; bfloat16 two lanes at a time, Wide2)
-// and run this without the checks.
-// Step 2 alone (bfloat16) is the form on x = a sgn(b), y = |b|: exact for |a / b| <= 2^20
-// with rcp normal (|b| below 2^126) and not from a subnormal b; its check flags |a| from
-// |b| 2^19, subnormal |b| and |b| from 2^110. That spares step 1's five instructions an
-// element (14 against 18, SASS), which bound bfloat16's rows kernels. Special values give
-// what steps 1 and 2 give (x is +-inf or NaN, or w = 0 for b = +-inf).
-// tests/test_remainder_cpu.py checks this argument as float arithmetic, with the reciprocal
-// 1 ulp either way, for one, two and three steps and both forms of q1 Bs, and
+// and run this without the checks. tests/test_remainder_cpu.py checks this argument as float
+// arithmetic, with the reciprocal 1 ulp either way and both forms of q1 Bs, and
 // tests/test_cuda.py every float16 and bfloat16 pair, with the divisors dense and prepared.
 template <> struct Divisor<float> {
   float b, rcp, rcp1, Bs, rcp0, Bs0, Bc;   // ~1/b; steps 1 and 0; |b| clamped finite
   bool wide, wide0;   // |b| subnormal or in (2^100, inf) (2^86 with step 0): fmod_wide's
-  // The dividends (finite |a|) from which a lane is the exact form's (remainder_wide): for
-  // step 2 alone |b| 2^19, with step 0 |b| 2^59, below the reach (2^20, 2^60) by one bit so
-  // that |a| < lim keeps every quotient in range; 0 where b is itself out of range
-  // (subnormal, or from 2^110 for step 2 alone), inf where b is 0, inf or NaN (the fast
-  // path's arithmetic gives those).
+  // The dividends (finite |a|) from which a lane is fmod_wide's (remainder_wide): |b| 2^39
+  // (2^59 with step 0), below the range check's 2^40 (2^60) by one bit so that |a| < lim
+  // keeps every quotient check clear; 0 where b is itself wide, inf where b is 0, inf or NaN
+  // (the fast path's arithmetic gives those).
   float lim, lim0;
   SW_DEVICE SW_INLINE static Divisor make(float b) {
     const float B = fabsf(b), rcp = rcp_approx(b), big = 0x1.fffffep127f;
     const u32 e = __float_as_uint(B);
     const bool wide = (e - 0x00800000u > 0x71000000u) & (e - 1u < 0x7f7fffffu),
                wide0 = (e - 0x00800000u > 0x6a000000u) & (e - 1u < 0x7f7fffffu),
-               wide2 = (e - 0x00800000u >= 0x76000000u) & (e - 1u < 0x7f7fffffu),
                plain = e - 1u < 0x7f7fffffu;
     return {b, rcp, fabsf(rcp) * (0x1p-20f * (1.0f + 0x1p-21f)), fminf(B * 0x1p20f, big),
             fabsf(rcp) * (0x1p-40f * (1.0f + 0x1p-21f)), fminf(B * 0x1p40f, big),
             fminf(B, big), wide, wide0,
-            !plain ? sw_inf_dev() : wide2 ? 0.0f : B * 0x1p19f,
+            !plain ? sw_inf_dev() : wide ? 0.0f : B * 0x1p39f,
             !plain ? sw_inf_dev() : wide0 ? 0.0f : B * 0x1p59f};
   }
 };
-// Whether a's lane needs more than a fast path of kSteps steps (a FlagsFirst functor's
-// check, before any value): 3 (step 0 first: quotients below 2^60, |b| in [2^-126, 2^86]) or
-// 1 (step 2 alone: below 2^20, |b| in [2^-126, 2^110)). |a| finite and at least d's limit.
-// Otherwise remainder_fast's checks stay clear, so it runs without them (kChecks).
-template <int kSteps>
+// Whether a's lane needs fmod_wide (a FlagsFirst functor's check, before any value): |a|
+// finite and at least d's limit. Otherwise remainder_fast's checks stay clear, so it runs
+// without them (kChecks).
+template <bool kStep0>
 SW_DEVICE SW_INLINE bool remainder_wide(float a, const Divisor<float>& d) {
-  static_assert(kSteps == 1 || kSteps == 3, "a flags-first check for one step or three");
   const float A = fabsf(a);
-  return !(A < (kSteps == 3 ? d.lim0 : d.lim)) & (A < sw_inf_dev());
+  return !(A < (kStep0 ? d.lim0 : d.lim)) & (A < sw_inf_dev());
 }
 // The same for a divisor of its own (dense): compares with predicates chained, no selects.
-template <int kSteps>
+template <bool kStep0>
 SW_DEVICE SW_INLINE bool remainder_wide(float a, float b) {
-  static_assert(kSteps == 1 || kSteps == 3, "a flags-first check for one step or three");
   const float A = fabsf(a), B = fabsf(b), inf = sw_inf_dev();
-  const bool in = (B >= 0x1p-126f) & (kSteps == 3 ? B <= 0x1p86f : B < 0x1p110f);
-  return (A < inf) & (B > 0.0f) & (B < inf) & (!in | (A >= B * (kSteps == 3 ? 0x1p59f : 0x1p19f)));
+  const bool in = (B >= 0x1p-126f) & (B <= (kStep0 ? 0x1p86f : 0x1p100f));
+  return (A < inf) & (B > 0.0f) & (B < inf) & (!in | (A >= B * (kStep0 ? 0x1p59f : 0x1p39f)));
 }
 // kStep0: one more step first, modulo Bs0 = |b| 2^40, the same argument with 2^40 for 2^20
 // (rcp0 stays normal for |b| <= 2^86, which `wide0` checks): quotients below 2^60 then stay
@@ -551,11 +539,8 @@ SW_DEVICE SW_INLINE u32 sign_product(float x, float y) {
   asm("lop3.b32 %0, %1, %2, %3, 0x28;" : "=r"(r) : "r"(__float_as_uint(x)), "r"(__float_as_uint(y)), "r"(0x80000000u));
   return r;
 }
-template <Convention C, int kSteps, bool kChecks = true, bool kDense = false>
+template <Convention C, bool kStep0, bool kChecks = true, bool kDense = false>
 SW_DEVICE SW_INLINE float remainder_fast(float a, const Divisor<float>& d, FastFlag& slow) {
-  static_assert(kSteps >= 1 && kSteps <= 3, "steps 2, 1 and 2, or 0, 1 and 2");
-  static_assert(kSteps != 1 || !kChecks, "step 2 alone has no check of its own: flags first");
-  constexpr bool kStep0 = kSteps == 3;
   float A = fabsf(a);
   if constexpr (kStep0) {
     const float q0 = floorf(A * d.rcp0);
@@ -563,19 +548,15 @@ SW_DEVICE SW_INLINE float remainder_fast(float a, const Divisor<float>& d, FastF
     if constexpr (kChecks) slow |= d.wide0 | ((q0 >= 0x1p20f) & (r0 == r0));
     A = r0 < 0.0f ? r0 + d.Bs0 : r0;
   }
-  if constexpr (kSteps >= 2) {
-    const float q1 = floorf(A * d.rcp1);
-    // q1 Bs as (q1 2^20) Bc, the same exact product, where the divisor is not prepared: one
-    // clamp an element fewer (q1 2^20 is exact, and q1 = 0 wherever b = +-inf)
-    const float r1 = kDense ? fmaf(-q1 * 0x1p20f, d.Bc, A) : fmaf(-q1, d.Bs, A);
-    if constexpr (!kStep0 && kChecks) slow |= d.wide | ((q1 >= 0x1p20f) & (r1 == r1));
-    A = r1;
-  }
-  // x = a2 with b's sign folded in (a2 = r1, or a itself, with a's sign), reduced modulo |b|:
-  // the floor modulus of a2 by b is that of x by |b| times b's sign, so no step below needs
-  // b's sign
+  const float q1 = floorf(A * d.rcp1);
+  // q1 Bs as (q1 2^20) Bc, the same exact product, where the divisor is not prepared: one
+  // clamp an element fewer (q1 2^20 is exact, and q1 = 0 wherever b = +-inf)
+  const float r1 = kDense ? fmaf(-q1 * 0x1p20f, d.Bc, A) : fmaf(-q1, d.Bs, A);
+  if constexpr (!kStep0 && kChecks) slow |= d.wide | ((q1 >= 0x1p20f) & (r1 == r1));
+  // x = a2 with b's sign folded in (a2 = r1 with a's sign), reduced modulo |b|: the floor
+  // modulus of a2 by b is that of x by |b| times b's sign, so no step below needs b's sign
   const u32 z = sign_product(a, d.b);
-  const float x = __uint_as_float(__float_as_uint(A) ^ z);
+  const float x = __uint_as_float(__float_as_uint(r1) ^ z);
   const float w = x * fabsf(d.rcp);
   const float q = floorf(fmaf(fabsf(w), 0x1p-21f, w));
   float r = fmaf(-q, d.Bc, x);
@@ -587,9 +568,9 @@ SW_DEVICE SW_INLINE float remainder_fast(float a, const Divisor<float>& d, FastF
   // is, so where z is negative: r1 is never -0), and adding a zero leaves a nonzero r as it is.
   return __uint_as_float(__float_as_uint(__fadd_rd(r, __uint_as_float(z))) ^ sb);
 }
-template <Convention C, int kSteps, bool kChecks = true>
+template <Convention C, bool kStep0, bool kChecks = true>
 SW_DEVICE SW_INLINE float remainder_fast(float a, float b, FastFlag& slow) {
-  return remainder_fast<C, kSteps, kChecks, true>(a, Divisor<float>::make(b), slow);
+  return remainder_fast<C, kStep0, kChecks, true>(a, Divisor<float>::make(b), slow);
 }
 // The lanes remainder_fast leaves: fmod_wide_fast (above), inline: with the check first
 // (FlagsFirst) it runs in a branch of its own, so its registers do not add to the fast
@@ -601,7 +582,7 @@ static __noinline__ SW_DEVICE float fmod_wide_call(float a, float b) { return fm
 SW_DEVICE SW_INLINE float sw_fmod(float a, float b) {
   // remainder_fast of magnitudes is fmod's magnitude (a +0 for a zero), a's sign copied in
   FastFlag slow = false;
-  const float r = remainder_fast<kTorch, 3>(fabsf(a), fabsf(b), slow);
+  const float r = remainder_fast<kTorch, true>(fabsf(a), fabsf(b), slow);
   return slow ? fmod_wide_call(a, b) : copysignf(r, a);
 }
 #endif
@@ -744,14 +725,14 @@ struct RemainderFunctor {
   // float: flags first (remainder_wide), then the fast path without its checks
   enum { kFlagsFirst = sizeof(M) == 4 };
   SW_DEVICE SW_INLINE static Divisor<M> prepare(M b) { return Divisor<M>::make(b); }
-  SW_DEVICE SW_INLINE static bool wide(M a, M b) { return remainder_wide<3>(a, b); }
-  SW_DEVICE SW_INLINE static bool wide(M a, const Divisor<M>& d) { return remainder_wide<3>(a, d); }
+  SW_DEVICE SW_INLINE static bool wide(M a, M b) { return remainder_wide<true>(a, b); }
+  SW_DEVICE SW_INLINE static bool wide(M a, const Divisor<M>& d) { return remainder_wide<true>(a, d); }
   SW_DEVICE SW_INLINE static M fast(M a, M b, FastFlag& slow) {
-    if constexpr (sizeof(M) == 4) return remainder_fast<C, 3, false>(a, b, slow);
+    if constexpr (sizeof(M) == 4) return remainder_fast<C, true, false>(a, b, slow);
     else return fast(a, prepare(b), slow);
   }
   SW_DEVICE SW_INLINE static M fast(M a, const Divisor<M>& d, FastFlag& slow) {
-    if constexpr (sizeof(M) == 4) return remainder_fast<C, 3, false>(a, d, slow);
+    if constexpr (sizeof(M) == 4) return remainder_fast<C, true, false>(a, d, slow);
     else return adjust(fmod_fast(a, d, slow), d.b);
   }
 #else
@@ -798,9 +779,8 @@ struct ShortRemainderFunctor : RemainderFunctor<float, C> {
   // `prepare` and `fast` are float's, whose fast path is exact for every float, so for 16-bit
   // operands too (the host's float16 has its own, fmod_half, below). On the device both skip
   // step 0: float16's quotients are below 2^40, so its fast path covers every pair;
-  // bfloat16's kernels are bound by instructions (step 0 cost 219 against 190 us at 2^27
-  // contiguous, 0.89x torch eager), so it takes step 2 alone, flags first: quotients from
-  // 2^19 redo their pack in the exact form.
+  // bfloat16's contiguous kernel is bound by instructions, and step 0 cost 219 against 190 us
+  // at 2^27 (0.89x torch eager), while its quotients past 2^40 take bf16_fmod, flags first.
 #if defined(__CUDA_ARCH__)
   enum { kFlagsFirst = kBf16 };   // float16 never leaves its fast path (above)
   SW_DEVICE SW_INLINE float operator()(float a, float b) const {
@@ -810,31 +790,28 @@ struct ShortRemainderFunctor : RemainderFunctor<float, C> {
     // divisors) by table, bf16_fmod (the whole pack by table read 7% slower on huge quotients;
     // docs/decisions.md).
     if constexpr (kBf16) {
-      if (remainder_wide<3>(a, b)) return RemainderFunctor<float, C>::adjust(bf16_fmod(a, b), b);
+      if (remainder_wide<true>(a, b)) return RemainderFunctor<float, C>::adjust(bf16_fmod(a, b), b);
       // step 1 as the prepared form (q1 Bs): as the dense form it read 3-5% slower in the
       // outer product's redone packs (huge quotients), 1-2% this way
       FastFlag never = false;
-      return remainder_fast<C, 3, false, false>(a, Divisor<float>::make(b), never);
+      return remainder_fast<C, true, false, false>(a, Divisor<float>::make(b), never);
     }
     FastFlag slow = false;
-    const float r = remainder_fast<C, 2>(a, b, slow);
+    const float r = remainder_fast<C, false>(a, b, slow);
     return slow ? RemainderFunctor<float, C>::adjust(fmod_wide_call(a, b), b) : r;
   }
-  // bfloat16 (flags first) takes step 2 alone, quotients below 2^20 (its lanes from 2^19
-  // are flagged); float16 takes steps 1 and 2 with their checks, for its two-lane form's
-  // fallback, where they never fire
-  enum { kSteps = kBf16 ? 1 : 2 };
-  SW_DEVICE SW_INLINE static bool wide(float a, float b) { return remainder_wide<1>(a, b); }
+  // bfloat16 (flags first) runs without the checks; float16 keeps them for its two-lane
+  // form's fallback, where they never fire
+  SW_DEVICE SW_INLINE static bool wide(float a, float b) { return remainder_wide<false>(a, b); }
   SW_DEVICE SW_INLINE static bool wide(float a, const Divisor<float>& d) {
-    return remainder_wide<1>(a, d);
+    return remainder_wide<false>(a, d);
   }
   SW_DEVICE SW_INLINE static float fast(float a, float b, FastFlag& slow) {
-    return remainder_fast<C, kSteps, !kBf16>(a, b, slow);
+    return remainder_fast<C, false, !kBf16>(a, b, slow);
   }
   SW_DEVICE SW_INLINE static float fast(float a, const Divisor<float>& d, FastFlag& slow) {
-    return remainder_fast<C, kSteps, !kBf16>(a, d, slow);
+    return remainder_fast<C, false, !kBf16>(a, d, slow);
   }
-
 #else
   // On the host float16 takes fmod_half, exact for every pair, and never sets `slow`;
   // bfloat16 takes float's fast path (quotients below 2^50) and bf16_fmod_host for the packs
@@ -934,22 +911,23 @@ template <int P, class F, class S> struct Wide2Pack : Wide2<F, S> {
 };
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-// bfloat16 remainder_wide<1> (step 2 alone) on bfloat162, in 10 instructions a pair where
-// the scalar check takes 8 a lane (contiguous bfloat16 is bound by instructions). On the
-// bits A = |a|, B = |b| (15 bits a lane; adding to a lane never carries into the next), a
-// lane is flagged where A >= L' and B > 0 as bfloat16 compares (false for NaN), with
-// A' = A + A * 0 (NaN for an inf or NaN a) and L' = L + B * 0 (NaN for an inf or NaN b), L
-// the bits B + 19 * 128: B 2^19 for a normal B, and its sign bit set (a negative L: every
-// lane) where B < 2^-126 (the bits below 0x80) or B >= 2^110 (0x7680 + 0x0980 carries into
-// the sign bit). So it flags exactly what remainder_wide<1> flags. tests/test_remainder_cpu.py
-// checks that on every pair of magnitudes, and tests/test_cuda.py runs every bfloat16 pair on
-// the device.
+// bfloat16 remainder_wide (kStep0 false) on bfloat162, in 10 instructions a pair where the
+// scalar check takes 8 a lane (contiguous bfloat16 is bound by instructions). On the bits
+// A = |a|, B = |b| (15 bits a lane; adding to a lane never carries into the next), a lane is
+// flagged where A >= L' and B > 0 as bfloat16 compares (false for NaN), with A' = A + A * 0
+// (NaN for an inf or NaN a) and L' = L + B * 0 (NaN for an inf or NaN b), L the bits
+// B + 39 * 128: B 2^39 for a normal B (inf or NaN bits, never reached by a finite A, where it
+// overflows, as the float product does), and its sign bit set (a negative L: every lane)
+// where B < 2^-126 (the bits below 0x80) or B >= 2^90 (0x6c80 + 0x1380 carries into the
+// sign bit). So it flags exactly what remainder_wide<false> flags, plus the finite dividends
+// with B in [2^90, 2^100]. tests/test_remainder_cpu.py checks it against the scalar check on
+// every pair of magnitudes, and tests/test_cuda.py runs every bfloat16 pair on the device.
 template <Convention C> struct Wide2<RemainderFunctor<bfloat16, C>, bfloat16> {
   enum { value = 1 };
   typedef u32 Flag;
   SW_DEVICE SW_INLINE static void wide(Pair<bfloat16> a2, Pair<bfloat16> b2, Flag& flag) {
     const u32 A = bit_cast<u32>(a2) & 0x7fff7fffu, B = bit_cast<u32>(b2) & 0x7fff7fffu;
-    const u32 L = (B + 0x09800980u) | (~(B + 0x7f807f80u) & 0x80008000u);
+    const u32 L = (B + 0x13801380u) | (~(B + 0x7f807f80u) & 0x80008000u);
     u32 lim, mag, ge, pos;
     asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(lim) : "r"(B), "r"(0u), "r"(L));
     asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(mag) : "r"(A), "r"(0u), "r"(A));
