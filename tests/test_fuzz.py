@@ -143,7 +143,11 @@ def call(draw, lib: str):
     for k in range(len(row.params)):
         kind = "array" if k == 0 else draw(st.sampled_from(
             ("array", "array", "array", "number", "number", "zerod")
-            + (("npscalar",) if lib == "numpy" else ())))
+            + (("npscalar",) if lib == "numpy" else ())
+            + (("none",) if row.name == "clip" and not any(a is None for a in args) else ())))
+        if kind == "none":          # clip with one bound (np.clip(x, None, hi), clamp(max=))
+            args.append(None)
+            continue
         if kind == "number":
             args.append(draw(st.sampled_from(NUMBERS)))
             continue
