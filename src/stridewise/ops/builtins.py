@@ -384,6 +384,18 @@ def _int_bounds(x, lo, hi):
     return (max(lo, r[0]) if type(lo) is int else lo), (min(hi, r[1]) if type(hi) is int else hi)
 
 
+def _check_torch_bound(dtype, bound) -> bool:
+    """Raise where torch.clamp refuses a number bound of a tensor of `dtype`: the number in
+    the result's dtype by c10's checked_convert (DType.checked), as clip's own call takes it.
+    Dynamo runs this at trace time (marked constant below): torch.result_type is no graph op."""
+    from stridewise.operands.arrays import result_dtypes
+    result_dtypes("torch", None, (dtype_of(dtype).name, type(bound)))[1].checked().slot_value(bound)
+    return True
+
+
+_check_torch_bound._dynamo_marked_constant = True   # torch._dynamo.assume_constant_result's mark
+
+
 def _one_bound(x, lo, hi, out, algorithm):
     """clip with one bound None: maximum(x, lo) or minimum(x, hi), as np.clip computes it and
     torch.clamp's clamp_min and clamp_max mean it."""
@@ -392,8 +404,7 @@ def _one_bound(x, lo, hi, out, algorithm):
     torch = sys.modules.get("torch")
     bound = hi if lo is None else lo
     if torch is not None and isinstance(x, torch.Tensor) and type(bound) in (int, float):
-        # torch.clamp checks its number (DType.checked), where minimum would wrap it
-        dtype_of(torch.result_type(x, bound)).checked().slot_value(bound)
+        _check_torch_bound(x.dtype, bound)   # torch.clamp checks it, where minimum would wrap it
     if hi is None:
         return maximum(x, lo, out=out, algorithm=algorithm)
     return minimum(x, hi, out=out, algorithm=algorithm)
