@@ -24,7 +24,7 @@ from stridewise import resolve as _resolve
 from stridewise.integrations import torch_ops as _torch_ops
 from stridewise.operands.arrays import Scalar, View
 from stridewise.launch.compiled import warm as _WARM
-from stridewise.operands.dtypes import ALL_DTYPES as DTYPES, DType, dtype_of
+from stridewise.operands.dtypes import ALL_DTYPES as DTYPES, FLOAT_MAX, DType, dtype_of
 from stridewise.operands.promote import HostScalar, ZeroDim, host_scalars
 from stridewise.algorithms import Auto
 from stridewise.backends import get_backend
@@ -230,10 +230,6 @@ class ElementwiseOp:
 
 # The ops whose numbers torch checks against the dtype's range rather than casting them.
 _TORCH_CHECKED = ("clip", "where", "pow", "fma")
-# The largest finite value of each float dtype (complex: of its parts).
-_FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
-              "float32": 3.4028234663852886e38, "complex64": 3.4028234663852886e38}
-
 
 def _torch_number_limit(op: str, compute: str) -> float:
     """The magnitude beyond which torch's checked ops refuse a finite float number computing
@@ -241,7 +237,7 @@ def _torch_number_limit(op: str, compute: str) -> float:
     float32's and complex64's (16-bit floats it casts). inf: only ints no 64-bit integer holds."""
     short = compute in ("float16", "bfloat16")
     if op == "clip" or (op == "pow" and short) or (op == "where" and not short):
-        return _FLOAT_MAX.get(compute, math.inf)
+        return FLOAT_MAX.get(compute, math.inf)
     return math.inf
 
 # The ops whose torch out= must have the result's dtype (their out kernels check it, where

@@ -69,7 +69,7 @@ class DType:
         int within the range, an unsigned one within +-max, a negative one wrapping (so
         clamp(uint8, -5, 9) bounds below by 251). NumPy's conversion refuses the rest."""
         if self.is_float or self.is_complex:
-            return self.limited(float(np.finfo(self.numpy).max))
+            return self.limited(FLOAT_MAX.get(self.name, float("inf")))
         if self.numpy.kind == "u":
             return self.limited(float(np.iinfo(self.numpy).max))
         return self.limited(float("inf")) if self.numpy.kind == "i" else self
@@ -81,6 +81,11 @@ class DType:
     def __repr__(self) -> str:
         return self.name
 
+
+# The largest finite value of each float dtype below float64 (complex: of its parts); written
+# out, as np.finfo does not take ml_dtypes' bfloat16 in every NumPy release.
+FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
+             "float32": 3.4028234663852886e38, "complex64": 3.4028234663852886e38}
 
 DTYPES = {
     d.name: d
