@@ -80,10 +80,12 @@ template <class F> struct FlagsFirst<F, decltype((void)F::kFlagsFirst, void())> 
 #if defined(__CUDA_ARCH__)
 typedef bool FastFlag;
 #define SW_FAST_LOOP(P) SW_UNROLL
+#define SW_SIMD_MAX(v) SW_UNROLL
 #else
 typedef i64 FastFlag;
 #define SW_PRAGMA(x) _Pragma(#x)
 #define SW_FAST_LOOP(P) SW_PRAGMA(omp simd safelen(P))
+#define SW_SIMD_MAX(v) SW_PRAGMA(omp simd reduction(max : v))   // a loop that also takes v's max
 #endif
 
 // How a generated Op computes a pack (Op::compute): kEither, through F's fast path and again
@@ -181,6 +183,120 @@ SW_HOST_DEVICE SW_INLINE float fmod_wide_exact(float a, float b) {
   return copysignf((float)y, a);
 }
 
+// fmod of doubles, exactly, for any operands, with every lane of a pack in step (an `omp simd`
+// loop per step) and no subnormal arithmetic: the exact path for the double lanes the fast
+// paths leave (quotients of 2^52 and more on the host, 2^40 on the device: huge quotients,
+// subnormal divisors, dividends near the maximum), in place of the C library's fmod, which
+// takes a step per bit of the quotient (2098 for a subnormal divisor: about 3 us on the
+// host; on the H200 43 ms for 2^27 such elements, 0.99x torch eager's own). With A = ma 2^ea and B = mb 2^eb (ma, mb in [1, 2), exact:
+// a subnormal i 2^-1074 is t 2^-1022 with t = (1 + i 2^-52) - 1, normal), G = ea - eb and
+// n = floor(G / 49): fmod(A, B) = fmod(x, mb) 2^eb for x = ma 2^(G - 49 n) 2^(49 n), reduced
+// 49 bits at a time in a window of fixed scale. x starts as ma 2^(G - 49 n) < 2^49; each of
+// n steps takes q = the integer nearest x inv (inv = 1 / mb rounded; x inv + 1.5 2^52 rounds
+// once onto the integers, as |x inv| < 2^51) and x = (x - q mb) 2^49 in one fma (x 2^49 and
+// mb 2^49 exact): |x inv - x / mb| <= 2^49.02 2^-53 < 0.07, so |x - q mb| < 0.57 mb < 1.14,
+// and x - q mb is a multiple of 2^-52 (x's grid never finer than mb's), so exact; scaled, it
+// is again below 2^49.02. A last step without the scaling leaves r in (-0.57 mb, 0.57 mb),
+// and r + mb where negative is fmod(x, mb), a multiple of B's grid (2^-1074 at the finest)
+// in window units. The result r 2^eb is put together from bits: an add to r's exponent
+// field where it is normal; where it is subnormal, its bits are the integer r 2^(eb + 1074)
+// < 2^52, the low bits of that plus 2^52 (exact). Subnormal arithmetic would cost a
+// microcode assist per instruction on x86 (3x on subnormal divisors), and int64 <-> double
+// conversions and division kept parts of the loops scalar. n = g / 49 is (g 1338) >> 16,
+// exact for g < 2200. Lanes need n steps each; the pack runs the most any lane needs, and a lane's
+// x enters when its own steps begin (x is 0 before: a step leaves 0 as 0). Specials run on
+// stand-ins and take their result at the end: a for b = +-inf and a finite, and for
+// |a| < |b| (G < 0) or a = 0; NaN for a = +-inf, b = 0 or NaN.
+// tests/test_remainder_cpu.py checks every branch against NumPy (random bit patterns,
+// subnormals, gaps of every size, specials).
+SW_HOST_DEVICE SW_INLINE double fmod_wide_normalize(u64 i, i64& e) {   // i: positive, finite, nonzero
+  const u64 sub = 0ull - (u64)(i < (1ull << 52));
+  const u64 t = bit_cast<u64>(bit_cast<double>(i | 0x3ff0000000000000ull) - 1.0);
+  const u64 j = (t & sub) | (i & ~sub);
+  e = (i64)(j >> 52) - 1023 - (i64)(sub & 1022);
+  return bit_cast<double>((j & 0x000fffffffffffffull) | 0x3ff0000000000000ull);
+}
+template <int P>
+SW_HOST_DEVICE SW_INLINE void fmod_wide_pack(double* y, const double* a, const double* b) {
+  const u64 top = 0x7ff0000000000000ull, mag = 0x7fffffffffffffffull;
+  double x0[P], inv[P], m[P], x[P];
+  i64 n[P], eb[P];
+  u64 keep[P], nan[P];
+  i64 steps = 0;
+  SW_SIMD_MAX(steps)
+  for (int e = 0; e < P; ++e) {
+    const u64 ia = bit_cast<u64>(a[e]) & mag, ib = bit_cast<u64>(b[e]) & mag;
+    const u64 bad = 0ull - (u64)((ia >= top) | (ib - 1 >= top - 1));       // a inf/NaN; b 0, inf, NaN
+    const u64 iA = (ia & ~bad) | (0x3ff0000000000000ull & (0ull - (u64)(ia == 0)));
+    const u64 iB = (ib & ~bad) | (0x3ff0000000000000ull & bad);
+    i64 ea;
+    const double ma = fmod_wide_normalize(iA & ~bad, ea);
+    m[e] = fmod_wide_normalize(iB, eb[e]);
+    const i64 G = ea - eb[e];
+    const u64 small = 0ull - (u64)((G < 0) | (ia == 0));
+    keep[e] = (small & ~bad) | (bad & (0ull - (u64)((ia < top) & (ib == top))));
+    nan[e] = bad & ~keep[e];
+    const i64 g = G & ~(i64)small;
+    n[e] = (g * 1338) >> 16;                                       // g / 49
+    steps = n[e] > steps ? n[e] : steps;
+    x0[e] = ma * bit_cast<double>((u64)(1023 + g - 49 * n[e]) << 52);
+    inv[e] = 1.0 / m[e];
+    x[e] = 0.0;
+  }
+  for (i64 i = steps; i > 0; --i) {
+    SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) {
+      const double xe = i == n[e] ? x0[e] : x[e];
+      const double q = fma(xe, inv[e], 0x1.8p52) - 0x1.8p52;
+      x[e] = fma(-q, m[e] * 0x1p49, xe * 0x1p49);
+    }
+  }
+  SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) {
+    const double xe = n[e] == 0 ? x0[e] : x[e];
+    double r = fma(-(fma(xe, inv[e], 0x1.8p52) - 0x1.8p52), m[e], xe);
+    r += bit_cast<double>(bit_cast<u64>(m[e]) & (u64)((i64)bit_cast<u64>(r) >> 63));
+    const u64 br = bit_cast<u64>(r);
+    const i64 k = (eb[e] + 1074) & 1023;                               // < 104 where subnormal
+    const u64 sub = bit_cast<u64>(fma(r, bit_cast<double>((u64)(k + 1023) << 52), 0x1p52)) &
+                    0x000fffffffffffffull;
+    const u64 rb = br == 0 ? 0ull : (i64)(br >> 52) + eb[e] >= 1 ? br + ((u64)eb[e] << 52) : sub;
+    const u64 ia = bit_cast<u64>(a[e]);
+    const u64 res = (rb & ~(keep[e] | nan[e])) | (ia & mag & keep[e]) | (0x7ff8000000000000ull & nan[e]);
+    y[e] = bit_cast<double>(res | (ia & ~mag));
+  }
+}
+
+// fmod_wide_pack's steps for one lane, with branches where the pack form has masks: the
+// device's exact path for the double lanes its fast path leaves (a pack's slow lanes run one
+// by one there). The pack form's live masks and arrays held 56 registers in every float64
+// kernel (42 without); this form returns early for the special values, zeros and |a| < |b|.
+// tests/test_remainder_cpu.py builds it for the host and checks it against NumPy's fmod.
+SW_HOST_DEVICE SW_INLINE double fmod_wide_lane(double a, double b) {
+  const u64 top = 0x7ff0000000000000ull, mag = 0x7fffffffffffffffull;
+  const u64 ia = bit_cast<u64>(a) & mag, ib = bit_cast<u64>(b) & mag;
+  if ((ia >= top) | (ib - 1 >= top - 1))            // a inf or NaN; b 0, inf or NaN
+    return (ia < top) & (ib == top) ? a : bit_cast<double>(0x7ff8000000000000ull);
+  if (ia == 0) return a;
+  i64 ea, eb;
+  const double ma = fmod_wide_normalize(ia, ea), m = fmod_wide_normalize(ib, eb);
+  const i64 g = ea - eb;
+  if (g < 0) return a;
+  const i64 n = (g * 1338) >> 16;                   // g / 49
+  const double inv = 1.0 / m, m49 = m * 0x1p49;
+  double x = ma * bit_cast<double>((u64)(1023 + g - 49 * n) << 52);
+  for (i64 i = n; i > 0; --i) x = fma(-(fma(x, inv, 0x1.8p52) - 0x1.8p52), m49, x * 0x1p49);
+  double r = fma(-(fma(x, inv, 0x1.8p52) - 0x1.8p52), m, x);
+  if (r < 0.0) r += m;
+  const u64 br = bit_cast<u64>(r);
+  u64 rb = 0;
+  if (br != 0 && (i64)(br >> 52) + eb >= 1) {
+    rb = br + ((u64)eb << 52);                      // normal: eb added to the exponent field
+  } else if (br != 0) {                             // subnormal: the integer r 2^(eb + 1074)
+    const i64 k = (eb + 1074) & 1023;
+    rb = bit_cast<u64>(fma(r, bit_cast<double>((u64)(k + 1023) << 52), 0x1p52)) & 0x000fffffffffffffull;
+  }
+  return bit_cast<double>(rb | (bit_cast<u64>(a) & ~mag));
+}
+
 // Divisors prepared for the remainder fast paths (HasPrepare): b and what depends on it alone.
 template <class M> struct Divisor;
 
@@ -223,94 +339,13 @@ SW_DEVICE SW_INLINE double fmod_fast(double a, double b, FastFlag& slow) {
 // The slow paths as calls: inlined, fmod's bit loop appeared once per element of every pack
 // (half of each kernel's code) and its registers counted against the fast path's (bfloat16
 // rows held 96, 78 with the call); the call's cost is paid only by a pack that needs it.
-static __noinline__ SW_DEVICE double fmod_slow(double a, double b) { return fmod(a, b); }
+static __noinline__ SW_DEVICE double fmod_slow(double a, double b) { return fmod_wide_lane(a, b); }
 SW_DEVICE SW_INLINE double sw_fmod(double a, double b) {
   FastFlag slow = false;
   const double r = fmod_fast(a, b, slow);
   return slow ? fmod_slow(a, b) : r;
 }
 #else
-// fmod of doubles, exactly, for any operands, with every lane of a pack in step (an `omp simd`
-// loop per step) and no subnormal arithmetic: the host's exact path for the double lanes the
-// fast path leaves (quotients of 2^52 and more: subnormal divisors, dividends near the
-// maximum), in place of glibc's fmod, which takes a step per bit of the quotient (2098 for a
-// subnormal divisor: about 3 us). With A = ma 2^ea and B = mb 2^eb (ma, mb in [1, 2), exact:
-// a subnormal i 2^-1074 is t 2^-1022 with t = (1 + i 2^-52) - 1, normal), G = ea - eb and
-// n = floor(G / 49): fmod(A, B) = fmod(x, mb) 2^eb for x = ma 2^(G - 49 n) 2^(49 n), reduced
-// 49 bits at a time in a window of fixed scale. x starts as ma 2^(G - 49 n) < 2^49; each of
-// n steps takes q = the integer nearest x inv (inv = 1 / mb rounded; x inv + 1.5 2^52 rounds
-// once onto the integers, as |x inv| < 2^51) and x = (x - q mb) 2^49 in one fma (x 2^49 and
-// mb 2^49 exact): |x inv - x / mb| <= 2^49.02 2^-53 < 0.07, so |x - q mb| < 0.57 mb < 1.14,
-// and x - q mb is a multiple of 2^-52 (x's grid never finer than mb's), so exact; scaled, it
-// is again below 2^49.02. A last step without the scaling leaves r in (-0.57 mb, 0.57 mb),
-// and r + mb where negative is fmod(x, mb), a multiple of B's grid (2^-1074 at the finest)
-// in window units. The result r 2^eb is put together from bits: an add to r's exponent
-// field where it is normal; where it is subnormal, its bits are the integer r 2^(eb + 1074)
-// < 2^52, the low bits of that plus 2^52 (exact). Subnormal arithmetic would cost a
-// microcode assist per instruction on x86 (3x on subnormal divisors), and int64 <-> double
-// conversions and division kept parts of the loops scalar. n = g / 49 is (g 1338) >> 16,
-// exact for g < 2200. Lanes need n steps each; the pack runs the most any lane needs, and a lane's
-// x enters when its own steps begin (x is 0 before: a step leaves 0 as 0). Specials run on
-// stand-ins and take their result at the end: a for b = +-inf and a finite, and for
-// |a| < |b| (G < 0) or a = 0; NaN for a = +-inf, b = 0 or NaN.
-// tests/test_remainder_cpu.py checks every branch against NumPy (random bit patterns,
-// subnormals, gaps of every size, specials).
-SW_INLINE double fmod_wide_normalize(u64 i, i64& e) {   // i: positive, finite, nonzero
-  const u64 sub = 0ull - (u64)(i < (1ull << 52));
-  const u64 t = bit_cast<u64>(bit_cast<double>(i | 0x3ff0000000000000ull) - 1.0);
-  const u64 j = (t & sub) | (i & ~sub);
-  e = (i64)(j >> 52) - 1023 - (i64)(sub & 1022);
-  return bit_cast<double>((j & 0x000fffffffffffffull) | 0x3ff0000000000000ull);
-}
-template <int P>
-SW_INLINE void fmod_wide_pack(double* y, const double* a, const double* b) {
-  const u64 top = 0x7ff0000000000000ull, mag = 0x7fffffffffffffffull;
-  double x0[P], inv[P], m[P], x[P];
-  i64 n[P], eb[P];
-  u64 keep[P], nan[P];
-  i64 steps = 0;
-  SW_PRAGMA(omp simd reduction(max : steps))
-  for (int e = 0; e < P; ++e) {
-    const u64 ia = bit_cast<u64>(a[e]) & mag, ib = bit_cast<u64>(b[e]) & mag;
-    const u64 bad = 0ull - (u64)((ia >= top) | (ib - 1 >= top - 1));       // a inf/NaN; b 0, inf, NaN
-    const u64 iA = (ia & ~bad) | (0x3ff0000000000000ull & (0ull - (u64)(ia == 0)));
-    const u64 iB = (ib & ~bad) | (0x3ff0000000000000ull & bad);
-    i64 ea;
-    const double ma = fmod_wide_normalize(iA & ~bad, ea);
-    m[e] = fmod_wide_normalize(iB, eb[e]);
-    const i64 G = ea - eb[e];
-    const u64 small = 0ull - (u64)((G < 0) | (ia == 0));
-    keep[e] = (small & ~bad) | (bad & (0ull - (u64)((ia < top) & (ib == top))));
-    nan[e] = bad & ~keep[e];
-    const i64 g = G & ~(i64)small;
-    n[e] = (g * 1338) >> 16;                                       // g / 49
-    steps = n[e] > steps ? n[e] : steps;
-    x0[e] = ma * bit_cast<double>((u64)(1023 + g - 49 * n[e]) << 52);
-    inv[e] = 1.0 / m[e];
-    x[e] = 0.0;
-  }
-  for (i64 i = steps; i > 0; --i) {
-    SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) {
-      const double xe = i == n[e] ? x0[e] : x[e];
-      const double q = fma(xe, inv[e], 0x1.8p52) - 0x1.8p52;
-      x[e] = fma(-q, m[e] * 0x1p49, xe * 0x1p49);
-    }
-  }
-  SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) {
-    const double xe = n[e] == 0 ? x0[e] : x[e];
-    double r = fma(-(fma(xe, inv[e], 0x1.8p52) - 0x1.8p52), m[e], xe);
-    r += bit_cast<double>(bit_cast<u64>(m[e]) & (u64)((i64)bit_cast<u64>(r) >> 63));
-    const u64 br = bit_cast<u64>(r);
-    const i64 k = (eb[e] + 1074) & 1023;                               // < 104 where subnormal
-    const u64 sub = bit_cast<u64>(fma(r, bit_cast<double>((u64)(k + 1023) << 52), 0x1p52)) &
-                    0x000fffffffffffffull;
-    const u64 rb = br == 0 ? 0ull : (i64)(br >> 52) + eb[e] >= 1 ? br + ((u64)eb[e] << 52) : sub;
-    const u64 ia = bit_cast<u64>(a[e]);
-    const u64 res = (rb & ~(keep[e] | nan[e])) | (ia & mag & keep[e]) | (0x7ff8000000000000ull & nan[e]);
-    y[e] = bit_cast<double>(res | (ia & ~mag));
-  }
-}
-
 // Host fmod without glibc's bit loop (about 23 ns per call, 6-13x slower than this).
 // With A = |a|, B = |b| and n = trunc(A / B) < 2^k, the rounded quotient
 // q = trunc(A / B) is n or n + 1 (rounding is monotone and n is representable), and
