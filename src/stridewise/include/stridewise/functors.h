@@ -184,11 +184,12 @@ SW_HOST_DEVICE SW_INLINE float fmod_wide_exact(float a, float b) {
 }
 
 // fmod of doubles, exactly, for any operands, with every lane of a pack in step (an `omp simd`
-// loop per step) and no subnormal arithmetic: the exact path for the double lanes the fast
-// paths leave (quotients of 2^52 and more on the host, 2^40 on the device: huge quotients,
-// subnormal divisors, dividends near the maximum), in place of the C library's fmod, which
-// takes a step per bit of the quotient (2098 for a subnormal divisor: about 3 us on the
-// host; on the H200 43 ms for 2^27 such elements, 0.99x torch eager's own). With A = ma 2^ea and B = mb 2^eb (ma, mb in [1, 2), exact:
+// loop per step) and no subnormal arithmetic: the host's exact path for the double lanes its
+// fast path leaves (quotients of 2^52 and more: huge quotients, subnormal divisors, dividends
+// near the maximum; the device takes the same steps lane by lane, fmod_wide_lane below), in
+// place of the C library's fmod, which takes a step per bit of the quotient (2098 for a
+// subnormal divisor: about 3 us on the host; on the H200 43 ms for 2^27 such elements).
+// With A = ma 2^ea and B = mb 2^eb (ma, mb in [1, 2), exact:
 // a subnormal i 2^-1074 is t 2^-1022 with t = (1 + i 2^-52) - 1, normal), G = ea - eb and
 // n = floor(G / 49): fmod(A, B) = fmod(x, mb) 2^eb for x = ma 2^(G - 49 n) 2^(49 n), reduced
 // 49 bits at a time in a window of fixed scale. x starts as ma 2^(G - 49 n) < 2^49; each of
