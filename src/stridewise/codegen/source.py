@@ -354,6 +354,13 @@ def generate(spec: KernelSpec, entry_point) -> str:
     call = f"F()({', '.join(call_args)})"
     fast_args = list(call_args)
     prepared, pairs = _prepared(spec), _pairs(spec)
+    if raws and raws[-1].startswith("u.") and not spec.reference:
+        # a uniform last input (a host scalar, a device scalar read once): prepared once per
+        # thread with the uniforms, as a shared row's divisor is per batch (functors.h
+        # Prepared): the fast path and its range check then take the prepared form
+        fields.append(f"typename sw::Prepared<F, {arg_types[-1]}>::type dp;")
+        init.append(f"u.dp = sw::prepare<F>({call_args[-1]});")
+        fast_args[-1] = "u.dp"
     if prepared is not None:
         # prepared with its load, once per batch; the pack's fast path takes it as it is
         # (a kernel keeps only the form its branch reads: functors.h Fast2 or Prepared)
