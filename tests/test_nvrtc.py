@@ -118,8 +118,9 @@ def test_kept_loads_reach_dense_operands_only():
 def test_bfloat16_remainder_checks_its_range_two_lanes_at_a_time():
     """The range check first (FlagsFirst) takes the pair form (functors.h Wide2) wherever
     every operand is a 16-bit pack and the divisor is not prepared (compiled where the
-    functor has it: bfloat16 remainder), and a prepared divisor's check stays on its limit;
-    other kernels have no pair form to reach."""
+    functor has it: bfloat16 remainder), and a prepared divisor's check stays on its limit
+    (a shared row's, or a scalar's prepared once with the uniforms); other kernels have no
+    pair form to reach."""
     for name, spec in _base_specs().items():
         dt = DTYPES["bfloat16"]
         s = dataclasses.replace(spec, arrays=(dt,) * len(spec.arrays), params=(dt,) * len(spec.params),
@@ -129,6 +130,9 @@ def test_bfloat16_remainder_checks_its_range_two_lanes_at_a_time():
         k = _codegen._prepared(s)
         if k is not None:   # the main branch checks the prepared divisor
             assert f"sw::call_wide<F, P>(slow, " in src and f", in.d{k}[e])" in src, name
+        elif _codegen._uniform_last(s):
+            assert "sw::call_wide<F, P>(slow, " in src and ", u.dp)" in src, name
+            assert "W2::wide(" not in src, name
         elif _codegen._pairs(s):
             assert "W2::wide(sw::pair(" in src, name
         else:

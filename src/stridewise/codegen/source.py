@@ -305,6 +305,16 @@ def _prepared(spec: KernelSpec):
     return k if spec.kinds[k] in kinds and inputs.count(inputs[-1]) == 1 else None
 
 
+def _uniform_last(spec: KernelSpec) -> bool:
+    """Whether the last input is one value for every element (a host scalar, or a device
+    scalar the kernel reads once), which the Op prepares once per thread with the uniforms."""
+    inputs = [a for a in spec.args if a[0] not in ("out", "index")]
+    if spec.reference or not inputs:
+        return False
+    src, k = inputs[-1]
+    return src == "param" or spec.kinds[k] == "uniform"
+
+
 def generate(spec: KernelSpec, entry_point) -> str:
     """C++ source of `spec`; `entry_point(spec)` is the backend's extern "C" wrapper."""
     t, m = spec.compute.ctype, f"typename sw::OpMath<{spec.compute.ctype}>::type"
@@ -354,7 +364,7 @@ def generate(spec: KernelSpec, entry_point) -> str:
     call = f"F()({', '.join(call_args)})"
     fast_args = list(call_args)
     prepared, pairs = _prepared(spec), _pairs(spec)
-    if raws and raws[-1].startswith("u.") and not spec.reference:
+    if _uniform_last(spec):
         # a uniform last input (a host scalar, a device scalar read once): prepared once per
         # thread with the uniforms, as a shared row's divisor is per batch (functors.h
         # Prepared): the fast path and its range check then take the prepared form
