@@ -39,6 +39,7 @@ Semantics, where the libraries leave room:
 """
 from __future__ import annotations
 
+import functools
 import numbers
 import sys
 import textwrap
@@ -388,9 +389,16 @@ def _check_torch_bound(dtype, bound) -> bool:
     """Raise where torch.clamp refuses a number bound of a tensor of `dtype`: the number in
     the result's dtype by c10's checked_convert (DType.checked), as clip's own call takes it.
     Dynamo runs this at trace time (marked constant below): torch.result_type is no graph op."""
-    from stridewise.operands.arrays import result_dtypes
-    result_dtypes("torch", None, (dtype_of(dtype).name, type(bound)))[1].checked().slot_value(bound)
+    _torch_bound_dtype(dtype, type(bound)).slot_value(bound)
     return True
+
+
+@functools.lru_cache(maxsize=None)
+def _torch_bound_dtype(dtype, kind):
+    """The checked dtype a number of Python type `kind` converts to beside a `dtype` tensor
+    (once per pair: the promotion and the checked copy cost ~5 us a call)."""
+    from stridewise.operands.arrays import result_dtypes
+    return result_dtypes("torch", None, (dtype_of(dtype).name, kind))[1].checked()
 
 
 _check_torch_bound._dynamo_marked_constant = True   # torch._dynamo.assume_constant_result's mark
