@@ -97,3 +97,41 @@ def test_int_remainder_over_the_whole_range(dtype, layout):
         got = _run(np.ascontiguousarray(rows), b, layout)[2]
         with np.errstate(all="ignore"):
             np.testing.assert_array_equal(got, np.remainder(rows, b))
+
+
+def _outer_operands(rng, rows, cols):
+    """Dividends (rows) and divisors (cols) for a float32 outer product whose quotients cross
+    the short form's range (2^39 |b|) and the fast path's (2^59 |b|) within a warp's lanes:
+    half of the rows hold dividends whose quotients stay below 2^38 for every divisor (whole
+    warps in the short form), the rest range up to 2^80 (warps that mix the three ranges);
+    specials on both sides and divisors at the range edges, subnormal among them."""
+    b = (rng.uniform(1, 2, cols) * np.exp2(rng.integers(-10, 11, cols))).astype(np.float32)
+    b[:8] = [0.0, np.inf, -np.inf, np.nan, 2.0 ** -100, 2.0 ** 100, 2.0 ** 87, 1e-40]
+    b *= rng.choice(np.array([-1, 1], np.float32), cols)
+    a = (rng.uniform(1, 2, rows) * np.exp2(rng.uniform(-20, 27, rows))).astype(np.float32)
+    wide = rng.random(rows) < 0.5
+    a[wide] = (rng.uniform(1, 2, wide.sum()) * np.exp2(rng.uniform(20, 80, wide.sum()))).astype(np.float32)
+    a[:6] = [0.0, -0.0, np.inf, -np.inf, np.nan, 2.0 ** 39]
+    a *= rng.choice(np.array([-1, 1], np.float32), rows)
+    return a, b
+
+
+@pytest.mark.parametrize("shape", ["outer", "outer_3d"])
+def test_float32_outer_products_take_the_short_form_by_warp(shape):
+    """Outer products run float32 remainder's short form (no step 0, functors.h ShortForm)
+    where every lane of a warp allows it, else the checked fast path or the exact form; the
+    tuning compiles it into the rows kernel of outer products (tuning.py short_form)."""
+    rng = np.random.default_rng(7)
+    a, b = _outer_operands(rng, 512, 512)
+    if shape == "outer":
+        x, y = a.reshape(-1, 1), b.reshape(1, -1)
+    else:
+        x, y = a.reshape(8, 1, 64), b.reshape(1, 512, 1)
+    tx, ty = torch.from_numpy(x).cuda(), torch.from_numpy(y).cuda()
+    e = sw.explain(sw.remainder, tx, ty)
+    assert e.mode == "rows" and "repeated" in e.kinds and "bcast" in e.kinds
+    assert "rows_kernel<Op, false, 4, true>" in e.source   # kShort compiled in
+    assert same_bits(sw.remainder(tx, ty).cpu().numpy(), torch.remainder(tx, ty).cpu().numpy())
+    with np.errstate(all="ignore"):
+        want = np.remainder(x, y)
+    assert same_bits(sw.remainder(tx, ty, convention="numpy").cpu().numpy(), want)

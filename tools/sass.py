@@ -66,6 +66,8 @@ def main(argv=None):
     ap.add_argument("--keep", action="store_true", help="dense loads under the L2 policy (keep_loads)")
     ap.add_argument("--stage", type=int, default=0, metavar="TILE",
                     help="tiled: staged tiles of TILE packs in shared memory (Tiled(stage=True))")
+    ap.add_argument("--max-registers", type=int, default=0, metavar="N",
+                    help="cap every kernel at N registers (as the tuning's max_registers does)")
     ap.add_argument("--sass", action="store_true", help="print the SASS too")
     args = ap.parse_args(argv)
     tool = _cuobjdump()
@@ -82,7 +84,7 @@ def main(argv=None):
                 base, arrays=(dt,) * len(base.arrays), params=(dt,) * len(base.params),
                 compute=dt, functor=_builtins.OPS[args.op].functor_for(dt, "torch"), pack=pack,
                 op=args.op, preamble=_preamble(_builtins.OPS[args.op]),
-                index_bits=args.bits, keep_loads=args.keep, tile=args.stage if base.mode == "tiled" else 0)
+                index_bits=args.bits, keep_loads=args.keep, max_registers=args.max_registers or base.max_registers, tile=args.stage if base.mode == "tiled" else 0)
             cubin = cuda.compile(_codegen.generate(spec, cuda.entry_point), spec.entry, "sm_90")
             with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
                 f.write(cubin)

@@ -415,6 +415,9 @@ def generate(spec: KernelSpec, entry_point) -> str:
         # redone by the functor itself, in the same kind of loop where its exact form is
         # branch-free (functors.h VectorExact). A functor without a fast path runs in that
         # loop too: GCC's SLP vectorizer left its selects (maximum, clip, comparisons) scalar.
+        def nested(code):
+            return code.replace("\n", "\n  ")
+
         def elementwise(fast_args):
             fast = f"sw::call_fast<F, P>({', '.join(['slow'] + fast_args)})"
             wide = f"SW_UNROLL for (int e = 0; e < P; ++e) {fast.replace('call_fast', 'call_wide')};"
@@ -435,12 +438,20 @@ def generate(spec: KernelSpec, entry_point) -> str:
                 + " ".join(f"x{i}[e] = {a};" for i, a in enumerate(call_args)) + " }\n"
                 f"          sw::exact_pack<F, P>(y, {', '.join(f'x{i}' for i in range(len(call_args)))});\n"
                 f"        }} else\n")
+            flags_first = f"{wide}\n        if (!slow) SW_UNROLL for (int e = 0; e < P; ++e) y[e] = {fast};"
             return (f"typedef decltype(F()({', '.join(f'{a}()' for a in arg_types)})) R;\n"
                     f"    R y[P];\n"
                     f"    if constexpr (sw::HasFast<F>::value && kPath != sw::kExact) {{\n"
-                    f"      if constexpr (sw::FlagsFirst<F>::value) {{   // functors.h FlagsFirst\n"
-                    f"        {wide}\n"
-                    f"        if (!slow) SW_UNROLL for (int e = 0; e < P; ++e) y[e] = {fast};\n"
+                    f"      if constexpr (kShort && sw::ShortForm<F>::value) {{   // functors.h ShortForm\n"
+                    f"        sw::FastFlag far = false;\n"
+                    f"        SW_UNROLL for (int e = 0; e < P; ++e) {fast.replace('call_fast', 'call_far').replace('(slow', '(far')};\n"
+                    f"        if (!sw::any_lane(far)) {{\n"
+                    f"          SW_UNROLL for (int e = 0; e < P; ++e) y[e] = {fast.replace('call_fast', 'call_short')};\n"
+                    f"        }} else {{\n"
+                    f"          {nested(flags_first)}\n"
+                    f"        }}\n"
+                    f"      }} else if constexpr (sw::FlagsFirst<F>::value) {{   // functors.h FlagsFirst\n"
+                    f"        {flags_first}\n"
                     f"      }} else {{\n"
                     f"        SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) y[e] = {fast};\n"
                     f"      }}\n"
@@ -456,9 +467,6 @@ def generate(spec: KernelSpec, entry_point) -> str:
                     f"      SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) y[e] = {call};\n"
                     f"    }}\n"
                     f"    sw::convert_pack<P>(r0.elem, y);")
-
-        def nested(code):
-            return code.replace("\n", "\n  ")
 
         compute = elementwise(fast_args)
         if words.applies(spec):
@@ -554,7 +562,7 @@ struct Op {{
     {" ".join(results) or "char unused;"}
   }};
   enum {{ kPure = {int(all(spec.kinds[k] == "dense" for k in range(spec.nout)))} }};
-  template <int P, int kPath = sw::kEither>
+  template <int P, int kPath = sw::kEither, bool kShort = false>
   SW_HOST_DEVICE SW_INLINE static sw::FastFlag compute(char* const* p, const Index* off, const Uniform& u,
                                                        const In<P>& in, Out<P>& out) {{
     sw::FastFlag slow = 0;

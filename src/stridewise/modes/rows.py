@@ -39,15 +39,16 @@ def _loads(spec, tables) -> int:
 
 
 def _args(spec, tables) -> str:
-    """Batches through the fast path together (kernels.cuh run_packs kBatch), where tuned,
-    and the packs in flight where a tuning compiles in fewer."""
+    """Batches through the fast path together (kernels.cuh run_packs kBatch), the packs in
+    flight, and the functor's short form first (kShort), each where a tuning says so."""
     from stridewise.backends.cuda import _LOADS
 
-    batched = bool(tables.lookup("batched", spec, False))
-    loads = _loads(spec, tables)
-    if loads != _LOADS:
-        return f", {'true' if batched else 'false'}, {loads}"
-    return ", true" if batched else ""
+    args = [bool(tables.lookup("batched", spec, False)), _loads(spec, tables),
+            bool(tables.lookup("short_form", spec, False))]
+    defaults = [False, _LOADS, False]
+    while args and args[-1] == defaults[len(args) - 1]:
+        args.pop()
+    return "".join(f", {str(a).lower()}" for a in args)
 
 
 def _slots(spec, tables) -> int:

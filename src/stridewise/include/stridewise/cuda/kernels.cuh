@@ -88,7 +88,10 @@ SW_DEVICE SW_INLINE void flat_offsets(const Frame<Op>& f, const Slot* x, typenam
 // bool outer product -7%); a shared batch keeps them too (no eager form of it was measured).
 // `resident`: the In whose repeated operands every pack of the thread shares (short_rows at
 // one phase of the period), read and prepared once before the loop; each pack reloads the rest.
-template <class Op, int P, bool kShare = false, bool kBatch = false, int L = kLoads, class C, class Pack, class Offsets>
+// kShort: the functor's short form first where a warp's lanes allow it (functors.h ShortForm;
+// tuning.py KernelTables.short_form).
+template <class Op, int P, bool kShare = false, bool kBatch = false, int L = kLoads, bool kShort = false,
+          class C, class Pack, class Offsets>
 SW_DEVICE SW_INLINE void run_packs(const Frame<Op>& f, char* const* p, C count, C packs,
                                    const Pack& pack, const Offsets& offsets, C rows = L,
                                    const typename Op::template In<P>* resident = nullptr) {
@@ -143,7 +146,7 @@ SW_DEVICE SW_INLINE void run_packs(const Frame<Op>& f, char* const* p, C count, 
     } else {
       SW_UNROLL for (int j = 0; j < L; ++j) {
         if (!live[j]) continue;
-        Op::template compute<P>(p, off[j], f.u, in[j], out[j]);
+        Op::template compute<P, kEither, kShort>(p, off[j], f.u, in[j], out[j]);
         Op::template put<P>(p, off[j], out[j]);
       }
     }
@@ -326,7 +329,7 @@ SW_DEVICE SW_INLINE C row_head(const Frame<Op>& f, typename Op::Index off0, C le
 // multiply-highs (its setup went from ~270 instructions to a few dozen).
 // L: packs in flight (run_packs), fewer where a heavy functor's registers would cost
 // occupancy (tuning.py KernelTables.loads; modes/rows.py sizes units by the same L).
-template <class Op, bool kBatch = false, int L = kLoads>
+template <class Op, bool kBatch = false, int L = kLoads, bool kShort = false>
 SW_DEVICE void rows_kernel(const Slot* s, const Slot* x) {
   typedef typename Op::Index Index;
   typedef typename Counter<Index>::type C;
@@ -355,7 +358,7 @@ SW_DEVICE void rows_kernel(const Slot* s, const Slot* x) {
     const C head = Op::kRowHeads ? row_head<Op>(f, base[0], len) : 0;
     const C packs = unshifted_packs<Op>(len - head), ends = len - packs * P;   // head, tail
     const C first = c * span * chunk + lane;
-    run_packs<Op, P, (R > 1), kBatch, L>(f, f.p, span * g.items * R, packs,
+    run_packs<Op, P, (R > 1), kBatch, L, kShort>(f, f.p, span * g.items * R, packs,
                      [&](C t) { return first + t / R * group; },
                      [&](C q, int j, Index* o) {
                        SW_UNROLL for (int k = 0; k < NA; ++k)
