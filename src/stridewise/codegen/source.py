@@ -439,6 +439,7 @@ def generate(spec: KernelSpec, entry_point) -> str:
                 f"          sw::exact_pack<F, P>(y, {', '.join(f'x{i}' for i in range(len(call_args)))});\n"
                 f"        }} else\n")
             flags_first = f"{wide}\n        if (!slow) SW_UNROLL for (int e = 0; e < P; ++e) y[e] = {fast};"
+            flags_first_short = flags_first.replace("\n", "\n  ")   # nested one level deeper
             return (f"typedef decltype(F()({', '.join(f'{a}()' for a in arg_types)})) R;\n"
                     f"    R y[P];\n"
                     f"    if constexpr (sw::HasFast<F>::value && kPath != sw::kExact) {{\n"
@@ -448,7 +449,7 @@ def generate(spec: KernelSpec, entry_point) -> str:
                     f"        if (!sw::any_lane(far)) {{\n"
                     f"          SW_UNROLL for (int e = 0; e < P; ++e) y[e] = {fast.replace('call_fast', 'call_short')};\n"
                     f"        }} else {{\n"
-                    f"          {nested(flags_first)}\n"
+                    f"          {flags_first_short}\n"
                     f"        }}\n"
                     f"      }} else if constexpr (sw::FlagsFirst<F>::value) {{   // functors.h FlagsFirst\n"
                     f"        {flags_first}\n"

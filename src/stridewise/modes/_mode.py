@@ -10,6 +10,22 @@ def _no_args(spec, tables) -> str:
     return ""
 
 
+def template_args(*pairs) -> str:
+    """A kernel's template arguments after Op from (value, default) pairs, in order, those at
+    their defaults left off the end: ", true, 2" or ""."""
+    values = [v for v, _ in pairs]
+    while pairs and values[-1] == pairs[len(values) - 1][1]:
+        values.pop()
+        if not values:
+            break
+    return "".join(f", {str(v).lower()}" for v in values)
+
+
+def short_form(spec, tables) -> bool:
+    """Whether the kernel takes its functor's short form first (kernels.cuh run_packs kShort)."""
+    return bool(tables.lookup("short_form", spec, False))
+
+
 def _no_slots(spec, tables) -> int:
     return 0
 

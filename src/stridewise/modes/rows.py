@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 
 from stridewise.algorithms import Rows
-from stridewise.modes._mode import Mode, in_headers, register
+from stridewise.modes._mode import Mode, in_headers, register, short_form, template_args
 
 
 def _kind(plan, k: int, share_rows: bool) -> str:
@@ -43,12 +43,8 @@ def _args(spec, tables) -> str:
     flight, and the functor's short form first (kShort), each where a tuning says so."""
     from stridewise.backends.cuda import _LOADS
 
-    args = [bool(tables.lookup("batched", spec, False)), _loads(spec, tables),
-            bool(tables.lookup("short_form", spec, False))]
-    defaults = [False, _LOADS, False]
-    while args and args[-1] == defaults[len(args) - 1]:
-        args.pop()
-    return "".join(f", {str(a).lower()}" for a in args)
+    return template_args((bool(tables.lookup("batched", spec, False)), False),
+                         (_loads(spec, tables), _LOADS), (short_form(spec, tables), False))
 
 
 def _slots(spec, tables) -> int:
