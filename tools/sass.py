@@ -84,7 +84,8 @@ def main(argv=None):
                 base, arrays=(dt,) * len(base.arrays), params=(dt,) * len(base.params),
                 compute=dt, functor=_builtins.OPS[args.op].functor_for(dt, "torch"), pack=pack,
                 op=args.op, preamble=_preamble(_builtins.OPS[args.op]),
-                index_bits=args.bits, keep_loads=args.keep, max_registers=args.max_registers or base.max_registers, tile=args.stage if base.mode == "tiled" else 0)
+                index_bits=args.bits, keep_loads=args.keep, max_registers=args.max_registers or base.max_registers,
+                tile=args.stage if base.mode == "tiled" else 0)
             cubin = cuda.compile(_codegen.generate(spec, cuda.entry_point), spec.entry, "sm_90")
             with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
                 f.write(cubin)

@@ -415,9 +415,6 @@ def generate(spec: KernelSpec, entry_point) -> str:
         # redone by the functor itself, in the same kind of loop where its exact form is
         # branch-free (functors.h VectorExact). A functor without a fast path runs in that
         # loop too: GCC's SLP vectorizer left its selects (maximum, clip, comparisons) scalar.
-        def nested(code):
-            return code.replace("\n", "\n  ")
-
         def elementwise(fast_args):
             fast = f"sw::call_fast<F, P>({', '.join(['slow'] + fast_args)})"
             wide = f"SW_UNROLL for (int e = 0; e < P; ++e) {fast.replace('call_fast', 'call_wide')};"
@@ -468,6 +465,9 @@ def generate(spec: KernelSpec, entry_point) -> str:
                     f"      SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) y[e] = {call};\n"
                     f"    }}\n"
                     f"    sw::convert_pack<P>(r0.elem, y);")
+
+        def nested(code):
+            return code.replace("\n", "\n  ")
 
         compute = elementwise(fast_args)
         if words.applies(spec):

@@ -14,10 +14,8 @@ def template_args(*pairs) -> str:
     """A kernel's template arguments after Op from (value, default) pairs, in order, those at
     their defaults left off the end: ", true, 2" or ""."""
     values = [v for v, _ in pairs]
-    while pairs and values[-1] == pairs[len(values) - 1][1]:
+    while values and values[-1] == pairs[len(values) - 1][1]:
         values.pop()
-        if not values:
-            break
     return "".join(f", {str(v).lower()}" for v in values)
 
 
