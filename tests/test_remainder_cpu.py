@@ -631,6 +631,31 @@ def test_float_device_remainder_argument(ulps, convention, step0, dense):
     assert same_bits(got[keep], want), mismatches(got[keep], want, a[keep], b[keep])
 
 
+@pytest.mark.parametrize("dense", [False, True])
+@pytest.mark.parametrize("ulps", [-1, 0, 1])
+def test_float16_device_checks_cannot_fire(ulps, dense):
+    """functors.h ShortRemainderFunctor: float16's device fast path runs without the float
+    form's range checks, because they cannot fire for float16 values. Every float16 divisor
+    (all 2^16 bit patterns, specials included) against the dividends that push the quotient
+    furthest (+-65504, the largest subnormal's neighbours, one ulp below each power of two)
+    and a spread of others, through the model of remainder_fast's two steps with the
+    reciprocal anywhere within its ulp: the checks keep every lane, and every result is the
+    oracle's, in both conventions."""
+    b16 = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    a16 = np.concatenate([np.float16([65504, -65504, 6.1e-5, -6.1e-5, 0, 1, -1, 3.0, 0.1]),
+                          np.nextafter(np.float16(2.0) ** np.arange(-14, 16).astype(np.float16),
+                                       np.float16(0)),
+                          np.random.default_rng(16).integers(0, 1 << 16, 64).astype(np.uint16).view(np.float16)])
+    a = np.repeat(a16.astype(np.float32), b16.size)
+    b = np.tile(b16.astype(np.float32), a16.size)
+    for convention in ORACLES:
+        with np.errstate(all="ignore"):
+            got, keep = _remainder_fast_model(a, b, ulps, convention, False, dense)
+        assert keep.all(), (a[~keep][:5], b[~keep][:5])
+        want = ORACLES[convention](a, b)
+        assert same_bits(got, want), mismatches(got, want, a, b)
+
+
 def test_bfloat16_pair_check_flags_what_the_scalar_check_flags():
     """functors.h Wide2 (bfloat16 remainder_wide, two lanes at a time) modelled on the bits of
     every pair of bfloat16 magnitudes: it flags every lane that remainder_wide<false> (the
