@@ -847,7 +847,9 @@ struct ShortRemainderFunctor : RemainderFunctor<float, C> {
   // bfloat16's contiguous kernel is bound by instructions, and step 0 cost 219 against 190 us
   // at 2^27 (0.89x torch eager), while its quotients past 2^40 take bf16_fmod, flags first.
 #if defined(__CUDA_ARCH__)
-  enum { kFlagsFirst = kBf16 };   // float16 never leaves its fast path (above)
+  // float16 never leaves its fast path (above); float's short form is no shorter than their
+  // fast path, so they do not inherit it (ShortForm)
+  enum { kFlagsFirst = kBf16, kShortForm = 0 };
   SW_DEVICE SW_INLINE float operator()(float a, float b) const {
     // float16's packs are redone only by its two-lane form (Fast2), for quotients past 500:
     // the fast path serves them. bfloat16's exact form: quotients below 2^60 through the fast
