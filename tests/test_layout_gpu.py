@@ -46,6 +46,17 @@ def test_torch_cuda_channels_last_and_transposed():
     _same(sw.remainder(m.t(), d.t()), torch.remainder(m.t(), d.t()))
 
 
+def test_short_rows_and_empty_tiles_take_autos_mode_and_match_torch():
+    """The layouts that leave `rows` and `tiled` on the GPU (test_resolve.cliff_layouts),
+    with values (none zero, so either can divide), in the mode Auto picks: torch's values
+    and strides."""
+    from test_resolve import cliff_layouts
+    seeds = iter(range(100, 200))
+    for dtype, a, b, want in cliff_layouts(torch, lambda s, dt: _values(s, dt, next(seeds), divisor=True)):
+        assert sw.explain(sw.remainder, a, b).mode == want, (dtype, a.stride(), b.stride())
+        _same(sw.remainder(a, b), torch.remainder(a, b))
+
+
 def test_cupy_strides_are_cupys():
     cupy = pytest.importorskip("cupy")
     a = cupy.asfortranarray(cupy.arange(1, 61, dtype=cupy.float32).reshape(6, 10))
@@ -120,7 +131,9 @@ def test_broadcast_divisor_is_prepared_exactly(dtype, convention):
 
     v = special_values(dtype)
     n = v.size
-    rows = np.ascontiguousarray(np.broadcast_to(v[None, :], (n, n)))
+    # every pair, in rows of at least 512 bytes (shorter ones run `general` on the GPU)
+    reps = -(-512 // (n * v.itemsize))
+    rows = np.ascontiguousarray(np.broadcast_to(np.tile(v, reps)[None, :], (n, n * reps)))
     assert check(tt(rows), tt(v[:, None].copy()), convention) == "rows"
     shared = np.ascontiguousarray(np.broadcast_to(v, (4, 1, n)))
     assert check(tt(shared), tt(v.reshape(1, n, 1).copy()), convention) == "rows"

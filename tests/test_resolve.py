@@ -246,3 +246,69 @@ def test_auto_shares_a_shifted_row_only_where_it_measured_faster():
     shares = [d for d in ("float16", "bfloat16", "float32", "float64", "int32", "int64")
               if elementwise_tuning("cuda", None, d).share_shifted_rows]
     assert shares == ["float16"]
+
+
+# -- Auto on the GPU's tuning: short rows and emptier tiles leave `rows` and `tiled` --
+def _cuda_mode(a, b, dtype):
+    """The mode Auto picks on the CUDA backend's tuning for torch CPU stand-ins of a GPU call
+    (the plan needs only shapes and strides; the output as torch lays it out)."""
+    torch = pytest.importorskip("torch")
+    from stridewise import modes, plan as _plan
+    from stridewise.tuning import elementwise_tuning
+    out = torch.remainder(a, b)
+    ops = [(tuple(x.shape), tuple(x.stride()), x.element_size(), 0) for x in (out, a, b)]
+    return modes.auto(_plan.plan(tuple(out.shape), ops), elementwise_tuning("cuda", None, dtype))
+
+
+def cliff_layouts(torch, make=None):
+    """Layouts user code makes whose rows or tiles are short (tools/cliffs.py found each one
+    at 0.04-0.6x torch eager in `rows` or `tiled`), and what Auto must run them in on the GPU:
+    (dtype, a, b, mode), each array from make(shape, dtype) (default ones on the CPU)."""
+    make = make or (lambda shape, dt: torch.ones(shape, dtype=dt))
+    t = lambda *s, dt=torch.float32: make(s, dt)   # noqa: E731
+    return [
+        # 4-element rows: a permuted view beside a stepped one
+        ("float16", t(4, 64, 8, 4, dt=torch.float16).permute(2, 1, 0, 3),
+         t(8, 64, 12, 4, dt=torch.float16)[:, :, ::3], "general"),
+        # 61-element int32 rows beside a broadcast (1, C, 1, W) operand
+        ("int32", t(4, 35, 64, 61, dt=torch.int32), t(1, 35, 1, 61, dt=torch.int32), "general"),
+        # a transpose whose tile dim has 4 elements (its rows read 528 bytes apart)
+        ("float32", t(4, 33, 4096), t(4096, 33, 4).permute(2, 1, 0), "general"),
+        # channels_last beside a 4-channel NCHW copy: long rows, read 32 bytes apart
+        ("float64", t(64, 4, 8, 2045, dt=torch.float64),
+         t(64, 4, 8, 2045, dt=torch.float64).contiguous(memory_format=torch.channels_last), "general"),
+        # ... 16 bytes apart: rows
+        ("float32", t(64, 4, 8, 2045),
+         t(64, 4, 8, 2045).contiguous(memory_format=torch.channels_last), "rows"),
+        # rows of 4096 read from an F-ordered operand 8 KB apart
+        ("bfloat16", t(4096, 64, 8, dt=torch.bfloat16)[:, :, ::2].permute(2, 1, 0),
+         t(4, 64, 4096, dt=torch.bfloat16), "general"),
+        # ... and with 19-element rows, general
+        ("float64", t(64, 16, 19, dt=torch.float64)[:, :, :],
+         t(19, 16, 64, dt=torch.float64).permute(2, 1, 0)[:, :1].expand(64, 16, 19), "general"),
+        # full tiles: the bench's permuted view, and long rows
+        ("float32", t(2048, 1024).t(), t(1024, 2048), "tiled"),
+        ("float16", t(1024, 2048, dt=torch.float16).t(), t(2048, 1024, dt=torch.float16), "tiled"),
+        ("float32", t(64, 2048)[:, 1:], t(2047), "rows"),
+        # an outer product keeps `rows` at any row length (a unit is a column of rows)
+        ("int8", t(64, 1, 64, dt=torch.int8), t(1, 64, 1, dt=torch.int8), "rows"),
+    ]
+
+
+def test_cuda_auto_leaves_short_rows_and_empty_tiles():
+    torch = pytest.importorskip("torch")
+    for dtype, a, b, want in cliff_layouts(torch):
+        assert _cuda_mode(a, b, dtype) == want, (dtype, a.shape, a.stride(), b.shape, b.stride())
+
+
+def test_the_cpu_keeps_its_modes_for_those_layouts():
+    """The host's rows and tiles loops pay per row or tile differently; its tuning keeps
+    them (rows_min_bytes and tiled_min_fill 0: not measured there)."""
+    torch = pytest.importorskip("torch")
+    from stridewise import modes, plan as _plan
+    from stridewise.tuning import elementwise_tuning
+    for dtype, a, b, _ in cliff_layouts(torch):
+        out = torch.remainder(a, b)
+        ops = [(tuple(x.shape), tuple(x.stride()), x.element_size(), 0) for x in (out, a, b)]
+        p = _plan.plan(tuple(out.shape), ops)
+        assert modes.auto(p, elementwise_tuning("cpu", None, dtype)) == modes.auto(p)

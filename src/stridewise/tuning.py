@@ -107,6 +107,14 @@ class ElementwiseTuning:
     short_row_bytes : Auto runs rows shorter than this flat (`short_rows`, periodic operands
         gathered by index) where both modes apply: on the GPU a row under one warp of 16-byte
         packs leaves lanes idle; the host's rows loop pays per row only below 64 bytes.
+    rows_min_bytes : Auto runs rows shorter than this `general` where `short_rows` does not
+        apply (an operand neither flat nor periodic): `rows` gives each row a group of at
+        least a warp, so a row under a warp of packs leaves lanes idle; and with it rows an
+        input reads 32 bytes or more apart. Outer products keep `rows` (0: rows of any length
+        and step).
+    tiled_min_fill : Auto runs `general` where `tiled`'s tiles would be less full than this
+        (the fraction of a tile's elements inside the output, along both tile dims): a tile
+        dim shorter than the tile leaves most of each block idle (0: tiles at any fill).
     hoist_work_per_byte, hoist_min_output : user kernels under Auto compute their
         broadcast-invariant subexpressions in a pre-pass (_hoist) where the operations that
         saves per output element are at least hoist_work_per_byte times the bytes the kernel
@@ -133,6 +141,8 @@ class ElementwiseTuning:
     hoist_work_per_byte: float = 1.0
     hoist_min_output: int = 1 << 15
     short_row_bytes: int = 512
+    rows_min_bytes: int = 0
+    tiled_min_fill: float = 0.0
     modes: tuple = ()
     source: str = "OneFlow elementwise.cuh defaults (block 256, 32 waves, 16-byte packs); not measured here"
     evidence: tuple = ()
@@ -278,7 +288,16 @@ def _h200(date: str, command: str, figure: str) -> Measurement:
 
 
 _SWEEP = "tools/tune_gpu.py --items 1,2,4,8 --blocks 128,256,512"
+_CLIFFS = "tools/cliffs.py --log2 26 --algorithms General,Rows,ShortRows,Tiled (seeds 7, 8)"
 _CUDA_EVIDENCE = (
+    ("rows_min_bytes", _h200("2026-12-02", _CLIFFS, "rows of 8-264 B against torch eager: rows "
+                             "0.11-0.60x, General 0.89-1.27x (float16 4-element rows 3419 "
+                             "against 353 us); rows read 32 KB apart 0.70x against 1.02x, "
+                             "32 B apart 1.38x against 1.42x; rows of 16 KB, or read 12-24 B "
+                             "apart, equal")),
+    ("tiled_min_fill", _h200("2026-12-02", _CLIFFS, "tiles 6-59% full (a tile dim of 4-35 "
+                             "elements, or 65 of 128): tiled 0.04-0.94x torch eager, General "
+                             "1.00-1.43x; full tiles (permuted 2^13 x 2^14) 3.7x")),
     ("block_size", _h200("2026-11-30", _SWEEP, "block 128 fastest or within 2% in 22 of 24 "
                          "cells (row float32 3778 GB/s at 128, 3516 at 256, 2500 at 512)")),
     ("items_per_thread", _h200("2026-11-30", _SWEEP, "4 packs beat 2 in the flat modes "
@@ -317,7 +336,7 @@ _CUDA_KERNELS = KernelTables(
     max_registers={"tiled": 80, "short_rows": 72, ("short_rows", "int32"): 56,
                    ("short_rows", "int64"): 64, ("short_rows", "float16"): 80,
                    ("short_rows", "bfloat16"): 80, ("rows", "int64", "repeated"): 64,
-                   ("tiled", "float16"): 96, ("tiled", "bfloat16"): 96,
+                   ("tiled", "float16"): 72, ("tiled", "bfloat16"): 72,
                    # short_rows' resident divisor holds its prepared form for the whole loop:
                    # caps where the 16-bit and 1-byte kernels do not spill (tools/sass.py; at
                    # 80 bfloat16 spilled 208 bytes; int8 takes 80, and capped at 64 lost 1.2%)
@@ -351,7 +370,9 @@ _KERNEL_EVIDENCE = (
                                     "tiled at 80 +5-10% in four dtypes; short_rows at 72 "
                                     "+2-10% in four, int32 at 56 +3-4%, int64 at 64 +2.5-5.5% "
                                     "(56 spilled); outer int64 batched at 64 (56 -10-13%); "
-                                    "16-bit tiles of 128 rows at 96 (80 spilled)")),
+                                    "16-bit tiles of 128 rows at 72 (2026-12-02, caps 96 / 80 "
+                                    "/ 72, 8 bytes spilled: permuted float16 241-243 / 230 / "
+                                    "230 us, bfloat16 213 / 207-210 / 203-204)")),
     ("kernels.batched", _h200("2026-11-30", "tools/auto_ab.py", "outer int64 +2-5%; batched "
                               "everywhere the other kernels lost up to 45%")),
     ("kernels.tile_rows", _h200("2026-11-30", "tools/auto_ab.py; tools/tune_gpu.py "
@@ -395,7 +416,7 @@ _HOIST_EVIDENCE = (
 )
 _CUDA = ElementwiseTuning(
     block_size=128, items_per_thread=4, waves=1024, tile=32, share_rows=True,
-    hoist_work_per_byte=4.0,
+    hoist_work_per_byte=4.0, rows_min_bytes=512, tiled_min_fill=0.75,
     modes=(("contiguous", "items_per_thread", 2), ("scalar", "items_per_thread", 2),
            ("short_rows", "waves", 32), ("contiguous", "keep_loads", True)),
     source=f"{_H200}, 2026-11-30: tools/tune_gpu.py, tools/auto_ab.py, tools/waves_ab.py "

@@ -80,9 +80,23 @@ def _grid(spec, plan, alg, tables) -> tuple:
     return -(-total // groups), items, group, facts
 
 
+def _prefers(plan, tuning) -> bool:
+    """Rows at least the backend's rows_min_bytes long (tuning.py), or an outer product's
+    (a unit of work there is a column of rows sharing one row); other short rows, which
+    short_rows (ranked before) did not take, run `general`. So does a row that an input
+    reads with each element in a sector of its own (a step of 32 bytes or more), where a
+    pack's loads are as many as general's and general keeps more of them in flight."""
+    from stridewise.tuning import ElementwiseTuning
+    limit = (tuning or ElementwiseTuning).rows_min_bytes
+    if plan.outer() or not limit:
+        return True
+    return plan.shape[-1] * max(plan.itemsizes) >= limit and all(
+        abs(plan.strides[k][-1]) * plan.itemsizes[k] < 32 for k in range(plan.nout, len(plan.strides)))
+
+
 MODE = register(Mode(
     "rows", Rows, rank=50,
-    applies=lambda plan: plan._outputs_inner_unit(),
+    applies=lambda plan: plan._outputs_inner_unit(), prefers=_prefers,
     kind=_kind, pack=_pack, row_heads=True,
     example=lambda new: (new((64, 256)), new((256,))),
     kernels=in_headers("rows", args=_args, slots=_slots, grid=_grid)))

@@ -11,6 +11,20 @@ def _applies(plan) -> bool:
         plan._transposed_dim(k) >= 0 for k in range(plan.nout, len(plan.strides)))
 
 
+def _prefers(plan, tuning) -> bool:
+    """Tiles at least the backend's tiled_min_fill full (tuning.py): along the rows, tiles
+    `tile` packs wide (at least 8); along j, tiles of 32 rows, the shortest any dtype takes
+    (kernels.tile_rows). Emptier tiles run `general`."""
+    from stridewise.tuning import ElementwiseTuning
+    tuning = tuning or ElementwiseTuning
+
+    def fill(n: int, t: int) -> float:
+        return n / (-(-n // t) * t)
+
+    width = max(tuning.tile, 8) * max(1, tuning.pack_bytes // max(plan.itemsizes))
+    return fill(plan.shape[-1], width) * fill(plan.shape[plan._tile_dim()], 32) >= tuning.tiled_min_fill
+
+
 def _kind(plan, k: int, share_rows: bool) -> str:
     if k >= plan.nout and plan._transposed_dim(k) >= 0 and plan.strides[k][plan._tile_dim()] == 1:
         return "staged"
@@ -61,6 +75,6 @@ def _grid(spec, plan, alg, tables) -> tuple:
 
 MODE = register(Mode(
     "tiled", Tiled, rank=30,
-    applies=_applies, kind=_kind, pack=_pack,
+    applies=_applies, prefers=_prefers, kind=_kind, pack=_pack,
     example=lambda new: (new((256, 64)).T, new((64, 256))),
     kernels=in_headers("tiled", args=_args, slots=_slots, grid=_grid)))
