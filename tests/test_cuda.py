@@ -112,7 +112,8 @@ def _layouts(dtype, rng):
         # 32-element rows: the divisor's period is whole packs, resident (ShortRows(share_rows))
         "short_rows/resident": (r((7001, 32)), r((32,)), None, "short_rows"),
         "tiled": (r((600, 1000)).T, r((1000, 600)), None, "tiled"),
-        "tiled/batched": (r((3, 130, 200)).transpose(1, 2), r((3, 200, 130)), None, "tiled"),
+        # partial tiles along both dims, full enough for Auto to tile (tuning.py tiled_min_fill)
+        "tiled/batched": (r((3, 380, 250)).transpose(1, 2), r((3, 250, 380)), None, "tiled"),
         "general": (r((600, 1000)), r((600, 1)),
                     torch.empty((1000, 600, 2), dtype=getattr(torch, dtype), device=CUDA)[:, :, 1].T,
                     "general"),

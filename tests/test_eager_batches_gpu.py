@@ -36,7 +36,7 @@ LAYOUTS = {
     "contiguous": (lambda new: (new((16 * 4 * 128 * 3 + 17,)), new((16 * 4 * 128 * 3 + 17,))), None,
                    "contiguous"),
     "general": (lambda new: (new((40, 3 * 77))[:, ::3], new((77, 40)).T), sw.General(), "general"),
-    "tiled": (lambda new: (new((96, 72)).T, new((72, 96))), None, "tiled"),
+    "tiled": (lambda new: (new((96, 72)).T, new((72, 96))), sw.Tiled(), "tiled"),
 }
 
 
