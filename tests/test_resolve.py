@@ -270,8 +270,10 @@ def cliff_layouts(torch, make=None):
         # 4-element rows: a permuted view beside a stepped one
         ("float16", t(4, 64, 8, 4, dt=torch.float16).permute(2, 1, 0, 3),
          t(8, 64, 12, 4, dt=torch.float16)[:, :, ::3], "general"),
-        # 61-element int32 rows beside a broadcast (1, C, 1, W) operand
-        ("int32", t(4, 35, 64, 61, dt=torch.int32), t(1, 35, 1, 61, dt=torch.int32), "general"),
+        # 17-element bfloat16 rows beside a broadcast (1, C, 1, W) operand; 61-element int32
+        # rows keep `rows` (244 bytes)
+        ("bfloat16", t(4, 35, 64, 17, dt=torch.bfloat16), t(1, 35, 1, 17, dt=torch.bfloat16), "general"),
+        ("int32", t(4, 35, 64, 61, dt=torch.int32), t(1, 35, 1, 61, dt=torch.int32), "rows"),
         # a transpose whose tile dim has 4 elements (its rows read 528 bytes apart)
         ("float32", t(4, 33, 4096), t(4096, 33, 4).permute(2, 1, 0), "general"),
         # channels_last beside a 4-channel NCHW copy: long rows, read 32 bytes apart

@@ -109,9 +109,9 @@ class ElementwiseTuning:
         packs leaves lanes idle; the host's rows loop pays per row only below 64 bytes.
     rows_min_bytes : Auto runs rows shorter than this `general` where `short_rows` does not
         apply (an operand neither flat nor periodic): `rows` gives each row a group of at
-        least a warp, so a row under a warp of packs leaves lanes idle; and with it rows an
-        input reads 32 bytes or more apart. Outer products keep `rows` (0: rows of any length
-        and step).
+        least 8 threads, so a row of a few packs leaves lanes idle; and with it rows an input
+        reads 32 bytes or more apart. Outer products keep `rows` (0: rows of any length and
+        step).
     tiled_min_fill : Auto runs `general` where `tiled`'s tiles would be less full than this
         (the fraction of a tile's elements inside the output, along both tile dims): a tile
         dim shorter than the tile leaves most of each block idle (0: tiles at any fill).
@@ -290,11 +290,11 @@ def _h200(date: str, command: str, figure: str) -> Measurement:
 _SWEEP = "tools/tune_gpu.py --items 1,2,4,8 --blocks 128,256,512"
 _CLIFFS = "tools/cliffs.py --log2 26 --algorithms General,Rows,ShortRows,Tiled (seeds 7, 8)"
 _CUDA_EVIDENCE = (
-    ("rows_min_bytes", _h200("2026-12-02", _CLIFFS, "rows of 8-264 B against torch eager: rows "
-                             "0.11-0.60x, General 0.89-1.27x (float16 4-element rows 3419 "
-                             "against 353 us); rows read 32 KB apart 0.70x against 1.02x, "
-                             "32 B apart 1.38x against 1.42x; rows of 16 KB, or read 12-24 B "
-                             "apart, equal")),
+    ("rows_min_bytes", _h200("2026-12-02", _CLIFFS, "with groups of 8 threads (modes/rows.py), "
+                             "against torch eager: rows of 8-34 B 0.37-0.47x, General "
+                             "0.87-1.27x; 58 B 1.08x against 1.10x; 64-264 B rows 1.24-3.04x, "
+                             "General 1.03-1.27x. Read 32 KB apart 0.70x against 1.02x, 32 B "
+                             "apart 1.38x against 1.42x; 12-24 B apart equal")),
     ("tiled_min_fill", _h200("2026-12-02", _CLIFFS, "tiles 6-59% full (a tile dim of 4-35 "
                              "elements, or 65 of 128): tiled 0.04-0.94x torch eager, General "
                              "1.00-1.43x; full tiles (permuted 2^13 x 2^14) 3.7x")),
@@ -416,7 +416,7 @@ _HOIST_EVIDENCE = (
 )
 _CUDA = ElementwiseTuning(
     block_size=128, items_per_thread=4, waves=1024, tile=32, share_rows=True,
-    hoist_work_per_byte=4.0, rows_min_bytes=512, tiled_min_fill=0.75,
+    hoist_work_per_byte=4.0, rows_min_bytes=64, tiled_min_fill=0.75,
     modes=(("contiguous", "items_per_thread", 2), ("scalar", "items_per_thread", 2),
            ("short_rows", "waves", 32), ("contiguous", "keep_loads", True)),
     source=f"{_H200}, 2026-11-30: tools/tune_gpu.py, tools/auto_ab.py, tools/waves_ab.py "

@@ -67,7 +67,9 @@ def _grid(spec, plan, alg, tables) -> tuple:
         items, unit = min(items, batches), batches * r
     else:
         unit = k.row_unit_packs_outer if plan.outer() else k.row_unit_packs
-    group = min(block, max(32, _pow2_at_least(-(-max(packs, 1) // items))))
+    # a group of 8 threads at least (a 128-byte line of 16-byte packs): groups of a warp left
+    # most lanes idle in rows of a few packs (a 32-wide outer product 4x slower; BENCHMARKS)
+    group = min(block, max(8, _pow2_at_least(-(-max(packs, 1) // items))))
     chunks = -(-packs // (group * items)) if packs else 1
     span = min(chunks, max(1, unit // (items * r)))
     units = -(-chunks // span)
