@@ -754,3 +754,22 @@ def test_nvrtc_compile_errors_name_the_users_line():
         cuda.compile(_codegen.generate(spec, cuda.entry_point), spec.entry, "sm_90")
     msg = k._source.message(str(info.value))
     assert "operation line 2" in msg and ">   2 | z = t * w;" in msg
+
+
+def test_host_float32_to_float16_rounds_as_numpy_at_every_exponent():
+    """The host's 8-lane float -> half (types.h Pack8) against NumPy's astype: every float32
+    sign, exponent and top 10 significand bits, with the dropped 13 bits at zero, just under,
+    at and just over the half-way point and at their ends (ties to even, subnormal halves,
+    overflow to inf, NaN), as cast and as an op's result."""
+    hi = np.arange(1 << 19, dtype=np.uint32) << 13
+    lo = np.array([0, 1, 0xfff, 0x1000, 0x1001, 0x1fff], np.uint32)
+    x = (hi[:, None] | lo[None, :]).ravel().view(np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):
+        h = x.astype(np.float16)
+        cases = [(sw.cast(x, "float16"), h),
+                 (sw.multiply(h, np.float16(3)), np.multiply(h, np.float16(3)))]
+    for got, want in cases:
+        assert got.dtype == np.float16
+        nan = np.isnan(want)
+        assert np.array_equal(got.view(np.uint16)[~nan], want.view(np.uint16)[~nan])
+        assert np.isnan(got[nan]).all()

@@ -280,10 +280,31 @@ SW_CONVERT2(bfloat16, "bf16")
 #undef SW_CONVERT2
 #endif
 
+// Pack8<To, From>: 8 lanes converted in one instruction on the host, where one lane at a time
+// would keep the loop scalar. float -> half with F16C: float_to_half's one-lane builtin left
+// every loop that stores float16 scalar (add 4.5x slower than torch CPU); this is the same
+// instruction and rounding (nearest even, immediate 0), so the same bits.
+template <class To, class From> struct Pack8 { enum { value = 0 }; };
+#if !defined(__CUDACC__) && !defined(__CUDACC_RTC__) && defined(__F16C__) && !defined(__clang__)
+template <> struct Pack8<half, float> {
+  enum { value = 1 };
+  static SW_INLINE void apply(half* dst, const float* y) {
+    typedef float V8sf __attribute__((vector_size(32)));
+    typedef short V8hi __attribute__((vector_size(16)));
+    V8sf v;
+    __builtin_memcpy(&v, y, sizeof v);
+    const V8hi h = __builtin_ia32_vcvtps2ph256(v, 0);
+    __builtin_memcpy(dst, &h, sizeof h);
+  }
+};
+#endif
+
 // The one rounding of a pack of results to the storage type, pairwise where Convert2 allows.
 template <int P, class To, class From>
 SW_HOST_DEVICE SW_INLINE void convert_pack(To* dst, const From* y) {
-  if constexpr (P % 2 == 0 && Convert2<To, From>::value) {
+  if constexpr (P % 8 == 0 && Pack8<To, From>::value) {
+    SW_UNROLL for (int e = 0; e < P; e += 8) Pack8<To, From>::apply(dst + e, y + e);
+  } else if constexpr (P % 2 == 0 && Convert2<To, From>::value) {
     SW_UNROLL for (int e = 0; e < P; e += 2) set_pair(dst + e, Convert2<To, From>::apply(y[e], y[e + 1]));
   } else {
     SW_UNROLL for (int e = 0; e < P; ++e) dst[e] = convert<To>(y[e]);
