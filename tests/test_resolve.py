@@ -249,15 +249,13 @@ def test_auto_shares_a_shifted_row_only_where_it_measured_faster():
 
 
 # -- Auto on the GPU's tuning: short rows and emptier tiles leave `rows` and `tiled` --
-def _cuda_mode(a, b, dtype):
-    """The mode Auto picks on the CUDA backend's tuning for torch CPU stand-ins of a GPU call
-    (the plan needs only shapes and strides; the output as torch lays it out)."""
-    torch = pytest.importorskip("torch")
-    from stridewise import modes, plan as _plan
-    from stridewise.tuning import elementwise_tuning
+def _plan_of(a, b):
+    """The plan of remainder on torch CPU stand-ins of a GPU call (a plan needs only shapes
+    and strides; the output as torch lays it out)."""
+    import torch
     out = torch.remainder(a, b)
-    ops = [(tuple(x.shape), tuple(x.stride()), x.element_size(), 0) for x in (out, a, b)]
-    return modes.auto(_plan.plan(tuple(out.shape), ops), elementwise_tuning("cuda", None, dtype))
+    return plan(tuple(out.shape), [(tuple(x.shape), tuple(x.stride()), x.element_size(), 0)
+                                   for x in (out, a, b)])
 
 
 def cliff_layouts(torch, make=None):
@@ -286,7 +284,7 @@ def cliff_layouts(torch, make=None):
         ("bfloat16", t(4096, 64, 8, dt=torch.bfloat16)[:, :, ::2].permute(2, 1, 0),
          t(4, 64, 4096, dt=torch.bfloat16), "general"),
         # ... and with 19-element rows, general
-        ("float64", t(64, 16, 19, dt=torch.float64)[:, :, :],
+        ("float64", t(64, 16, 19, dt=torch.float64),
          t(19, 16, 64, dt=torch.float64).permute(2, 1, 0)[:, :1].expand(64, 16, 19), "general"),
         # full tiles: the bench's permuted view, and long rows
         ("float32", t(2048, 1024).t(), t(1024, 2048), "tiled"),
@@ -298,19 +296,18 @@ def cliff_layouts(torch, make=None):
 
 
 def test_cuda_auto_leaves_short_rows_and_empty_tiles():
+    from stridewise import modes
     torch = pytest.importorskip("torch")
     for dtype, a, b, want in cliff_layouts(torch):
-        assert _cuda_mode(a, b, dtype) == want, (dtype, a.shape, a.stride(), b.shape, b.stride())
+        got = modes.auto(_plan_of(a, b), elementwise_tuning("cuda", None, dtype))
+        assert got == want, (dtype, a.shape, a.stride(), b.shape, b.stride())
 
 
 def test_the_cpu_keeps_its_modes_for_those_layouts():
     """The host's rows and tiles loops pay per row or tile differently; its tuning keeps
     them (rows_min_bytes and tiled_min_fill 0: not measured there)."""
+    from stridewise import modes
     torch = pytest.importorskip("torch")
-    from stridewise import modes, plan as _plan
-    from stridewise.tuning import elementwise_tuning
     for dtype, a, b, _ in cliff_layouts(torch):
-        out = torch.remainder(a, b)
-        ops = [(tuple(x.shape), tuple(x.stride()), x.element_size(), 0) for x in (out, a, b)]
-        p = _plan.plan(tuple(out.shape), ops)
+        p = _plan_of(a, b)
         assert modes.auto(p, elementwise_tuning("cpu", None, dtype)) == modes.auto(p)

@@ -191,7 +191,8 @@ def main(argv=None) -> int:
               + (f"{r:.2f}x torch " + " ".join(f"{k} {v:.2f}x" for k, v in cell["alternatives"].items())
                  if r else cell.get("error") or f"MISMATCH {cell.get('mismatch')}"),
               file=sys.stderr, flush=True)
-        torch.cuda.empty_cache() if args.device == "cuda" else None
+        if args.device == "cuda":
+            torch.cuda.empty_cache()
     bad = [c for c in cells if "vs_torch" not in c]
     timed = sorted((c for c in cells if "vs_torch" in c), key=lambda c: c["vs_torch"])
     print("\nworst first: vs torch eager | op dtype shape | a | b | mode")
