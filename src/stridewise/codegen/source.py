@@ -435,7 +435,9 @@ def generate(spec: KernelSpec, entry_point) -> str:
                 + " ".join(f"x{i}[e] = {a};" for i, a in enumerate(call_args)) + " }\n"
                 f"          sw::exact_pack<F, P>(y, {', '.join(f'x{i}' for i in range(len(call_args)))});\n"
                 f"        }} else\n")
-            flags_first = f"{wide}\n        if (!slow) SW_UNROLL for (int e = 0; e < P; ++e) y[e] = {fast};"
+            # a flagged pack's warp redoes every pack in the exact form (functors.h FlagsFirst)
+            flags_first = (f"{wide}\n        slow = sw::any_lane(slow);\n"
+                           f"        if (!slow) SW_UNROLL for (int e = 0; e < P; ++e) y[e] = {fast};")
             flags_first_short = flags_first.replace("\n", "\n  ")   # nested one level deeper
             return (f"typedef decltype(F()({', '.join(f'{a}()' for a in arg_types)})) R;\n"
                     f"    R y[P];\n"

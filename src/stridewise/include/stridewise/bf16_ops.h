@@ -79,13 +79,12 @@ template <class T> struct TorchFloorDivideByNumber16 {
 //   subnormal or huge |b|), and two lanes at a time (Wide2); unflagged lanes take
 //   remainder_fast without step 0 and its checks, on a' = |a| with b's sign: its floor modulus
 //   of a' by b is then |a| mod |b| with b's sign (a' and b agree in sign, so no rounding of
-//   a + b arises), and a's sign copied in gives fmod. A flagged pack redoes its lanes as
-//   remainder does: quotients below 2^60 through the fast path with step 0 (float32's range),
-//   the rest (and subnormal or huge divisors) by bf16_fmod, which is fmod (a's sign) for every
+//   a + b arises), and a's sign copied in gives fmod. A warp with a flagged lane redoes its
+//   packs as remainder does: bf16_fmod in every lane, which is fmod (a's sign) for every
 //   bfloat16 pair. A prepared divisor is remainder's (Divisor). H200, 2^27, contiguous,
 //   against FmodFunctor<float> (step 0 in every lane, the rest a call): narrow 189 against
-//   220-222 us, subnormal divisors 311-313 against 697-702, near max 310-312 against 638-642,
-//   huge quotients 328-329 against 222-223 (with the table from 2^40: 470).
+//   220-222 us, subnormal divisors 264 against 697-702, near max 264 against 638-642,
+//   huge quotients 264 against 222-223.
 // The float functor's step 0 in every lane would keep huge quotients at 222 us but leaves
 //   narrow at 0.85x torch eager; this form is at 1.0x torch eager or more in every cell.
 // - host: fmod_double's fast path (quotients below 2^50, vectorized), bf16_fmod_host for a
@@ -96,11 +95,7 @@ template <class T> struct TorchFloorDivideByNumber16 {
 struct Bf16Fmod {
 #if defined(__CUDA_ARCH__)
   enum { kFlagsFirst = 1 };
-  SW_DEVICE SW_INLINE float operator()(float a, float b) const {
-    if (remainder_wide<true>(a, b)) return bf16_fmod(a, b);
-    FastFlag never = false;   // in step 0's range: the prepared form, as remainder's
-    return copysignf(remainder_fast<kNumpy, true, false>(copysignf(a, b), Divisor<float>::make(b), never), a);
-  }
+  SW_DEVICE SW_INLINE float operator()(float a, float b) const { return bf16_fmod(a, b); }
   SW_DEVICE SW_INLINE static Divisor<float> prepare(float b) { return Divisor<float>::make(b); }
   SW_DEVICE SW_INLINE static bool wide(float a, float b) { return remainder_wide<false>(a, b); }
   SW_DEVICE SW_INLINE static bool wide(float a, const Divisor<float>& d) { return remainder_wide<false>(a, d); }

@@ -65,9 +65,10 @@ template <class F, class X> SW_HOST_DEVICE SW_INLINE auto prepare(X x) {
 template <class F, class M> struct Prepared { typedef decltype(prepare<F>(M())) type; };
 // FlagsFirst<F> (F::kFlagsFirst): the kernel first asks `static bool wide(args...)` (same
 // arguments as `fast`, a prepared divisor included) of every lane, and runs `fast` (which then
-// needs no checks of its own) only where no lane of the pack wants the exact form, which
-// then runs alone: a pack of quotients past the fast path's range (float remainder) costs
-// the exact form plus a cheap check, not both forms.
+// needs no checks of its own) only where no lane of the warp's packs wants the exact form,
+// which then runs alone: a pack of quotients past the fast path's range (float remainder)
+// costs the exact form plus a cheap check, not both forms. The warp decides as one (any_lane):
+// with a pack's flag alone, a warp that held flagged and unflagged packs ran both forms in turn.
 template <class F, class = void> struct FlagsFirst { enum { value = 0 }; };
 template <class F> struct FlagsFirst<F, decltype((void)F::kFlagsFirst, void())> {
   enum { value = F::kFlagsFirst };
@@ -852,17 +853,12 @@ struct ShortRemainderFunctor : RemainderFunctor<float, C> {
   enum { kFlagsFirst = kBf16, kShortForm = 0 };
   SW_DEVICE SW_INLINE float operator()(float a, float b) const {
     // float16's packs are redone only by its two-lane form (Fast2), for quotients past 500:
-    // the fast path serves them. bfloat16's exact form: quotients below 2^60 through the fast
-    // path with step 0 (its range checked first, as float32's), the rest (and subnormal
-    // divisors) by table, bf16_fmod (the whole pack by table read 7% slower on huge quotients;
-    // docs/decisions.md).
-    if constexpr (kBf16) {
-      if (remainder_wide<true>(a, b)) return RemainderFunctor<float, C>::adjust(bf16_fmod(a, b), b);
-      // step 1 as the prepared form (q1 Bs): as the dense form it read 3-5% slower in the
-      // outer product's redone packs (huge quotients), 1-2% this way
-      FastFlag never = false;
-      return remainder_fast<C, true, false, false>(a, Divisor<float>::make(b), never);
-    }
+    // the fast path serves them. bfloat16's exact form is the table, bf16_fmod, in every lane
+    // of a warp that has a flagged lane (FlagsFirst): branch-free, so a pack's lanes overlap.
+    // Per lane, step 0's range first and the fast path with step 0 below 2^60, it read 1.1x
+    // faster on huge quotients (quotients to 2^60, no lane past it) and 1.2-1.4x slower on
+    // subnormal divisors and near the maximum (docs/decisions.md).
+    if constexpr (kBf16) return RemainderFunctor<float, C>::adjust(bf16_fmod(a, b), b);
     FastFlag slow = false;
     const float r = remainder_fast<C, false>(a, b, slow);
     return slow ? RemainderFunctor<float, C>::adjust(fmod_wide_call(a, b), b) : r;
