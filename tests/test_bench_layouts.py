@@ -32,3 +32,27 @@ def test_cells_build_the_layouts_they_name():
     assert bench_layouts._lib_for("cpu", "cuda") is None
     # a step-3 float32 read moves 12 of every 12 bytes it spans: the sector model charges it
     assert bench_layouts._moved_bytes(layouts["inner_step3"][0]) == R * C * 12
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
+def test_gpu_cells_count_where_torch_compile_differs_from_eager(dtype, monkeypatch):
+    """A layouts cell on the GPU counts torch.compile's results that differ from torch eager
+    (bfloat16's compiled remainder is inexact on some of them), as the first matrix does, so
+    its table shows when a faster anchor is an inexact one."""
+    import torch
+    monkeypatch.setitem(bench_layouts.bench._ROUNDS, "cuda", (0.01, 1, 1))
+    cell = bench_layouts.run_cell("bias_channels_last", dtype, "cuda", 16, {"copy": 1.0})
+    assert cell["verified"], cell
+    a, b = bench_layouts.LAYOUTS["bias_channels_last"][1](
+        bench_layouts._new("torch", dtype, "cuda", __import__("zlib").crc32(f"bias_channels_last/{dtype}".encode())),
+        *bench_layouts.bench._shape_rc(16))
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda x, y: torch.remainder(x, y), dynamic=False)(a, b)
+    eager = torch.remainder(a, b)
+    ints = {2: torch.int16, 4: torch.int32}[eager.element_size()]
+    compiled, eager = compiled.contiguous(), eager.contiguous()
+    expected = int(((compiled.view(ints) != eager.view(ints)) & ~(compiled.isnan() & eager.isnan())).sum())
+    assert cell["differs_from_eager"] == {"torch.compile": expected}
+    header, rows = bench_layouts.bench.table_rows({"meta": {"device": "cuda"}, "cells": [cell]})
+    assert header[-1] == "torch.compile ≠ eager" and rows[0][-1] == str(expected)
