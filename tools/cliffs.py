@@ -119,6 +119,11 @@ def _values(rng: random.Random, shape, role: str, dtype, device: str):
     return torch.randint(1, min(info.max, 1000), shape, generator=g, device=device, dtype=dtype)
 
 
+def _plan(e) -> dict:
+    return {"shape": list(e.shape), "strides": [list(x) for x in e.strides], "kinds": list(e.kinds),
+            "pack": e.pack}
+
+
 def run_case(rng: random.Random, log2: int, ops, dtypes, device: str, algorithms=()) -> dict:
     op, dt = rng.choice(ops), rng.choice(dtypes)
     dtype = _TORCH[dt]
@@ -155,7 +160,17 @@ def run_case(rng: random.Random, log2: int, ops, dtypes, device: str, algorithms
             cell["vs_torch"] = res["torch"]["time_s"] / res["sw"]["time_s"]
             cell["alternatives"] = {n: res["torch"]["time_s"] / r["time_s"] for n, r in res.items()
                                     if n not in ("sw", "torch") and "time_s" in r}
-            cell["mode"] = str(sw.explain(swf, a, b).mode)
+            e = sw.explain(swf, a, b)
+            cell["mode"] = str(e.mode)
+            # the plan as each mode sees it (merged shape, strides, operand kinds), so that a
+            # rule for Auto can be fitted to the cells afterwards
+            cell["plans"] = {str(e.mode): _plan(e)}
+            for name in algorithms:
+                try:
+                    e = sw.explain(swf, a, b, algorithm=getattr(sw, name)())
+                except ValueError:
+                    continue
+                cell["plans"][str(e.mode)] = _plan(e)
     except Exception as e:  # noqa: BLE001 - a failing case is a finding, recorded
         cell["error"] = f"{type(e).__name__}: {e}"
     return cell

@@ -107,11 +107,12 @@ class ElementwiseTuning:
     short_row_bytes : Auto runs rows shorter than this flat (`short_rows`, periodic operands
         gathered by index) where both modes apply: on the GPU a row under one warp of 16-byte
         packs leaves lanes idle; the host's rows loop pays per row only below 64 bytes.
-    rows_min_bytes : Auto runs rows shorter than this `general` where `short_rows` does not
-        apply (an operand neither flat nor periodic): `rows` gives each row a group of at
-        least 8 threads, so a row of a few packs leaves lanes idle; and with it rows an input
-        reads 32 bytes or more apart. Outer products keep `rows` (0: rows of any length and
-        step).
+    rows_min_bytes, rows_min_elements : Auto runs rows shorter than these `general` where
+        `short_rows` does not apply (an operand neither flat nor periodic): `rows` gives each
+        row a group of at least 8 threads, so a row of a few packs leaves lanes idle; and with
+        them rows an input reads 32 bytes or more apart, unless its next row starts one
+        element on (a transpose: the groups of a block read neighbouring elements). Outer
+        products keep `rows` (0: rows of any length and step).
     tiled_min_fill : Auto runs `general` where `tiled`'s tiles would be less full than this
         (the fraction of a tile's elements inside the output, along both tile dims): a tile
         dim shorter than the tile leaves most of each block idle (0: tiles at any fill).
@@ -142,6 +143,7 @@ class ElementwiseTuning:
     hoist_min_output: int = 1 << 15
     short_row_bytes: int = 512
     rows_min_bytes: int = 0
+    rows_min_elements: int = 0
     tiled_min_fill: float = 0.0
     modes: tuple = ()
     source: str = "OneFlow elementwise.cuh defaults (block 256, 32 waves, 16-byte packs); not measured here"
@@ -289,12 +291,21 @@ def _h200(date: str, command: str, figure: str) -> Measurement:
 
 _SWEEP = "tools/tune_gpu.py --items 1,2,4,8 --blocks 128,256,512"
 _CLIFFS = "tools/cliffs.py --log2 26 --algorithms General,Rows,ShortRows,Tiled (seeds 7, 8)"
+_CLIFFS_ROWS = "tools/cliffs.py --log2 26 --cases 70 --algorithms General,Rows (seeds 8, 10-12)"
 _CUDA_EVIDENCE = (
     ("rows_min_bytes", _h200("2026-12-02", _CLIFFS, "with groups of 8 threads (modes/rows.py), "
                              "against torch eager: rows of 8-34 B 0.37-0.47x, General "
                              "0.87-1.27x; 58 B 1.08x against 1.10x; 64-264 B rows 1.24-3.04x, "
                              "General 1.03-1.27x. Read 32 KB apart 0.70x against 1.02x, 32 B "
                              "apart 1.38x against 1.42x; 12-24 B apart equal")),
+    ("rows_min_elements", _h200("2026-12-03", _CLIFFS_ROWS, "rows of 8-16 elements (64 B of "
+                                "4- and 8-byte types) 0.62-0.94x torch eager, General 1.11-1.87x; "
+                                "16-bit rows of 32-63 elements 1.25-2.12x, General 1.02-1.20x; "
+                                "int64 rows of 16, 1.12x against 1.07x")),
+    ("rows_min_bytes", _h200("2026-12-03", _CLIFFS_ROWS, "rows read 32 B to 1 MB apart, the "
+                             "next row one element on: 1.75-2.00x torch eager, General "
+                             "1.05-1.33x; 32 B to 8 KB apart otherwise: General equal or "
+                             "better (0.55 against 1.00-1.01x)")),
     ("tiled_min_fill", _h200("2026-12-02", _CLIFFS, "tiles 6-59% full (a tile dim of 4-35 "
                              "elements, or 65 of 128): tiled 0.04-0.94x torch eager, General "
                              "1.00-1.43x; full tiles (permuted 2^13 x 2^14) 3.7x")),
@@ -416,7 +427,7 @@ _HOIST_EVIDENCE = (
 )
 _CUDA = ElementwiseTuning(
     block_size=128, items_per_thread=4, waves=1024, tile=32, share_rows=True,
-    hoist_work_per_byte=4.0, rows_min_bytes=64, tiled_min_fill=0.75,
+    hoist_work_per_byte=4.0, rows_min_bytes=64, rows_min_elements=32, tiled_min_fill=0.75,
     modes=(("contiguous", "items_per_thread", 2), ("scalar", "items_per_thread", 2),
            ("short_rows", "waves", 32), ("contiguous", "keep_loads", True)),
     source=f"{_H200}, 2026-11-30: tools/tune_gpu.py, tools/auto_ab.py, tools/waves_ab.py "

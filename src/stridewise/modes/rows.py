@@ -83,17 +83,21 @@ def _grid(spec, plan, alg, tables) -> tuple:
 
 
 def _prefers(plan, tuning) -> bool:
-    """Rows at least the backend's rows_min_bytes long (tuning.py), or an outer product's
-    (a unit of work there is a column of rows sharing one row); other short rows, which
-    short_rows (ranked before) did not take, run `general`. So does a row that an input
-    reads with each element in a sector of its own (a step of 32 bytes or more), where a
-    pack's loads are as many as general's and general keeps more of them in flight."""
+    """Rows at least the backend's rows_min_bytes and rows_min_elements long (tuning.py), or
+    an outer product's (a unit of work there is a column of rows sharing one row); other
+    short rows, which short_rows (ranked before) did not take, run `general`. So does a row
+    that an input reads with each element in a sector of its own (a step of 32 bytes or
+    more), where a pack's loads are as many as general's and general keeps more of them in
+    flight; unless that input's next row starts one element on (a transpose), where the
+    groups of a block, a row each, read neighbouring elements of the same sectors."""
     from stridewise.tuning import ElementwiseTuning
-    limit = (tuning or ElementwiseTuning).rows_min_bytes
-    if plan.outer() or not limit:
+    t = tuning or ElementwiseTuning
+    if plan.outer() or not (t.rows_min_bytes or t.rows_min_elements):
         return True
-    return plan.shape[-1] * max(plan.itemsizes) >= limit and all(
-        abs(plan.strides[k][-1]) * plan.itemsizes[k] < 32 for k in range(plan.nout, len(plan.strides)))
+    n = plan.shape[-1]
+    return n * max(plan.itemsizes) >= t.rows_min_bytes and n >= t.rows_min_elements and all(
+        abs(st[-1]) * plan.itemsizes[k] < 32 or (plan.ndim > 1 and abs(st[-2]) == 1)
+        for k, st in enumerate(plan.strides) if k >= plan.nout)
 
 
 MODE = register(Mode(
