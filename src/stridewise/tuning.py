@@ -347,7 +347,7 @@ _CUDA_KERNELS = KernelTables(
     max_registers={"tiled": 80, "short_rows": 72, ("short_rows", "int32"): 56,
                    ("short_rows", "int64"): 64, ("short_rows", "float16"): 80,
                    ("short_rows", "bfloat16"): 80, ("rows", "int64", "repeated"): 64,
-                   ("tiled", "float16"): 72, ("tiled", "bfloat16"): 72,
+                   ("tiled", "float16"): 72, ("tiled", "bfloat16"): 80,
                    # short_rows' resident divisor holds its prepared form for the whole loop:
                    # caps where the 16-bit and 1-byte kernels do not spill (tools/sass.py; at
                    # 80 bfloat16 spilled 208 bytes; int8 takes 80, and capped at 64 lost 1.2%)
@@ -383,7 +383,11 @@ _KERNEL_EVIDENCE = (
                                     "(56 spilled); outer int64 batched at 64 (56 -10-13%); "
                                     "16-bit tiles of 128 rows at 72 (2026-12-02, caps 96 / 80 "
                                     "/ 72, 8 bytes spilled: permuted float16 241-243 / 230 / "
-                                    "230 us, bfloat16 213 / 207-210 / 203-204)")),
+                                    "230 us, bfloat16 213 / 207-210 / 203-204); bfloat16 at 80 "
+                                    "since its warp's vote (FlagsFirst): at 72 it spilled 40 "
+                                    "bytes and permuted bfloat16 read 240.7 against 206.2 us; "
+                                    "at 80, 16 bytes (tools/sass.py), and 80 keeps 3 blocks of "
+                                    "256 threads an SM as 72 does (2026-12-03, not yet timed)")),
     ("kernels.batched", _h200("2026-11-30", "tools/auto_ab.py", "outer int64 +2-5%; batched "
                               "everywhere the other kernels lost up to 45%")),
     ("kernels.tile_rows", _h200("2026-11-30", "tools/auto_ab.py; tools/tune_gpu.py "
