@@ -297,15 +297,14 @@ _CUDA_EVIDENCE = (
                              "against torch eager: rows of 8-34 B 0.37-0.47x, General "
                              "0.87-1.27x; 58 B 1.08x against 1.10x; 64-264 B rows 1.24-3.04x, "
                              "General 1.03-1.27x. Read 32 KB apart 0.70x against 1.02x, 32 B "
-                             "apart 1.38x against 1.42x; 12-24 B apart equal")),
+                             "apart 1.38x against 1.42x; 12-24 B apart equal. 2026-12-03 "
+                             "(" + _CLIFFS_ROWS + "): rows read 32 B to 1 MB apart whose next "
+                             "row is one element on 1.75-2.00x, General 1.05-1.33x; read apart "
+                             "otherwise, General equal or ahead (1.00-1.01x against 0.55x)")),
     ("rows_min_elements", _h200("2026-12-03", _CLIFFS_ROWS, "rows of 8-16 elements (64 B of "
                                 "4- and 8-byte types) 0.62-0.94x torch eager, General 1.11-1.87x; "
                                 "16-bit rows of 32-63 elements 1.25-2.12x, General 1.02-1.20x; "
                                 "int64 rows of 16, 1.12x against 1.07x")),
-    ("rows_min_bytes", _h200("2026-12-03", _CLIFFS_ROWS, "rows read 32 B to 1 MB apart, the "
-                             "next row one element on: 1.75-2.00x torch eager, General "
-                             "1.05-1.33x; 32 B to 8 KB apart otherwise: General equal or "
-                             "better (0.55 against 1.00-1.01x)")),
     ("tiled_min_fill", _h200("2026-12-02", _CLIFFS, "tiles 6-59% full (a tile dim of 4-35 "
                              "elements, or 65 of 128): tiled 0.04-0.94x torch eager, General "
                              "1.00-1.43x; full tiles (permuted 2^13 x 2^14) 3.7x")),
