@@ -485,10 +485,14 @@ def _transposed_where_operands(rng, dtype, rows, cols):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_where_stages_transposed_operands_of_every_size(dtype):
-    """`tiled` copies transposed operands into a tile as bits: 1-byte bool and every dtype."""
+    """`tiled` copies transposed operands into a tile as bits: 1-byte bool and every dtype
+    (named: at these steps the host's Auto runs rows, tuning.py tiled_alias_bytes), and Auto
+    agrees."""
     c, x, y = _transposed_where_operands(np.random.default_rng(23), dtype, 70, 37)
-    assert sw.explain(sw.where, c, x, y).mode == "tiled"
-    assert same_bits(sw.where(c, x, y), np.where(c, x, y))
+    assert "staged" in sw.explain(sw.where, c, x, y, algorithm=sw.Tiled()).kinds
+    want = np.where(c, x, y)
+    for alg in (sw.Tiled(), None):
+        assert same_bits(sw.where(c, x, y, algorithm=alg), want), alg
 
 
 # -- GPU and NVRTC ------------------------------------------------------------------------------

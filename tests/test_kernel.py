@@ -162,7 +162,7 @@ def _mode_cases():
         "scalar": ((r(64, 256), np.ones((), f) * 3), None),
         "rows": ((r(64, 256), r(256)), None),
         "short_rows": ((r(1000, 6), r(1, 6)), None),
-        "tiled": ((r(256, 64).T, r(64, 256)), None),
+        "tiled": ((r(256, 128).T, r(128, 256)), None),   # a transposed step of 512 bytes
         "general": ((r(64, 512)[:, ::2], r(64, 256)), sw.General()),
     }
 

@@ -154,7 +154,7 @@ def test_auto_picks_it_only_where_its_predicate_holds(toy):
         "host scalar": ((np.ones(512, f), 3.0), "scalar"),
         "row vector": ((np.ones((64, 256), f), np.ones(256, f)), "rows"),
         "short rows": ((np.ones((1000, 6), f), np.ones((1, 6), f)), "short_rows"),
-        "transposed": ((np.ones((256, 64), f).T, np.ones((64, 256), f)), "tiled"),
+        "transposed": ((np.ones((128, 256), f).T, np.ones((256, 128), f)), "tiled"),
         "strided 1-d": ((np.ones(1024, f)[::2], np.ones(512, f)), "rows"),
     }
     for name, ((a, b), mode) in cases.items():

@@ -73,7 +73,8 @@ def test_fields_a_backend_does_not_read_stay_unset():
     assert resolve(sw.Auto(), ROWS, CPU, TUNING) == sw.Rows(pack=4, share_rows=False)
     assert resolve(sw.Tiled(block_size=64), TILED, CPU, TUNING) == sw.Tiled(block_size=64, pack=4)
     assert repr(sw.Tiled(pack=4, tile=8)) == "Tiled(pack=4, tile=8)"
-    a, b = np.ones((32, 64), np.float32).T, np.ones((64, 32), np.float32)
+    # a transposed step of 512 bytes (the host tiles steps that alias in its caches)
+    a, b = np.ones((256, 128), np.float32).T, np.ones((128, 256), np.float32)
     assert "Tiled(pack=4)\n" in str(sw.explain(sw.remainder, a, b))
 
 
@@ -313,9 +314,31 @@ def test_cuda_auto_leaves_short_rows_and_empty_tiles():
 
 def test_the_cpu_keeps_its_modes_for_those_layouts():
     """The host's rows and tiles loops pay per row or tile differently; its tuning keeps
-    them (rows_min_bytes and tiled_min_fill 0: not measured there)."""
+    them (rows_min_bytes 0: not measured there), but for transposes that its caches serve
+    row by row (tiled_alias_bytes) or whose tiles would be under 75% full: those run rows."""
     from stridewise import modes
     torch = pytest.importorskip("torch")
+    seen = set()
     for dtype, a, b, _ in cliff_layouts(torch):
         p = _plan_of(a, b)
-        assert modes.auto(p, elementwise_tuning("cpu", None, dtype)) == modes.auto(p)
+        default, cpu = modes.auto(p), modes.auto(p, elementwise_tuning("cpu", None, dtype))
+        assert cpu == default or (default, cpu) == ("tiled", "rows"), (dtype, a.shape, b.stride())
+        seen.add((default, cpu))
+    assert ("tiled", "rows") in seen and ("tiled", "tiled") in seen   # both sides of the rule
+
+
+def test_the_cpu_tiles_transposes_whose_steps_alias_in_its_caches():
+    """On the host, a plain transpose runs tiled where the transposed step is a multiple of
+    512 bytes (a power-of-two stride: a row's reads fall in a few cache sets) and rows
+    elsewhere (the caches keep a row's lines for the next rows), and both are exact; rows of
+    16 elements run rows at any step (their tiles would be mostly empty)."""
+    for (r, c, dt) in ((2048, 2048, np.float32), (512, 8192, np.int32), (64, 256, np.float64),
+                       (1023, 1025, np.float64), (2047, 2049, np.float32), (253, 4104, np.float16),
+                       (4096, 16, np.float32)):
+        rng = np.random.default_rng(r)
+        a = rng.integers(1, 100, (r, c)).astype(dt)
+        b = rng.integers(1, 100, (c, r)).astype(dt).T
+        want = "tiled" if r * np.dtype(dt).itemsize % 512 == 0 and c > 16 else "rows"
+        assert sw.explain(sw.remainder, a, b).mode == want, (r, c, dt)
+        got = sw.remainder(a, b)
+        assert got.dtype == dt and np.array_equal(got, np.remainder(a, b))

@@ -113,6 +113,10 @@ class ElementwiseTuning:
         them rows an input reads 32 bytes or more apart, unless its next row starts one
         element on (a transpose: the groups of a block read neighbouring elements). Outer
         products keep `rows` (0: rows of any length and step).
+    tiled_alias_bytes : Auto runs a transpose in `tiled` only where each transposed input's
+        step along the rows is a multiple of this many bytes, where a row's reads fall in a few
+        cache sets and evict each other; at other steps the caches keep a row's lines until
+        the next rows use them, and `rows` reads with no tile to fill (0: tiles at any step).
     tiled_min_fill : Auto runs `general` where `tiled`'s tiles would be less full than this
         (the fraction of a tile's elements inside the output, along both tile dims): a tile
         dim shorter than the tile leaves most of each block idle (0: tiles at any fill).
@@ -145,6 +149,7 @@ class ElementwiseTuning:
     rows_min_bytes: int = 0
     rows_min_elements: int = 0
     tiled_min_fill: float = 0.0
+    tiled_alias_bytes: int = 0
     modes: tuple = ()
     source: str = "OneFlow elementwise.cuh defaults (block 256, 32 waves, 16-byte packs); not measured here"
     evidence: tuple = ()
@@ -442,7 +447,15 @@ register_tuning("cuda", None, _CUDA)
 # interleaved rounds (`OMP_NUM_THREADS=1 taskset -c 1 python tools/hoist_rule.py cpu`). The
 # cut sits between the norm (1.1 per byte), which never gained, and the distance (1.5), which
 # did; the host's cut is lower than the GPU's: a libm call there costs tens of cycles.
-register_tuning("cpu", None, replace(_DEFAULT, hoist_work_per_byte=1.25, short_row_bytes=64, evidence=(
+register_tuning("cpu", None, replace(_DEFAULT, hoist_work_per_byte=1.25, short_row_bytes=64,
+                                     tiled_alias_bytes=512, tiled_min_fill=0.75, evidence=(
+    ("tiled_alias_bytes", Measurement(
+        "AMD EPYC, 2 threads (the development machine)", "2026-12-03", "Rows() against Tiled() "
+        "on (R, C) + (C, R).T (add, remainder), medians of 9; tools/cliffs.py --device cpu "
+        "--log2 20 --algorithms General,Rows,ShortRows,Tiled --seed 21", "against torch CPU, rows / "
+        "tiled: a transposed step of 4092, 8000, 8160, 8184, 8188, 12000, 16380 or 8208 B "
+        "1.04-5.09x / 0.56-2.55x (rows ahead in all 8); of 2048, 4096, 6144, 7680, 8192, 16384 "
+        "or 32768 B 0.83-1.54x / 1.10-5.05x (tiled ahead in all 7); 4000 B 1.00x / 1.49x")),
     ("short_row_bytes", Measurement(
         "Intel Xeon (AVX-512), 1 thread", "2026-12-01", "OMP_NUM_THREADS=1, ShortRows() against "
         "Rows() on 2^20 outputs by a periodic row, CPU time, medians of 11", "rows faster from "

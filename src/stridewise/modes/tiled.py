@@ -14,9 +14,15 @@ def _applies(plan) -> bool:
 def _prefers(plan, tuning) -> bool:
     """Tiles at least the backend's tiled_min_fill full (tuning.py): along the rows, tiles
     `tile` packs wide (at least 8); along j, tiles of 32 rows, the shortest any dtype takes
-    (kernels.tile_rows). Emptier tiles run `general`."""
+    (kernels.tile_rows). Emptier tiles run `general`. Where the backend sets
+    tiled_alias_bytes (the host), a transposed input whose step along the rows is not a
+    multiple of it runs `rows` (ranked after): its reads do not evict each other there."""
     from stridewise.tuning import ElementwiseTuning
     tuning = tuning or ElementwiseTuning
+    alias = tuning.tiled_alias_bytes
+    if alias and any(abs(plan.strides[k][-1]) * plan.itemsizes[k] % alias
+                     for k in range(plan.nout, len(plan.strides)) if plan._transposed_dim(k) >= 0):
+        return False
 
     def fill(n: int, t: int) -> float:
         return n / (-(-n // t) * t)
