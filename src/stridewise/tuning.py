@@ -456,6 +456,12 @@ register_tuning("cpu", None, replace(_DEFAULT, hoist_work_per_byte=1.25, short_r
         "tiled: a transposed step of 4092, 8000, 8160, 8184, 8188, 12000, 16380 or 8208 B "
         "1.04-5.09x / 0.56-2.55x (rows ahead in all 8); of 2048, 4096, 6144, 7680, 8192, 16384 "
         "or 32768 B 0.83-1.54x / 1.10-5.05x (tiled ahead in all 7); 4000 B 1.00x / 1.49x")),
+    ("tiled_min_fill", Measurement(
+        "AMD EPYC, 2 threads (the development machine)", "2026-12-03", "tools/cliffs.py "
+        "--device cpu --log2 20 --algorithms Rows,Tiled --seeds 21, 22", "transposes whose tiles "
+        "would be under 75% full (rows of 4, 16 or 65 elements), at any step: rows 1.24-6.95x "
+        "torch CPU, tiled 0.52-4.17x (rows ahead 1.7-2.4x in each of 4); 32-element int64 rows "
+        "(tiles 50% full) tiled 1.66x against rows 1.28x")),
     ("short_row_bytes", Measurement(
         "Intel Xeon (AVX-512), 1 thread", "2026-12-01", "OMP_NUM_THREADS=1, ShortRows() against "
         "Rows() on 2^20 outputs by a periodic row, CPU time, medians of 11", "rows faster from "
