@@ -117,9 +117,10 @@ class ElementwiseTuning:
         step along the rows is a multiple of this many bytes, where a row's reads fall in a few
         cache sets and evict each other; at other steps the caches keep a row's lines until
         the next rows use them, and `rows` reads with no tile to fill (0: tiles at any step).
-    tiled_min_fill : Auto runs `general` where `tiled`'s tiles would be less full than this
-        (the fraction of a tile's elements inside the output, along both tile dims): a tile
-        dim shorter than the tile leaves most of each block idle (0: tiles at any fill).
+    tiled_min_fill : Auto leaves `tiled` where its tiles would be less full than this (the
+        fraction of a tile's elements inside the output, along both tile dims): a tile dim
+        shorter than the tile leaves most of each block idle (0: tiles at any fill). The next
+        mode runs: `rows` on the host, `general` on the GPU where rows declines too.
     hoist_work_per_byte, hoist_min_output : user kernels under Auto compute their
         broadcast-invariant subexpressions in a pre-pass (_hoist) where the operations that
         saves per output element are at least hoist_work_per_byte times the bytes the kernel

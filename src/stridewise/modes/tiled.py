@@ -14,7 +14,8 @@ def _applies(plan) -> bool:
 def _prefers(plan, tuning) -> bool:
     """Tiles at least the backend's tiled_min_fill full (tuning.py): along the rows, tiles
     `tile` packs wide (at least 8); along j, tiles of 32 rows, the shortest any dtype takes
-    (kernels.tile_rows). Emptier tiles run `general`. Where the backend sets
+    (kernels.tile_rows). Emptier tiles run the next mode that prefers the plan (`rows`, or
+    `general` where rows declines too). Where the backend sets
     tiled_alias_bytes (the host), a transposed input whose step along the rows is not a
     multiple of it runs `rows` (ranked after): its reads do not evict each other there."""
     from stridewise.tuning import ElementwiseTuning
