@@ -129,7 +129,7 @@ def test_cli_explain_and_info(capsys):
     assert cli.main(["explain", "64x32", "32", "--dtype", "float16", "--no-source"]) == 0
     out = capsys.readouterr().out
     assert "rows" in out and "float16" in out
-    assert cli.main(["explain", "32x64.T", "64x32", "--no-source"]) == 0
+    assert cli.main(["explain", "256x128.T", "128x256", "--no-source"]) == 0   # a 512-byte step
     assert "tiled" in capsys.readouterr().out
     assert cli.main(["info"]) == 0
     assert "cache dir" in capsys.readouterr().out

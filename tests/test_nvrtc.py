@@ -61,7 +61,7 @@ def _base_specs():
         # a period of whole packs, resident: read once per thread (kernels.cuh resident_kernel)
         "short_rows/repeated": ((np.ones((100, 64), f), np.ones((1, 64), f)),
                                 algorithms.ShortRows(share_rows=True)),
-        "tiled": ((np.ones((256, 64), f).T, a), None),
+        "tiled": ((np.ones((256, 64), f).T, a), algorithms.Tiled()),
         "general": ((np.ones((64, 512), f)[:, ::2], a.T.copy().T), algorithms.General()),
     }
     for m in modes.registered():   # a mode without a case here: its registered example
