@@ -55,6 +55,9 @@ class KernelTables:
     fast_div : short_rows takes i mod period as a multiply-high.
     short_form : rows kernels take the functor's short fast form first where a warp's lanes
         allow it (functors.h ShortForm, kernels.cuh run_packs kShort).
+    outline_exact : a flagged pack's exact form runs as a call (functors.h call_exact,
+        kernels.cuh run_packs kOutline), so its registers stay out of the fast path's. Only
+        the tiled kernel reads it.
     row_unit_packs, row_unit_packs_outer : rows work unit in packs per thread (one row per
         unit; outer products that do not share their divisor row).
     row_unit_batches, row_unit_batches_outer : the unit in batches where rows share a repeated
@@ -67,6 +70,7 @@ class KernelTables:
     loads: dict = field(default_factory=dict)
     fast_div: dict = field(default_factory=dict)
     short_form: dict = field(default_factory=dict)
+    outline_exact: dict = field(default_factory=dict)
     row_unit_packs: int = 4
     row_unit_packs_outer: int = 16
     row_unit_batches: int = 2
@@ -378,6 +382,9 @@ _CUDA_KERNELS = KernelTables(
     # products only: their inputs stay in cache, so their time is instructions; a kernel that
     # streams an input pays for the form's registers in resident warps instead.
     short_form={("rows", "float32", "outer"): True},
+    # bfloat16's exact form (the table, bf16_fmod, in every lane of a flagged warp) as a call
+    # in the tiled kernel, whose fast path it otherwise crowded (80 registers, 16 bytes spilled)
+    outline_exact={("tiled", "bfloat16"): True},
     row_unit_packs=4, row_unit_packs_outer=16, row_unit_batches=2,
     row_unit_batches_outer={"float64": 1},
 )
@@ -392,7 +399,12 @@ _KERNEL_EVIDENCE = (
                                     "since its warp's vote (FlagsFirst): at 72 it spilled 40 "
                                     "bytes and permuted bfloat16 read 240.7 against 206.2 us; "
                                     "at 80, 16 bytes (tools/sass.py), and 80 keeps 3 blocks of "
-                                    "256 threads an SM as 72 does (2026-12-03, not yet timed)")),
+                                    "256 threads an SM as 72 does; caps 72 / 80 / 88, 2 rounds: "
+                                    "permuted bfloat16 240-245 / 231 / 235-240 us (2026-12-03)")),
+    ("kernels.outline_exact", _h200("2026-12-03", "tools/auto_ab.py, 3 rounds", "tiled "
+                                    "bfloat16 with the exact form as a call: permuted narrow, "
+                                    "wide and specials 232-237 -> 215-218 us, huge quotients, "
+                                    "subnormal divisors and near max 332-342 -> 363-369 us")),
     ("kernels.batched", _h200("2026-11-30", "tools/auto_ab.py", "outer int64 +2-5%; batched "
                               "everywhere the other kernels lost up to 45%")),
     ("kernels.tile_rows", _h200("2026-11-30", "tools/auto_ab.py; tools/tune_gpu.py "

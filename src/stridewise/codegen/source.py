@@ -415,6 +415,9 @@ def generate(spec: KernelSpec, entry_point) -> str:
         # redone by the functor itself, in the same kind of loop where its exact form is
         # branch-free (functors.h VectorExact). A functor without a fast path runs in that
         # loop too: GCC's SLP vectorizer left its selects (maximum, clip, comparisons) scalar.
+        # the exact form as a call where the kernel asks (functors.h call_exact, kOutline)
+        outlined = f"sw::call_exact<F, kOutline>({', '.join(call_args)})"
+
         def elementwise(fast_args):
             fast = f"sw::call_fast<F, P>({', '.join(['slow'] + fast_args)})"
             wide = f"SW_UNROLL for (int e = 0; e < P; ++e) {fast.replace('call_fast', 'call_wide')};"
@@ -460,7 +463,7 @@ def generate(spec: KernelSpec, entry_point) -> str:
                     f"        if constexpr (sw::VectorExact<F>::value) {{\n"
                     f"          SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) y[e] = {call};\n"
                     f"        }} else {{\n"
-                    f"          SW_UNROLL for (int e = 0; e < P; ++e) y[e] = {call};\n"
+                    f"          SW_UNROLL for (int e = 0; e < P; ++e) y[e] = {outlined};\n"
                     f"        }}\n"
                     f"      }}\n"
                     f"    }} else {{\n"
@@ -565,7 +568,7 @@ struct Op {{
     {" ".join(results) or "char unused;"}
   }};
   enum {{ kPure = {int(all(spec.kinds[k] == "dense" for k in range(spec.nout)))} }};
-  template <int P, int kPath = sw::kEither, bool kShort = false>
+  template <int P, int kPath = sw::kEither, bool kShort = false, bool kOutline = false>
   SW_HOST_DEVICE SW_INLINE static sw::FastFlag compute(char* const* p, const Index* off, const Uniform& u,
                                                        const In<P>& in, Out<P>& out) {{
     sw::FastFlag slow = 0;

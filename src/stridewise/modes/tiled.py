@@ -3,7 +3,7 @@ registers, or staged in shared memory)."""
 from __future__ import annotations
 
 from stridewise.algorithms import Tiled
-from stridewise.modes._mode import Mode, in_headers, register
+from stridewise.modes._mode import Mode, in_headers, register, template_args
 
 
 def _applies(plan) -> bool:
@@ -56,11 +56,10 @@ def _pack(plan, kinds: list, cap: int) -> tuple[int, int]:
 
 
 def _args(spec, tables) -> str:
-    """Rows per tile where tuned; staged, the tile's width too (it sizes shared memory)."""
-    rows = tables.lookup("tile_rows", spec)
-    if spec.tile:
-        return f", {rows or 0}, {spec.tile}"
-    return f", {rows}" if rows else ""
+    """Rows per tile where tuned; staged, the tile's width too (it sizes shared memory);
+    whether a flagged pack's exact form is a call (tuning.py KernelTables.outline_exact)."""
+    return template_args((tables.lookup("tile_rows", spec) or 0, 0), (spec.tile, 0),
+                         (tables.lookup("outline_exact", spec, False), False))
 
 
 def _slots(spec, tables) -> int:

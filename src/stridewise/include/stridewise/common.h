@@ -6,6 +6,7 @@
 #define SW_HOST_DEVICE __host__ __device__
 #define SW_DEVICE __device__
 #define SW_INLINE __forceinline__
+#define SW_NOINLINE __noinline__
 #define SW_RESTRICT __restrict__
 // NVRTC knows memcpy (not __builtin_memcpy) in device code without any header.
 #define SW_MEMCPY memcpy
@@ -13,6 +14,7 @@
 #define SW_HOST_DEVICE
 #define SW_DEVICE
 #define SW_INLINE inline __attribute__((always_inline))
+#define SW_NOINLINE __attribute__((noinline))
 #define SW_RESTRICT __restrict__
 #define SW_MEMCPY __builtin_memcpy
 #endif

@@ -125,6 +125,17 @@ SW_HOST_DEVICE SW_INLINE bool any_lane(bool p) {
 #endif
 }
 
+// F itself, the exact form a kernel redoes a flagged pack with; kOutline: as a call, so that
+// its registers stay out of the fast path's where the two together crowd a kernel (the tiled
+// kernel's bfloat16 remainder: tuning.py KernelTables.outline_exact).
+template <class F, class... A>
+static SW_NOINLINE SW_HOST_DEVICE auto call_outlined(A... a) { return F()(a...); }
+template <class F, bool kOutline, class... A>
+SW_HOST_DEVICE SW_INLINE auto call_exact(A... a) {
+  if constexpr (kOutline) return call_outlined<F>(a...);
+  else return F()(a...);
+}
+
 // One element through F's fast path where it holds, else F itself: the order a kernel's
 // pack takes (FlagsFirst's check first), for code that calls a functor on lone values, such
 // as `sw.fuse`'s preamble functions (F itself is the exact form alone: float remainder's

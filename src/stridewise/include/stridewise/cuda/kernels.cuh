@@ -89,9 +89,10 @@ SW_DEVICE SW_INLINE void flat_offsets(const Frame<Op>& f, const Slot* x, typenam
 // `resident`: the In whose repeated operands every pack of the thread shares (short_rows at
 // one phase of the period), read and prepared once before the loop; each pack reloads the rest.
 // kShort: the functor's short form first where a warp's lanes allow it (functors.h ShortForm;
-// tuning.py KernelTables.short_form).
+// tuning.py KernelTables.short_form). kOutline: a flagged pack's exact form as a call
+// (functors.h call_exact; tuning.py KernelTables.outline_exact).
 template <class Op, int P, bool kShare = false, bool kBatch = false, int L = kLoads, bool kShort = false,
-          class C, class Pack, class Offsets>
+          bool kOutline = false, class C, class Pack, class Offsets>
 SW_DEVICE SW_INLINE void run_packs(const Frame<Op>& f, char* const* p, C count, C packs,
                                    const Pack& pack, const Offsets& offsets, C rows = L,
                                    const typename Op::template In<P>* resident = nullptr) {
@@ -146,7 +147,7 @@ SW_DEVICE SW_INLINE void run_packs(const Frame<Op>& f, char* const* p, C count, 
     } else {
       SW_UNROLL for (int j = 0; j < L; ++j) {
         if (!live[j]) continue;
-        Op::template compute<P, kEither, kShort>(p, off[j], f.u, in[j], out[j]);
+        Op::template compute<P, kEither, kShort, kOutline>(p, off[j], f.u, in[j], out[j]);
         Op::template put<P>(p, off[j], out[j]);
       }
     }
@@ -454,7 +455,7 @@ struct Stage {
   SW_DEVICE static SW_INLINE int at(int c, int h) { return c * CH + (h ^ (c / P & kSwizzle)); }
 };
 
-template <class Op, int kRows = 0, int kCols = 0>
+template <class Op, int kRows = 0, int kCols = 0, bool kOutline = false>
 SW_DEVICE void tiled_kernel(const Slot* s, const Slot* x) {
   typedef typename Op::Index Index;
   typedef typename Counter<Index>::type C;
@@ -520,7 +521,7 @@ SW_DEVICE void tiled_kernel(const Slot* s, const Slot* x) {
       // unrolled batches of rows, so a row's place in `rows` is a constant (registers)
       SW_UNROLL for (int e0 = 0; e0 < P; e0 += kLoads) {
         const int n = P < kLoads ? P : kLoads;
-        run_packs<Op, P>(f, q, (C)n, (C)n, [&](C t) { return t; }, [&](C t, int, Index* o) {
+        run_packs<Op, P, false, false, kLoads, false, kOutline>(f, q, (C)n, (C)n, [&](C t) { return t; }, [&](C t, int, Index* o) {
           const int e = e0 + (int)t;
           SW_UNROLL for (int k = 0; k < NA; ++k)
             o[k] = Op::staged(k) ? (Index)(e * (16 / Op::size(k))) : at[k] + (Index)e * step[k];
