@@ -116,7 +116,8 @@ class ElementwiseTuning:
         row a group of at least 8 threads, so a row of a few packs leaves lanes idle; and with
         them rows an input reads 32 bytes or more apart, unless its next row starts one
         element on (a transpose: the groups of a block read neighbouring elements). Outer
-        products keep `rows` (0: rows of any length and step).
+        products keep `rows` (0: rows of any length and step). `tiled` leaves rows shorter
+        than rows_min_elements too.
     tiled_alias_bytes : Auto runs a transpose in `tiled` only where each transposed input's
         step along the rows is a multiple of this many bytes, where a row's reads fall in a few
         cache sets and evict each other; at other steps the caches keep a row's lines until
@@ -314,10 +315,18 @@ _CUDA_EVIDENCE = (
     ("rows_min_elements", _h200("2026-12-03", _CLIFFS_ROWS, "rows of 8-16 elements (64 B of "
                                 "4- and 8-byte types) 0.62-0.94x torch eager, General 1.11-1.87x; "
                                 "16-bit rows of 32-63 elements 1.25-2.12x, General 1.02-1.20x; "
-                                "int64 rows of 16, 1.12x against 1.07x")),
+                                "int64 rows of 16, 1.12x against 1.07x. Tiles too (2026-12-03, "
+                                "seeds 42, 43): a transpose's rows of 31 float32 (tiles 97% "
+                                "full) tiled 0.93x, General 1.23x; rows of 63 int32, 127 uint8 "
+                                "and 8192 float16 (1-element packs) tiled 1.47-2.50x, Rows and "
+                                "General 0.63-1.06x")),
     ("tiled_min_fill", _h200("2026-12-02", _CLIFFS, "tiles 6-59% full (a tile dim of 4-35 "
                              "elements, or 65 of 128): tiled 0.04-0.94x torch eager, General "
-                             "1.00-1.43x; full tiles (permuted 2^13 x 2^14) 3.7x")),
+                             "1.00-1.43x; full tiles (permuted 2^13 x 2^14) 3.7x; 2026-12-03 "
+                             "(seeds 42, 43, add, multiply, remainder): tiles of 1-element "
+                             "packs counted as such, 99% full: uint8 (509, 1024, 127) tiled "
+                             "1.47x, Rows 0.63x, General 1.06x; int32 (127, 8193, 63) tiled "
+                             "2.50x, General 0.91x")),
     ("block_size", _h200("2026-11-30", _SWEEP, "block 128 fastest or within 2% in 22 of 24 "
                          "cells (row float32 3778 GB/s at 128, 3516 at 256, 2500 at 512)")),
     ("items_per_thread", _h200("2026-11-30", _SWEEP, "4 packs beat 2 in the flat modes "
