@@ -189,3 +189,25 @@ def test_explain_names_the_layout():
     text = str(sw.explain("remainder", x, x))
     assert "output layout" in text
     assert str(x.stride()) in text and "TensorIterator" in text
+
+
+@pytest.mark.parametrize("shape, view", [
+    ((3, 5, 7, 9), lambda x: x),                    # rows of 9 over three outer dims
+    ((2, 3, 20011), lambda x: x[:, ::-1, :]),       # rows split in parts (kChunk), a flipped dim
+    ((4, 6, 5, 16), lambda x: x.transpose(1, 0, 2, 3)),
+    ((7, 3, 2, 5), lambda x: x[:, :, :, 1:]),       # rows shorter than a pack
+])
+@pytest.mark.parametrize("dtype", ["uint8", "float32", "int64"])
+def test_the_host_rows_loop_steps_from_row_to_row(shape, view, dtype):
+    """cpu/loops.h rows_loop: each thread's first row part from its index (divisions), every
+    later one by stepping the outer multi-index; against NumPy, with a row vector broadcast
+    and an operand read in another order, so each operand's outer strides differ."""
+    rng = np.random.default_rng(7)
+    a = view(rng.integers(1, 100, shape).astype(dtype))
+    b = rng.integers(1, 100, a.shape[-1]).astype(dtype)
+    c = np.ascontiguousarray(rng.integers(1, 100, a.shape[::-1]).astype(dtype)).T
+    for x, y in ((a, b), (a, c)):
+        got = sw.add(x, y, algorithm=sw.Rows())
+        assert sw.explain(sw.add, x, y, algorithm=sw.Rows()).mode == "rows"
+        np.testing.assert_array_equal(got, x + y)
+        np.testing.assert_array_equal(sw.remainder(x, y, algorithm=sw.Rows()), np.remainder(x, y))
