@@ -176,16 +176,17 @@ void rows_loop(const Slot* slots) {
   typedef typename Op::Index Index;
   const Frame<Op> f(slots);
   enum { NA = Op::kArrays, D = Op::kDims, P = Op::kPack, W = kWide * Op::kPack };
-  const Index len = f.shape(D - 1);
-  const Index rows = len ? f.n() / len : 0;
-  const Index part = len > kChunk ? kChunk / W * W : len;
-  const Index parts = part ? (len + part - 1) / part : 0;
-  const Index work = rows * parts;
-  const Index chunk = parts > 1 ? 1 : kChunk / (len ? len : 1);
+  const Index len_ = f.shape(D - 1);
+  const Index rows = len_ ? f.n() / len_ : 0;
+  const Index part_ = len_ > kChunk ? kChunk / W * W : len_;
+  const Index parts_ = part_ ? (len_ + part_ - 1) / part_ : 0;
+  const Index work = rows * parts_;
+  const Index chunk = parts_ > 1 ? 1 : kChunk / (len_ ? len_ : 1);
   parallel_for(work, chunk, worth_threads<Op>(f.n()) && work > 1, loop_bytes<Op>(f.n()),
                [&](Index w0, Index w1) SW_PART_BODY {
     if (w0 >= w1) return;       // (parts is 0 where there is no work)
     const Frame<Op> g = f;      // a part's own copy: the shared one, stores could alias
+    const Index len = len_, part = part_, parts = parts_;   // and of these (captured by reference)
     Index base[NA], off[NA], step[NA], idx[D > 1 ? D - 1 : 1];
     const Index r0 = w0 / parts;
     Index piece = w0 - r0 * parts;  // the part of row r0 that w0 is
