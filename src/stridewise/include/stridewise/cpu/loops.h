@@ -165,6 +165,20 @@ SW_INLINE void row_offsets(const Frame<Op>& f, typename Op::Index r, typename Op
   }
 }
 
+// A row's last x1 - x elements (fewer than 2 N) in halving packs, N, N / 2, ... 1 each at
+// most once: a cheap op's short rows (8 int8 elements a row, 16 a pack) otherwise went
+// element by element, each through the one-element path.
+template <class Op, int N, class Index, class At>
+SW_INLINE void row_tail(const Frame<Op>& g, Index& x, Index x1, const At& at) {
+  if constexpr (N >= 1) {
+    if (x + N <= x1) {
+      Op::template apply<N>(g.p, at(x), g.u);
+      x += N;
+    }
+    row_tail<Op, N / 2>(g, x, x1, at);
+  }
+}
+
 // rows: the output's innermost dim is unit-stride; offsets are computed once per part of
 // the loop, then stepped from row to row like an odometer (general_loop's): two 64-bit
 // divisions a row cost more than a short row's arithmetic (uint8 add, (16000, 64) by a
@@ -205,7 +219,8 @@ void rows_loop(const Slot* slots) {
         Op::template apply<W>(g.p, at(x), g.u);
       }
       for (; x + P <= x1; x += P) Op::template apply<P>(g.p, at(x), g.u);
-      for (; x < x1; ++x) Op::template apply<1>(g.p, at(x), g.u);
+      if constexpr (Op::kCheap) row_tail<Op, P / 2>(g, x, x1, at);
+      else for (; x < x1; ++x) Op::template apply<1>(g.p, at(x), g.u);
       if (++piece < parts) continue;
       piece = 0;
       for (int d = D - 2; d >= 0; --d) {       // the next row
