@@ -214,8 +214,9 @@ void rows_loop(const Slot* slots) {
       const Index x0 = piece * part, x1 = x0 + part < len ? x0 + part : len;
       Index x = x0;
       for (; x + W <= x1; x += W) {
-        for (int k = 0; k < NA; ++k)   // the unit-stride operands, as flat_loop's
-          if (step[k] == 1) prefetch_ahead<Op>(g.p, k, base[k] + x);
+        if (!Op::kCheap)   // the unit-stride operands, as flat_loop's
+          for (int k = 0; k < NA; ++k)
+            if (step[k] == 1) prefetch_ahead<Op>(g.p, k, base[k] + x);
         Op::template apply<W>(g.p, at(x), g.u);
       }
       for (; x + P <= x1; x += P) Op::template apply<P>(g.p, at(x), g.u);
