@@ -26,9 +26,10 @@ def operands(values, dtype, shape=(256, 512)):
 @pytest.mark.parametrize("values, dtype", CASES)
 def test_remainder_on_every_value_distribution(values, dtype):
     a, b = operands(values, dtype)
-    for layout, (x, y) in layouts(a, b).items():
+    # and with the dividend a transposed copy: the tiled kernel's exact form (outline_exact)
+    for layout, (x, y) in {**layouts(a, b), "permuted": (a.T.contiguous().T, b)}.items():
         got = sw.remainder(x, y)
-        if layout == "permuted":    # the tiled kernel's exact form (tuning.py outline_exact)
+        if layout == "permuted":
             assert sw.explain(sw.remainder, x, y).mode == "tiled"
         assert bench.same_bits(got, torch.remainder(x, y)), (layout, "torch")
         if not dtype.startswith("int"):                # torch: fmod's exact float path
