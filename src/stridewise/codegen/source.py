@@ -413,9 +413,9 @@ def generate(spec: KernelSpec, entry_point) -> str:
         # simd` loop with an integer flag on the host, so GCC 12 vectorizes it (functors.h
         # SW_FAST_LOOP, FastFlag), and unrolled on the device. A pack with a flagged lane is
         # redone by the functor itself, in the same kind of loop where its exact form is
-        # branch-free (functors.h VectorExact). A functor without a fast path runs in that
+        # branch-free (functors.h VectorExact), else as a call where the kernel asks for one
+        # (functors.h call_exact, kOutline). A functor without a fast path runs in the vector
         # loop too: GCC's SLP vectorizer left its selects (maximum, clip, comparisons) scalar.
-        # the exact form as a call where the kernel asks (functors.h call_exact, kOutline)
         outlined = f"sw::call_exact<F, kOutline>({', '.join(call_args)})"
 
         def elementwise(fast_args):

@@ -16,10 +16,10 @@ def _prefers(plan, tuning) -> bool:
     `tile` packs wide (at least 8) of the pack the plan's tiled layout takes (1 where an
     extent or a stride is odd: tiles of 127 uint8 columns are 32 wide, not 512); along j,
     tiles of 32 rows, the shortest any dtype takes (kernels.tile_rows). Emptier tiles, and
-    rows shorter than rows_min_elements, run the next mode that prefers the plan (`rows`, or `general` where rows declines too). Where
-    the backend sets
-    tiled_alias_bytes (the host), a transposed input whose step along the rows is not a
-    multiple of it runs `rows` (ranked after): its reads do not evict each other there."""
+    rows shorter than rows_min_elements, run the next mode that prefers the plan (`rows`, or
+    `general` where rows declines too). Where the backend sets tiled_alias_bytes (the host),
+    a transposed input whose step along the rows is not a multiple of it runs `rows` (ranked
+    after): its reads do not evict each other there."""
     from stridewise.tuning import ElementwiseTuning
     tuning = tuning or ElementwiseTuning
     alias = tuning.tiled_alias_bytes
@@ -30,7 +30,8 @@ def _prefers(plan, tuning) -> bool:
     def fill(n: int, t: int) -> float:
         return n / (-(-n // t) * t)
 
-    width = max(tuning.tile, 8) * plan.layout("tiled", max(1, tuning.pack_bytes // max(plan.itemsizes))).pack
+    pack = plan.layout("tiled", max(1, tuning.pack_bytes // max(plan.itemsizes))).pack
+    width = max(tuning.tile, 8) * pack
     return plan.shape[-1] >= tuning.rows_min_elements and \
         fill(plan.shape[-1], width) * fill(plan.shape[plan._tile_dim()], 32) >= tuning.tiled_min_fill
 

@@ -521,7 +521,8 @@ SW_DEVICE void tiled_kernel(const Slot* s, const Slot* x) {
       // unrolled batches of rows, so a row's place in `rows` is a constant (registers)
       SW_UNROLL for (int e0 = 0; e0 < P; e0 += kLoads) {
         const int n = P < kLoads ? P : kLoads;
-        run_packs<Op, P, false, false, kLoads, false, kOutline>(f, q, (C)n, (C)n, [&](C t) { return t; }, [&](C t, int, Index* o) {
+        run_packs<Op, P, false, false, kLoads, false, kOutline>(
+            f, q, (C)n, (C)n, [&](C t) { return t; }, [&](C t, int, Index* o) {
           const int e = e0 + (int)t;
           SW_UNROLL for (int k = 0; k < NA; ++k)
             o[k] = Op::staged(k) ? (Index)(e * (16 / Op::size(k))) : at[k] + (Index)e * step[k];
