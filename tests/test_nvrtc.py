@@ -81,15 +81,13 @@ def _variants():
     for name, base in _base_specs().items():
         for dt in (DTYPES[n] for n in SIX):
             wide = 1 if base.mode == "general" else 16 // dt.itemsize
-            for pack in (1, 2, 4, 8):
-                if pack > wide:
-                    continue
-                for bits in (32, 64):
-                    spec = dataclasses.replace(
-                        base, arrays=(dt,) * len(base.arrays), params=(dt,) * len(base.params),
-                        compute=dt, functor=_builtins.OPS["remainder"].functor_for(dt, "torch"),
-                        pack=pack, index_bits=bits)
-                    out.append((f"{name}/{dt.name}/p{pack}/i{bits}", spec))
+            # every pack with 32-bit indices; 64-bit indices (the Index type alone) at the widest
+            for pack, bits in [(p, 32) for p in (1, 2, 4, 8) if p <= wide] + [(wide, 64)]:
+                spec = dataclasses.replace(
+                    base, arrays=(dt,) * len(base.arrays), params=(dt,) * len(base.params),
+                    compute=dt, functor=_builtins.OPS["remainder"].functor_for(dt, "torch"),
+                    pack=pack, index_bits=bits)
+                out.append((f"{name}/{dt.name}/p{pack}/i{bits}", spec))
             widest = out[-1][1]
             # dense loads under an L2 policy (pack.h load_kept), at the widest pack
             out.append((f"{name}/{dt.name}/keep", dataclasses.replace(widest, keep_loads=True)))
