@@ -151,17 +151,27 @@ template <class Op> void contiguous_loop(const Slot* s) { flat_loop<Op>(s); }
 template <class Op> void scalar_loop(const Slot* s) { flat_loop<Op>(s); }
 template <class Op> void short_rows_loop(const Slot* s) { flat_loop<Op>(s); }
 
-// Offsets of the element whose multi-index over dims [0, D-1) is the row number `r`, and
-// that multi-index (idx[d] for d < D - 1).
-template <class Op>
-SW_INLINE void row_offsets(const Frame<Op>& f, typename Op::Index r, typename Op::Index* off,
-                           typename Op::Index* idx) {
+// The multi-index over dims [0, kTop] of flat index r (idx) and each operand's offset
+// there (off), and the odometer step from one such index to the next: a loop divides once
+// where it starts, then only adds (general_loop over every dim, rows_loop over the rows).
+template <class Op, int kTop>
+SW_INLINE void index_of(const Frame<Op>& f, typename Op::Index r, typename Op::Index* idx,
+                        typename Op::Index* off) {
   for (int k = 0; k < Op::kArrays; ++k) off[k] = 0;
-  for (int d = Op::kDims - 2; d >= 0; --d) {
+  for (int d = kTop; d >= 0; --d) {
     const typename Op::Index ext = f.shape(d), q = r / ext, x = r - q * ext;
     r = q;
     idx[d] = x;
     for (int k = 0; k < Op::kArrays; ++k) off[k] += x * f.stride(k, d);
+  }
+}
+template <class Op, int kTop>
+SW_INLINE void next_index(const Frame<Op>& f, typename Op::Index* idx, typename Op::Index* off) {
+  for (int d = kTop; d >= 0; --d) {
+    for (int k = 0; k < Op::kArrays; ++k) off[k] += f.stride(k, d);
+    if (++idx[d] < f.shape(d)) break;
+    for (int k = 0; k < Op::kArrays; ++k) off[k] -= idx[d] * f.stride(k, d);
+    idx[d] = 0;
   }
 }
 
@@ -204,7 +214,7 @@ void rows_loop(const Slot* slots) {
     Index base[NA], off[NA], step[NA], idx[D > 1 ? D - 1 : 1];
     const Index r0 = w0 / parts;
     Index piece = w0 - r0 * parts;  // the part of row r0 that w0 is
-    row_offsets(g, r0, base, idx);
+    index_of<Op, D - 2>(g, r0, idx, base);
     for (int k = 0; k < NA; ++k) step[k] = g.stride(k, D - 1);
     const auto at = [&](Index x) {
       for (int k = 0; k < NA; ++k) off[k] = base[k] + x * step[k];
@@ -224,12 +234,7 @@ void rows_loop(const Slot* slots) {
       else for (; x < x1; ++x) Op::template apply<1>(g.p, at(x), g.u);
       if (++piece < parts) continue;
       piece = 0;
-      for (int d = D - 2; d >= 0; --d) {       // the next row
-        for (int k = 0; k < NA; ++k) base[k] += g.stride(k, d);
-        if (++idx[d] < g.shape(d)) break;
-        for (int k = 0; k < NA; ++k) base[k] -= idx[d] * g.stride(k, d);
-        idx[d] = 0;
-      }
+      next_index<Op, D - 2>(g, idx, base);   // the next row
     }
   });
 }
@@ -355,22 +360,11 @@ void general_loop(const Slot* slots) {
 #pragma omp parallel for schedule(dynamic, 1) if (worth_threads<Op>(n))
   for (Index c = 0; c < chunks; ++c) {
     Index idx[D], off[NA];
-    Index rest = c * chunk;
-    for (int k = 0; k < NA; ++k) off[k] = 0;
-    for (int d = D - 1; d >= 0; --d) {
-      idx[d] = rest % f.shape(d);
-      rest /= f.shape(d);
-      for (int k = 0; k < NA; ++k) off[k] += idx[d] * f.stride(k, d);
-    }
+    index_of<Op, D - 1>(f, c * chunk, idx, off);
     const Index end = (c + 1) * chunk < n ? (c + 1) * chunk : n;
     for (Index i = c * chunk; i < end; ++i) {
       Op::template apply<1>(f.p, off, f.u);
-      for (int d = D - 1; d >= 0; --d) {       // odometer step
-        for (int k = 0; k < NA; ++k) off[k] += f.stride(k, d);
-        if (++idx[d] < f.shape(d)) break;
-        for (int k = 0; k < NA; ++k) off[k] -= idx[d] * f.stride(k, d);
-        idx[d] = 0;
-      }
+      next_index<Op, D - 1>(f, idx, off);
     }
   }
 }
