@@ -115,3 +115,28 @@ def test_jax_arrays_get_a_jax_array_back():
     np.testing.assert_array_equal(np.asarray(out), np.remainder(np.asarray(x), np.asarray(y)))
     out = sw.add(x, 2.0)
     np.testing.assert_array_equal(np.asarray(out), np.asarray(x) + 2.0)
+
+
+@pytest.mark.gpu
+def test_jax_arrays_still_being_computed_are_waited_for():
+    """JAX dispatches asynchronously: operands whose computation is still queued when the call
+    comes (a long chain over 2^24 elements) must be read once written, not before."""
+    jax = pytest.importorskip("jax")
+    jnp = pytest.importorskip("jax.numpy")
+    import stridewise as sw
+
+    gpu = jax.devices("gpu")[0]
+    n = 1 << 24
+
+    @jax.jit
+    def slow(seed):
+        v = jnp.arange(n, dtype=jnp.float32) * seed
+        for _ in range(40):
+            v = jnp.sin(v) * 0.5 + v
+        return v
+
+    for trial in range(3):
+        x = slow(jax.device_put(jnp.float32(0.001 * (trial + 1)), gpu))
+        y = slow(jax.device_put(jnp.float32(0.002), gpu)) + 1.0
+        out = sw.remainder(x, y)
+        np.testing.assert_array_equal(np.asarray(out), np.remainder(np.asarray(x), np.asarray(y)))

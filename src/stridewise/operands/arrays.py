@@ -146,13 +146,15 @@ def _dense_strides(shape) -> tuple:
 
 
 def _interface_view(obj) -> View:
+    from stridewise.operands.foreign import sync_interface_stream, wait_for_jax
+
+    wait_for_jax(obj)
     cai = obj.__cuda_array_interface__
     dt = dtype_of(np.dtype(cai["typestr"]))
     shape = tuple(cai["shape"])
     strides = cai.get("strides")
     strides = _dense_strides(shape) if strides is None else tuple(s // dt.itemsize for s in strides)
     ptr, readonly = cai["data"]
-    from stridewise.operands.foreign import sync_interface_stream
     from stridewise.backends.cuda import pointer_device
 
     sync_interface_stream(cai)

@@ -8,6 +8,8 @@ Streams. stridewise launches a foreign producer's call on the legacy default str
   not to synchronize at all).
 - A __cuda_array_interface__ (v3) input that names a stream other than the legacy default
   (1, or absent / None: nothing pending) is synchronized before the launch.
+- A JAX array is waited for (`block_until_ready`): JAX dispatches asynchronously, and its
+  interface names no stream, so nothing else orders its pending writes before the launch.
 - Outputs: an `Array` (a cuda.core buffer) that exports both protocols. Its interface names
   the legacy default stream (1); its __dlpack__(stream=s) makes the consumer's stream s wait
   for the legacy default stream's work so far (s = -1: no synchronization, as the protocol
@@ -20,7 +22,8 @@ import ctypes
 
 import numpy as np
 
-__all__ = ["Array", "DLPACK_STREAM", "producer_of", "sync_interface_stream", "allocator", "finish"]
+__all__ = ["Array", "DLPACK_STREAM", "producer_of", "wait_for_jax", "sync_interface_stream", "allocator",
+           "finish"]
 
 DLPACK_STREAM = 1          # the legacy default stream, in DLPack's stream codes
 _KDL_CPU, _KDL_CUDA = 1, 2
@@ -34,6 +37,12 @@ def producer_of(obj):
 
 def is_jax(obj) -> bool:
     return type(obj).__module__.split(".", 1)[0] in ("jax", "jaxlib")
+
+
+def wait_for_jax(obj) -> None:
+    """Block until a JAX array's pending computation has written it (see the module's note)."""
+    if is_jax(obj):
+        obj.block_until_ready()
 
 
 def sync_interface_stream(cai: dict) -> None:
