@@ -207,3 +207,17 @@ def test_rich_and_matplotlib_are_in_the_bench_extra_only():
     assert not any(d.startswith(("rich", "matplotlib")) for d in meta["dependencies"])
     bench = meta["optional-dependencies"]["bench"]
     assert any(d.startswith("rich") for d in bench) and any(d.startswith("matplotlib") for d in bench)
+
+
+def test_a_fast_linker_that_fails_falls_back_to_gnu_ld(monkeypatch):
+    """A build the fast linker (cpu.fast_linker) fails is retried with GNU ld, which the
+    process then keeps: the kernel builds and computes."""
+    from stridewise.backends import cpu
+
+    monkeypatch.setattr(cpu, "fast_linker", lambda: ("-fuse-ld=no-such-linker",))
+    monkeypatch.setattr(cpu, "_linker_failed", False)
+    assert "-fuse-ld=no-such-linker" in cpu.build_flags()[0]
+    k = sw.ElementwiseKernel("T x", "T z", "z = x * 3 + 40961", name="linker_fallback")
+    x = np.arange(7, dtype=np.int64)
+    np.testing.assert_array_equal(k(x), x * 3 + 40961)
+    assert cpu._linker_failed and "-fuse-ld=no-such-linker" not in cpu.build_flags()[0]

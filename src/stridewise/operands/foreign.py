@@ -22,8 +22,8 @@ import ctypes
 
 import numpy as np
 
-__all__ = ["Array", "DLPACK_STREAM", "producer_of", "wait_for_jax", "sync_interface_stream", "allocator",
-           "finish"]
+__all__ = ["Array", "DLPACK_STREAM", "producer_of", "wait_for_jax", "sync_interface_stream",
+           "allocator", "finish"]
 
 DLPACK_STREAM = 1          # the legacy default stream, in DLPack's stream codes
 _KDL_CPU, _KDL_CUDA = 1, 2
