@@ -145,12 +145,28 @@ def _dense_strides(shape) -> tuple:
     return tuple(reversed(strides))
 
 
+def interface_dtype(obj, cai: dict) -> DType:
+    """The element type of a __cuda_array_interface__ producer. The interface has no code for
+    bfloat16: JAX (and others) describe it as raw bytes ("<V2"), and then the object's own
+    `dtype` (ml_dtypes' bfloat16) names it."""
+    dt = np.dtype(cai["typestr"])
+    own = getattr(obj, "dtype", None)
+    if dt.kind == "V" and own is not None:
+        try:
+            own = np.dtype(own)
+        except TypeError:
+            return dtype_of(dt)        # refused, naming the bytes the interface gives
+        if own.itemsize == dt.itemsize:
+            dt = own
+    return dtype_of(dt)
+
+
 def _interface_view(obj) -> View:
     from stridewise.operands.foreign import sync_interface_stream, wait_for_jax
 
     wait_for_jax(obj)
     cai = obj.__cuda_array_interface__
-    dt = dtype_of(np.dtype(cai["typestr"]))
+    dt = interface_dtype(obj, cai)
     shape = tuple(cai["shape"])
     strides = cai.get("strides")
     strides = _dense_strides(shape) if strides is None else tuple(s // dt.itemsize for s in strides)
