@@ -1,5 +1,5 @@
 """Host calls across sizes: stridewise's CPU kernels against torch CPU and NumPy, 2^12 to 2^22
-elements, where the thread rule (cpu/loops.h worth_threads) and the split (parallel_for)
+elements, where the thread rule (cpu/loops.h worth_threads) and the split (split_static)
 decide the time.
 
     PYTHONPATH=src python tools/host_sizes.py --lib sw [--ops add,remainder] [--dtypes float32,uint8]

@@ -68,19 +68,22 @@ inline long long cached_bytes() {
   }();
   return per_core * omp_get_max_threads();
 }
+// Bytes the last-level cache holds (the threads' own caches where the system does not say).
+inline long long shared_bytes() {
+  static const long long llc = [] {
+    const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    return l3 > 0 ? (long long)l3 : 0LL;
+  }();
+  return llc > cached_bytes() ? llc : cached_bytes();
+}
 
-// body(j0, j1) over the parts of [0, n), in parallel where `parallel`. A loop whose data fits
-// the threads' caches is split statically, one part per thread, as torch's parallel_for
-// splits: the next call over the same arrays finds each thread's part in its own cache (two
-// cores, float32 add at 2^16-2^18 elements: 1.5-1.7x faster than dynamic chunks, whose parts
-// move between cores). Larger loops stream from DRAM, where the split costs nothing, and go
-// in dynamic chunks: on a shared machine a descheduled thread would otherwise hold a static
-// half of the loop for a whole scheduler quantum (4 ms) while the other core idles.
+// body(j0, j1) over the parts of [0, n), in parallel where `parallel`; split statically, one
+// part per thread, where `one_part_each` (split_static), else in dynamic chunks.
 template <class Index, class Body>
-SW_INLINE void parallel_for(Index n, Index chunk, bool parallel, long long bytes, const Body& body) {
+SW_INLINE void parallel_for(Index n, Index chunk, bool parallel, bool one_part_each, const Body& body) {
   if (!parallel) {      // no OpenMP region at all: even a one-thread region costs its start
     body(Index(0), n);
-  } else if (bytes <= cached_bytes()) {
+  } else if (one_part_each) {
 #pragma omp parallel
     {
       const long long t = omp_get_thread_num(), T = omp_get_num_threads();
@@ -106,6 +109,20 @@ template <class Op> SW_INLINE bool worth_threads(long long n) {
   return Op::kCheap ? loop_bytes<Op>(n) >= kParallelBytes : n >= kParallelMin;
 }
 
+// Whether a loop is split statically, one part per thread, as torch's parallel_for splits.
+// Where its data fits the threads' own caches, the next call over the same arrays finds each
+// thread's part there (two cores, float32 add at 2^16-2^18 elements: 1.5-1.7x faster than
+// dynamic chunks, whose parts move between cores). A cheap op's loop up to twice the
+// last-level cache is bound by that cache, where one stream a thread beats interleaved chunks
+// (float32 add of a row, 2048 x 2048: 538 -> 338 us; docs/decisions.md). Larger loops, and
+// the others, go in dynamic chunks: on a shared machine a descheduled thread would otherwise
+// hold a static half of the loop for a whole scheduler quantum (4 ms) while the other core
+// idles, and an op that computes more than it moves is bound by its threads' balance.
+template <class Op> SW_INLINE bool split_static(long long n) {
+  const long long bytes = loop_bytes<Op>(n);
+  return bytes <= cached_bytes() || (Op::kCheap && bytes <= 2 * shared_bytes());
+}
+
 // flat_loop hands out chunks of kChunkBytes of the output, at least 8 of them a loop: one
 // atomic per chunk stays far below its work in every dtype, and a short loop still spreads
 // over the threads. (Chunks of kChunk elements, 8 KB of 1-byte output, held uint8 add at
@@ -129,7 +146,7 @@ void flat_loop(const Slot* slots) {
   Index off[Op::kArrays];
   for (Index i = 0; i < head; ++i) { flat_offsets(f, i, off); Op::template apply<1>(f.p, off, f.u); }
   const Index chunk = chunk_of<Op>(n) / W > 0 ? chunk_of<Op>(n) / W : 1;
-  parallel_for(wides, chunk, worth_threads<Op>(n), loop_bytes<Op>(n),
+  parallel_for(wides, chunk, worth_threads<Op>(n), split_static<Op>(n),
                [&](Index j0, Index j1) SW_PART_BODY {
     const Frame<Op> g = f;      // a part's own copies: the shared ones, stores could alias
     const Index from = head;
@@ -206,7 +223,7 @@ void rows_loop(const Slot* slots) {
   const Index parts_ = part_ ? (len_ + part_ - 1) / part_ : 0;
   const Index work = rows * parts_;
   const Index chunk = parts_ > 1 ? 1 : kChunk / (len_ ? len_ : 1);
-  parallel_for(work, chunk, worth_threads<Op>(f.n()) && work > 1, loop_bytes<Op>(f.n()),
+  parallel_for(work, chunk, worth_threads<Op>(f.n()) && work > 1, split_static<Op>(f.n()),
                [&](Index w0, Index w1) SW_PART_BODY {
     if (w0 >= w1) return;       // (parts is 0 where there is no work)
     const Frame<Op> g = f;      // a part's own copy: the shared one, stores could alias
