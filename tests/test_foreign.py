@@ -129,9 +129,8 @@ def test_jax_arrays_of_every_width(dtype):
     gpu = jax.devices("gpu")[0]
     rng = np.random.default_rng(11)
     npdt = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
-    a, b = ((rng.standard_normal(s) * 20).astype(npdt) for s in ((64, 1), (33,)))
-    if npdt.kind == "u":
-        a, b = (np.abs(rng.standard_normal(s) * 20).astype(npdt) for s in ((64, 1), (33,)))
+    magnitude = np.abs if npdt.kind == "u" else (lambda v: v)
+    a, b = (magnitude(rng.standard_normal(s) * 20).astype(npdt) for s in ((64, 1), (33,)))
     if npdt.kind in "iu":
         b[b == 0] = 3
     for op in ("add", "multiply") + (() if dtype == "bool" else ("remainder",)):
