@@ -114,7 +114,7 @@ template <class Op> SW_INLINE bool worth_threads(long long n) {
 // thread's part there (two cores, float32 add at 2^16-2^18 elements: 1.5-1.7x faster than
 // dynamic chunks, whose parts move between cores). A cheap op's loop up to twice the
 // last-level cache is bound by that cache, where one stream a thread beats interleaved chunks
-// (float32 add of a row, 2048 x 2048: 538 -> 338 us; docs/decisions.md). Larger loops, and
+// (float32 add of a row, 2048 x 2048: 602 -> 391 us; docs/decisions.md). Larger loops, and
 // the others, go in dynamic chunks: on a shared machine a descheduled thread would otherwise
 // hold a static half of the loop for a whole scheduler quantum (4 ms) while the other core
 // idles, and an op that computes more than it moves is bound by its threads' balance.
