@@ -125,8 +125,11 @@ def test_bfloat16_remainder_checks_its_range_two_lanes_at_a_time():
                                 pack=1 if spec.mode == "general" else 8)
         src = _codegen.generate(s, cuda.entry_point)
         k = _codegen._prepared(s)
-        if k is not None:   # the main branch checks the prepared divisor
-            assert f"sw::call_wide<F, P>(slow, " in src and f", in.d{k}[e])" in src, name
+        if k is not None:   # the main branch checks the prepared divisor (one value along
+            # the pack where it is broadcast), and the pair form first checks its pairs
+            pick = "" if s.kinds[k] == "bcast" else "[e]"
+            assert f"sw::call_wide<F, P>(slow, " in src and f", in.d{k}{pick})" in src, name
+            assert f"F2::wide(" in src and f", in.d2_{k}{pick and '[e / 2]'}, flag)" in src, name
         elif _codegen._uniform_last(s):
             assert "sw::call_wide<F, P>(slow, " in src and ", u.dp)" in src, name
             assert "W2::wide(" not in src, name

@@ -690,6 +690,79 @@ def test_bfloat16_pair_check_flags_what_the_scalar_check_flags():
         assert (pair | ~band).all()
 
 
+def _round_bf16(x):
+    """float64 values rounded once to bfloat16 (nearest, ties to even, subnormals on their
+    2^-133 grid), as float32: the model of one bfloat16 fma's rounding."""
+    m, e = np.frexp(x)                                     # |m| in [0.5, 1)
+    quantum = np.ldexp(1.0, np.maximum(e - 8, -133))
+    with np.errstate(invalid="ignore"):
+        return (np.round(x / quantum) * quantum).astype(np.float32)
+
+
+def _bf16_pair_model(a, b, ulps, convention):
+    """functors.h Fast2<RemainderFunctor<bfloat16>> lane by lane in NumPy: the limit and the
+    check (kept where |a| < 2^8 |b| for b in [2^-126, 2^120)), the quotient in float (fma
+    exact in float64, rounded once to float32) with rcp.approx as the correctly rounded
+    reciprocal moved `ulps` ulp, and each bfloat16 fma exact in float64 and rounded once
+    (_round_bf16). Returns the result and the mask of lanes the check keeps."""
+    f32, u32 = np.float32, np.uint32
+    B = np.abs(b)
+    rcp = f32(1) / b
+    finite = (rcp != 0) & np.isfinite(rcp)
+    for _ in range(abs(ulps)):
+        rcp = np.where(finite, np.nextafter(rcp, np.copysign(f32(np.inf), rcp) if ulps > 0 else f32(0)), rcp)
+    lim = np.where((B >= f32(2.0**-126)) & (B < f32(2.0**120)), B * f32(256), f32(np.nan))
+    keep = np.abs(a) < lim                                  # set.geu flags the rest
+    m = 1.5 * 2.0**23
+    nq = (m - (a.astype(np.float64) * rcp + m).astype(f32).astype(np.float64)).astype(f32)
+    nq = _round_bf16(nq.astype(np.float64))                 # cvt.rn.bf16x2.f32
+    r = _round_bf16(nq.astype(np.float64) * b + a)
+    sb = b.view(u32) & u32(0x80000000)
+    neg = ((r.view(u32) ^ sb).view(f32) < 0).astype(f32)
+    r = _round_bf16(neg.astype(np.float64) * b + r)
+    zero = r == 0
+    if convention == "numpy":
+        return (r.view(u32) | sb).view(f32), keep
+    return (r.view(u32) | (zero * (a.view(u32) & u32(0x80000000))).astype(u32)).view(f32), keep
+
+
+@pytest.mark.parametrize("convention", ["torch", "numpy"])
+@pytest.mark.parametrize("ulps", [-1, 0, 1])
+def test_bfloat16_device_pair_form_argument(ulps, convention):
+    """functors.h Fast2 for bfloat16 remainder (the prepared divisor pair's form) modelled in
+    NumPy: every bfloat16 divisor (all 2^16 bit patterns, specials included) against
+    dividends at and one ulp around its multiples k b for quotients up to 2^9, halves of it,
+    tiny, zero and random ones, both signs, with the reciprocal anywhere within its ulp. Every
+    lane the check keeps is the oracle's bit for bit, and it keeps every finite lane with
+    |a| < 255 |b| for b in [2^-126, 2^119]."""
+    from ml_dtypes import bfloat16
+    rng = np.random.default_rng(27)
+    bits = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
+    b16 = bits.view(bfloat16).astype(np.float32)
+    k = np.concatenate([[0.5, 1, 2, 3, 127, 128, 255, 256, 257, 300],
+                        np.floor(2.0 ** rng.uniform(0, 9, 22))])
+    with np.errstate(all="ignore"):
+        kb = (k[:, None] * b16[None, :]).astype(bfloat16)
+        up, down = np.nextafter(kb.astype(np.float32), np.float32(np.inf)).astype(bfloat16), \
+            np.nextafter(kb.astype(np.float32), np.float32(0)).astype(bfloat16)
+        a = np.concatenate([kb, up, down,
+                            (b16 * np.float32(2.0) ** -rng.integers(1, 140, (16, 1 << 16))).astype(bfloat16),
+                            np.zeros((1, 1 << 16), bfloat16),
+                            rng.integers(0, 1 << 16, (16, 1 << 16)).astype(np.uint16).view(bfloat16)])
+    with np.errstate(invalid="ignore"):   # the random bits hold signalling NaNs
+        a = a.astype(np.float32) * rng.choice(np.float32([-1, 1]), a.shape)
+    b = np.broadcast_to(b16, a.shape).copy()
+    with np.errstate(all="ignore"):
+        got, keep = _bf16_pair_model(a, b, ulps, convention)
+        quotient = np.abs(a.astype(np.float64) / b)
+    want = ORACLES[convention](a[keep].astype(bfloat16), b[keep].astype(bfloat16)).astype(np.float32)
+    B = np.abs(b)
+    must = np.isfinite(a) & (B >= 2.0**-126) & (B <= 2.0**119) & (quotient < 255)
+    assert keep[must].all(), (a[must & ~keep][:5], b[must & ~keep][:5])
+    assert keep.sum() > a.size // 3
+    assert same_bits(got[keep], want), mismatches(got[keep], want, a[keep], b[keep])
+
+
 def _fmod_wide_model(a, b, ulps):
     """functors.h fmod_wide as Python float (double) arithmetic, with rcp_newton's float
     reciprocal `ulps` ulp from the correctly rounded one."""

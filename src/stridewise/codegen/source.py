@@ -299,9 +299,10 @@ def _prepared(spec: KernelSpec):
         return None
     k = inputs[-1][1]
     # A broadcast divisor pays for its prepared form (registers for the batch's divisors)
-    # only where the functor then runs two lanes per instruction (float16, functors.h Fast2):
-    # a 3-d outer product went 64% -> 86% of write in float16, 88% -> 68% in bfloat16.
-    kinds = (*_REPEATED, "bcast") if _pairs(spec) and spec.compute.name == "float16" else _REPEATED
+    # only where the functor then runs two lanes per instruction (16-bit, functors.h Fast2):
+    # a 3-d outer product went 64% -> 86% of write in float16, and 88% -> 68% in bfloat16
+    # while its prepared form was float's.
+    kinds = (*_REPEATED, "bcast") if _pairs(spec) else _REPEATED
     return k if spec.kinds[k] in kinds and inputs.count(inputs[-1]) == 1 else None
 
 
@@ -487,12 +488,22 @@ def generate(spec: KernelSpec, entry_point) -> str:
             # Two lanes per instruction with the prepared divisor pairs; a pack that needs it
             # is redone element by element with the divisors as loaded (functors.h Fast2).
             pair[-1] = f"in.d2_{prepared}{pick2}"
+            # With kFlagsFirst its check runs first and the warp decides as one (FlagsFirst).
+            fast2 = f"SW_UNROLL for (int e = 0; e < P; e += 2) y2[e / 2] = F2::fast({', '.join(pair)}, flag);"
             compute = (f"if constexpr (sw::Fast2Pack<P, F, T>::value && kPath != sw::kExact) {{\n"
                        f"      typedef sw::Fast2Pack<P, F, T> F2;   // dependent on P: compiled only if taken\n"
                        f"      typename F2::Flag flag = {{}};\n"
                        f"      sw::Pair<T> y2[P / 2];\n"
-                       f"      SW_UNROLL for (int e = 0; e < P; e += 2) y2[e / 2] = F2::fast({', '.join(pair)}, flag);\n"
-                       f"      if (!F2::slow(flag)) {{\n"
+                       f"      bool slow2;\n"
+                       f"      if constexpr (F2::kFlagsFirst) {{\n"
+                       f"        SW_UNROLL for (int e = 0; e < P; e += 2) F2::wide({', '.join(pair)}, flag);\n"
+                       f"        slow2 = sw::any_lane(F2::slow(flag));\n"
+                       f"        if (!slow2) {fast2}\n"
+                       f"      }} else {{\n"
+                       f"        {fast2}\n"
+                       f"        slow2 = F2::slow(flag);\n"
+                       f"      }}\n"
+                       f"      if (!slow2) {{\n"
                        f"        SW_UNROLL for (int e = 0; e < P; e += 2) sw::set_pair(r0.elem + e, y2[e / 2]);\n"
                        f"      }} else {{\n        " + nested(nested(elementwise(call_args))) + "\n      }\n"
                        f"    }} else {{\n      " + nested(compute) + "\n    }")

@@ -909,10 +909,13 @@ template <Convention C> struct RemainderFunctor<bfloat16, C> : ShortRemainderFun
 // Fast2<F, S>: a two-lane fast path of F on storage S (half2 / bfloat162) for a divisor pair
 // prepared once (a kernel's shared divisor row, as HasPrepare's): `prepare(Pair<S> b)` -> D,
 // `fast(Pair<S> a, D, Flag& flag)` exact in every lane unless `slow(flag)` says otherwise,
-// and then the kernel redoes the pack element by element. The primary template is off;
-// its D is the pair itself so a kernel may hold one regardless.
+// and then the kernel redoes the pack element by element. With kFlagsFirst, the kernel
+// first runs `wide(Pair<S> a, D, Flag& flag)` over the pack and `fast` only where no lane
+// of the warp is flagged (as FlagsFirst): data past the form then costs its check, not the
+// form too. The primary template is off; its D is the pair itself so a kernel may hold one
+// regardless.
 template <class F, class S> struct Fast2 {
-  enum { value = 0 };
+  enum { value = 0, kFlagsFirst = 0 };
   typedef Pair<S> D;
   SW_HOST_DEVICE SW_INLINE static D prepare(Pair<S> b) { return b; }
 };
@@ -934,12 +937,11 @@ template <int P, class F, class S> struct Fast2Pack : Fast2<F, S> {
 // exponents differ by more than 13, and then both round to b). r against b's sign gets b
 // added (exact, or that same rounding of a + b). A zero result is then +0 in every case and
 // takes a's sign (torch) or b's (NumPy). |q| > 500 and NaN or inf operands reach `slow`
-// through the largest |q| (max.NaN keeps a NaN). bfloat16 has no such form: with 8 bits
-// the bound is |q| <= 56, and the bench's quotients (up to 200) sent so many of its outer
-// product's packs to the slow path that it ran 28-37% slower than float. Every float16
+// through the largest |q| (max.NaN keeps a NaN). (In bfloat16 arithmetic alone the bound
+// would be |q| <= 56; bfloat16's form, below, takes its quotient from float.) Every float16
 // pair runs through it in tests/test_cuda.py (test_every_16bit_pair, row_divisors).
 template <Convention C> struct Fast2<RemainderFunctor<half, C>, half> {
-  enum { value = 1 };
+  enum { value = 1, kFlagsFirst = 0 };
   struct D { u32 b, rcp, sign; };
   typedef u32 Flag;   // the largest |q| so far, in each lane
   SW_DEVICE SW_INLINE static D prepare(Pair<half> b) {
@@ -973,6 +975,73 @@ template <Convention C> struct Fast2<RemainderFunctor<half, C>, half> {
   SW_DEVICE SW_INLINE static u32 fma2(u32 a, u32 b, u32 c) {
     u32 r;
     asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
+    return r;
+  }
+};
+#endif
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+// The bfloat16 remainder two lanes per instruction, for a prepared divisor pair: the quotient
+// from float, the rest in bfloat16 pair arithmetic, where an fma rounds once. With x = a / b,
+// w = a rcp (rcp.approx, within 2^-22 of 1 / b) is within |x| 2^-21 of x, and one fma adding
+// 1.5 * 2^23 (where the ulp is 1) rounds it to an integer, taken back out exactly: q = rn(w)
+// is floor(x) or ceil(x) for |x| < 2^21. The check first (kFlagsFirst) passes a lane only
+// where |a| < L = 2^8 |b|, so |q| <= 256, exact in bfloat16, and r = a - q b is exact in one
+// bfloat16 fma: for |a| >= |b| a multiple of ulp(b) below |b| in magnitude (8 bits); for
+// |a| < |b|, q = 0 (r = a) or q = +-1, which needs |w| >= 1/2, so |a| >= |b| / 2 (Sterbenz).
+// r lies in (-|b|, |b|), congruent to a modulo b; against b's sign it gets b added by one
+// fma: exact, or for |a| < |b| the one rounding of a + b, which is torch's (float's a + b
+// rounded to bfloat16: the float sum is exact unless |a| < 2^-15 |b|, and then both give b).
+// A zero is +0 unless a and b are both negative and a is -0, and takes a's sign (torch) or
+// b's (NumPy), as float16's form. The check flags a NaN or infinite a (A >= L, unordered
+// included), and through L = NaN a divisor that is 0, subnormal (rcp.approx.ftz gives inf),
+// at least 2^120 (L would overflow), inf or NaN. Every bfloat16 pair runs through it in
+// tests/test_cuda.py (test_every_16bit_pair, row_divisors).
+template <Convention C> struct Fast2<RemainderFunctor<bfloat16, C>, bfloat16> {
+  enum { value = 1, kFlagsFirst = 1 };
+  struct D { u32 b, lim; float rcp_lo, rcp_hi; };
+  typedef u32 Flag;   // the lanes flagged so far
+  SW_DEVICE SW_INLINE static D prepare(Pair<bfloat16> b) {
+    const u32 x = bit_cast<u32>(b);
+    const float lo = __uint_as_float(x << 16), hi = __uint_as_float(x & 0xffff0000u);
+    u32 lim;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(lim) : "f"(limit(hi)), "f"(limit(lo)));
+    return {x, lim, rcp(lo), rcp(hi)};
+  }
+  // rcp.approx as volatile asm: otherwise the compiler sinks it into each pack's branch and
+  // redoes it there, a reciprocal per element
+  SW_DEVICE SW_INLINE static float rcp(float x) {
+    float r;
+    asm volatile("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+  }
+  SW_DEVICE SW_INLINE static void wide(Pair<bfloat16> a2, const D& d, Flag& flag) {
+    u32 ge;
+    asm("set.geu.u32.bf16x2 %0, %1, %2;" : "=r"(ge) : "r"(bit_cast<u32>(a2) & 0x7fff7fffu), "r"(d.lim));
+    flag |= ge;
+  }
+  SW_DEVICE SW_INLINE static Pair<bfloat16> fast(Pair<bfloat16> a2, const D& d, Flag&) {
+    const u32 a = bit_cast<u32>(a2), sign = d.b & 0x80008000u;
+    const float m = 0x1.8p23f;
+    const float nq_lo = m - fmaf(__uint_as_float(a << 16), d.rcp_lo, m),
+                nq_hi = m - fmaf(__uint_as_float(a & 0xffff0000u), d.rcp_hi, m);   // -q
+    u32 nq, neg, zero;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(nq) : "f"(nq_hi), "f"(nq_lo));
+    u32 r = fma2(nq, d.b, a);
+    asm("set.lt.bf16x2.bf16x2 %0, %1, %2;" : "=r"(neg) : "r"(r ^ sign), "r"(0u));   // 1 or 0
+    r = fma2(neg, d.b, r);
+    if (C == kNumpy) return bit_cast<Pair<bfloat16> >(r | sign);
+    asm("set.eq.u32.bf16x2 %0, %1, %2;" : "=r"(zero) : "r"(r), "r"(0u));
+    return bit_cast<Pair<bfloat16> >(r | (zero & a & 0x80008000u));
+  }
+  SW_DEVICE SW_INLINE static bool slow(Flag flag) { return flag != 0; }
+  SW_DEVICE SW_INLINE static float limit(float b) {
+    const float B = fabsf(b);
+    return B >= 0x1p-126f && B < 0x1p120f ? B * 0x1p8f : __int_as_float(0x7fffffff);
+  }
+  SW_DEVICE SW_INLINE static u32 fma2(u32 a, u32 b, u32 c) {
+    u32 r;
+    asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
     return r;
   }
 };
