@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 import stridewise as sw
 from conftest import DTYPES
-from oracle import NP, cuda_reference, grid, mismatches, numpy_remainder, random_values, same_bits
+from oracle import (NP, cuda_reference, grid, mismatches, numpy_remainder, random_values, same_bits,
+                    torch_remainder)
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.gpu
@@ -449,6 +450,42 @@ def test_every_16bit_pair(dtype, convention, row_divisors, reference_kernel):
     e = sw.explain(sw.remainder, a, b, out=out, algorithm=alg)
     assert e.mode == "rows" and (e.kinds[-1] == "repeated") == row_divisors
     assert int(bad) == 0
+
+
+@pytest.mark.parametrize("convention", ["torch", "numpy"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_every_16bit_dividend_by_a_device_scalar(dtype, convention):
+    """Every dividend (all 2^16 bit patterns) by 0-d device divisors, which the kernel
+    prepares once per thread, as a pair too (functors.h Fast2): specials, signed zeros,
+    subnormals, the extremes, powers of two and random bit patterns, against the oracle."""
+    import torch
+    from ml_dtypes import bfloat16
+
+    np_dt = np.float16 if dtype == "float16" else bfloat16
+    tdt = getattr(torch, dtype)
+    bits = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
+    a = bits.view(np_dt)
+    rng = np.random.default_rng(35)
+    top = 0x7BFF if dtype == "float16" else 0x7F7F     # the largest finite magnitude
+    divisors = np.concatenate([[0x0000, 0x8000, 0x0001, 0x8001, 0x0003, top, top | 0x8000,
+                                top - 7, 0x7C00 if dtype == "float16" else 0x7F80, 0x7E00 if dtype == "float16" else 0x7FC0],
+                               0x3C00 + 0x400 * np.arange(-14, 16) if dtype == "float16" else
+                               0x3F80 + 0x80 * np.arange(-126, 128, 9),
+                               rng.integers(0, 1 << 16, 64)]).astype(np.uint16)
+    oracle = numpy_remainder if convention == "numpy" else torch_remainder
+    ta = torch.from_numpy(bits.view(np.int16).copy()).to(CUDA).view(tdt)
+    out = torch.empty_like(ta)
+    bad = []
+    for d in divisors:
+        b = np.uint16(d).view(np_dt)
+        tb = torch.tensor(int(np.uint16(d).view(np.int16)), dtype=torch.int16, device=CUDA).view(tdt)
+        sw.remainder(ta, tb, out=out, convention=convention)
+        got = out.view(torch.int16).cpu().numpy().view(np_dt)
+        want = oracle(a, np.full(1, b))
+        if not same_bits(got, want):
+            bad.append((b, mismatches(got, want, a, b, limit=3)))
+    assert sw.explain(sw.remainder, ta, tb, out=out).mode == "scalar"
+    assert not bad, bad[:4]
 
 
 # -- memory peak: nothing beyond the output ---------------------------------------------------

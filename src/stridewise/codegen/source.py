@@ -365,6 +365,7 @@ def generate(spec: KernelSpec, entry_point) -> str:
     call = f"F()({', '.join(call_args)})"
     fast_args = list(call_args)
     prepared, pairs = _prepared(spec), _pairs(spec)
+    d2 = None       # the divisor pair of the two-lane form (functors.h Fast2), where prepared
     if _uniform_last(spec):
         # a uniform last input (a host scalar, a device scalar read once): prepared once per
         # thread with the uniforms, as a shared row's divisor is per batch (functors.h
@@ -372,6 +373,10 @@ def generate(spec: KernelSpec, entry_point) -> str:
         fields.append(f"typename sw::Prepared<F, {arg_types[-1]}>::type dp;")
         init.append(f"u.dp = sw::prepare<F>({call_args[-1]});")
         fast_args[-1] = "u.dp"
+        if pairs:   # and as a pair
+            fields.append("typename sw::Fast2<F, T>::D d2;")
+            init.append(f"u.d2 = sw::Fast2<F, T>::prepare(sw::pair({raws[-1]}, {raws[-1]}));")
+            d2 = "u.d2"
     if prepared is not None:
         # prepared with its load, once per batch; the pack's fast path takes it as it is
         # (a kernel keeps only the form its branch reads: functors.h Fast2 or Prepared)
@@ -383,6 +388,7 @@ def generate(spec: KernelSpec, entry_point) -> str:
                  f"SW_UNROLL for (int e = 0; e < P; ++e) in.d{k}[e] = sw::prepare<F>({call_args[-1]});"]
         fast_args[-1] = f"in.d{k}{pick}"
         if pairs:
+            d2 = f"in.d2_{k}{pick2}"
             in_fields.append(f"typename sw::Fast2<F, T>::D d2_{k}{'' if one else '[(P + 1) / 2]'};")
             preps.append(f"in.d2_{k} = sw::Fast2<F, T>::prepare(sw::pair(in.a{k}, in.a{k}));" if one else
                          f"SW_UNROLL for (int e = 0; e + 1 < P; e += 2) in.d2_{k}[e / 2] = "
@@ -484,10 +490,12 @@ def generate(spec: KernelSpec, entry_point) -> str:
                        f"      SW_UNROLL for (int e = 0; e < P; e += 2)\n"
                        f"        sw::set_pair(r0.elem + e, sw::Apply2Pack<P, F, T>::run({', '.join(pair)}));\n"
                        f"    }} else {{\n      " + nested(compute) + "\n    }")
-        if pairs and prepared is not None:
+        if pairs and d2 is not None:
             # Two lanes per instruction with the prepared divisor pairs; a pack that needs it
-            # is redone element by element with the divisors as loaded (functors.h Fast2).
-            pair[-1] = f"in.d2_{prepared}{pick2}"
+            # is redone element by element with the divisors as loaded (functors.h Fast2), or
+            # a uniform's as prepared once per thread.
+            pair[-1] = d2
+            again = elementwise(fast_args if d2 == "u.d2" else call_args)
             # With kFlagsFirst its check runs first and the warp decides as one (FlagsFirst).
             fast2 = f"SW_UNROLL for (int e = 0; e < P; e += 2) y2[e / 2] = F2::fast({', '.join(pair)}, flag);"
             compute = (f"if constexpr (sw::Fast2Pack<P, F, T>::value && kPath != sw::kExact) {{\n"
@@ -505,7 +513,7 @@ def generate(spec: KernelSpec, entry_point) -> str:
                        f"      }}\n"
                        f"      if (!slow2) {{\n"
                        f"        SW_UNROLL for (int e = 0; e < P; e += 2) sw::set_pair(r0.elem + e, y2[e / 2]);\n"
-                       f"      }} else {{\n        " + nested(nested(elementwise(call_args))) + "\n      }\n"
+                       f"      }} else {{\n        " + nested(nested(again)) + "\n      }\n"
                        f"    }} else {{\n      " + nested(compute) + "\n    }")
     else:
         compute = (f"SW_UNROLL for (int e = 0; e < P; ++e) "
