@@ -144,6 +144,22 @@ def test_tiled_wide_tiles(dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(50001,), (3, 20011), (7, 5, 1301), (4099, 3)])
+def test_general_rows_across_chunk_bounds(dtype, shape):
+    """`general` (a strided output) walks each row of its innermost dim in a run (cpu/loops.h
+    general_loop): a 1-d output, rows longer than a thread's chunk of 2^14 elements (chunks
+    end mid-row), 3-d, and many short rows; a broadcast divisor and a transposed dividend."""
+    rng = np.random.default_rng(len(shape))
+    out = np.full(shape + (2,), 7, NP[dtype])[..., 1]            # innermost step 2
+    a = random_values(rng, dtype, shape[::-1]).T                 # transposed
+    b = random_values(rng, dtype, (1,) * (len(shape) - 1) + shape[-1:])
+    assert sw.explain(sw.remainder, a, b, out=out).mode == "general"
+    sw.remainder(a, b, out=out)
+    assert same_bits(out, numpy_remainder(a, b))
+    assert (out.base[..., 0] == 7).all()                          # the gaps stay as they were
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_one_long_row_spreads_over_threads(dtype):
     """A strided slice whose dims merge into one 45005-element row (rows mode, split in parts)."""
     rng = np.random.default_rng(13)

@@ -374,14 +374,27 @@ void general_loop(const Slot* slots) {
   const Index n = f.n();
   const Index chunk = 1 << 14;
   const Index chunks = (n + chunk - 1) / chunk;
+  const Index len = f.shape(D - 1);
 #pragma omp parallel for schedule(dynamic, 1) if (worth_threads<Op>(n))
   for (Index c = 0; c < chunks; ++c) {
-    Index idx[D], off[NA];
-    index_of<Op, D - 1>(f, c * chunk, idx, off);
+    Index idx[D], base[NA], off[NA], step[NA];
+    index_of<Op, D - 1>(f, c * chunk, idx, base);
+    for (int k = 0; k < NA; ++k) {
+      step[k] = f.stride(k, D - 1);
+      base[k] -= idx[D - 1] * step[k];      // the row's start
+    }
+    Index x = idx[D - 1], i = c * chunk;
     const Index end = (c + 1) * chunk < n ? (c + 1) * chunk : n;
-    for (Index i = c * chunk; i < end; ++i) {
-      Op::template apply<1>(f.p, off, f.u);
-      next_index<Op, D - 1>(f, idx, off);
+    while (i < end) {
+      const Index x1 = len - x < end - i ? len : x + (end - i);
+      for (int k = 0; k < NA; ++k) off[k] = base[k] + x * step[k];
+      i += x1 - x;
+      for (; x < x1; ++x) {
+        Op::template apply<1>(f.p, off, f.u);
+        for (int k = 0; k < NA; ++k) off[k] += step[k];
+      }
+      x = 0;
+      next_index<Op, D - 2>(f, idx, base);   // the next row
     }
   }
 }
