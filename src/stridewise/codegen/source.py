@@ -300,9 +300,12 @@ def _prepared(spec: KernelSpec):
     k = inputs[-1][1]
     # A broadcast divisor pays for its prepared form (registers for the batch's divisors)
     # only where the functor then runs two lanes per instruction (16-bit, functors.h Fast2):
-    # a 3-d outer product went 64% -> 86% of write in float16, and 88% -> 68% in bfloat16
-    # while its prepared form was float's.
-    kinds = (*_REPEATED, "bcast") if _pairs(spec) else _REPEATED
+    # a 3-d outer product went 64% -> 86% of write in float16, and in bfloat16 109 -> 87 us,
+    # but bfloat16's column divisors beside a dense dividend 135 -> 145 us (they were at 96%
+    # of copy), so there it is prepared in outer products only (beside a repeated row).
+    outer = any(kind in _REPEATED for kind in spec.kinds)
+    pairs = _pairs(spec) and (spec.compute.name == "float16" or outer)
+    kinds = (*_REPEATED, "bcast") if pairs else _REPEATED
     return k if spec.kinds[k] in kinds and inputs.count(inputs[-1]) == 1 else None
 
 
