@@ -1006,14 +1006,7 @@ template <Convention C> struct Fast2<RemainderFunctor<bfloat16, C>, bfloat16> {
     const float lo = __uint_as_float(x << 16), hi = __uint_as_float(x & 0xffff0000u);
     u32 lim;
     asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(lim) : "f"(limit(hi)), "f"(limit(lo)));
-    return {x, lim, rcp(lo), rcp(hi)};
-  }
-  // rcp.approx as volatile asm: otherwise the compiler sinks it into each pack's branch and
-  // redoes it there, a reciprocal per element
-  SW_DEVICE SW_INLINE static float rcp(float x) {
-    float r;
-    asm volatile("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
-    return r;
+    return {x, lim, rcp_approx(lo), rcp_approx(hi)};
   }
   SW_DEVICE SW_INLINE static void wide(Pair<bfloat16> a2, const D& d, Flag& flag) {
     u32 ge;
