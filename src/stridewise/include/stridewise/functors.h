@@ -992,11 +992,12 @@ template <Convention C> struct Fast2<RemainderFunctor<half, C>, half> {
 // r lies in (-|b|, |b|), congruent to a modulo b; against b's sign it gets b added by one
 // fma: exact, or for |a| < |b| the one rounding of a + b, which is torch's (float's a + b
 // rounded to bfloat16: the float sum is exact unless |a| < 2^-15 |b|, and then both give b).
-// A zero is +0 unless a and b are both negative and a is -0, and takes a's sign (torch) or
-// b's (NumPy), as float16's form. The check flags a NaN or infinite a (A >= L, unordered
-// included), and through L = NaN a divisor that is 0, subnormal (rcp.approx.ftz gives inf),
-// at least 2^120 (L would overflow), inf or NaN. Every bfloat16 pair runs through it in
-// tests/test_cuda.py (test_every_16bit_pair, row_divisors).
+// A zero is +0 unless a is -0 and b negative, and takes a's sign (torch) or b's (NumPy), as
+// float16's form. The check flags a NaN or infinite a (A >= L, unordered included), and
+// through L = NaN a divisor that is 0, subnormal (rcp.approx.ftz gives inf), at least 2^120
+// (L would overflow), inf or NaN. tests/test_remainder_cpu.py models the argument lane by
+// lane with the reciprocal anywhere within its ulp, and tests/test_cuda.py runs every
+// bfloat16 pair through it (test_every_16bit_pair, row_divisors).
 template <Convention C> struct Fast2<RemainderFunctor<bfloat16, C>, bfloat16> {
   enum { value = 1, kFlagsFirst = 1 };
   struct D { u32 b, lim; float rcp_lo, rcp_hi; };
