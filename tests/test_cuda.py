@@ -458,19 +458,16 @@ def test_every_16bit_dividend_by_a_device_scalar(dtype, convention):
     """Every dividend (all 2^16 bit patterns) by 0-d device divisors, which the kernel
     prepares once per thread, as a pair too (functors.h Fast2): specials, signed zeros,
     subnormals, the extremes, powers of two and random bit patterns, against the oracle."""
-    import torch
-    from ml_dtypes import bfloat16
-
-    np_dt = np.float16 if dtype == "float16" else bfloat16
-    tdt = getattr(torch, dtype)
+    np_dt, tdt = NP[dtype], getattr(torch, dtype)
     bits = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
     a = bits.view(np_dt)
+    # the bits of: the largest finite magnitude, inf, a NaN, one (and its exponent's step),
+    # the exponents of the normal range
+    top, inf, nan, one, unit, lo, hi = {"float16": (0x7BFF, 0x7C00, 0x7E00, 0x3C00, 0x400, -14, 16),
+                                        "bfloat16": (0x7F7F, 0x7F80, 0x7FC0, 0x3F80, 0x80, -126, 128)}[dtype]
     rng = np.random.default_rng(35)
-    top = 0x7BFF if dtype == "float16" else 0x7F7F     # the largest finite magnitude
-    divisors = np.concatenate([[0x0000, 0x8000, 0x0001, 0x8001, 0x0003, top, top | 0x8000,
-                                top - 7, 0x7C00 if dtype == "float16" else 0x7F80, 0x7E00 if dtype == "float16" else 0x7FC0],
-                               0x3C00 + 0x400 * np.arange(-14, 16) if dtype == "float16" else
-                               0x3F80 + 0x80 * np.arange(-126, 128, 9),
+    divisors = np.concatenate([[0x0000, 0x8000, 0x0001, 0x8001, 0x0003, top, top | 0x8000, top - 7, inf, nan],
+                               one + unit * np.arange(lo, hi, 1 if dtype == "float16" else 9),
                                rng.integers(0, 1 << 16, 64)]).astype(np.uint16)
     oracle = numpy_remainder if convention == "numpy" else torch_remainder
     ta = torch.from_numpy(bits.view(np.int16).copy()).to(CUDA).view(tdt)
