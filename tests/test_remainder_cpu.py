@@ -557,6 +557,17 @@ def test_float64_device_fmod_argument(ulps):
         assert (r + B if r < 0 else r) == math.fmod(A, B), (A, B, ulps)
 
 
+def _rcp_model(b, ulps):
+    """rcp.approx(b) modelled as the correctly rounded float32 reciprocal moved `ulps` ulp
+    (away from zero where positive); zeros and infinities as they are."""
+    f32 = np.float32
+    rcp = f32(1) / b
+    finite = (rcp != 0) & np.isfinite(rcp)
+    for _ in range(abs(ulps)):
+        rcp = np.where(finite, np.nextafter(rcp, np.copysign(f32(np.inf), rcp) if ulps > 0 else f32(0)), rcp)
+    return rcp
+
+
 def _remainder_fast_model(a, b, ulps, convention, step0=False, dense=False):
     """functors.h remainder_fast (float, two steps) step by step in NumPy, with rcp.approx(b)
     modelled as the correctly rounded float reciprocal moved `ulps` ulp (the hardware is
@@ -568,10 +579,7 @@ def _remainder_fast_model(a, b, ulps, convention, step0=False, dense=False):
     big = np.finfo(f32).max
     sign = u32(0x80000000)
     B = np.abs(b)
-    rcp = f32(1) / b
-    finite = (rcp != 0) & np.isfinite(rcp)
-    for _ in range(abs(ulps)):
-        rcp = np.where(finite, np.nextafter(rcp, np.copysign(f32(np.inf), rcp) if ulps > 0 else f32(0)), rcp)
+    rcp = _rcp_model(b, ulps)
     rcp = np.where((B < np.finfo(f32).tiny) & (B > 0), np.copysign(f32(np.inf), b), rcp)   # ftz
     # Divisor<float>
     rcp1 = np.abs(rcp) * f32(2.0**-20 * (1 + 2.0**-21))
@@ -723,10 +731,7 @@ def _bf16_pair_model(a, b, ulps, convention):
     (_round_bf16). Returns the result and the mask of lanes the check keeps."""
     f32, u32 = np.float32, np.uint32
     B = np.abs(b)
-    rcp = f32(1) / b
-    finite = (rcp != 0) & np.isfinite(rcp)
-    for _ in range(abs(ulps)):
-        rcp = np.where(finite, np.nextafter(rcp, np.copysign(f32(np.inf), rcp) if ulps > 0 else f32(0)), rcp)
+    rcp = _rcp_model(b, ulps)
     lim = np.where((B >= f32(2.0**-126)) & (B < f32(2.0**120)), B * f32(256), f32(np.nan))
     keep = np.abs(a) < lim                                  # set.geu flags the rest
     m = 1.5 * 2.0**23

@@ -304,8 +304,8 @@ def _prepared(spec: KernelSpec):
     # but bfloat16's column divisors beside a dense dividend 135 -> 145 us (they were at 96%
     # of copy), so there it is prepared in outer products only (beside a repeated row).
     outer = any(kind in _REPEATED for kind in spec.kinds)
-    pairs = _pairs(spec) and (spec.compute.name == "float16" or outer)
-    kinds = (*_REPEATED, "bcast") if pairs else _REPEATED
+    two_lanes = _pairs(spec) and (spec.compute.name == "float16" or outer)
+    kinds = (*_REPEATED, "bcast") if two_lanes else _REPEATED
     return k if spec.kinds[k] in kinds and inputs.count(inputs[-1]) == 1 else None
 
 
