@@ -129,11 +129,11 @@ def test_bfloat16_remainder_checks_its_range_two_lanes_at_a_time():
             # the pack where it is broadcast), and the pair form first checks its pairs
             pick = "" if s.kinds[k] == "bcast" else "[e]"
             assert f"sw::call_wide<F, P>(slow, " in src and f", in.d{k}{pick})" in src, name
-            assert f"F2::wide(" in src and f", in.d2_{k}{pick and '[e / 2]'}, flag)" in src, name
+            assert f"F2::begin(" in src and f", in.d2_{k}{pick and '[e / 2]'}, flag)" in src, name
         elif _codegen._uniform_last(s):
             assert "sw::call_wide<F, P>(slow, " in src and ", u.dp)" in src, name
             assert "W2::wide(" not in src, name
-            assert "F2::wide(" in src and ", u.d2, flag)" in src, name
+            assert "F2::begin(" in src and ", u.d2, flag)" in src, name
         elif _codegen._pairs(s):
             assert "W2::wide(sw::pair(" in src, name
         else:

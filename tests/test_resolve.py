@@ -173,8 +173,8 @@ def test_share_rows_marks_row_vectors_repeated_only_when_asked():
     assert resolve(sw.Auto(), ROWS, tuning=everywhere).share_rows is True
     assert resolve(sw.Auto(), COLUMN, tuning=everywhere).share_rows is False   # no row vector
     assert resolve(sw.Auto(), ROWS, tuning=dataclasses.replace(TUNING, share_all_rows=True)).share_rows is False
-    assert [d for d in dtypes if elementwise_tuning("cuda", None, d).share_all_rows] == ["int64", "float16",
-                                                                                       "int8", "uint8"]
+    assert [d for d in dtypes if elementwise_tuning("cuda", None, d).share_all_rows] == [
+        "int64", "float16", "bfloat16", "int8", "uint8"]
 
 
 def test_share_rows_on_the_host_reads_repeated_rows_as_dense():
@@ -191,14 +191,15 @@ def test_share_rows_on_the_host_reads_repeated_rows_as_dense():
 
 def test_keep_loads_where_it_measured_faster():
     """The CUDA tuning reads dense operands under an L2 evict_last policy in contiguous
-    kernels of every dtype, float16 scalars and float32 rows and short rows, where it
-    measured faster; the host never reads the field, and an explicit value wins."""
+    kernels of every dtype, the scalar kernels of float16, float32, float64 and int32, and
+    float32 rows and short rows, where it measured faster; the host never reads the field,
+    and an explicit value wins."""
     from stridewise.plan import MODES
     from stridewise.capabilities import CPU
     dtypes = ("float64", "int64", "int32", "float16", "bfloat16", "float32")
     on = {(m, d) for d in dtypes for m in MODES if elementwise_tuning("cuda", None, d).for_mode(m).keep_loads}
-    assert on == {("contiguous", d) for d in dtypes} | {("scalar", "float16"), ("rows", "float32"),
-                                                        ("short_rows", "float32")}
+    assert on == {("contiguous", d) for d in dtypes} | {("scalar", d) for d in ("float16", "float32", "float64", "int32")} \
+        | {("rows", "float32"), ("short_rows", "float32")}
     keeping = dataclasses.replace(TUNING, keep_loads=True)
     assert resolve(sw.Auto(), FLAT, tuning=keeping).keep_loads is True
     assert resolve(sw.Contiguous(keep_loads=False), FLAT, tuning=keeping).keep_loads is False

@@ -512,6 +512,18 @@ _SHARED8 = _h200("2026-12-02", "tools/auto_ab.py --anchor --rounds 3 (Auto with 
                  "against without)", "row (R, C) % (C,) at 2^27: int8 3539 -> 3723 GB/s (+5.2%, 85% "
                  "-> 89% of copy), uint8 3643 -> 3859 (+5.9%, 87% -> 92%), every round; unchanged "
                  "cells moved within 1.5%")
+_SCALAR4 = _h200("2026-12-03", "tools/algorithms_ab.py --cases python_scalar,scalar_tensor --rounds 3 "
+                 "--algs 'Auto();Scalar(items_per_thread=4, keep_loads=True);...'", "4 packs a thread "
+                 "with kept loads against 2 without, us: python_scalar float32 270.3 -> 256.2 (torch "
+                 "eager 259.4), int32 260.8 -> 257.2 (259.2), float64 521.2 -> 505.3; scalar_tensor "
+                 "float32 268.1 -> 254.5, int32 259.3 -> 256.6, float64 515.5 -> 505.6; 4 packs alone "
+                 "lost in int32 and float64 (267.6, 532.5), 8 packs lost everywhere")
+_SCALAR4_MODES = (("scalar", "items_per_thread", 4), ("scalar", "keep_loads", True))
+_SCALAR4_EVIDENCE = (("scalar.items_per_thread", _SCALAR4), ("scalar.keep_loads", _SCALAR4))
+_SHARED_BF16 = _h200("2026-12-03", "tools/auto_ab.py --rounds 2 (main against share_all_rows)",
+                     "the shared row's pair form (functors.h Fast2) beside a dense dividend, us: row "
+                     "157-161 -> 135-137, middle_bcast 161-163 -> 137-140, crossed_3d 162 -> 141-142; "
+                     "misaligned and odd rows (shifted, not shared) equal")
 _CUDA_DTYPES = {
     "float16": (dict(tile=8, tile_group=4, share_all_rows=True, share_shifted_rows=True,
                      short_row_bytes=256, modes=(
@@ -540,16 +552,18 @@ _CUDA_DTYPES = {
                                           "4 beat 2 by 1-1.5% (3936 against 3874 GB/s)")),
         ("scalar.keep_loads", _h200("2026-11-30", "tools/auto_ab.py --anchor",
                                     "+4.4-4.6% (3982 -> 4164 GB/s)")))),
-    "bfloat16": (dict(tile=8, tile_group=4, modes=(
+    "bfloat16": (dict(tile=8, tile_group=4, share_all_rows=True, modes=(
         ("short_rows", "items_per_thread", 8), ("short_rows", "waves", 4))), (
         ("tile", _TILE8),
+        ("share_all_rows", _SHARED_BF16),
         ("tile_group", _h200("2026-11-30", _GROUPS, "groups of 4 +8% (3659 -> 3929 GB/s)")),
         ("short_rows.items_per_thread", _SHORT8),
         ("short_rows.waves", _h200("2026-11-30", "tools/waves_ab.py --values 32,8,4,3",
                                    "4 waves +4% (3566-3576 -> 3724-3740 GB/s)")))),
     "float32": (dict(tile=8, tile_group=2, short_row_bytes=1024, modes=(
         ("tiled", "block_size", 256), ("rows", "keep_loads", True),
-        ("short_rows", "keep_loads", True))), (
+        ("short_rows", "keep_loads", True), *_SCALAR4_MODES)), (
+        *_SCALAR4_EVIDENCE,
         ("tile", _TILE8),
         ("tile_group", _h200("2026-11-30", "tools/waves_ab.py", "groups of 2 +1% "
                              "(4093-4148 -> 4145-4172 GB/s)")),
@@ -560,7 +574,8 @@ _CUDA_DTYPES = {
         ("short_rows.keep_loads", _h200("2026-11-30", "tools/auto_ab.py --anchor", "+2-4%")),
         ("short_row_bytes", _SHORT1K))),
     "int32": (dict(tile_group=2, stage=True, modes=(
-        ("short_rows", "items_per_thread", 8), ("short_rows", "waves", 8))), (
+        ("short_rows", "items_per_thread", 8), ("short_rows", "waves", 8), *_SCALAR4_MODES)), (
+        *_SCALAR4_EVIDENCE,
         ("tile_group", _h200("2026-11-30", "tools/waves_ab.py", "groups of 2 +1.5% "
                              "(3992-4004 -> 4051-4067 GB/s)")),
         ("stage", _h200("2026-11-30", "tools/auto_ab.py --anchor compile", "staged tiles "
@@ -568,7 +583,8 @@ _CUDA_DTYPES = {
         ("short_rows.items_per_thread", _SHORT8),
         ("short_rows.waves", _h200("2026-11-30", "tools/waves_ab.py --values 32,8,4",
                                    "8 waves +2% (3853-3911 -> 3942-4009 GB/s)")))),
-    "float64": (dict(tile=8, tile_group=2, short_row_bytes=1024), (
+    "float64": (dict(tile=8, tile_group=2, short_row_bytes=1024, modes=_SCALAR4_MODES), (
+        *_SCALAR4_EVIDENCE,
         ("tile", _TILE8),
         ("tile_group", _h200("2026-11-30", _GROUPS, "groups of 2 +3% (3990-4020 -> "
                              "4134-4138 GB/s)")),

@@ -494,28 +494,22 @@ def generate(spec: KernelSpec, entry_point) -> str:
                        f"        sw::set_pair(r0.elem + e, sw::Apply2Pack<P, F, T>::run({', '.join(pair)}));\n"
                        f"    }} else {{\n      " + nested(compute) + "\n    }")
         if pairs and d2 is not None:
-            # Two lanes per instruction with the prepared divisor pairs; a pack that needs it
-            # is redone element by element with the divisors as loaded (functors.h Fast2), or
-            # a uniform's as prepared once per thread.
+            # Two lanes per instruction with the prepared divisor pairs; a warp past the form
+            # redoes its packs element by element (functors.h Fast2: its check comes first and
+            # the warp decides as one, as FlagsFirst) with the divisors as loaded, or a
+            # uniform's as prepared once per thread: a shared row's prepared element form
+            # beside its pairs took the kernels from 48-64 to 80-128 registers (outer float16
+            # narrow 64 -> 78 us, wide 150 -> 124).
             pair[-1] = d2
             again = elementwise(fast_args if d2 == "u.d2" else call_args)
-            # With kFlagsFirst its check runs first and the warp decides as one (FlagsFirst).
-            fast2 = f"SW_UNROLL for (int e = 0; e < P; e += 2) y2[e / 2] = F2::fast({', '.join(pair)}, flag);"
             compute = (f"if constexpr (sw::Fast2Pack<P, F, T>::value && kPath != sw::kExact) {{\n"
                        f"      typedef sw::Fast2Pack<P, F, T> F2;   // dependent on P: compiled only if taken\n"
                        f"      typename F2::Flag flag = {{}};\n"
-                       f"      sw::Pair<T> y2[P / 2];\n"
-                       f"      bool slow2;\n"
-                       f"      if constexpr (F2::kFlagsFirst) {{\n"
-                       f"        SW_UNROLL for (int e = 0; e < P; e += 2) F2::wide({', '.join(pair)}, flag);\n"
-                       f"        slow2 = sw::any_lane(F2::slow(flag));\n"
-                       f"        if (!slow2) {fast2}\n"
-                       f"      }} else {{\n"
-                       f"        {fast2}\n"
-                       f"        slow2 = F2::slow(flag);\n"
-                       f"      }}\n"
-                       f"      if (!slow2) {{\n"
-                       f"        SW_UNROLL for (int e = 0; e < P; e += 2) sw::set_pair(r0.elem + e, y2[e / 2]);\n"
+                       f"      typename F2::Part part[P / 2];\n"
+                       f"      SW_UNROLL for (int e = 0; e < P; e += 2) part[e / 2] = F2::begin({', '.join(pair)}, flag);\n"
+                       f"      if (!sw::any_lane(F2::slow(flag))) {{\n"
+                       f"        SW_UNROLL for (int e = 0; e < P; e += 2)\n"
+                       f"          sw::set_pair(r0.elem + e, F2::finish({', '.join(pair)}, part[e / 2]));\n"
                        f"      }} else {{\n        " + nested(nested(again)) + "\n      }\n"
                        f"    }} else {{\n      " + nested(compute) + "\n    }")
     else:

@@ -907,15 +907,15 @@ template <Convention C> struct RemainderFunctor<half, C> : ShortRemainderFunctor
 template <Convention C> struct RemainderFunctor<bfloat16, C> : ShortRemainderFunctor<true, C> {};
 
 // Fast2<F, S>: a two-lane fast path of F on storage S (half2 / bfloat162) for a divisor pair
-// prepared once (a kernel's shared divisor row, as HasPrepare's): `prepare(Pair<S> b)` -> D,
-// `fast(Pair<S> a, D, Flag& flag)` exact in every lane unless `slow(flag)` says otherwise,
-// and then the kernel redoes the pack element by element. With kFlagsFirst, the kernel
-// first runs `wide(Pair<S> a, D, Flag& flag)` over the pack and `fast` only where no lane
-// of the warp is flagged (as FlagsFirst): data past the form then costs its check, not the
-// form too. The primary template is off; its D is the pair itself so a kernel may hold one
-// regardless.
+// prepared once (a kernel's shared divisor row, a uniform divisor, as HasPrepare's):
+// `prepare(Pair<S> b)` -> D. The kernel first runs `begin(Pair<S> a, D, Flag& flag)` -> Part
+// over the pack (the check, and what of the form the check reads), and where `slow(flag)`
+// holds in no lane of the warp, `finish(Pair<S> a, D, Part)`, exact in every lane the check
+// passes; otherwise the warp redoes its packs element by element (as FlagsFirst): data past
+// the form costs its check, not the form too. The primary template is off; its D is the pair
+// itself so a kernel may hold one regardless.
 template <class F, class S> struct Fast2 {
-  enum { value = 0, kFlagsFirst = 0 };
+  enum { value = 0 };
   typedef Pair<S> D;
   SW_HOST_DEVICE SW_INLINE static D prepare(Pair<S> b) { return b; }
 };
@@ -927,7 +927,7 @@ template <int P, class F, class S> struct Fast2Pack : Fast2<F, S> {
 // The float16 remainder two lanes per instruction, for a prepared divisor pair
 // (outer float16 +25%). With x = a / b and n = floor(x): rcp = sign(b) * 1/|b| rounded toward zero to half,
 // from rcp.approx scaled down by 1 - 2^-22 (at most 1/|b|, within 2^-21 below), and NaN
-// where it is not in (0, 65504) (b zero, inf, NaN or below 2^-16). So w = a * rcp lies between
+// where it is not in (0, 65504) (b zero, inf, NaN or |b| <= 2^-16). So w = a * rcp lies between
 // 0 and x, within |x| (2^-10 + 2^-21) + |a| 2^-24 of it (the last term: a subnormal rcp).
 // One fma rounds w + 1536 to an integer (the ulp there is 1): q = rn(w). For |q| <= 500 the
 // error is below 1/2, so q = n or n + 1, and r = a - q b is exact in one fma: for |a| >= |b|
@@ -936,14 +936,19 @@ template <int P, class F, class S> struct Fast2Pack : Fast2<F, S> {
 // a + b, which equals torch's float a + b rounded to half (the float sum is exact unless the
 // exponents differ by more than 13, and then both round to b). r against b's sign gets b
 // added (exact, or that same rounding of a + b). A zero result is then +0 in every case and
-// takes a's sign (torch) or b's (NumPy). |q| > 500 and NaN or inf operands reach `slow`
-// through the largest |q| (max.NaN keeps a NaN). (In bfloat16 arithmetic alone the bound
-// would be |q| <= 56; bfloat16's form, below, takes its quotient from float.) Every float16
-// pair runs through it in tests/test_cuda.py (test_every_16bit_pair, row_divisors).
+// takes a's sign (torch) or b's (NumPy). `begin` computes the pack's results and keeps the
+// largest |q| of each lane: |q| > 500 and NaN or inf operands (a NaN q, which max.NaN keeps)
+// send the warp to the element form. (Checking q before the rest of the form is computed
+// read wide data 148 -> 135 us in an outer product, but shifted rows took 64 registers where
+// they take 56: misaligned float16 156 -> 164 us, narrow data.) (In bfloat16 arithmetic
+// alone the bound would be |q| <= 56; bfloat16's form, below, takes its quotient from float.)
+// Every float16 pair runs through it in tests/test_cuda.py (test_every_16bit_pair,
+// row_divisors), and tests/test_remainder_cpu.py models it lane by lane.
 template <Convention C> struct Fast2<RemainderFunctor<half, C>, half> {
-  enum { value = 1, kFlagsFirst = 0 };
+  enum { value = 1 };
   struct D { u32 b, rcp, sign; };
   typedef u32 Flag;   // the largest |q| so far, in each lane
+  typedef u32 Part;   // the result pair
   SW_DEVICE SW_INLINE static D prepare(Pair<half> b) {
     const u32 x = bit_cast<u32>(b), sign = x & 0x80008000u;
     u32 z, bad;
@@ -952,17 +957,18 @@ template <Convention C> struct Fast2<RemainderFunctor<half, C>, half> {
         : "=r"(bad) : "r"(z), "r"(0u), "r"(0x7bff7bffu));
     return {x, z | (bad & 0x7fff7fffu) | sign, sign};
   }
-  SW_DEVICE SW_INLINE static Pair<half> fast(Pair<half> a2, const D& d, Flag& worst) {
+  SW_DEVICE SW_INLINE static Part begin(Pair<half> a2, const D& d, Flag& worst) {
     const u32 a = bit_cast<u32>(a2);
     const u32 nq = fma2(fma2(a, d.rcp, 0x66006600u), 0xbc00bc00u, 0x66006600u);   // -q
     asm("{.reg .b32 t; abs.f16x2 t, %2; max.NaN.f16x2 %0, %1, t;}" : "=r"(worst) : "r"(worst), "r"(nq));
     u32 r = fma2(nq, d.b, a), neg, zero;
     asm("set.lt.f16x2.f16x2 %0, %1, %2;" : "=r"(neg) : "r"(r ^ d.sign), "r"(0u));   // 1 or 0
     r = fma2(neg, d.b, r);
-    if (C == kNumpy) return bit_cast<Pair<half> >(r | d.sign);
+    if (C == kNumpy) return r | d.sign;
     asm("set.eq.u32.f16x2 %0, %1, %2;" : "=r"(zero) : "r"(r), "r"(0u));
-    return bit_cast<Pair<half> >(r | (zero & a & 0x80008000u));
+    return r | (zero & a & 0x80008000u);
   }
+  SW_DEVICE SW_INLINE static Pair<half> finish(Pair<half>, const D&, Part r) { return bit_cast<Pair<half> >(r); }
   SW_DEVICE SW_INLINE static bool slow(Flag worst) {
     u32 r;
     asm("{.reg .pred p, q; setp.gtu.f16x2 p|q, %1, %2; or.pred p, p, q; selp.u32 %0, 1, 0, p;}"
@@ -999,7 +1005,7 @@ template <Convention C> struct Fast2<RemainderFunctor<half, C>, half> {
 // lane with the reciprocal anywhere within its ulp, and tests/test_cuda.py runs every
 // bfloat16 pair through it (test_every_16bit_pair, row_divisors).
 template <Convention C> struct Fast2<RemainderFunctor<bfloat16, C>, bfloat16> {
-  enum { value = 1, kFlagsFirst = 1 };
+  enum { value = 1 };
   struct D { u32 b, lim; float rcp_lo, rcp_hi; };
   typedef u32 Flag;   // the lanes flagged so far
   SW_DEVICE SW_INLINE static D prepare(Pair<bfloat16> b) {
@@ -1009,12 +1015,14 @@ template <Convention C> struct Fast2<RemainderFunctor<bfloat16, C>, bfloat16> {
     asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(lim) : "f"(limit(hi)), "f"(limit(lo)));
     return {x, lim, rcp_approx(lo), rcp_approx(hi)};
   }
-  SW_DEVICE SW_INLINE static void wide(Pair<bfloat16> a2, const D& d, Flag& flag) {
+  typedef char Part;   // nothing: the check alone comes first
+  SW_DEVICE SW_INLINE static Part begin(Pair<bfloat16> a2, const D& d, Flag& flag) {
     u32 ge;
     asm("set.geu.u32.bf16x2 %0, %1, %2;" : "=r"(ge) : "r"(bit_cast<u32>(a2) & 0x7fff7fffu), "r"(d.lim));
     flag |= ge;
+    return 0;
   }
-  SW_DEVICE SW_INLINE static Pair<bfloat16> fast(Pair<bfloat16> a2, const D& d, Flag&) {
+  SW_DEVICE SW_INLINE static Pair<bfloat16> finish(Pair<bfloat16> a2, const D& d, Part) {
     const u32 a = bit_cast<u32>(a2), sign = d.b & 0x80008000u;
     const float m = 0x1.8p23f;
     const float nq_lo = m - fmaf(__uint_as_float(a << 16), d.rcp_lo, m),
