@@ -494,9 +494,9 @@ def generate(spec: KernelSpec, entry_point) -> str:
                        f"        sw::set_pair(r0.elem + e, sw::Apply2Pack<P, F, T>::run({', '.join(pair)}));\n"
                        f"    }} else {{\n      " + nested(compute) + "\n    }")
         if pairs and d2 is not None:
-            # Two lanes per instruction with the prepared divisor pairs; a warp past the form
-            # redoes its packs element by element (functors.h Fast2: its check comes first and
-            # the warp decides as one, as FlagsFirst) with the divisors as loaded, or a
+            # Two lanes per instruction with the prepared divisor pairs; a pack past the form
+            # is redone element by element (functors.h Fast2: its check comes first, and with
+            # kVote the warp decides as one, as FlagsFirst) with the divisors as loaded, or a
             # uniform's as prepared once per thread: a shared row's prepared element form
             # beside its pairs took the kernels from 48-64 to 80-128 registers (outer float16
             # narrow 64 -> 78 us, wide 150 -> 124).
@@ -507,7 +507,7 @@ def generate(spec: KernelSpec, entry_point) -> str:
                        f"      typename F2::Flag flag = {{}};\n"
                        f"      typename F2::Part part[P / 2];\n"
                        f"      SW_UNROLL for (int e = 0; e < P; e += 2) part[e / 2] = F2::begin({', '.join(pair)}, flag);\n"
-                       f"      if (!sw::any_lane(F2::slow(flag))) {{\n"
+                       f"      if (!(F2::kVote ? sw::any_lane(F2::slow(flag)) : F2::slow(flag))) {{\n"
                        f"        SW_UNROLL for (int e = 0; e < P; e += 2)\n"
                        f"          sw::set_pair(r0.elem + e, F2::finish({', '.join(pair)}, part[e / 2]));\n"
                        f"      }} else {{\n        " + nested(nested(again)) + "\n      }\n"

@@ -910,12 +910,13 @@ template <Convention C> struct RemainderFunctor<bfloat16, C> : ShortRemainderFun
 // prepared once (a kernel's shared divisor row, a uniform divisor, as HasPrepare's):
 // `prepare(Pair<S> b)` -> D. The kernel first runs `begin(Pair<S> a, D, Flag& flag)` -> Part
 // over the pack (the check, and what of the form the check reads), and where `slow(flag)`
-// holds in no lane of the warp, `finish(Pair<S> a, D, Part)`, exact in every lane the check
-// passes; otherwise the warp redoes its packs element by element (as FlagsFirst): data past
-// the form costs its check, not the form too. The primary template is off; its D is the pair
-// itself so a kernel may hold one regardless.
+// holds in no lane of the thread (of the warp with kVote, as FlagsFirst), `finish(Pair<S> a,
+// D, Part)`, exact in every lane the check passes; otherwise the pack is redone element by
+// element. Where `begin` is the check alone, data past the form costs its check, not the form
+// too. The primary template is off; its D is the pair itself so a kernel may hold one
+// regardless.
 template <class F, class S> struct Fast2 {
-  enum { value = 0 };
+  enum { value = 0, kVote = 0 };
   typedef Pair<S> D;
   SW_HOST_DEVICE SW_INLINE static D prepare(Pair<S> b) { return b; }
 };
@@ -938,14 +939,13 @@ template <int P, class F, class S> struct Fast2Pack : Fast2<F, S> {
 // added (exact, or that same rounding of a + b). A zero result is then +0 in every case and
 // takes a's sign (torch) or b's (NumPy). `begin` computes the pack's results and keeps the
 // largest |q| of each lane: |q| > 500 and NaN or inf operands (a NaN q, which max.NaN keeps)
-// send the warp to the element form. (Checking q before the rest of the form is computed
-// read wide data 148 -> 135 us in an outer product, but shifted rows took 64 registers where
-// they take 56: misaligned float16 156 -> 164 us, narrow data.) (In bfloat16 arithmetic
+// send the pack to the element form, each thread's own (docs/decisions.md: checking q before
+// the rest of the form, and the warp's vote, measured and not kept). (In bfloat16 arithmetic
 // alone the bound would be |q| <= 56; bfloat16's form, below, takes its quotient from float.)
 // Every float16 pair runs through it in tests/test_cuda.py (test_every_16bit_pair,
 // row_divisors), and tests/test_remainder_cpu.py models it lane by lane.
 template <Convention C> struct Fast2<RemainderFunctor<half, C>, half> {
-  enum { value = 1 };
+  enum { value = 1, kVote = 0 };
   struct D { u32 b, rcp, sign; };
   typedef u32 Flag;   // the largest |q| so far, in each lane
   typedef u32 Part;   // the result pair
@@ -1005,7 +1005,7 @@ template <Convention C> struct Fast2<RemainderFunctor<half, C>, half> {
 // lane with the reciprocal anywhere within its ulp, and tests/test_cuda.py runs every
 // bfloat16 pair through it (test_every_16bit_pair, row_divisors).
 template <Convention C> struct Fast2<RemainderFunctor<bfloat16, C>, bfloat16> {
-  enum { value = 1 };
+  enum { value = 1, kVote = 1 };
   struct D { u32 b, lim; float rcp_lo, rcp_hi; };
   typedef u32 Flag;   // the lanes flagged so far
   SW_DEVICE SW_INLINE static D prepare(Pair<bfloat16> b) {
