@@ -191,14 +191,14 @@ def test_share_rows_on_the_host_reads_repeated_rows_as_dense():
 
 def test_keep_loads_where_it_measured_faster():
     """The CUDA tuning reads dense operands under an L2 evict_last policy in contiguous
-    kernels of every dtype, the scalar kernels of float16, float32, float64 and int32, and
-    float32 rows and short rows, where it measured faster; the host never reads the field,
+    and scalar kernels of every dtype, and float32 rows and short rows, where it measured
+    faster; the host never reads the field,
     and an explicit value wins."""
     from stridewise.plan import MODES
     from stridewise.capabilities import CPU
     dtypes = ("float64", "int64", "int32", "float16", "bfloat16", "float32")
     on = {(m, d) for d in dtypes for m in MODES if elementwise_tuning("cuda", None, d).for_mode(m).keep_loads}
-    assert on == {("contiguous", d) for d in dtypes} | {("scalar", d) for d in ("float16", "float32", "float64", "int32")} \
+    assert on == {("contiguous", d) for d in dtypes} | {("scalar", d) for d in dtypes} \
         | {("rows", "float32"), ("short_rows", "float32")}
     keeping = dataclasses.replace(TUNING, keep_loads=True)
     assert resolve(sw.Auto(), FLAT, tuning=keeping).keep_loads is True

@@ -520,6 +520,13 @@ _SCALAR4 = _h200("2026-12-03", "tools/algorithms_ab.py --cases python_scalar,sca
                  "lost in int32 and float64 (267.6, 532.5), 8 packs lost everywhere")
 _SCALAR4_MODES = (("scalar", "items_per_thread", 4), ("scalar", "keep_loads", True))
 _SCALAR4_EVIDENCE = (("scalar.items_per_thread", _SCALAR4), ("scalar.keep_loads", _SCALAR4))
+_SCALAR_MORE = _h200("2026-12-03", "tools/algorithms_ab.py --cases python_scalar,scalar_tensor --rounds 3 "
+                     "(bench/gpu-fifteenth-scalar-ab.txt)", "against 2 packs without kept loads, "
+                     "python_scalar / scalar_tensor, us: bfloat16 at 4 packs with kept loads 147.3 / "
+                     "133.0 -> 129.7 / 128.7 (torch eager 167.7); int64 with kept loads 518.5 / 510.8 "
+                     "-> 502.0 / 499.5 (at 4 packs 531.9 / 526.4); int8 at 4 packs 70.0 / 74.6 -> "
+                     "66.8 / 67.2, uint8 70.5 / 72.6 -> 66.9 / 66.1 (kept loads no further); int16 "
+                     "equal every way (128-130)")
 _SHARED_BF16 = _h200("2026-12-03", "tools/auto_ab.py --rounds 2 (main against share_all_rows)",
                      "the shared row's pair form (functors.h Fast2) beside a dense dividend, us: row "
                      "157-161 -> 135-137, middle_bcast 161-163 -> 137-140, crossed_3d 162 -> 141-142; "
@@ -553,7 +560,8 @@ _CUDA_DTYPES = {
         ("scalar.keep_loads", _h200("2026-11-30", "tools/auto_ab.py --anchor",
                                     "+4.4-4.6% (3982 -> 4164 GB/s)")))),
     "bfloat16": (dict(tile=8, tile_group=4, share_all_rows=True, modes=(
-        ("short_rows", "items_per_thread", 8), ("short_rows", "waves", 4))), (
+        ("short_rows", "items_per_thread", 8), ("short_rows", "waves", 4), *_SCALAR4_MODES)), (
+        ("scalar.items_per_thread", _SCALAR_MORE), ("scalar.keep_loads", _SCALAR_MORE),
         ("tile", _TILE8),
         ("share_all_rows", _SHARED_BF16),
         ("tile_group", _h200("2026-11-30", _GROUPS, "groups of 4 +8% (3659 -> 3929 GB/s)")),
@@ -591,8 +599,10 @@ _CUDA_DTYPES = {
         ("short_row_bytes", _SHORT1K))),
     # 1-byte remainder: the shared row's divisor words (a reciprocal per lane, words.h) are
     # prepared once per 4 rows, where each pack paid them (0.25 MUFU.RCP an element, not 1).
-    **{dtype: (dict(share_all_rows=True), (("share_all_rows", _SHARED8),)) for dtype in ("int8", "uint8")},
-    "int64": (dict(tile=8, share_all_rows=True), (
+    **{dtype: (dict(share_all_rows=True, modes=(("scalar", "items_per_thread", 4),)), (
+        ("share_all_rows", _SHARED8), ("scalar.items_per_thread", _SCALAR_MORE))) for dtype in ("int8", "uint8")},
+    "int64": (dict(tile=8, share_all_rows=True, modes=(("scalar", "keep_loads", True),)), (
+        ("scalar.keep_loads", _SCALAR_MORE),
         ("tile", _TILE8),
         ("share_all_rows", _h200("2026-12-01", "Rows(share_rows=True) against Auto()",
                                  "crossed 3-d +4.2% (3749-3774 -> 3907-3933 GB/s)")))),
