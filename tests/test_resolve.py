@@ -232,7 +232,8 @@ def test_stage_where_it_measured_faster():
 
 def test_auto_shares_a_shifted_row_only_where_it_measured_faster():
     """A row vector off the output's packs (odd row lengths, a misaligned row) is shared by
-    Auto only with share_shifted_rows (the CUDA float16 tuning); an aligned one as before."""
+    Auto only with share_shifted_rows (the CUDA float16 and bfloat16 tunings); an aligned one
+    as before."""
     everywhere = dataclasses.replace(TUNING, share_rows=True, share_all_rows=True)
     odd = plan((64, 1021), [((64, 1021), (1021, 1), 4, 0), ((64, 1021), (1021, 1), 4, 0),
                             ((1021,), (1,), 4, 0)])
@@ -247,7 +248,7 @@ def test_auto_shares_a_shifted_row_only_where_it_measured_faster():
     assert resolve(sw.Auto(), ROWS, tuning=everywhere).share_rows is True
     shares = [d for d in ("float16", "bfloat16", "float32", "float64", "int32", "int64")
               if elementwise_tuning("cuda", None, d).share_shifted_rows]
-    assert shares == ["float16"]
+    assert shares == ["float16", "bfloat16"]
 
 
 # -- Auto on the GPU's tuning: short rows and emptier tiles leave `rows` and `tiled` --

@@ -531,6 +531,11 @@ _SHARED_BF16 = _h200("2026-12-03", "tools/auto_ab.py --rounds 2 (main against sh
                      "the shared row's pair form (functors.h Fast2) beside a dense dividend, us: row "
                      "157-161 -> 135-137, middle_bcast 161-163 -> 137-140, crossed_3d 162 -> 141-142; "
                      "misaligned and odd rows (shifted, not shared) equal")
+_SHIFTED_BF16 = _h200("2026-12-03", "tools/algorithms_ab.py --cases odd_rows,misaligned --algs "
+                      "'Auto();Rows(share_rows=True)' --rounds 3 (bench/gpu-fifteenth-short-rows-ab.txt)",
+                      "shifted rows shared, with the shared row's pair form: odd_rows 171.1 -> 144.7 "
+                      "us, misaligned 180.0 -> 167.1 (torch eager 455, 448); before the pair form's "
+                      "two stages misaligned had lost (175 -> 207)")
 _CUDA_DTYPES = {
     "float16": (dict(tile=8, tile_group=4, share_all_rows=True, share_shifted_rows=True,
                      short_row_bytes=256, modes=(
@@ -559,11 +564,11 @@ _CUDA_DTYPES = {
                                           "4 beat 2 by 1-1.5% (3936 against 3874 GB/s)")),
         ("scalar.keep_loads", _h200("2026-11-30", "tools/auto_ab.py --anchor",
                                     "+4.4-4.6% (3982 -> 4164 GB/s)")))),
-    "bfloat16": (dict(tile=8, tile_group=4, share_all_rows=True, modes=(
+    "bfloat16": (dict(tile=8, tile_group=4, share_all_rows=True, share_shifted_rows=True, modes=(
         ("short_rows", "items_per_thread", 8), ("short_rows", "waves", 4), *_SCALAR4_MODES)), (
         ("scalar.items_per_thread", _SCALAR_MORE), ("scalar.keep_loads", _SCALAR_MORE),
         ("tile", _TILE8),
-        ("share_all_rows", _SHARED_BF16),
+        ("share_all_rows", _SHARED_BF16), ("share_shifted_rows", _SHIFTED_BF16),
         ("tile_group", _h200("2026-11-30", _GROUPS, "groups of 4 +8% (3659 -> 3929 GB/s)")),
         ("short_rows.items_per_thread", _SHORT8),
         ("short_rows.waves", _h200("2026-11-30", "tools/waves_ab.py --values 32,8,4,3",
