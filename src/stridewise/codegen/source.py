@@ -498,8 +498,8 @@ def generate(spec: KernelSpec, entry_point) -> str:
             # is redone element by element (functors.h Fast2: its check comes first, and with
             # kVote the warp decides as one, as FlagsFirst) with the divisors as loaded, or a
             # uniform's as prepared once per thread: a shared row's prepared element form
-            # beside its pairs took the kernels from 48-64 to 80-128 registers (outer float16
-            # narrow 64 -> 78 us, wide 150 -> 124).
+            # beside its pairs took the kernels from 48-64 to 80-128 registers, and narrow data
+            # lost more than the rest gained (docs/decisions.md).
             pair[-1] = d2
             again = elementwise(fast_args if d2 == "u.d2" else call_args)
             compute = (f"if constexpr (sw::Fast2Pack<P, F, T>::value && kPath != sw::kExact) {{\n"

@@ -991,7 +991,7 @@ template <Convention C> struct Fast2<RemainderFunctor<half, C>, half> {
 // from float, the rest in bfloat16 pair arithmetic, where an fma rounds once. With x = a / b,
 // w = a rcp (rcp.approx, within 2^-22 of 1 / b) is within |x| 2^-21 of x, and one fma adding
 // 1.5 * 2^23 (where the ulp is 1) rounds it to an integer, taken back out exactly: q = rn(w)
-// is floor(x) or ceil(x) for |x| < 2^21. The check first (kFlagsFirst) passes a lane only
+// is floor(x) or ceil(x) for |x| < 2^21. The check first (`begin`) passes a lane only
 // where |a| < L = 2^8 |b|, so |q| <= 256, exact in bfloat16, and r = a - q b is exact in one
 // bfloat16 fma: for |a| >= |b| a multiple of ulp(b) below |b| in magnitude (8 bits); for
 // |a| < |b|, q = 0 (r = a) or q = +-1, which needs |w| >= 1/2, so |a| >= |b| / 2 (Sterbenz).
@@ -1008,6 +1008,7 @@ template <Convention C> struct Fast2<RemainderFunctor<bfloat16, C>, bfloat16> {
   enum { value = 1, kVote = 1 };
   struct D { u32 b, lim; float rcp_lo, rcp_hi; };
   typedef u32 Flag;   // the lanes flagged so far
+  typedef char Part;  // nothing: the check alone comes first
   SW_DEVICE SW_INLINE static D prepare(Pair<bfloat16> b) {
     const u32 x = bit_cast<u32>(b);
     const float lo = __uint_as_float(x << 16), hi = __uint_as_float(x & 0xffff0000u);
@@ -1015,7 +1016,6 @@ template <Convention C> struct Fast2<RemainderFunctor<bfloat16, C>, bfloat16> {
     asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(lim) : "f"(limit(hi)), "f"(limit(lo)));
     return {x, lim, rcp_approx(lo), rcp_approx(hi)};
   }
-  typedef char Part;   // nothing: the check alone comes first
   SW_DEVICE SW_INLINE static Part begin(Pair<bfloat16> a2, const D& d, Flag& flag) {
     u32 ge;
     asm("set.geu.u32.bf16x2 %0, %1, %2;" : "=r"(ge) : "r"(bit_cast<u32>(a2) & 0x7fff7fffu), "r"(d.lim));
