@@ -729,7 +729,7 @@ def _bf16_pair_model(a, b, ulps, convention):
     exact in float64, rounded once to float32) with rcp.approx as the correctly rounded
     reciprocal moved `ulps` ulp, and each bfloat16 fma exact in float64 and rounded once
     (_round_bf16). Returns the result and the mask of lanes the check keeps."""
-    f32, u32 = np.float32, np.uint32
+    f32 = np.float32
     B = np.abs(b)
     rcp = _rcp_model(b, ulps)
     lim = np.where((B >= f32(2.0**-126)) & (B < f32(2.0**120)), B * f32(256), f32(np.nan))
@@ -738,13 +738,20 @@ def _bf16_pair_model(a, b, ulps, convention):
     nq = (m - (a.astype(np.float64) * rcp + m).astype(f32).astype(np.float64)).astype(f32)
     nq = _round_bf16(nq.astype(np.float64))                 # cvt.rn.bf16x2.f32
     r = _round_bf16(nq.astype(np.float64) * b + a)
+    return _pair_signs(a, b, r, _round_bf16)[convention], keep
+
+
+def _pair_signs(a, b, r, rounding):
+    """The pair forms' last steps (functors.h Fast2): b added where r = a - q b is against b's
+    sign (one fma, rounded by `rounding`), then a zero signed as each convention signs it
+    (a's sign for torch, b's for NumPy); {convention: result}."""
+    f32, u32 = np.float32, np.uint32
     sb = b.view(u32) & u32(0x80000000)
     neg = ((r.view(u32) ^ sb).view(f32) < 0).astype(f32)
-    r = _round_bf16(neg.astype(np.float64) * b + r)
+    r = rounding(neg.astype(np.float64) * b + r)
     zero = r == 0
-    if convention == "numpy":
-        return (r.view(u32) | sb).view(f32), keep
-    return (r.view(u32) | (zero * (a.view(u32) & u32(0x80000000))).astype(u32)).view(f32), keep
+    return {"numpy": (r.view(u32) | sb).view(f32),
+            "torch": (r.view(u32) | (zero * (a.view(u32) & u32(0x80000000))).astype(u32)).view(f32)}
 
 
 @pytest.mark.parametrize("convention", ["torch", "numpy"])
@@ -797,7 +804,7 @@ def _f16_pair_model(a, b, ulps):
     zero to half, NaN where that is 0 or 65504 and up), each half fma exact in float64 and
     rounded once (_round_f16), and the check on the quotient (|q| <= 500, not NaN). Returns
     the result in each convention and the mask of lanes the check keeps."""
-    f32, u32 = np.float32, np.uint32
+    f32 = np.float32
     with np.errstate(all="ignore"):
         B = np.abs(b)
         v = (_rcp_model(B, ulps) * f32(1 - 2.0**-22)).astype(np.float64)
@@ -809,12 +816,7 @@ def _f16_pair_model(a, b, ulps):
         nq = _round_f16(1536 - w.astype(np.float64))                 # -q
         keep = np.abs(nq) <= 500                                     # setp.gtu flags the rest
         r = _round_f16(nq.astype(np.float64) * b + a)
-    sb = b.view(u32) & u32(0x80000000)
-    neg = ((r.view(u32) ^ sb).view(f32) < 0).astype(f32)
-    r = _round_f16(neg.astype(np.float64) * b + r)
-    zero = r == 0
-    return {"numpy": (r.view(u32) | sb).view(f32),
-            "torch": (r.view(u32) | (zero * (a.view(u32) & u32(0x80000000))).astype(u32)).view(f32)}, keep
+    return _pair_signs(a, b, r, _round_f16), keep
 
 
 @pytest.mark.parametrize("ulps", [-1, 0, 1])
