@@ -21,6 +21,8 @@ def test_cells_build_the_layouts_they_name():
     layouts = {k: v[1](new, R, C) for k, v in bench_layouts.LAYOUTS.items()}
     a, _ = layouts["bias_channels_last"]
     assert a.strides[1] == 4 and a.shape[1] == 64                    # C innermost
+    a, b = layouts["rgb_channels_last"]
+    assert a.strides[1] == 4 and a.shape[1] == 3 and b.shape == (1, 3, 1, 1)
     a, b = layouts["misaligned"]
     assert a.ctypes.data % 16 and b.ctypes.data % 16                   # 4 bytes off
     assert layouts["odd_rows"][0].shape[1] % 2 == 1

@@ -1,8 +1,11 @@
 """short_rows' resident operands (ShortRows(share_rows=True)): a per-channel operand of a
-channels_last tensor whose period is a whole number of packs is read once per thread
-(modes/short_rows.py, kernels.cuh resident_kernel) instead of gathered per pack. Checked bit
-for bit, dtypes and strides included, against NumPy on the host and torch on CUDA, in every
-element width, with periods that are and are not whole packs, and misaligned operands."""
+channels_last tensor is read once per thread at one phase of its period (modes/short_rows.py,
+kernels.cuh resident_kernel, pack.h load_wrapped) instead of gathered per pack, whether or
+not the period is whole packs. Checked bit for bit, dtypes and strides included, against
+NumPy on the host and torch on CUDA, in every element width, with periods that are and are
+not whole packs (shorter than a pack too), and misaligned operands."""
+import math
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -28,12 +31,12 @@ def _channel(rng, dtype, c, offset=0):
     return b.reshape(1, c, 1, 1)
 
 
-def _resident_expected(dtype, c, b_offset, out_aligned=True) -> bool:
-    """The rule, from the operands alone: 16-byte packs, the period C whole packs, the
-    divisor's packs aligned and the output starting on a pack."""
-    size = NP[dtype].itemsize
-    pack = 16 // size
-    return pack > 1 and c % pack == 0 and c // pack <= 1024 and b_offset % pack == 0 and out_aligned
+def _resident_expected(dtype, c, out_aligned=True) -> bool:
+    """The rule, from the operands alone: 16-byte packs of more than one element, the
+    output starting on a pack, and the period's phases repeating within 1024 packs
+    (lcm(C, pack) elements), wherever the divisor starts."""
+    pack = 16 // NP[dtype].itemsize
+    return pack > 1 and c // math.gcd(c, pack) <= 1024 and out_aligned
 
 
 def _check(a, b, want, alg=RESIDENT, op=sw.remainder, out=None):
@@ -49,16 +52,29 @@ def _check(a, b, want, alg=RESIDENT, op=sw.remainder, out=None):
 @pytest.mark.parametrize("dtype", ["int8", "float16", "float32", "int64"])
 @pytest.mark.parametrize("c", [3, 64, 96, 130])
 def test_host_matches_numpy(dtype, c):
-    """Every element width, small and larger N*H*W; resident exactly where the period is whole
-    aligned packs (explain says "repeated"), gathered otherwise."""
+    """Every element width, small and larger N*H*W; resident (explain says "repeated") with
+    periods of whole packs and not (3 and 130 channels), gathered without share_rows."""
     rng = np.random.default_rng(c)
     b = _channel(rng, dtype, c)
     for n, h, w in ((1, 1, 2), (2, 3, 5), (2, 33, 65)):
         a = _channels_last(rng, dtype, n, h, w, c)
         kind = sw.explain(sw.remainder, a, b, algorithm=RESIDENT).kinds[2]
-        assert kind == ("repeated" if _resident_expected(dtype, c, 0) else "periodic"), (n, h, w)
+        assert kind == ("repeated" if _resident_expected(dtype, c) else "periodic"), (n, h, w)
         _check(a, b, numpy_remainder(a, b))
         assert sw.explain(sw.remainder, a, b, algorithm=sw.ShortRows()).kinds[2] == "periodic"
+
+
+@pytest.mark.parametrize("dtype, c", [("int8", 1023), ("int8", 1025), ("float16", 2050),
+                                      ("float16", 2048), ("float32", 1025)])
+def test_host_resident_limit(dtype, c):
+    """Phases repeating within 1024 packs stay resident (int8's 1023 channels: 1023 packs);
+    past it they are gathered (1025 channels, or float16's 2050: 1025 packs); both exact."""
+    rng = np.random.default_rng(c)
+    a, b = _channels_last(rng, dtype, 1, 2, 3, c), _channel(rng, dtype, c)
+    kind = sw.explain(sw.remainder, a, b, algorithm=RESIDENT).kinds[2]
+    assert kind == ("repeated" if c in (1023, 2048) else "periodic")
+    assert _resident_expected(dtype, c) == (kind == "repeated")
+    _check(a, b, numpy_remainder(a, b))
 
 
 @pytest.mark.parametrize("dtype", ["complex64", "complex128"])
@@ -75,15 +91,16 @@ def test_host_complex(dtype):
 
 @pytest.mark.parametrize("dtype", ["int16", "float32"])
 def test_host_misaligned_operands(dtype):
-    """A dividend off the output's packs (read shifted) keeps the divisor resident; a divisor
-    off its packs, or an output that starts off a pack (out=), is gathered."""
+    """A dividend off the output's packs (read shifted), or a divisor off its own, keeps the
+    divisor resident (read element by element once); an output that starts off a pack (out=)
+    is gathered."""
     rng = np.random.default_rng(7)
     c = 64
     for a_off, b_off in ((0, 0), (1, 0), (3, 0), (0, 1), (1, 2)):
         a = _channels_last(rng, dtype, 2, 5, 7, c, a_off)
         b = _channel(rng, dtype, c, b_off)
         kind = sw.explain(sw.remainder, a, b, algorithm=RESIDENT).kinds[2]
-        assert kind == ("repeated" if _resident_expected(dtype, c, b_off) else "periodic"), (a_off, b_off)
+        assert kind == ("repeated" if _resident_expected(dtype, c) else "periodic"), (a_off, b_off)
         _check(a, b, numpy_remainder(a, b))
     a, b = _channels_last(rng, dtype, 2, 5, 7, c), _channel(rng, dtype, c)
     buf = np.zeros(1 + a.size, NP[dtype])
@@ -94,7 +111,7 @@ def test_host_misaligned_operands(dtype):
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(n=st.integers(1, 3), h=st.integers(1, 9), w=st.integers(1, 9),
-       c=st.sampled_from([2, 4, 8, 12, 16, 24, 40, 64]), a_off=st.integers(0, 3),
+       c=st.sampled_from([2, 3, 4, 5, 6, 8, 12, 16, 24, 40, 64, 130]), a_off=st.integers(0, 3),
        b_off=st.sampled_from([0, 4, 1]), seed=st.integers(0, 2**32 - 1))
 def test_host_hypothesis(n, h, w, c, a_off, b_off, seed):
     """Shapes, periods and offsets drawn; float32 (4 a pack)."""
@@ -104,7 +121,7 @@ def test_host_hypothesis(n, h, w, c, a_off, b_off, seed):
     alg = RESIDENT if n * h * w > 1 else sw.Auto()   # one position: a single merged dim
     if n * h * w > 1:
         kind = sw.explain(sw.remainder, a, b, algorithm=alg).kinds[2]
-        assert kind == ("repeated" if _resident_expected("float32", c, b_off) else "periodic")
+        assert kind == ("repeated" if _resident_expected("float32", c) else "periodic")
     _check(a, b, numpy_remainder(a, b), alg)
 
 
@@ -152,20 +169,27 @@ def _torch_pair(rng, dtype, n, h, w, c, a_off=0, b_off=0):
 @pytest.mark.parametrize("dtype", GPU_DTYPES)
 def test_cuda_channels_last_bias(dtype):
     """Auto on CUDA: channels 1, 3, 64, 96 and 130, small and large N*H*W, and misaligned
-    operands, against torch.remainder; the output keeps torch's channels_last strides."""
+    operands, against torch.remainder; the output keeps torch's channels_last strides.
+    Resident where the dtype's tuning shares (tuning.py); where it gathers, the resident
+    kernel runs too, explicitly."""
     import torch
 
     from test_cuda import host, torch_oracle
+    shares = sw.elementwise_tuning("cuda", None, dtype).for_mode("short_rows").share_rows
     rng = np.random.default_rng(21)
     for c in (1, 3, 64, 96, 130):
         for (n, h, w), a_off, b_off in (((2, 3, 5), 0, 0), ((4, 56, 56), 0, 0),
                                         ((3, 17, 19), 1, 0), ((3, 17, 19), 0, 1)):
             a, b = _torch_pair(rng, dtype, n, h, w, c, a_off, b_off)
             e = sw.explain(sw.remainder, a, b)
+            resident = c > 1 and e.mode == "short_rows" and _resident_expected(dtype, c)
             if c > 1 and e.mode == "short_rows":
-                assert e.kinds[2] == ("repeated" if _resident_expected(dtype, c, b_off) else "periodic"), (c, n)
+                assert e.kinds[2] == ("repeated" if shares and resident else "periodic"), (c, n)
             got, want = sw.remainder(a, b), torch_oracle(a, b)
             assert same_bits(host(got), host(want)), (dtype, c, n, h, w, a_off, b_off)
+            if resident and not shares:   # the resident kernel where Auto gathers
+                assert sw.explain(sw.remainder, a, b, algorithm=RESIDENT).kinds[2] == "repeated"
+                assert same_bits(host(sw.remainder(a, b, algorithm=RESIDENT)), host(want)), (c, n)
             # strides: torch.remainder's own (the oracle's integer fix-up may lay out anew)
             layout = torch.remainder(a, b)
             assert got.dtype == layout.dtype and got.stride() == layout.stride(), (c, n, got.stride())
@@ -175,7 +199,8 @@ def test_cuda_channels_last_bias(dtype):
 @pytest.mark.parametrize("dtype", ["float16", "float32", "int64"])
 def test_cuda_grids_smaller_than_a_period(dtype, monkeypatch):
     """A grid of fewer threads than the period has packs (a device of one small SM; never
-    from the real sizes) walks each pack at its own phase, and still matches torch."""
+    from the real sizes) walks each pack at its own phase, and still matches torch, with a
+    period of whole packs and one that is not."""
     from stridewise.backends import cuda
     from stridewise.launch import pipeline as _ops
     from test_cuda import host, torch_oracle
@@ -185,11 +210,12 @@ def test_cuda_grids_smaller_than_a_period(dtype, monkeypatch):
     _ops._MEMO.clear()
     _ops._CALLS.clear()
     try:
-        a, b = _torch_pair(np.random.default_rng(3), dtype, 2, 9, 11, 1024)
-        alg = sw.ShortRows(share_rows=True, block_size=32)
-        assert sw.explain(sw.remainder, a, b, algorithm=alg).kinds[2] == "repeated"
-        got = sw.remainder(a, b, algorithm=alg)
-        assert same_bits(host(got), host(torch_oracle(a, b)))
+        for c in (1024, 1022):   # whole packs, and 511 or 1022 packs before the phases repeat
+            a, b = _torch_pair(np.random.default_rng(3), dtype, 2, 9, 11, c)
+            alg = sw.ShortRows(share_rows=True, block_size=32)
+            assert sw.explain(sw.remainder, a, b, algorithm=alg).kinds[2] == "repeated"
+            got = sw.remainder(a, b, algorithm=alg)
+            assert same_bits(host(got), host(torch_oracle(a, b))), c
     finally:
         _ops._MEMO.clear()
         _ops._CALLS.clear()

@@ -102,11 +102,12 @@ class ShortRows(Algorithm):
 
     Parameters
     ----------
-    share_rows : where a periodic operand's period is a whole number of packs from an
-        aligned start (a per-channel operand in channels_last), each thread walks packs at
-        one phase of it, so it is read, and what the operation derives from it alone (a
-        reciprocal) is computed, once per thread; explain shows it "repeated". Other
-        periods are gathered as without it.
+    share_rows : where the periodic operands share one period (a per-channel operand in
+        channels_last, 3 channels or 64) and the output starts on a pack, each thread walks
+        packs at one phase of it, so it is read, and what the operation derives from it alone
+        (a reciprocal) is computed, once per thread; explain shows it "repeated". Operands of
+        different periods, and periods whose phases repeat only after more than 1024 packs,
+        are gathered as without it.
     """
 
     share_rows: bool | None = None

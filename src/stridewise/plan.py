@@ -64,6 +64,12 @@ class Layout:
         return _modes.get(self.mode).row_heads and bool(self.aux)
 
     @property
+    def wrapped(self) -> bool:
+        """Its repeated operands are one period each, which the mode carries (short_rows):
+        read at any phase of it, wrapping at its end (pack.h load_wrapped)."""
+        return "repeated" in self.kinds and "repeated" in _modes.get(self.mode).periods
+
+    @property
     def row_spacing(self) -> int:
         """How many rows apart the rows of one shared batch lie (rows with a repeated row):
         aux where rows peel heads, the fewest rows after which output 0's rows start at the

@@ -30,12 +30,17 @@ def _perm(x, *axes):
     return x.permute(*axes) if hasattr(x, "permute") else x.transpose(axes)
 
 
-def _nchw(R, C):
-    """(N, 64, H, W) with N*64*H*W = R*C."""
-    n = max(1, R * C // (64 * 256 * 512))
-    rest = max(1, R * C // (n * 64))
+def _nchw(R, C, channels=64):
+    """(N, channels, H, W) with N*channels*H*W about R*C."""
+    n = max(1, R * C // (channels * 256 * 512))
+    rest = max(1, R * C // (n * channels))
     h = max(1, math.isqrt(rest // 2))
-    return n, 64, h, rest // h
+    return n, channels, h, rest // h
+
+
+def _channels_last(new, R, C, channels):
+    n, c, h, w = _nchw(R, C, channels)
+    return _perm(new((n, h, w, c), "a"), 0, 3, 1, 2), new((1, c, 1, 1), "b")
 
 
 # name: (label, builder(new, R, C) -> (a, b), where). `new(shape, role[, dtype])` makes data of
@@ -44,9 +49,11 @@ def _nchw(R, C):
 LAYOUTS = {
     "bias_nchw": ("NxCxHxW ⊙ 1xCx1x1",
                   lambda new, R, C: (new(_nchw(R, C), "a"), new((1, 64, 1, 1), "b")), "any"),
-    "bias_channels_last": ("NxCxHxW channels_last ⊙ 1xCx1x1", lambda new, R, C: (
-        _perm(new((_nchw(R, C)[0], _nchw(R, C)[2], _nchw(R, C)[3], 64), "a"), 0, 3, 1, 2),
-        new((1, 64, 1, 1), "b")), "any"),
+    "bias_channels_last": ("NxCxHxW channels_last ⊙ 1xCx1x1",
+                           lambda new, R, C: _channels_last(new, R, C, 64), "any"),
+    # images: three channels, a period shorter than a pack
+    "rgb_channels_last": ("Nx3xHxW channels_last ⊙ 1x3x1x1",
+                          lambda new, R, C: _channels_last(new, R, C, 3), "any"),
     "middle_bcast": ("8x(R/8)xC ⊙ 8x1xC",
                      lambda new, R, C: (new((8, R // 8, C), "a"), new((8, 1, C), "b")), "any"),
     "batched_columns": ("8x(R/8)xC ⊙ 8x(R/8)x1",

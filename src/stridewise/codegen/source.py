@@ -45,6 +45,7 @@ class KernelSpec:
     row_heads : rows whose output rows start off a pack: the kernel peels each row's head.
     row_spacing : rows with a repeated row: the rows of a shared batch lie this many apart, so
         that they peel alike (Layout.row_spacing).
+    wrapped : repeated operands are one period each (Layout.wrapped, short_rows).
     max_registers : the registers per thread a block of the algorithm's block_size can have
         (65536 / block_size, where that is below 255; 0 otherwise): an explicit block size
         always launches, whatever the kernel would like to use.
@@ -80,6 +81,7 @@ class KernelSpec:
     index: int = -1
     options: tuple = ()
     row_heads: bool = False
+    wrapped: bool = False
     max_registers: int = 0
     row_spacing: int = 1
     cheap: bool = False
@@ -146,6 +148,12 @@ def _describe(spec: KernelSpec) -> str:
             + (f" | staged in shared memory, tiles {spec.tile} packs wide" if spec.tile else "") + "\n")
 
 
+def _wrapped(spec: KernelSpec, k: int) -> bool:
+    """A repeated operand that is one period (short_rows): read once per thread from any
+    phase, wrapping at the period's end (pack.h load_wrapped; kernels.cuh resident_kernel)."""
+    return spec.wrapped and spec.kinds[k] == "repeated"
+
+
 def _uniform_fields(spec: KernelSpec) -> tuple[list[str], list[str]]:
     fields, init = [], []
     d = spec.ndim
@@ -156,7 +164,7 @@ def _uniform_fields(spec: KernelSpec) -> tuple[list[str], list[str]]:
         elif kind == "strided":
             fields.append(f"Index step{k};")
             init.append(f"u.step{k} = (Index)s[L::kStride + {k * d + d - 1}].i;")
-        elif kind == "periodic":
+        elif kind == "periodic" or _wrapped(spec, k):
             fields.append(f"Index period{k};")
             init.append(f"u.period{k} = (Index)s[L::kPeriod + {k}].i;")
     at = 0
@@ -171,11 +179,14 @@ def _uniform_fields(spec: KernelSpec) -> tuple[list[str], list[str]]:
 
 
 def _load(k: int, dt: DType, kind: str, slot: int = 0, keep: bool = False,
-          index: int = -1) -> tuple[str, str, str]:
+          index: int = -1, wrapped: bool = False) -> tuple[str, str, str]:
     """(field of In<P>, statement loading operand k into it, expression of element e);
     `slot`: a periodic operand's place among the periodic ones (its table on the device);
-    `keep`: dense and repeated packs load through sw::load_kept."""
+    `keep`: dense and repeated packs load through sw::load_kept; `wrapped`: see _wrapped."""
     c = dt.ctype
+    if wrapped:
+        return (f"sw::Pack<{c}, P> a{k};",
+                f"in.a{k} = sw::load_wrapped<{c}, P>(p[{k}], off[{k}], u.period{k});", f"in.a{k}.elem[e]")
     if k == index:   # the flat index: the operand's offset (it reads like an output: dense or strided)
         step = "e" if kind == "dense" else f"e * u.step{k}" if kind == "strided" else "0"
         return "Index a{k};".format(k=k), f"in.a{k} = off[{k}];", f"(sw::i64)(in.a{k} + {step})"
@@ -330,7 +341,7 @@ def generate(spec: KernelSpec, entry_point) -> str:
         if k < spec.nout and not (ref and reads[k]):
             continue
         field, stmt, expr = _load(k, spec.arrays[k], spec.kinds[k], spec.kinds[:k].count("periodic"),
-                                  spec.keep_loads, spec.index)
+                                  spec.keep_loads, spec.index, _wrapped(spec, k))
         if field:
             in_fields.append(field)
             loads.append(stmt)

@@ -392,7 +392,7 @@ def _build(op, operands, outs: list, info, algorithm, index=None) -> Prepared:
         out_types=typing.out_types, reads=typing.reads, keep_loads=bool(alg.keep_loads),
         tile=be.tile_width(alg, layout.pack) if staged else 0,
         index=-1 if index is None else len(outs), options=typing.options,
-        row_heads=layout.row_heads, row_spacing=layout.row_spacing,
+        row_heads=layout.row_heads, row_spacing=layout.row_spacing, wrapped=layout.wrapped,
         max_registers=_register_budget(getattr(alg, "block_size", None)),
         cheap=getattr(op, "cheap", False))
     source = _codegen.generate(spec, lambda s: be.entry_point(s, tuning.kernels))

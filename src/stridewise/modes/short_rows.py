@@ -1,10 +1,12 @@
 """short_rows: flat packs over a dense output; periodic operands gathered by index mod period.
 
 For rows too short to fill a warp's packs, and for rows whose alignment leaves `rows` a
-narrower pack than the flat walk. With share_rows, periodic operands whose period is whole
-packs are resident instead ("repeated"): each thread reads them at one phase, once.
+narrower pack than the flat walk. With share_rows, periodic operands of one common period are
+resident instead ("repeated"): each thread reads them at one phase, once.
 """
 from __future__ import annotations
+
+import math
 
 from stridewise.algorithms import ShortRows
 from stridewise.modes import _flat
@@ -33,25 +35,32 @@ def _kind(plan, k: int, share_rows: bool) -> str:
     return "dense" if plan._flat(k) else "repeated" if share_rows else "periodic"
 
 
-# A resident period of at most this many packs: the kernel walks packs with a stride of the
-# grid's threads rounded down to a multiple of it, so it needs that many threads at least.
+# A resident operand's phases repeat every period // gcd(period, pack) packs; the kernel walks
+# packs with a stride of the grid's threads rounded down to a multiple of that, so it needs
+# that many threads at least.
 MAX_RESIDENT_PACKS = 1024
+
+
+def resident_packs(period: int, pack: int) -> int:
+    """Packs after which a resident operand's phases repeat (kernels.cuh resident_kernel):
+    lcm(period, pack) elements."""
+    return period // math.gcd(period, pack)
 
 
 def _pack(plan, kinds: list, cap: int) -> tuple[int, int]:
     """_flat.pack with every periodic operand gathered; then those that asked to be resident
     stay "repeated" where each thread's packs meet one phase of one common period: the run
-    starts on a pack (no head), the period is whole packs, and the operand's own packs are
-    aligned."""
+    starts on a pack (no head) and the period's phases repeat within MAX_RESIDENT_PACKS
+    packs. The period need not be whole packs, nor the operand aligned: each thread reads
+    its phase once, element by element where it must (pack.h load_wrapped)."""
     asked = [k for k, kind in enumerate(kinds) if kind == "repeated"]
     for k in asked:
         kinds[k] = "periodic"
     cap, head = _flat.pack(plan, kinds, cap)
     period = plan._period(asked[0]) if asked else 0
     if asked and len(asked) == kinds.count("periodic") and all(
-            cap > 1 and head == 0 and plan._period(k) == period and period % cap == 0
-            and period // cap <= MAX_RESIDENT_PACKS and plan.ptrs[k] % (cap * plan.itemsizes[k]) == 0
-            for k in asked):
+            cap > 1 and head == 0 and plan._period(k) == period
+            and resident_packs(period, cap) <= MAX_RESIDENT_PACKS for k in asked):
         for k in asked:
             kinds[k] = "repeated"
     return cap, head
@@ -80,7 +89,7 @@ def _grid(spec, plan, alg, tables) -> tuple:
 
     work, items, group, facts = _flat.grid(spec, plan, alg, tables)
     if "repeated" in spec.kinds:   # at least a period's packs of threads (resident_kernel)
-        period = max(plan.layout("short_rows", spec.pack, True).periods) // spec.pack
+        period = resident_packs(max(plan.layout("short_rows", spec.pack, True).periods), spec.pack)
         work = max(work, -(-period // alg.block_size))
     if _fast_div(spec, tables):
         periods = plan.layout("short_rows").periods

@@ -115,6 +115,27 @@ SW_HOST_DEVICE SW_INLINE Pack<T, P> load_shifted(const char* base, Index off) {
   return load_pack<T, P>(base, off);
 }
 
+// A resident operand's pack (short_rows' "repeated": one period of `per` elements): elements
+// off, off + 1, ... wrapping to 0 at the period, so a period need not be whole packs, nor its
+// start aligned. One pack load where the pack lies whole in the period (on the device, on its
+// alignment); elements otherwise. The resident kernel reads it once per thread.
+template <class T, int P, class Index>
+SW_HOST_DEVICE SW_INLINE Pack<T, P> load_wrapped(const char* base, Index off, Index per) {
+  const T* a = reinterpret_cast<const T*>(base);
+  bool whole = off + P <= per;
+#if defined(__CUDA_ARCH__)
+  whole = whole && reinterpret_cast<u64>(a + off) % sizeof(Pack<T, P>) == 0;
+#endif
+  if (whole) return load_pack<T, P>(base, off);
+  Pack<T, P> v;
+  Index ph = off;
+  SW_UNROLL for (int e = 0; e < P; ++e) {
+    v.elem[e] = a[ph];
+    if (++ph == per) ph = 0;
+  }
+  return v;
+}
+
 template <class T, int P, class Index>
 SW_HOST_DEVICE SW_INLINE void store_pack(char* base, Index off, const Pack<T, P>& v) {
 #if defined(__CUDA_ARCH__)

@@ -222,12 +222,14 @@ SW_DEVICE SW_INLINE void flat_kernel(const Slot* s, const Slot* x) {
   }
 }
 
-// short_rows with resident operands ("repeated" there: periodic operands whose period is R
-// whole packs from an aligned start, modes/short_rows.py). The grid's threads, rounded down to
-// a multiple of R, walk the packs with that stride, so each thread meets one phase of the
-// period: it reads those operands, and prepares them (a divisor's reciprocal), once, where the
-// periodic walk pays an index mod period, a table load and the functor's own setup per pack.
-// The elements after the last pack go one by one.
+// short_rows with resident operands ("repeated" there: periodic operands of one period,
+// the run starting on a pack, modes/short_rows.py). Its packs repeat the period's phases every
+// R packs, R = period / gcd(period, P): the period itself where it is whole packs, else the
+// packs of lcm(period, P) elements (6-element rows of 8-element packs: 3). The grid's threads,
+// rounded down to a multiple of R, walk the packs with that stride, so each thread meets one
+// phase: it reads those operands (pack.h load_wrapped), and prepares them (a divisor's
+// reciprocal), once, where the periodic walk pays an index mod period, a table load and the
+// functor's own setup per pack. The elements after the last pack go one by one.
 template <class Op, int L = kLoads>
 SW_DEVICE SW_INLINE void resident_kernel(const Slot* s, const Slot* x) {
   typedef typename Op::Index Index;
@@ -245,18 +247,20 @@ SW_DEVICE SW_INLINE void resident_kernel(const Slot* s, const Slot* x) {
       off[k] = Op::repeated(k) ? (Index)((tail + tid) % (C)per) : (Index)(tail + tid);
     Op::template apply<1>(f.p, off, f.u);
   }
-  const C period = (C)per / P, threads = (C)gridDim.x * blockDim.x;
+  // P is a power of two: gcd(per, P) is per's lowest set bit, capped at P
+  const C low = (C)(per & -per), period = (C)per / (low < (C)P ? low : (C)P);
+  const C threads = (C)gridDim.x * blockDim.x;
   if (threads < period) {   // a grid smaller than one period (configure never launches one)
     for (C q = tid; q < packs; q += threads) {
       SW_UNROLL for (int k = 0; k < Op::kArrays; ++k)
-        off[k] = Op::repeated(k) ? (Index)(q % period) * P : (Index)q * P;
+        off[k] = Op::repeated(k) ? (Index)(q * P % (C)per) : (Index)q * P;
       Op::template apply<P>(f.p, off, f.u);
     }
     return;
   }
   const C lanes = threads - threads % period;
   if (tid >= lanes || tid >= packs) return;
-  const Index phase = (Index)(tid % period) * P;
+  const Index phase = (Index)(tid % period * P % (C)per);
   SW_UNROLL for (int k = 0; k < Op::kArrays; ++k) off[k] = Op::repeated(k) ? phase : (Index)tid * P;
   const typename Op::template In<P> first = Op::template load<P>(f.p, off, f.u);
   const C items = geometry(x).items, step = lanes * items;
