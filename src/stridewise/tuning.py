@@ -380,10 +380,11 @@ _CUDA_KERNELS = KernelTables(
     # rows compiled for 2 in 8- and 16-bit numbers whose divisor varies along the row (float16
     # remainder 54 registers where 4 took 72); a repeated or broadcast divisor, prepared once
     # for many dividends, keeps 4 (a 3-d outer product lost 5-9% at 2).
-    # An int8 outer product prepares its divisor words (the word form, words.h) for 8 rows.
+    # An int8 outer product prepares its divisor words (the word form, words.h) for 8 rows,
+    # and a float32 one its divisor (functors.h Divisor<float>).
     loads={"contiguous": 2, **{("rows", t): 2 for t in _NARROW},
            **{("rows", t, kind): 4 for t in _NARROW for kind in ("repeated", "bcast")},
-           ("rows", "int8", "outer"): 8},
+           ("rows", "int8", "outer"): 8, ("rows", "float32", "outer"): 8},
     # i mod period as a multiply-high where short_rows is instruction-bound.
     fast_div={("short_rows", "float16"): True, ("short_rows", "bfloat16"): True,
               ("short_rows", "int64"): True},
@@ -426,6 +427,13 @@ _KERNEL_EVIDENCE = (
                                   "3 rounds)", "outer int8 at 8 rows a batch 3254 -> 3791 GB/s "
                                   "(+16.5%; 70% -> 82% of write); at 8 rows int8, uint8 and bool "
                                   "lost 0.6-0.7%, outer uint8 4.0%, outer bool 3.2%")),
+    ("kernels.loads.outer.float32", _h200("2026-12-03", "tools/auto_ab.py --rounds 3 (bench/"
+                                          "gpu-sixteenth-outer-loads-ab.txt)", "float32 outer "
+                                          "products at 8 packs against 4, us: outer 140-141 -> "
+                                          "132-135 (narrow, wide, specials), outer_3d 146-149 -> "
+                                          "141-145; at 16 141-142 and 157-158; bfloat16 outer 77 "
+                                          "/ 77, outer_3d 81-82 -> 83-84, int64 outer 273-276 -> "
+                                          "341-346: those keep 4")),
     ("kernels.fast_div", _h200("2026-11-30", "tools/tune_gpu.py", "float16 and bfloat16 "
                                "+7.5%, int64 +13%; float32, float64, int32 2-5% slower")),
     ("kernels.short_form", _h200("2026-12-02", "tools/auto_ab.py --anchor (the short form in "

@@ -113,10 +113,12 @@ template <> struct FmodFunctor<double> {
   }
 };
 // int64: remainder's vectorized division (functors.h int64_divmod_host), for every divisor
-// (0 included: it never sets `slow`).
+// (0 included: it never sets `slow`), where the CPU has it (SW_HOST_INT64_DIVISION).
 template <> struct FmodFunctor<i64> {
   SW_INLINE i64 operator()(i64 a, i64 b) const { return int_fmod(a, b); }
+#if SW_HOST_INT64_DIVISION
   SW_INLINE static i64 fast(i64 a, i64 b, FastFlag& slow) { return int64_fmod_fast_host(a, b, slow); }
+#endif
 };
 // int32: remainder's double division (functors.h int32_divide_host), exact for every pair.
 template <> struct FmodFunctor<i32> {
@@ -165,7 +167,9 @@ template <class T> struct FloorDivideFunctor {
 #if !defined(__CUDA_ARCH__)
 template <> struct FloorDivideFunctor<i64> {   // as FmodFunctor<i64>
   SW_INLINE i64 operator()(i64 a, i64 b) const { return int_floor_divide(a, b); }
+#if SW_HOST_INT64_DIVISION
   SW_INLINE static i64 fast(i64 a, i64 b, FastFlag& slow) { return int64_floor_divide_fast_host(a, b, slow); }
+#endif
 };
 // int32: the truncated quotient less 1 where r != 0 and r's sign differs from b's; a zero
 // divisor gives 0, and INT_MIN // -1 (q = 2^31) wraps to INT_MIN in the narrowing.

@@ -23,6 +23,18 @@ struct alignas(sizeof(T) * P) Pack<T, P, true> {
 };
 #endif
 
+#if !defined(__CUDA_ARCH__)
+// The host moves a pack as its elements (4- and 8-byte ones) or as one vector of N bytes
+// (narrower ones, whose element loops GCC vectorized worse), never as a memcpy of the pack:
+// GCC's tuning for some CPUs (znver3) expands that memcpy into 16-byte moves, and the
+// vectorized arithmetic then reads the 32-byte halves of the stack copy those moves wrote, a
+// store-to-load forwarding stall per pack (float32 add at 2^16 67 -> 22 us, float64 multiply
+// at 2^18 502 -> 133, uint8 add at 2^20 351 -> 97: docs/decisions.md).
+template <int N> struct HostBytes {
+  typedef unsigned char type __attribute__((vector_size(N), aligned(1)));
+};
+#endif
+
 // Typed pointer arithmetic widens to 64 bits, so a 32-bit element index never overflows in
 // bytes. The device moves a pack as one aligned access (the plan aligns packs of kPack); the
 // host copies, so cpu/loops.h may also move packs wider than the plan aligned.
@@ -31,8 +43,15 @@ SW_HOST_DEVICE SW_INLINE Pack<T, P> load_pack(const char* base, Index off) {
 #if defined(__CUDA_ARCH__)
   return *reinterpret_cast<const Pack<T, P>*>(reinterpret_cast<const T*>(base) + off);
 #else
+  const T* a = reinterpret_cast<const T*>(base) + off;
   Pack<T, P> v;
-  SW_MEMCPY(&v, reinterpret_cast<const T*>(base) + off, sizeof(v));
+  if constexpr (sizeof(T) >= 4) {
+    SW_UNROLL for (int e = 0; e < P; ++e) v.elem[e] = a[e];
+  } else {
+    typedef typename HostBytes<sizeof(v)>::type W;
+    const W w = *reinterpret_cast<const W*>(a);
+    SW_MEMCPY(&v, &w, sizeof(v));
+  }
   return v;
 #endif
 }
@@ -141,7 +160,15 @@ SW_HOST_DEVICE SW_INLINE void store_pack(char* base, Index off, const Pack<T, P>
 #if defined(__CUDA_ARCH__)
   *reinterpret_cast<Pack<T, P>*>(reinterpret_cast<T*>(base) + off) = v;
 #else
-  SW_MEMCPY(reinterpret_cast<T*>(base) + off, &v, sizeof(v));
+  T* a = reinterpret_cast<T*>(base) + off;
+  if constexpr (sizeof(T) >= 4) {
+    SW_UNROLL for (int e = 0; e < P; ++e) a[e] = v.elem[e];
+  } else {
+    typedef typename HostBytes<sizeof(v)>::type W;
+    W w;
+    SW_MEMCPY(&w, &v, sizeof(v));
+    *reinterpret_cast<W*>(a) = w;
+  }
 #endif
 }
 
