@@ -431,6 +431,24 @@ def test_int64_host_fast_path_matches_integer_division():
     assert zeros > 0
 
 
+def test_int64_host_fmod_and_floor_divide_forms_match_numpy():
+    """int64_fmod_fast_host and int64_floor_divide_fast_host (functors.h) element by element
+    through a user kernel, whichever form this CPU's kernels take (the vectorized division
+    with AVX-512DQ, `%` otherwise: SW_HOST_INT64_DIVISION): never asking for the slow path,
+    equal to NumPy everywhere (0 for b = 0, INT64_MIN // -1 wrapping)."""
+    k = sw.ElementwiseKernel(
+        "int64 a, int64 b", "int64 f, int64 q, bool s",
+        "sw::FastFlag slow = 0; f = sw::int64_fmod_fast_host(a, b, slow); "
+        "q = sw::int64_floor_divide_fast_host(a, b, slow); s = slow != 0;",
+        name="int64_divmod_host_forms")
+    for A, B in (_int64_operands(), _int64_large_divisor_operands()):
+        f, q, slow = k(A, B)
+        assert not slow.any()
+        with np.errstate(all="ignore"):
+            np.testing.assert_array_equal(f, np.fmod(A, B))
+            np.testing.assert_array_equal(q, np.floor_divide(A, B))
+
+
 def _int64_layouts(A, B):
     """(a, b) views of the operands in every host layout whose pack loop runs the fast path."""
     n = A.size // 48 * 48
@@ -1145,10 +1163,11 @@ def test_hypothesis_float32_bit_patterns(pairs, convention):
 
 @pytest.mark.parametrize("name", ["fmod", "floor_divide"])
 def test_int64_fmod_and_floor_divide_fast_and_slow_packs(name):
-    """int64 fmod and floor_divide through the host's vectorized division
-    (functors.h int64_divmod_host) in every layout, against NumPy: the int64 edges, random
-    dividends and dividends at and beside multiples of divisors of every size (0, -1,
-    INT64_MIN, 2^50 and beyond, 2^62 and beyond) mixed in, and then only those below 2^50."""
+    """int64 fmod and floor_divide through the host's division (functors.h int64_divmod_host
+    where the CPU has AVX-512DQ, `%` otherwise) in every layout, against NumPy: the int64
+    edges, random dividends and dividends at and beside multiples of divisors of every size
+    (0, -1, INT64_MIN, 2^50 and beyond, 2^62 and beyond) mixed in, and then only those below
+    2^50."""
     A, B = _int64_operands()
     A2, B2 = _int64_large_divisor_operands()
     A, B = np.concatenate([A, A2[:4000]]), np.concatenate([B, B2[:4000]])
