@@ -408,45 +408,56 @@ def test_host_fast_path_boundaries(dtype, convention):
     assert same_bits(got, want), mismatches(got, want, a2, np.broadcast_to(b2, a2.shape))
 
 
-def test_int64_host_fast_path_matches_integer_division():
-    """The host's branch-free form (functors.h int64_remainder_fast_host), element by element
-    through a user kernel: never asking for the slow path (a zero divisor is a lane like any
-    other), equal to NumPy everywhere (0 for b = 0), and equal to int64_remainder_fast (the
-    GPU's) wherever that one is defined (b != 0). The operands, and the large-divisor ones,
-    cover both of its forms (|b| below 2^62 and from 2^62 up) and the 2^50 boundary of the
-    first form's two arguments."""
+def _past_51_bits(A, B):
+    """Where int64_divmod_51 asks for the slow path: |a| or |b| of 2^51 or more."""
+    big = lambda x: np.abs(x.astype(object)) >= 1 << 51
+    return (big(A) | big(B)).astype(bool)
+
+
+@pytest.mark.parametrize("wide", [True, False])
+def test_int64_host_fast_path_matches_integer_division(wide):
+    """The host's branch-free forms (functors.h int64_remainder_fast_host<kWide>), element by
+    element through a user kernel, both on any CPU: the wide form (int64_divmod_host, the
+    kernels' with AVX-512DQ) never asks for the slow path (a zero divisor is a lane like any
+    other), the 51-bit one (int64_divmod_51, theirs otherwise) exactly where |a| or |b| is
+    2^51 or more; each equal to NumPy wherever it keeps the lane (0 for b = 0), and to
+    int64_remainder_fast (the GPU's) where that one is defined (b != 0). The operands, and the
+    large-divisor ones, cover the wide form's two forms (|b| below 2^62 and from 2^62 up),
+    the 2^50 boundary of its first form's arguments and the 2^51 one of the narrow form."""
     k = sw.ElementwiseKernel(
         "int64 a, int64 b", "int64 y, bool s, int64 g",
-        "sw::FastFlag slow = 0, gslow = 0; y = sw::int64_remainder_fast_host(a, b, slow); "
+        f"sw::FastFlag slow = 0, gslow = 0; y = sw::int64_remainder_fast_host<{str(wide).lower()}>(a, b, slow); "
         "s = slow != 0; g = sw::int64_remainder_fast(a, sw::Divisor<sw::i64>::make(b), gslow);",
         name="int64_remainder_fast_host")
-    zeros = 0
+    zeros = kept = 0
     for A, B in (_int64_operands(), _int64_large_divisor_operands()):
         y, slow, g = k(A, B)
-        assert not slow.any()
+        np.testing.assert_array_equal(slow, False if wide else _past_51_bits(A, B))
         with np.errstate(divide="ignore"):
-            np.testing.assert_array_equal(y, np.remainder(A, B))
-        np.testing.assert_array_equal(y[B != 0], g[B != 0])
-        zeros += (B == 0).sum()
-    assert zeros > 0
+            np.testing.assert_array_equal(y[~slow], np.remainder(A, B)[~slow])
+        np.testing.assert_array_equal(y[(B != 0) & ~slow], g[(B != 0) & ~slow])
+        zeros += ((B == 0) & ~slow).sum()
+        kept += (~slow).sum()
+    assert zeros > 0 and kept > 4000
 
 
-def test_int64_host_fmod_and_floor_divide_forms_match_numpy():
-    """int64_fmod_fast_host and int64_floor_divide_fast_host (functors.h) element by element
-    through a user kernel, whichever form this CPU's kernels take (the vectorized division
-    with AVX-512DQ, `%` otherwise: SW_HOST_INT64_DIVISION): never asking for the slow path,
-    equal to NumPy everywhere (0 for b = 0, INT64_MIN // -1 wrapping)."""
+@pytest.mark.parametrize("wide", [True, False])
+def test_int64_host_fmod_and_floor_divide_forms_match_numpy(wide):
+    """int64_fmod_fast_host and int64_floor_divide_fast_host (functors.h) in both forms, as
+    above, element by element through a user kernel: slow exactly as the form says, and equal
+    to NumPy wherever they keep the lane (0 for b = 0)."""
+    w = str(wide).lower()
     k = sw.ElementwiseKernel(
         "int64 a, int64 b", "int64 f, int64 q, bool s",
-        "sw::FastFlag slow = 0; f = sw::int64_fmod_fast_host(a, b, slow); "
-        "q = sw::int64_floor_divide_fast_host(a, b, slow); s = slow != 0;",
+        f"sw::FastFlag slow = 0; f = sw::int64_fmod_fast_host<{w}>(a, b, slow); "
+        f"q = sw::int64_floor_divide_fast_host<{w}>(a, b, slow); s = slow != 0;",
         name="int64_divmod_host_forms")
     for A, B in (_int64_operands(), _int64_large_divisor_operands()):
         f, q, slow = k(A, B)
-        assert not slow.any()
+        np.testing.assert_array_equal(slow, False if wide else _past_51_bits(A, B))
         with np.errstate(all="ignore"):
-            np.testing.assert_array_equal(f, np.fmod(A, B))
-            np.testing.assert_array_equal(q, np.floor_divide(A, B))
+            np.testing.assert_array_equal(f[~slow], np.fmod(A, B)[~slow])
+            np.testing.assert_array_equal(q[~slow], np.floor_divide(A, B)[~slow])
 
 
 def _int64_layouts(A, B):
@@ -1163,11 +1174,11 @@ def test_hypothesis_float32_bit_patterns(pairs, convention):
 
 @pytest.mark.parametrize("name", ["fmod", "floor_divide"])
 def test_int64_fmod_and_floor_divide_fast_and_slow_packs(name):
-    """int64 fmod and floor_divide through the host's division (functors.h int64_divmod_host
-    where the CPU has AVX-512DQ, `%` otherwise) in every layout, against NumPy: the int64
-    edges, random dividends and dividends at and beside multiples of divisors of every size
-    (0, -1, INT64_MIN, 2^50 and beyond, 2^62 and beyond) mixed in, and then only those below
-    2^50."""
+    """int64 fmod and floor_divide through the host's division (functors.h int64_divmod: the
+    wide form with AVX-512DQ, the 51-bit one and `%` past it otherwise) in every layout,
+    against NumPy: the int64 edges, random dividends and dividends at and beside multiples of
+    divisors of every size (0, -1, INT64_MIN, 2^50 and beyond, 2^62 and beyond) mixed in, and
+    then only those below 2^50."""
     A, B = _int64_operands()
     A2, B2 = _int64_large_divisor_operands()
     A, B = np.concatenate([A, A2[:4000]]), np.concatenate([B, B2[:4000]])

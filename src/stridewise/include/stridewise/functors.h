@@ -1138,15 +1138,18 @@ template <> struct Divisor<i32> {
 #if !defined(__CUDA_ARCH__)
 // int32 division on the host, shared by remainder, fmod and floor_divide: a double division
 // beats idiv and vectorizes. It is exact: for |a| < 2^31 the quotient's rounding error
-// (2^-53 |a / b| < 1 / |b|) is below its distance to any other integer, so the conversion
-// gives q = trunc(a / b) exactly (2^31 for INT_MIN / -1, an int64), and r = a - q b is
-// formed exactly in 64 bits (0 for b = -1: INT_MIN % -1 is never an idiv). A zero divisor
-// divides by 1, leaving r = 0; floor_divide masks its quotient.
-struct DivMod32 { i64 q; i32 r; };
+// (2^-53 |a / b| < 1 / |b|) is below its distance to any other integer, so truncating it
+// gives q = trunc(a / b) exactly (2^31 for INT_MIN / -1), and r = a - q b is formed exactly
+// in double (|q b| <= |a|: integers below 2^32), |r| < |b|, so it converts to int32 (0 for
+// b = -1: INT_MIN % -1 is never an idiv). q stays a double: only int32 <-> double
+// conversions are vector instructions in AVX2 (int64 ones need AVX-512DQ; through int64 the
+// form ran scalar on a Zen3 host, 5.1-5.6 ms at 2^20 against torch CPU's 2.4-2.9). A zero
+// divisor divides by 1, leaving r = 0; floor_divide masks its quotient.
+struct DivMod32 { double q; i32 r; };
 SW_INLINE DivMod32 int32_divide_host(i32 a, i32 b) {
-  const i32 d = b | (i32)(b == 0);
-  const i64 q = (i64)((double)a / (double)d);
-  return {q, (i32)((i64)a - q * (i64)d)};
+  const double x = (double)a, d = (double)(b | (i32)(b == 0));
+  const double q = __builtin_trunc(x / d);
+  return {q, (i32)(x - q * d)};
 }
 #endif
 
@@ -1265,10 +1268,8 @@ SW_HOST_DEVICE SW_INLINE i64 int64_remainder_fast(i64 a, const Divisor<i64>& d, 
 // divisor does, and nothing sets `slow`. All arithmetic on possibly large values is unsigned.
 // tests/test_remainder_cpu.py compares remainder with NumPy and with int64_remainder_fast,
 // and fmod and floor_divide with NumPy, in every layout.
-// The functors take this form only where the CPU converts between int64 and double in vector
-// registers (AVX-512DQ). With AVX2 alone GCC builds the conversions from scalar ones, and the
-// form took 16.3-16.9 ms at 2^20 on one Zen3 core against the plain `%`'s 2.9-8.2 (divisors
-// 1-7, -1000..-1, 2^61..2^62, a 64-element row; NumPy 7.4-8.5 ms): there the functors keep `%`.
+// The functors take this form where the CPU converts between int64 and double in vector
+// registers (AVX-512DQ); elsewhere int64_divmod_51 below.
 #if defined(__AVX512DQ__)
 #define SW_HOST_INT64_DIVISION 1
 #else
@@ -1296,20 +1297,49 @@ SW_INLINE DivMod64 int64_divmod_host(i64 a, i64 b, FastFlag& slow) {
   const u64 rb = u1 - (V0 & c2);
   return {(((q0 + q1 + lo - hi) & ~big) | ((0ull - c1 - c2) & big)) & ~zero, (r & ~big) | (rb & big), sa, sb};
 }
+// The same quotient and remainder without int64 <-> double conversion instructions, for the
+// hosts that have none in vector registers (AVX2 alone, where GCC built them from scalar ones
+// and the form above took 16.3-16.9 ms at 2^20 on one Zen3 core, twice idiv's time). For
+// |a|, |b| < 2^51 the magnitudes convert exactly by an offset: 2^52 + U is a double whose
+// significand holds U, so `U | bits(2^52)` reinterpreted, less 2^52, is U, and back the same
+// way. Then int32_divide_host's argument: U / V correctly rounded truncates to Q (its error,
+// 2^-53 U / V, is below 1 / V for U < 2^53), and R = U - Q V is exact. A lane past 2^51 sets
+// `slow`, and the pack is redone with `%` (the functors' operator()); a zero divisor divides
+// by 1, Q masked to 0, as above.
+SW_INLINE double u51_to_double(u64 u) { return bit_cast<double>(u | 0x4330000000000000ull) - 0x1p52; }
+SW_INLINE u64 double_to_u51(double x) { return bit_cast<u64>(x + 0x1p52) - 0x4330000000000000ull; }
+SW_INLINE DivMod64 int64_divmod_51(i64 a, i64 b, FastFlag& slow) {
+  const u64 sa = (u64)(a >> 63), sb = (u64)(b >> 63);
+  const u64 U = ((u64)a ^ sa) - sa, V0 = ((u64)b ^ sb) - sb;
+  slow |= ((U | V0) >> 51) != 0;
+  const u64 zero = 0ull - (u64)(V0 == 0);
+  const double x = u51_to_double(U), d = u51_to_double(V0 | (1ull & zero));
+  const double q = __builtin_trunc(x / d);
+  return {double_to_u51(q) & ~zero, double_to_u51(x - q * d), sa, sb};
+}
+// The host's form: kWide = the one above (every divisor, never slow), else int64_divmod_51.
+template <bool kWide = SW_HOST_INT64_DIVISION>
+SW_INLINE DivMod64 int64_divmod(i64 a, i64 b, FastFlag& slow) {
+  if constexpr (kWide) return int64_divmod_host(a, b, slow);
+  else return int64_divmod_51(a, b, slow);
+}
+template <bool kWide = SW_HOST_INT64_DIVISION>
 SW_INLINE i64 int64_remainder_fast_host(i64 a, i64 b, FastFlag& slow) {
-  const DivMod64 d = int64_divmod_host(a, b, slow);
+  const DivMod64 d = int64_divmod<kWide>(a, b, slow);
   const u64 m = (d.R ^ d.sa) - d.sa;               // a's sign
   const u64 fix = 0ull - (u64)((m != 0) & ((i64)(m ^ (u64)b) < 0));
   return (i64)(m + ((u64)b & fix));
 }
+template <bool kWide = SW_HOST_INT64_DIVISION>
 SW_INLINE i64 int64_fmod_fast_host(i64 a, i64 b, FastFlag& slow) {
-  const DivMod64 d = int64_divmod_host(a, b, slow);
+  const DivMod64 d = int64_divmod<kWide>(a, b, slow);
   return (i64)((d.R ^ d.sa) - d.sa);
 }
 // floor(a / b): the truncated quotient with the operands' signs, less 1 where they differ
 // and R != 0. |b| = 1 gives -a for b = -1, INT64_MIN // -1 wrapping to INT64_MIN as NumPy's.
+template <bool kWide = SW_HOST_INT64_DIVISION>
 SW_INLINE i64 int64_floor_divide_fast_host(i64 a, i64 b, FastFlag& slow) {
-  const DivMod64 d = int64_divmod_host(a, b, slow);
+  const DivMod64 d = int64_divmod<kWide>(a, b, slow);
   const u64 s = d.sa ^ d.sb;
   return (i64)(((d.Q ^ s) - s) + (s & (0ull - (u64)(d.R != 0))));   // (x & 1) kept GCC 12 scalar
 }
@@ -1317,16 +1347,15 @@ SW_INLINE i64 int64_floor_divide_fast_host(i64 a, i64 b, FastFlag& slow) {
 
 template <Convention C> struct RemainderFunctor<i64, C> {
   SW_HOST_DEVICE SW_INLINE i64 operator()(i64 a, i64 b) const { return int_remainder(a, b); }
-  // The host uses its own branch-free form (above), which GCC vectorizes in every layout
-  // (with AVX-512DQ: SW_HOST_INT64_DIVISION); the device's form, built for the host, stayed
-  // scalar in periodic and strided layouts.
+  // The host uses its own branch-free forms (above), which GCC vectorizes in every layout;
+  // the device's form, built for the host, stayed scalar in periodic and strided layouts.
 #if defined(__CUDA_ARCH__)
   SW_DEVICE SW_INLINE static Divisor<i64> prepare(i64 b) { return Divisor<i64>::make(b); }
   SW_DEVICE SW_INLINE static i64 fast(i64 a, i64 b, FastFlag& slow) { return fast(a, prepare(b), slow); }
   SW_DEVICE SW_INLINE static i64 fast(i64 a, const Divisor<i64>& d, FastFlag& slow) {
     return int64_remainder_fast(a, d, slow);
   }
-#elif SW_HOST_INT64_DIVISION
+#else
   static SW_INLINE i64 fast(i64 a, i64 b, FastFlag& slow) { return int64_remainder_fast_host(a, b, slow); }
 #endif
 };

@@ -112,13 +112,11 @@ template <> struct FmodFunctor<double> {
     fmod_wide_pack<P>(y, a, b);
   }
 };
-// int64: remainder's vectorized division (functors.h int64_divmod_host), for every divisor
-// (0 included: it never sets `slow`), where the CPU has it (SW_HOST_INT64_DIVISION).
+// int64: remainder's vectorized division (functors.h int64_divmod), for every divisor (0
+// included) with AVX-512DQ, for operands below 2^51 otherwise (`%` past them).
 template <> struct FmodFunctor<i64> {
   SW_INLINE i64 operator()(i64 a, i64 b) const { return int_fmod(a, b); }
-#if SW_HOST_INT64_DIVISION
   SW_INLINE static i64 fast(i64 a, i64 b, FastFlag& slow) { return int64_fmod_fast_host(a, b, slow); }
-#endif
 };
 // int32: remainder's double division (functors.h int32_divide_host), exact for every pair.
 template <> struct FmodFunctor<i32> {
@@ -167,16 +165,16 @@ template <class T> struct FloorDivideFunctor {
 #if !defined(__CUDA_ARCH__)
 template <> struct FloorDivideFunctor<i64> {   // as FmodFunctor<i64>
   SW_INLINE i64 operator()(i64 a, i64 b) const { return int_floor_divide(a, b); }
-#if SW_HOST_INT64_DIVISION
   SW_INLINE static i64 fast(i64 a, i64 b, FastFlag& slow) { return int64_floor_divide_fast_host(a, b, slow); }
-#endif
 };
-// int32: the truncated quotient less 1 where r != 0 and r's sign differs from b's; a zero
-// divisor gives 0, and INT_MIN // -1 (q = 2^31) wraps to INT_MIN in the narrowing.
+// int32: the truncated quotient less 1 where r != 0 and r's sign differs from b's, in
+// double (in [-2^31, 2^31]); a zero divisor gives 0, and INT_MIN // -1 (q = 2^31) wraps to
+// INT_MIN as NumPy's does, by 2^32 taken off before the conversion.
 template <> struct FloorDivideFunctor<i32> {
   SW_INLINE i32 operator()(i32 a, i32 b) const {
     const DivMod32 d = int32_divide_host(a, b);
-    return (i32)(u32)(d.q - (i64)((d.r != 0) & ((d.r ^ b) < 0))) & -(i32)(b != 0);
+    const double q = d.q - (double)((d.r != 0) & ((d.r ^ b) < 0));
+    return (i32)(q - 0x1p32 * (double)(q >= 0x1p31)) & -(i32)(b != 0);
   }
 };
 // As FmodFunctor's: the 8- and 16-bit quotients (-128 // -1 = 128 included) narrow as NumPy's
