@@ -28,8 +28,9 @@ struct alignas(sizeof(T) * P) Pack<T, P, true> {
 // (narrower ones, whose element loops GCC vectorized worse), never as a memcpy of the pack:
 // GCC's tuning for some CPUs (znver3) expands that memcpy into 16-byte moves, and the
 // vectorized arithmetic then reads the 32-byte halves of the stack copy those moves wrote, a
-// store-to-load forwarding stall per pack (float32 add at 2^16 67 -> 22 us, float64 multiply
-// at 2^18 502 -> 133, uint8 add at 2^20 351 -> 97: docs/decisions.md).
+// store-to-load forwarding stall per pack (one Zen3 core: float32 add at 2^16 87-93 -> 27-28
+// us, float64 multiply at 2^18 524-548 -> 139-203, uint8 add at 2^20 362-391 -> 93-95;
+// docs/decisions.md).
 template <int N> struct HostBytes {
   typedef unsigned char type __attribute__((vector_size(N), aligned(1)));
 };
