@@ -414,6 +414,17 @@ def _past_51_bits(A, B):
     return (big(A) | big(B)).astype(bool)
 
 
+def _bounds_51():
+    """Every pair of dividends and divisors at the 51-bit form's bound and the int64 edges,
+    each with both signs and one either side."""
+    lo, hi = np.iinfo(np.int64).min, np.iinfo(np.int64).max
+    around = lambda x: [x - 1, x, x + 1, -x - 1, -x, -x + 1]
+    values = [lo, lo + 1, hi, hi - 1, 0, 1, -1, 2, -3, 7, *around(1 << 51), *around(1 << 50),
+              *around(1 << 32)]
+    pairs = np.array([(x, y) for x in values for y in values], dtype=np.int64)
+    return pairs[:, 0].copy(), pairs[:, 1].copy()
+
+
 @pytest.mark.parametrize("wide", [True, False])
 def test_int64_host_fast_path_matches_integer_division(wide):
     """The host's branch-free forms (functors.h int64_remainder_fast_host<kWide>), element by
@@ -430,7 +441,7 @@ def test_int64_host_fast_path_matches_integer_division(wide):
         "s = slow != 0; g = sw::int64_remainder_fast(a, sw::Divisor<sw::i64>::make(b), gslow);",
         name="int64_remainder_fast_host")
     zeros = kept = 0
-    for A, B in (_int64_operands(), _int64_large_divisor_operands()):
+    for A, B in (_int64_operands(), _int64_large_divisor_operands(), _bounds_51()):
         y, slow, g = k(A, B)
         np.testing.assert_array_equal(slow, False if wide else _past_51_bits(A, B))
         with np.errstate(divide="ignore"):
@@ -452,7 +463,7 @@ def test_int64_host_fmod_and_floor_divide_forms_match_numpy(wide):
         f"sw::FastFlag slow = 0; f = sw::int64_fmod_fast_host<{w}>(a, b, slow); "
         f"q = sw::int64_floor_divide_fast_host<{w}>(a, b, slow); s = slow != 0;",
         name="int64_divmod_host_forms")
-    for A, B in (_int64_operands(), _int64_large_divisor_operands()):
+    for A, B in (_int64_operands(), _int64_large_divisor_operands(), _bounds_51()):
         f, q, slow = k(A, B)
         np.testing.assert_array_equal(slow, False if wide else _past_51_bits(A, B))
         with np.errstate(all="ignore"):
