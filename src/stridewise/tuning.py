@@ -549,6 +549,7 @@ _GATHER_WIDE = _h200("2026-12-03", "tools/algorithms_ab.py --cases short_rows,rg
                      "resident against gathered, us: float64 529.9 / 534.3 / 535.3 against 524.6 / "
                      "523.2 / 526.3, int32 267.6 / 267.9 / 268.4 against 265.4 / 265.2 / 265.7, int64 "
                      "531.1 / 536.7 against 522.8 / 521.4 (the 16-bit dtypes and float32 gained 8-23%)")
+_GATHER_MODES = (("short_rows", "share_rows", False),)
 _CUDA_DTYPES = {
     "float16": (dict(tile=8, tile_group=4, share_all_rows=True, share_shifted_rows=True,
                      short_row_bytes=256, modes=(
@@ -601,7 +602,7 @@ _CUDA_DTYPES = {
         ("short_row_bytes", _SHORT1K))),
     "int32": (dict(tile_group=2, stage=True, modes=(
         ("short_rows", "items_per_thread", 8), ("short_rows", "waves", 8),
-        ("short_rows", "share_rows", False), *_SCALAR4_MODES)), (
+        *_GATHER_MODES, *_SCALAR4_MODES)), (
         *_SCALAR4_EVIDENCE, ("short_rows.share_rows", _GATHER_WIDE),
         ("tile_group", _h200("2026-11-30", "tools/waves_ab.py", "groups of 2 +1.5% "
                              "(3992-4004 -> 4051-4067 GB/s)")),
@@ -610,8 +611,8 @@ _CUDA_DTYPES = {
         ("short_rows.items_per_thread", _SHORT8),
         ("short_rows.waves", _h200("2026-11-30", "tools/waves_ab.py --values 32,8,4",
                                    "8 waves +2% (3853-3911 -> 3942-4009 GB/s)")))),
-    "float64": (dict(tile=8, tile_group=2, short_row_bytes=1024, modes=(
-        ("short_rows", "share_rows", False), *_SCALAR4_MODES)), (
+    "float64": (dict(tile=8, tile_group=2, short_row_bytes=1024,
+                     modes=_GATHER_MODES + _SCALAR4_MODES), (
         *_SCALAR4_EVIDENCE, ("short_rows.share_rows", _GATHER_WIDE),
         ("tile", _TILE8),
         ("tile_group", _h200("2026-11-30", _GROUPS, "groups of 2 +3% (3990-4020 -> "
@@ -621,8 +622,7 @@ _CUDA_DTYPES = {
     # prepared once per 4 rows, where each pack paid them (0.25 MUFU.RCP an element, not 1).
     **{dtype: (dict(share_all_rows=True, modes=(("scalar", "items_per_thread", 4),)), (
         ("share_all_rows", _SHARED8), ("scalar.items_per_thread", _SCALAR_MORE))) for dtype in ("int8", "uint8")},
-    "int64": (dict(tile=8, share_all_rows=True, modes=(
-        ("scalar", "keep_loads", True), ("short_rows", "share_rows", False))), (
+    "int64": (dict(tile=8, share_all_rows=True, modes=(("scalar", "keep_loads", True), *_GATHER_MODES)), (
         ("scalar.keep_loads", _SCALAR_MORE), ("short_rows.share_rows", _GATHER_WIDE),
         ("tile", _TILE8),
         ("share_all_rows", _h200("2026-12-01", "Rows(share_rows=True) against Auto()",
