@@ -408,19 +408,37 @@ def test_host_fast_path_boundaries(dtype, convention):
     assert same_bits(got, want), mismatches(got, want, a2, np.broadcast_to(b2, a2.shape))
 
 
-def _past_51_bits(A, B):
-    """Where int64_divmod_51 asks for the slow path: |a| or |b| of 2^51 or more."""
-    big = lambda x: np.abs(x.astype(object)) >= 1 << 51
-    return (big(A) | big(B)).astype(bool)
+def _int64_multiples_whole_range():
+    """Divisors of every length below 2^50 against dividends over the whole int64 range at,
+    and one or a divisor less one either side of, a multiple of the divisor: where the
+    50-bit form's second quotient must floor an exact integer (r / V = n) or one just below
+    the next (f = 1 - 1 / V)."""
+    rng = np.random.default_rng(13)
+    lo, hi = np.iinfo(np.int64).min, np.iinfo(np.int64).max
+    n = 30000
+    bits = rng.integers(1, 51, n)
+    B = [int(rng.integers(1 << (int(k) - 1), 1 << int(k))) * int(rng.choice([-1, 1])) for k in bits]
+    A = []
+    for b in B:
+        k = int(rng.integers(lo // abs(b), hi // abs(b)))
+        d = int(rng.choice([-1, 0, 1, abs(b) - 1, 1 - abs(b)]))
+        A.append(max(lo, min(hi, k * b + d)))
+    return np.array(A, dtype=np.int64), np.array(B, dtype=np.int64)
 
 
-def _bounds_51():
-    """Every pair of dividends and divisors at the 51-bit form's bound and the int64 edges,
-    each with both signs and one either side."""
+def _past_50_bits(B):
+    """Where int64_divmod_50 asks for the slow path: |b| of 2^50 or more, whatever a."""
+    return (np.abs(B.astype(object)) >= 1 << 50).astype(bool)
+
+
+def _bounds_50():
+    """Every pair of dividends and divisors at the 50-bit form's bound, at 2^51, 2^52 and 2^32
+    (its conversions' offsets and halves) and at the int64 edges, each with both signs and
+    one either side."""
     lo, hi = np.iinfo(np.int64).min, np.iinfo(np.int64).max
     around = lambda x: [x - 1, x, x + 1, -x - 1, -x, -x + 1]
     values = [lo, lo + 1, hi, hi - 1, 0, 1, -1, 2, -3, 7, *around(1 << 51), *around(1 << 50),
-              *around(1 << 32)]
+              *around(1 << 52), *around(1 << 32), *around((1 << 50) - 1)]
     pairs = np.array([(x, y) for x in values for y in values], dtype=np.int64)
     return pairs[:, 0].copy(), pairs[:, 1].copy()
 
@@ -430,20 +448,21 @@ def test_int64_host_fast_path_matches_integer_division(wide):
     """The host's branch-free forms (functors.h int64_remainder_fast_host<kWide>), element by
     element through a user kernel, both on any CPU: the wide form (int64_divmod_host, the
     kernels' with AVX-512DQ) never asks for the slow path (a zero divisor is a lane like any
-    other), the 51-bit one (int64_divmod_51, theirs otherwise) exactly where |a| or |b| is
-    2^51 or more; each equal to NumPy wherever it keeps the lane (0 for b = 0), and to
+    other), the 50-bit one (int64_divmod_50, theirs otherwise) exactly where |b| is 2^50 or
+    more, whatever the dividend; each equal to NumPy wherever it keeps the lane (0 for b = 0), and to
     int64_remainder_fast (the GPU's) where that one is defined (b != 0). The operands, and the
     large-divisor ones, cover the wide form's two forms (|b| below 2^62 and from 2^62 up),
-    the 2^50 boundary of its first form's arguments and the 2^51 one of the narrow form."""
+    the 2^50 boundary of its first form's arguments and of the narrow form."""
     k = sw.ElementwiseKernel(
         "int64 a, int64 b", "int64 y, bool s, int64 g",
         f"sw::FastFlag slow = 0, gslow = 0; y = sw::int64_remainder_fast_host<{str(wide).lower()}>(a, b, slow); "
         "s = slow != 0; g = sw::int64_remainder_fast(a, sw::Divisor<sw::i64>::make(b), gslow);",
         name="int64_remainder_fast_host")
     zeros = kept = 0
-    for A, B in (_int64_operands(), _int64_large_divisor_operands(), _bounds_51()):
+    for A, B in (_int64_operands(), _int64_large_divisor_operands(), _bounds_50(),
+                 _int64_multiples_whole_range()):
         y, slow, g = k(A, B)
-        np.testing.assert_array_equal(slow, False if wide else _past_51_bits(A, B))
+        np.testing.assert_array_equal(slow, False if wide else _past_50_bits(B))
         with np.errstate(divide="ignore"):
             np.testing.assert_array_equal(y[~slow], np.remainder(A, B)[~slow])
         np.testing.assert_array_equal(y[(B != 0) & ~slow], g[(B != 0) & ~slow])
@@ -463,9 +482,10 @@ def test_int64_host_fmod_and_floor_divide_forms_match_numpy(wide):
         f"sw::FastFlag slow = 0; f = sw::int64_fmod_fast_host<{w}>(a, b, slow); "
         f"q = sw::int64_floor_divide_fast_host<{w}>(a, b, slow); s = slow != 0;",
         name="int64_divmod_host_forms")
-    for A, B in (_int64_operands(), _int64_large_divisor_operands(), _bounds_51()):
+    for A, B in (_int64_operands(), _int64_large_divisor_operands(), _bounds_50(),
+                 _int64_multiples_whole_range()):
         f, q, slow = k(A, B)
-        np.testing.assert_array_equal(slow, False if wide else _past_51_bits(A, B))
+        np.testing.assert_array_equal(slow, False if wide else _past_50_bits(B))
         with np.errstate(all="ignore"):
             np.testing.assert_array_equal(f[~slow], np.fmod(A, B)[~slow])
             np.testing.assert_array_equal(q[~slow], np.floor_divide(A, B)[~slow])
@@ -1186,7 +1206,7 @@ def test_hypothesis_float32_bit_patterns(pairs, convention):
 @pytest.mark.parametrize("name", ["fmod", "floor_divide"])
 def test_int64_fmod_and_floor_divide_fast_and_slow_packs(name):
     """int64 fmod and floor_divide through the host's division (functors.h int64_divmod: the
-    wide form with AVX-512DQ, the 51-bit one and `%` past it otherwise) in every layout,
+    wide form with AVX-512DQ, the 50-bit one and `%` past it otherwise) in every layout,
     against NumPy: the int64 edges, random dividends and dividends at and beside multiples of
     divisors of every size (0, -1, INT64_MIN, 2^50 and beyond, 2^62 and beyond) mixed in, and
     then only those below 2^50."""

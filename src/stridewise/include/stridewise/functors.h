@@ -1269,7 +1269,7 @@ SW_HOST_DEVICE SW_INLINE i64 int64_remainder_fast(i64 a, const Divisor<i64>& d, 
 // tests/test_remainder_cpu.py compares remainder with NumPy and with int64_remainder_fast,
 // and fmod and floor_divide with NumPy, in every layout.
 // The functors take this form where the CPU converts between int64 and double in vector
-// registers (AVX-512DQ); elsewhere int64_divmod_51 below.
+// registers (AVX-512DQ); elsewhere int64_divmod_50 below.
 #if defined(__AVX512DQ__)
 #define SW_HOST_INT64_DIVISION 1
 #else
@@ -1299,29 +1299,46 @@ SW_INLINE DivMod64 int64_divmod_host(i64 a, i64 b, FastFlag& slow) {
 }
 // The same quotient and remainder without int64 <-> double conversion instructions, for the
 // hosts that have none in vector registers (AVX2 alone, where GCC built them from scalar ones
-// and the form above took 16.3-16.9 ms at 2^20 on one Zen3 core, twice idiv's time). For
-// |a|, |b| < 2^51 the magnitudes convert exactly by an offset: 2^52 + U is a double whose
-// significand holds U, so `U | bits(2^52)` reinterpreted, less 2^52, is U, and back the same
-// way. Then int32_divide_host's argument: U / V correctly rounded truncates to Q (its error,
-// 2^-53 U / V, is below 1 / V for U < 2^53), and R = U - Q V is exact. A lane past 2^51 sets
-// `slow`, and the pack is redone with `%` (the functors' operator()); a zero divisor divides
-// by 1, Q masked to 0, as above.
-SW_INLINE double u51_to_double(u64 u) { return bit_cast<double>(u | 0x4330000000000000ull) - 0x1p52; }
-SW_INLINE u64 double_to_u51(double x) { return bit_cast<u64>(x + 0x1p52) - 0x4330000000000000ull; }
-SW_INLINE DivMod64 int64_divmod_51(i64 a, i64 b, FastFlag& slow) {
+// and the form above took 16.3-16.9 ms at 2^20 on one Zen3 core, twice idiv's time), for
+// every dividend and V = |b| < 2^50. Every conversion is an offset: 2^52 + x is a double whose
+// significand holds x < 2^52, so `x | bits(2^52)` reinterpreted, less 2^52, is x, and back the
+// same way; U = |a| <= 2^63 converts as two exact doubles, H = Uh 2^32 - 2^52 and
+// L = 2^52 + Ul (U = H + L). Then in double, V exact:
+//   q = floor((H + L) / V), from (H + L) and 1 / V rounded: within 1 + (U / V) 2^-51.4 of
+//   U / V, so r = U - q V is below V + 2^11.6 in magnitude. With p = q V rounded and
+//   e = fma(q, V, -p) its exact error, r = ((H - p) + L) - e: each partial result is an
+//   integer below 2^53 in magnitude (V < 2^50), so each operation is exact.
+//   q2 = floor(fma(r, 1 / V, 1 / 2V)): r / V = n + f with f a multiple of 1 / V in
+//   [0, 1 - 1 / V]; y is within (|r / V| + 1) 2^-52 < 1 / 2V of r / V + 1 / 2V for V < 2^50,
+//   so above r / V and below n + 1: floor(y) = n, and R = fma(-q2, V, r) = r - n V is exact,
+//   in [0, V). Q = q + q2 (q through 32-bit halves: it can reach 2^63).
+// A lane with V >= 2^50 sets `slow`, and the pack is redone with `%` (the functors'
+// operator(): idiv is quick for the small quotients there); a zero divisor divides by 1, Q
+// masked to 0, as above.
+SW_INLINE double u52_to_double(u64 u) { return bit_cast<double>(u | 0x4330000000000000ull) - 0x1p52; }
+SW_INLINE u64 double_to_u52(double x) { return bit_cast<u64>(x + 0x1p52) - 0x4330000000000000ull; }
+SW_INLINE DivMod64 int64_divmod_50(i64 a, i64 b, FastFlag& slow) {
   const u64 sa = (u64)(a >> 63), sb = (u64)(b >> 63);
   const u64 U = ((u64)a ^ sa) - sa, V0 = ((u64)b ^ sb) - sb;
-  slow |= ((U | V0) >> 51) != 0;
+  slow |= (V0 >> 50) != 0;
   const u64 zero = 0ull - (u64)(V0 == 0);
-  const double x = u51_to_double(U), d = u51_to_double(V0 | (1ull & zero));
-  const double q = __builtin_trunc(x / d);
-  return {double_to_u51(q) & ~zero, double_to_u51(x - q * d), sa, sb};
+  const double V = u52_to_double(V0 | (1ull & zero)), inv = 1.0 / V;
+  const double H = bit_cast<double>((U >> 32) | 0x4530000000000000ull) - (0x1p84 + 0x1p52);
+  const double L = bit_cast<double>((U & 0xffffffffull) | 0x4330000000000000ull);
+  const double q = __builtin_floor((H + L) * inv);
+  const double p = q * V, e = __builtin_fma(q, V, -p);
+  const double r = ((H - p) + L) - e;
+  const double q2 = __builtin_floor(__builtin_fma(r, inv, 0.5 * inv));
+  const double qh = __builtin_floor(q * 0x1p-32);   // q = qh 2^32 + ql, each below 2^32
+  const u64 Q = (double_to_u52(qh) << 32) + double_to_u52(q - qh * 0x1p32) +
+                (bit_cast<u64>(q2 + 0x1.8p52) - bit_cast<u64>(0x1.8p52));
+  return {Q & ~zero, double_to_u52(__builtin_fma(-q2, V, r)), sa, sb};
 }
-// The host's form: kWide = the one above (every divisor, never slow), else int64_divmod_51.
+// The host's form: kWide = int64_divmod_host (every divisor, never slow), else int64_divmod_50.
 template <bool kWide = SW_HOST_INT64_DIVISION>
 SW_INLINE DivMod64 int64_divmod(i64 a, i64 b, FastFlag& slow) {
   if constexpr (kWide) return int64_divmod_host(a, b, slow);
-  else return int64_divmod_51(a, b, slow);
+  else return int64_divmod_50(a, b, slow);
 }
 template <bool kWide = SW_HOST_INT64_DIVISION>
 SW_INLINE i64 int64_remainder_fast_host(i64 a, i64 b, FastFlag& slow) {

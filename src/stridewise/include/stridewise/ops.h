@@ -113,7 +113,7 @@ template <> struct FmodFunctor<double> {
   }
 };
 // int64: remainder's vectorized division (functors.h int64_divmod), for every divisor (0
-// included) with AVX-512DQ, for operands below 2^51 otherwise (`%` past them).
+// included) with AVX-512DQ, for divisors below 2^50 otherwise (`%` past them).
 template <> struct FmodFunctor<i64> {
   SW_INLINE i64 operator()(i64 a, i64 b) const { return int_fmod(a, b); }
   SW_INLINE static i64 fast(i64 a, i64 b, FastFlag& slow) { return int64_fmod_fast_host(a, b, slow); }
