@@ -718,42 +718,61 @@ SW_INLINE float fmod_double(float a, float b, FastFlag& slow) {
   return bit_cast<float>(bit_cast<u32>((float)m) | (bit_cast<u32>(a) & 0x80000000u));
 }
 
-// fmod of any two floats, exactly, in six fixed steps of fmod_double's form (no branch or
-// loop, so a pack's lanes run together). With G = eA - eB (the exponents), step i reduces A
-// modulo Bs = B 2^k, k = max(0, G - 49 (i + 1)) (exact: the exponent's bits), with
-// is = inv 2^-k (inv = 1 / B, one rounding; is >= 2^-355, normal): q = rn(A is), A = A - q Bs.
-// The schedule depends on G only, so each step's Bs and is are ready before its A (a short
-// dependency chain: the steps take twice as long with k from each A's own exponent).
-// Invariant: before step i, |A| <= B 2^k' with k' the previous step's k (A's own 2^(eA+1) for
-// the first) and A a multiple of the 24-bit grid of B 2^k'. So |A / Bs| <= 2^(k' - k + 1)
-// <= 2^50, A is is within 2^-51.9 of it (< 0.27), q = rn(A is) is n or n + 1 (rn covers a
-// negative A), and the new A is in [-Bs, Bs) on Bs's grid: exact, in one fma (for |A| < B,
-// q = +-1 needs |A| >= B / 2 as in fmod_double). G <= 276 (2^127 over 2^-149), so the sixth
-// step has k = 0 and leaves A in [-B, B); B added to a negative A gives fmod(|a|, |b|).
+// fmod of any two floats, exactly, in steps of fmod_double's form, a pack's lanes in step
+// for as many steps as its widest gap needs (no branch within a step). With G = eA - eB (the
+// exponents), step i reduces A modulo Bs = B 2^k, k = max(0, G - 49 i) (exact: the exponent's
+// bits), with is = inv 2^-k (inv = 1 / B, one rounding; is >= 2^-355, normal):
+// q = rn(A is), A = A - q Bs. The schedule depends on G only, so each step's Bs and is are
+// ready before its A (a short dependency chain: the steps take twice as long with k from each
+// A's own exponent). Invariant: before step i, |A| <= B 2^k' with k' the previous step's k
+// (A's own 2^(eA+1) for the first) and A a multiple of the 24-bit grid of B 2^k'. So
+// |A / Bs| <= 2^(k' - k + 1) <= 2^50, A is is within 2^-51.9 of it (< 0.27), q = rn(A is) is
+// n or n + 1 (rn covers a negative A), and the new A is in [-Bs, Bs) on Bs's grid: exact, in
+// one fma (for |A| < B, q = +-1 needs |A| >= B / 2 as in fmod_double). The pack takes
+// max(1, ceil(max G / 49)) steps (G <= 276, 2^127 over 2^-149: at most 6), so its last step has
+// k = 0 in every lane and leaves A in [-B, B); B added to a negative A gives fmod(|a|, |b|).
 // Specials run on stand-ins (A = 0, B = 1) and take their result at the end: a for b = +-inf
-// and a finite, else NaN for a = +-inf, b = 0 or NaN.
-SW_INLINE float fmod_double_steps(float a, float b) {
-  const u64 iA = bit_cast<u64>((double)fabsf(a)), iB0 = bit_cast<u64>((double)fabsf(b));
+// and a finite, else NaN for a = +-inf, b = 0 or NaN. A pack of huge quotients (to 2^60)
+// takes 2 steps where the fixed six took 6.
+// Not inlined: inline, the kernels kept its operands in registers along the fast path and
+// spilled (float32 remainder's unflagged packs 4-10% slower).
+template <int P> SW_NOINLINE void fmod_double_steps_pack(float* y, const float* a, const float* b) {
   const u64 top = 0x7ff0000000000000ull;
-  const u64 special = 0ull - (u64)((iA >= top) | (iB0 - 1 >= top - 1));   // A inf/NaN; B 0, inf, NaN
-  const u64 keep = 0ull - (u64)((iA < top) & (iB0 == top));              // b = +-inf, a finite
-  const u64 iB = (iB0 & ~special) | (0x3ff0000000000000ull & special);
-  const double B = bit_cast<double>(iB);
-  const u64 iinv = bit_cast<u64>(1.0 / B);
-  double A = bit_cast<double>(iA & ~special);
-  const i64 G = (i64)(bit_cast<u64>(A) >> 52) - (i64)(iB >> 52);
-  for (int step = 1; step <= 6; ++step) {
-    i64 k = G - 49 * step;
-    k &= ~(k >> 63);
-    const double Bs = bit_cast<double>(iB + ((u64)k << 52));
-    const double is = bit_cast<double>(iinv - ((u64)k << 52));
-    A = fma(-((A * is + 0x1.8p52) - 0x1.8p52), Bs, A);
+  double A[P];
+  u64 iB[P], iinv[P], special[P], keep[P];
+  i64 G[P], gmax = 0;
+  SW_SIMD_MAX(gmax)
+  for (int e = 0; e < P; ++e) {
+    const u64 iA = bit_cast<u64>((double)fabsf(a[e])), iB0 = bit_cast<u64>((double)fabsf(b[e]));
+    special[e] = 0ull - (u64)((iA >= top) | (iB0 - 1 >= top - 1));   // A inf/NaN; B 0, inf, NaN
+    keep[e] = 0ull - (u64)((iA < top) & (iB0 == top));              // b = +-inf, a finite
+    iB[e] = (iB0 & ~special[e]) | (0x3ff0000000000000ull & special[e]);
+    iinv[e] = bit_cast<u64>(1.0 / bit_cast<double>(iB[e]));
+    A[e] = bit_cast<double>(iA & ~special[e]);
+    G[e] = (i64)(bit_cast<u64>(A[e]) >> 52) - (i64)(iB[e] >> 52);
+    gmax = G[e] > gmax ? G[e] : gmax;
   }
-  A += bit_cast<double>(iB & (u64)((i64)bit_cast<u64>(A) >> 63));
-  const u32 m = bit_cast<u32>((float)A);
-  const u32 res = (m & ~(u32)special) | (0x7fc00000u & (u32)special & ~(u32)keep) |
-                  ((bit_cast<u32>(a) & 0x7fffffffu) & (u32)keep);
-  return bit_cast<float>(res | (bit_cast<u32>(a) & 0x80000000u));
+  const i64 steps = gmax > 49 ? (gmax + 48) / 49 : 1;
+  for (i64 step = 1; step <= steps; ++step) {
+    SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) {
+      i64 k = G[e] - 49 * step;
+      k &= ~(k >> 63);
+      const double Bs = bit_cast<double>(iB[e] + ((u64)k << 52));
+      const double is = bit_cast<double>(iinv[e] - ((u64)k << 52));
+      A[e] = fma(-((A[e] * is + 0x1.8p52) - 0x1.8p52), Bs, A[e]);
+    }
+  }
+  SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) {
+    const double r = A[e] + bit_cast<double>(iB[e] & (u64)((i64)bit_cast<u64>(A[e]) >> 63));
+    const u32 m = bit_cast<u32>((float)r), sp = (u32)special[e], kp = (u32)keep[e];
+    const u32 res = (m & ~sp) | (0x7fc00000u & sp & ~kp) | ((bit_cast<u32>(a[e]) & 0x7fffffffu) & kp);
+    y[e] = bit_cast<float>(res | (bit_cast<u32>(a[e]) & 0x80000000u));
+  }
+}
+SW_INLINE float fmod_double_steps(float a, float b) {
+  float y;
+  fmod_double_steps_pack<1>(&y, &a, &b);
+  return y;
 }
 
 // fmod_fast (double, above) with special values as ordinary lanes: they run on stand-ins
@@ -813,13 +832,14 @@ struct RemainderFunctor {
     else return adjust(fmod_fast(a, d, slow), d.b);
   }
 #else
-  enum { kVectorExact = sizeof(M) == 4, kExactPack = sizeof(M) == 8 };
+  enum { kExactPack = 1 };
   SW_INLINE static M fast(M a, M b, FastFlag& slow) {
     if constexpr (sizeof(M) == 4) return adjust(fmod_double(a, b, slow), b);
     else return adjust(fmod_fast_any(a, b, slow), b);
   }
-  template <int P> SW_INLINE static void exact(double* y, const double* a, const double* b) {
-    fmod_wide_pack<P>(y, a, b);
+  template <int P> SW_INLINE static void exact(M* y, const M* a, const M* b) {
+    if constexpr (sizeof(M) == 4) fmod_double_steps_pack<P>(y, a, b);
+    else fmod_wide_pack<P>(y, a, b);
     SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) y[e] = adjust(y[e], b[e]);
   }
 #endif
@@ -892,7 +912,8 @@ struct ShortRemainderFunctor : RemainderFunctor<float, C> {
 #else
   // On the host float16 takes fmod_half, exact for every pair, and never sets `slow`;
   // bfloat16 takes float's fast path (quotients below 2^50) and bf16_fmod_host for the packs
-  // it leaves (its quotients reach 2^261).
+  // it leaves (its quotients reach 2^261), element by element (not float's ExactPack).
+  enum { kVectorExact = 1, kExactPack = 0 };
   SW_INLINE float operator()(float a, float b) const {
     if constexpr (kBf16) return RemainderFunctor<float, C>::adjust(bf16_fmod_host(a, b), b);
     else return RemainderFunctor<float, C>::adjust(fmod_half(a, b), b);

@@ -96,11 +96,14 @@ template <class T> struct FmodFunctor {
 };
 #if !defined(__CUDA_ARCH__)
 // float32, and float16 and bfloat16 (computed in float), on the host: fmod_double's vectorized
-// fast path (every float16 pair stays on it), fmod_double_steps for the lanes it leaves.
+// fast path (every float16 pair stays on it), fmod_double_steps_pack for the packs it leaves.
 template <> struct FmodFunctor<float> {
-  enum { kVectorExact = 1 };
+  enum { kExactPack = 1 };
   SW_INLINE float operator()(float a, float b) const { return fmod_double_steps(a, b); }
   SW_INLINE static float fast(float a, float b, FastFlag& slow) { return fmod_double(a, b, slow); }
+  template <int P> SW_INLINE static void exact(float* y, const float* a, const float* b) {
+    fmod_double_steps_pack<P>(y, a, b);
+  }
 };
 // float64: fmod_fast_any (specials as ordinary lanes), fmod_wide_pack for the packs with a
 // quotient of 2^52 or more.
@@ -212,14 +215,18 @@ template <class M> SW_INLINE M floor_divide_from_fmod(M a, M b, M mod) {
   const U r = (bit_cast<U>(fl) & ~zero) | (((bit_cast<U>(q) & sign)) & zero);
   return bit_cast<M>((r & ~bzero) | (bit_cast<U>(q) & bzero));
 }
-// float32, and float16 and bfloat16 (in float): fmod_double's fast path, fmod_double_steps
+// float32, and float16 and bfloat16 (in float): fmod_double's fast path, fmod_double_steps_pack
 // for the lanes it leaves, both vectorized. float64: fmod_fast_any, and fmod_wide_pack for
 // packs with quotients of 2^52 and more.
 template <> struct FloorDivideFunctor<float> {
-  enum { kVectorExact = 1 };
+  enum { kExactPack = 1 };
   SW_INLINE float operator()(float a, float b) const { return floor_divide_from_fmod(a, b, fmod_double_steps(a, b)); }
   SW_INLINE static float fast(float a, float b, FastFlag& slow) {
     return floor_divide_from_fmod(a, b, fmod_double(a, b, slow));
+  }
+  template <int P> SW_INLINE static void exact(float* y, const float* a, const float* b) {
+    fmod_double_steps_pack<P>(y, a, b);
+    SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) y[e] = floor_divide_from_fmod(a[e], b[e], y[e]);
   }
 };
 template <> struct FloorDivideFunctor<double> {
