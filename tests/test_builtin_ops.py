@@ -388,6 +388,98 @@ def test_where(dtype):
         sw.where(torch.from_numpy(c.astype(np.int32)), to_torch(x), to_torch(y))
 
 
+# -- bool arrays over any bytes --------------------------------------------------------------
+
+BOOL_ROWS = [n for n, r in ROWS.items() if "bool" in r.dtypes]
+# (shape of the bytes, view taken of them): contiguous, strided, transposed (staged), a
+# broadcast row against a column, a short period, one element
+BOOL_LAYOUTS = {
+    "contiguous": ((4099,), lambda x: x),
+    "strided": ((3 * 1500,), lambda x: x[::3]),
+    "transposed": ((65, 130), lambda x: x.T),
+    "row": ((1, 41), lambda x: np.broadcast_to(x, (50, 41))),
+    "period": ((6,), lambda x: np.broadcast_to(x, (700, 6))),
+    "zero_d": ((), lambda x: x),
+}
+
+
+def odd_bools(rng, shape):
+    """A bool view of bytes that are not all 0 or 1 (uint8 memory viewed as bool), and the
+    bool array of its truth (any nonzero byte true), made by comparison: the oracle's input."""
+    raw = rng.choice(np.array([0, 1, 2, 3, 64, 127, 128, 254, 255], np.uint8), size=shape)
+    return raw.view(np.bool_), raw != 0
+
+
+@pytest.mark.parametrize("layout", BOOL_LAYOUTS)
+@pytest.mark.parametrize("name", BOOL_ROWS + ["cast", "where"])
+def test_bool_operands_read_any_nonzero_byte_as_true(name, layout):
+    """NumPy and torch read any nonzero byte of a bool array as True; so does every op here,
+    in every layout (the oracle: the op on the bytes' truth, an ordinary bool array)."""
+    shape, view = BOOL_LAYOUTS[layout]
+    rng = np.random.default_rng(zlib.crc32(f"{name} {layout}".encode()))
+    pairs = [odd_bools(rng, shape) for _ in range(3)]
+    odd, truth = [view(p[0]) for p in pairs], [view(p[1]) for p in pairs]
+    if name == "cast":
+        for dst in DTYPES:
+            assert same_bits(sw.cast(odd[0], dst), truth[0].astype(NP[dst])), dst
+        return
+    if name == "where":   # as the condition, and as both branches
+        x = np.arange(odd[0].size, dtype=np.float32).reshape(odd[0].shape)
+        assert same_bits(sw.where(odd[0], x, -x), np.where(truth[0], x, -x))
+        np.testing.assert_array_equal(sw.where(truth[0], odd[1], odd[2]), np.where(truth[0], truth[1], truth[2]))
+        return
+    row = ROWS[name]
+    n = len(row.params)
+    tensors = [torch.from_numpy(np.ascontiguousarray(t)) for t in truth[:n]]
+    try:
+        want = numpy_result(row, truth[:n])
+    except TypeError:      # no NumPy loop for bool (sign): both refuse; torch's result for torch
+        with pytest.raises(TypeError, match="no loop"):
+            getattr(_builtins, name)(*odd[:n])
+        got = getattr(_builtins, name)(*(torch.from_numpy(np.ascontiguousarray(o.view(np.uint8))).view(torch.bool)
+                                         for o in odd[:n]))
+        want = getattr(torch, row.torch_name)(*tensors)
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+        return
+    assert_matches(row, getattr(_builtins, name)(*odd[:n]), want)
+    # and beside another dtype: the bool operand converts from its truth
+    other = np.int8(5)
+    assert same_bits(_builtins.add(odd[0], other), np.add(truth[0], other))
+
+
+def test_bool_tensors_read_any_nonzero_byte_as_true():
+    raw = torch.tensor([0, 1, 2, 127, 128, 255], dtype=torch.uint8)
+    t, truth = raw.view(torch.bool), raw != 0
+    assert sw.logical_not(t).tolist() == torch.logical_not(truth).tolist()
+    assert sw.cast(t, torch.float32).tolist() == truth.float().tolist()
+    assert sw.equal(t, True).tolist() == truth.tolist()
+    assert sw.multiply(t, t.flip(0)).tolist() == torch.mul(truth, truth.flip(0)).tolist()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("layout", ["contiguous", "misaligned", "strided", "transposed", "row", "period"])
+def test_bool_tensors_read_any_nonzero_byte_as_true_on_cuda(layout):
+    """The device's loaders (whole packs, shifted packs, gathers, staged tiles, period tables)
+    read a bool byte as its truth too."""
+    g = torch.Generator().manual_seed(35)
+    pick = torch.tensor([0, 1, 2, 3, 64, 127, 128, 254, 255], dtype=torch.uint8)
+    shape = {"contiguous": (1 << 16,), "misaligned": (257, 1031), "strided": (3 << 14,),
+             "transposed": (300, 130), "row": (1, 4101), "period": (6,)}[layout]
+    view = {"contiguous": lambda x: x, "misaligned": lambda x: x[1:, 1:], "strided": lambda x: x[::3],
+            "transposed": lambda x: x.t(), "row": lambda x: x.expand(64, 4101),
+            "period": lambda x: x.expand(5000, 6)}[layout]
+    raws = [pick[torch.randint(0, len(pick), shape, generator=g)].cuda() for _ in range(2)]
+    odd, truth = [view(r.view(torch.bool)) for r in raws], [view(r != 0) for r in raws]
+    x = torch.arange(odd[0].numel(), dtype=torch.float32, device="cuda").reshape(odd[0].shape)
+    for got, want in [(sw.logical_not(odd[0]), torch.logical_not(truth[0])),
+                      (sw.cast(odd[0], torch.float16), truth[0].half()),
+                      (sw.equal(odd[0], True), truth[0]),
+                      (sw.multiply(odd[0], odd[1]), truth[0] & truth[1]),
+                      (sw.add(odd[0], torch.tensor(5, dtype=torch.int8, device="cuda")), truth[0] + torch.tensor(5, dtype=torch.int8, device="cuda")),
+                      (sw.where(odd[0], x, -x), torch.where(truth[0], x, -x))]:
+        assert got.dtype == want.dtype and torch.equal(got, want)
+
+
 def test_where_promotes_branches():
     c = np.array([True, False, True])
     got = sw.where(c, np.arange(3, dtype=np.int32), 0.5)

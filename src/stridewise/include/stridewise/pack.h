@@ -36,13 +36,51 @@ template <int N> struct HostBytes {
 };
 #endif
 
+// A bool operand reads each byte as its truth, any nonzero byte as true, as NumPy and torch
+// do for a bool array over other bytes (uint8 memory viewed as bool). C++ assumes a bool's
+// byte is 0 or 1: read as it lies, a byte of 2 cast to 2.0 and its logical_not was 3. Every
+// loader below passes what it reads through these; for other types they are the identity.
+template <class T> struct IsBool { enum { value = 0 }; };
+template <> struct IsBool<bool> { enum { value = 1 }; };
+template <class T, class Index>
+SW_HOST_DEVICE SW_INLINE T read_one(const T* a, Index i) {
+  if constexpr (IsBool<T>::value) return reinterpret_cast<const u8*>(a)[i] != 0;
+  else return a[i];
+}
+template <class T, int P>
+SW_HOST_DEVICE SW_INLINE Pack<T, P> truth(const Pack<T, P>& v) {
+  if constexpr (IsBool<T>::value) {
+    Pack<T, P> r;
+#if defined(__CUDA_ARCH__)
+    if constexpr (P % 4 == 0) {   // by words: bit 0 of each byte ORs its eight bits
+      u32 w[P / 4];
+      SW_MEMCPY(w, &v, P);
+      SW_UNROLL for (int i = 0; i < P / 4; ++i) {
+        u32 t = w[i] | (w[i] >> 4);
+        t |= t >> 2;
+        w[i] = (t | (t >> 1)) & 0x01010101u;
+      }
+      SW_MEMCPY(&r, w, P);
+      return r;
+    }
+#endif
+    u8 b[P];
+    SW_MEMCPY(b, &v, P);
+    SW_UNROLL for (int e = 0; e < P; ++e) b[e] = b[e] != 0;
+    SW_MEMCPY(&r, b, P);
+    return r;
+  } else {
+    return v;
+  }
+}
+
 // Typed pointer arithmetic widens to 64 bits, so a 32-bit element index never overflows in
 // bytes. The device moves a pack as one aligned access (the plan aligns packs of kPack); the
 // host copies, so cpu/loops.h may also move packs wider than the plan aligned.
 template <class T, int P, class Index>
 SW_HOST_DEVICE SW_INLINE Pack<T, P> load_pack(const char* base, Index off) {
 #if defined(__CUDA_ARCH__)
-  return *reinterpret_cast<const Pack<T, P>*>(reinterpret_cast<const T*>(base) + off);
+  return truth(*reinterpret_cast<const Pack<T, P>*>(reinterpret_cast<const T*>(base) + off));
 #else
   const T* a = reinterpret_cast<const T*>(base) + off;
   Pack<T, P> v;
@@ -50,7 +88,8 @@ SW_HOST_DEVICE SW_INLINE Pack<T, P> load_pack(const char* base, Index off) {
     SW_UNROLL for (int e = 0; e < P; ++e) v.elem[e] = a[e];
   } else {
     typedef typename HostBytes<sizeof(v)>::type W;
-    const W w = *reinterpret_cast<const W*>(a);
+    W w = *reinterpret_cast<const W*>(a);
+    if constexpr (IsBool<T>::value) w = (W)(w != 0) & (u8)1;   // truth, as one vector compare
     SW_MEMCPY(&v, &w, sizeof(v));
   }
   return v;
@@ -73,7 +112,7 @@ SW_HOST_DEVICE SW_INLINE Pack<T, P> load_kept(const char* base, Index off) {
     asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
     asm volatile("ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
                  : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w) : "l"(a), "l"(policy) : "memory");
-    return bit_cast<Pack<T, P>>(w);
+    return truth(bit_cast<Pack<T, P>>(w));
   }
 #endif
   return load_pack<T, P>(base, off);
@@ -118,7 +157,7 @@ SW_HOST_DEVICE SW_INLINE Pack<T, P> load_shifted(const char* base, Index off) {
       r.y = __funnelshift_r(s[1], s[2], sh);
       r.z = __funnelshift_r(s[2], s[3], sh);
       r.w = __funnelshift_r(s[3], s[4], sh);
-      return bit_cast<Pack<T, P>>(r);
+      return truth(bit_cast<Pack<T, P>>(r));
     } else {
       // narrower packs: the two aligned B-byte words the pack straddles, shifted together
       typedef typename Word<B>::type W;
@@ -128,7 +167,7 @@ SW_HOST_DEVICE SW_INLINE Pack<T, P> load_shifted(const char* base, Index off) {
       const W w0 = *reinterpret_cast<const W*>(lo), w1 = *reinterpret_cast<const W*>(hi);
       const u32 sh = mis * 8;     // below 8 * B
       const W r = sh ? (W)((w0 >> sh) | (w1 << (8 * B - sh))) : w0;
-      return bit_cast<Pack<T, P>>(r);
+      return truth(bit_cast<Pack<T, P>>(r));
     }
   }
 #endif
@@ -150,7 +189,7 @@ SW_HOST_DEVICE SW_INLINE Pack<T, P> load_wrapped(const char* base, Index off, In
   Pack<T, P> v;
   Index ph = off;
   SW_UNROLL for (int e = 0; e < P; ++e) {
-    v.elem[e] = a[ph];
+    v.elem[e] = read_one(a, ph);
     if (++ph == per) ph = 0;
   }
   return v;
@@ -210,7 +249,7 @@ SW_DEVICE SW_INLINE char* period_tables() {
 
 template <class T, class Index>
 SW_HOST_DEVICE SW_INLINE T load_one(const char* base, Index off) {
-  return reinterpret_cast<const T*>(base)[off];
+  return read_one(reinterpret_cast<const T*>(base), off);
 }
 
 // Slot layout of an entry point with NA array operands (outputs first) and D merged dims:
