@@ -173,8 +173,9 @@ class ElementwiseOp:
                 raise TypeError(f"where needs a bool condition, got {_key_name(key[0])}; "
                                 "pass a comparison result or cond.astype(bool)")
             compute, out = _arrays.result_dtypes(lib, None, key[1:])
-            # a number is true where nonzero (NaN too), as NumPy's where reads it
-            arg_types = ((cond.ctype, _opmath(cond)),) + ((compute.ctype, _opmath(compute)),) * 2
+            # a number is true where nonzero (NaN too), as NumPy's where reads it; the branches
+            # stay in storage, so the select moves their bits (a float16 NaN's payload too)
+            arg_types = ((cond.ctype, _opmath(cond)),) + ((compute.ctype, compute.ctype),) * 2
         elif self.promote in DTYPES:
             compute, out = _arrays.result_dtypes(lib, None, key)[0], DTYPES[self.promote]
             if out.name not in self.dtypes:

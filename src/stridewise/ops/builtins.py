@@ -172,7 +172,7 @@ _TABLE = (
         "x1 ** x2. Integer bases with a negative Python-int exponent raise ValueError.",
         ulp=_LIBM, check=_no_negative_int_power, cheap=False,
         header=_MATH),      # float pow is the C library's
-    Row("where", ("condition", "x", "y"), "sw::WhereFunctor<{M}>", _BOOL, None,
+    Row("where", ("condition", "x", "y"), "sw::WhereFunctor<{T}>", _BOOL, None,
         "x where condition is true, else y; x and y promote. torch: a bool condition; NumPy and "
         "CuPy: any real dtype, true where nonzero.", promote="where"),
     Row("relu", _X, "sw::ReluFunctor<{M}>", _ALL, None,
