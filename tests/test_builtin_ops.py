@@ -386,6 +386,18 @@ def test_where(dtype):
     assert same_bits(sw.where(c.astype(np.int32), x, y), np.where(c.astype(np.int32), x, y))
     with pytest.raises(TypeError, match="bool condition"):
         sw.where(torch.from_numpy(c.astype(np.int32)), to_torch(x), to_torch(y))
+    # a Python number as the condition: NumPy takes its truth (0.5 and NaN are true); torch
+    # raises for any condition but a tensor
+    for number in (True, False, 0, 3, 0.5, 0.0, float("nan"), 2**70):
+        want = np.where(number, x, y)
+        got = sw.where(number, x, y)
+        assert got.dtype == want.dtype and same_bits(got, want), number
+    with pytest.raises(TypeError):
+        torch.where(True, to_torch(x), to_torch(y))
+    with pytest.raises(TypeError, match="bool condition"):
+        sw.where(True, to_torch(x), to_torch(y))
+    with pytest.raises(TypeError, match="condition must be real"):
+        sw.where(1j, x, y)
 
 
 # -- bool arrays over any bytes --------------------------------------------------------------

@@ -276,7 +276,7 @@ def _departure(row, lib, args, error) -> bool:
     if lib == "numpy" and row.name == "where" and isinstance(error, OverflowError):
         return True     # np.where casts an int beyond the range unsafely, where ufuncs raise
     if lib == "numpy" and row.name == "where" and args[0].dtype.kind == "c":
-        return "bool condition" in str(error)           # a real condition only (documented)
+        return "condition must be real" in str(error)     # a real condition only (documented)
     return False
 
 

@@ -165,13 +165,20 @@ class ElementwiseOp:
 
     def typing(self, lib: str, key: tuple, out_key: tuple, convention: str) -> Typing:
         """Promote by the owning library's rules and check the op supports the result."""
-        arg_types, loop = (), ""
+        arg_types, loop, params = (), "", ()
         if self.promote == "where":
-            cond = DTYPES.get(key[0]) if isinstance(key[0], str) else None
-            if cond is None or cond.is_complex or (lib == "torch" and cond.name != "bool"):
-                # torch raises on a condition other than bool; NumPy takes any array's truth
-                raise TypeError(f"where needs a bool condition, got {_key_name(key[0])}; "
+            # NumPy takes any real condition's truth, a Python number's too (a parameter of
+            # dtype bool, so 0.5 and NaN are true); torch only a bool tensor
+            number = key[0] in (bool, int, float)
+            cond = DTYPES["bool"] if number else DTYPES.get(key[0]) if isinstance(key[0], str) else None
+            if lib == "torch" and (cond is None or cond.name != "bool" or number):
+                raise TypeError(f"torch's where needs a bool condition (a bool tensor), got "
+                                f"{_key_name(key[0])} (torch.where raises too); pass a comparison "
+                                "result, cond.bool() or torch.tensor(cond)")
+            if cond is None or cond.is_complex:
+                raise TypeError(f"where's condition must be real, got {_key_name(key[0])}; "
                                 "pass a comparison result or cond.astype(bool)")
+            params = (cond,) * number
             compute, out = _arrays.result_dtypes(lib, None, key[1:])
             # a number is true where nonzero (NaN too), as NumPy's where reads it; the branches
             # stay in storage, so the select moves their bits (a float16 NaN's payload too)
@@ -222,8 +229,8 @@ class ElementwiseOp:
             raise _complex.UnsupportedDtypeError(f"unsupported dtype {compute.name} for {self.name}: "
                             f"it computes in {', '.join(self.dtypes)}")
         _complex.check(self.name, lib, compute)
-        nparams = sum(isinstance(k, (type, HostScalar)) for k in key)
-        return Typing(compute, (out,), (compute,) * nparams, self.functor_for(compute, convention),
+        nparams = sum(isinstance(k, (type, HostScalar)) for k in key) - len(params)
+        return Typing(compute, (out,), params + (compute,) * nparams, self.functor_for(compute, convention),
                       arg_types, preamble="\n".join(
                           filter(None, (self.header and f"#include <{self.header}>", self.code))),
                       loop=loop)

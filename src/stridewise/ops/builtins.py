@@ -29,8 +29,8 @@ Semantics, where the libraries leave room:
   libraries do; inside an array it gives trunc(a ** b) (torch's definition: 1 for a = 1,
   +-1 for a = -1, 0 otherwise, 0 ** -1 included).
 - where(condition, x, y): condition must have dtype bool for torch tensors; NumPy and CuPy
-  arrays of any real dtype count where nonzero (NaN included), as NumPy's where does; x and y
-  promote.
+  arrays of any real dtype, and Python numbers, count where nonzero (NaN included), as NumPy's
+  where does; x and y promote, and the selected branch's bits pass as they are (NaN payloads).
 - cast(x, dtype): float64 -> float16 rounds once (NumPy; torch rounds through float32 and can
   differ on rare ties); float -> int of NaN, inf or out-of-range values is undefined.
 - fma(x, y, z) = x * y + z with one rounding for float32 and float64; integers wrap.
