@@ -129,6 +129,13 @@ def test_numpy_python_int_out_of_range_raises_like_numpy():
         np.add(a, 300)
     with pytest.raises(OverflowError):
         sw.add(a, 300)
+    # NumPy's words at any size: past 2^63 too, where a C long cannot hold the int
+    for dtype, value in ((np.int8, 2**63), (np.int64, 2**63), (np.int64, -2**63 - 1),
+                         (np.uint64, 2**64), (np.int16, -2**70)):
+        with pytest.raises(OverflowError, match=f"Python integer {value} out of bounds for {np.dtype(dtype).name}"):
+            sw.add(np.ones(3, dtype), value)
+        with pytest.raises(OverflowError, match=f"Python integer {value} out of bounds"):
+            sw.where(np.ones(3, bool), np.ones(3, dtype), value)
 
 
 @pytest.mark.gpu
