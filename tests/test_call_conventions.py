@@ -19,6 +19,34 @@ def _same(got, want):
     assert same_bits(np.asarray(got), np.asarray(want))
 
 
+# --- ndarray subclasses: NumPy's ufunc protocol ----------------------------------------------
+
+class Tagged(np.ndarray):
+    """A user's subclass, as libraries write them (units, masks): ufuncs return its type."""
+
+
+class Louder(np.ndarray):
+    __array_priority__ = 5.0
+
+
+SUBCLASS_CASES = {
+    "matrix": lambda: (np.matrix([[1.5, -2.5], [3.5, 7.0]]), 2.0),
+    "user subclass": lambda: (np.arange(-3.0, 5.0).view(Tagged), np.float64(2.0)),
+    "recarray view": lambda: (np.arange(-3.0, 5.0).view(np.recarray), np.arange(1.0, 9.0)),
+    "memmap": lambda: (np.arange(-3.0, 5.0).view(np.memmap), 3.0),      # a memmap's ufunc result is an ndarray
+    "priority decides": lambda: (np.arange(1.0, 9.0).view(Tagged), np.arange(2.0, 10.0).view(Louder)),
+}
+
+
+@pytest.mark.parametrize("case", SUBCLASS_CASES)
+@pytest.mark.parametrize("op", ["add", "remainder", "less", "negative"])
+def test_numpy_subclass_inputs_give_the_ufuncs_result_type(case, op):
+    args = SUBCLASS_CASES[case]()[: 1 if op == "negative" else 2]
+    want = getattr(np, op)(*args)
+    got = getattr(sw, op)(*args)
+    _same(got, want)
+
+
 # --- a ufunc's 0-d result is a NumPy scalar ------------------------------------------------
 
 ZERO_D = [

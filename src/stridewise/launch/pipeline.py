@@ -598,6 +598,11 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
         return _dask.call(op, args, out, convention, algorithm, inplace, dry)
     if isinstance(op, ElementwiseOp):
         args = _arrays.array_likes(args)
+        wrap = _arrays.subclass_wrap(args) if op.ufunc and out is None and not inplace else None
+        if wrap is not None:     # NumPy's ufunc protocol: computed on the plain arrays, then wrapped
+            plain = tuple(np.asarray(a) if isinstance(a, np.ndarray) else a for a in args)
+            result = _call(op, plain, None, convention, algorithm, dry=dry)
+            return wrap(result, None, False) if isinstance(result, np.ndarray) else result
     fast = None if dry or op.nout != 1 or index is not None or stream is not None \
         else _fast_key(op, args, out, convention, algorithm, inplace)
     allocated = out is None and not inplace

@@ -75,10 +75,12 @@ def _prod(xs) -> int:
 
 
 def library_name(obj) -> str | None:
-    """The owning library of an array-like, without importing that library."""
-    mod = type(obj).__module__.split(".", 1)[0]
-    if mod in ("numpy", "torch", "cupy"):
-        return mod
+    """The owning library of an array-like, without importing that library: its type's, or
+    the first base's that a library owns (a user's subclass of np.ndarray or torch.Tensor)."""
+    for t in type(obj).__mro__[:-1]:
+        mod = t.__module__.split(".", 1)[0]
+        if mod in ("numpy", "torch", "cupy"):
+            return mod
     if isinstance(obj, np.generic):      # ml_dtypes scalars live outside numpy's module
         return "numpy"
     if hasattr(obj, "__cuda_array_interface__"):
@@ -86,6 +88,16 @@ def library_name(obj) -> str | None:
     if hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__"):
         return "dlpack"
     return None
+
+
+def subclass_wrap(args):
+    """What NumPy's ufuncs hand their result to where an input is an ndarray subclass
+    (np.matrix, a user's subclass): the __array_wrap__ of the subclass input with the highest
+    __array_priority__, the first of equals. None where every array is a plain ndarray."""
+    subs = [a for a in args if isinstance(a, np.ndarray) and type(a) is not np.ndarray]
+    if not subs:
+        return None
+    return max(subs, key=lambda a: getattr(a, "__array_priority__", 0.0)).__array_wrap__
 
 
 def _numpy_view(a: np.ndarray, lib="numpy") -> View:
