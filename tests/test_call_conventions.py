@@ -114,12 +114,19 @@ LISTS = [
     ("less", ([1, 2, 3], np.arange(3, dtype=np.int8))),
     ("where", ([True, False], [1, 2], [3.5, 4])),
     ("sqrt", ([4.0, 2.0],)),
+    ("add", (memoryview(np.arange(4.0)), 1.0)),                    # a buffer
+    ("remainder", (memoryview(np.arange(-6, 6, dtype=np.int16)), np.int16(5))),
 ]
 
 
 @pytest.mark.parametrize("op,args", LISTS, ids=lambda v: v if isinstance(v, str) else "")
 def test_lists_and_tuples_are_numpy_array_likes(op, args):
     _same(getattr(sw, op)(*args), getattr(np, op)(*args))
+
+
+def test_a_python_int_past_64_bits_alone_is_refused_with_its_bounds():
+    with pytest.raises(OverflowError, match="out of bounds for int64 and uint64"):
+        sw.add(2**70, 1.0)
 
 
 def test_a_list_beside_a_torch_tensor_is_refused_as_torch_does():

@@ -432,14 +432,19 @@ def array_likes(args: tuple) -> tuple:
     """NumPy's array_like arguments as NumPy arrays, where no array of another library takes
     part: lists and tuples (np.asarray), and Python numbers when nothing else is an array
     (np.add(7, 3) computes in int64, the numbers' default dtypes). Anything else is returned
-    as it came, for as_operand to take or refuse."""
-    if not any(type(a) in (list, tuple) for a in args) and not all(
+    as it came, for as_operand to take or refuse. Buffers (memoryview) are array_likes too."""
+    if not any(type(a) in (list, tuple, memoryview) for a in args) and not all(
             isinstance(a, numbers.Number) and not isinstance(a, np.generic) for a in args):
         return args
     if any(library_name(a) not in (None, "numpy") for a in args):
         return args          # torch and CuPy take no lists: as_operand says what they take
     numbers_only = all(isinstance(a, numbers.Number) for a in args)
-    return tuple(np.asarray(a) if type(a) in (list, tuple) or numbers_only else a for a in args)
+    for a in args:
+        if numbers_only and type(a) is int and not -2**63 <= a < 2**64:
+            raise OverflowError(f"Python integer {a} out of bounds for int64 and uint64; pass "
+                                "it as a float, or in an array of a float dtype")
+    return tuple(np.asarray(a) if type(a) in (list, tuple, memoryview) or numbers_only else a
+                 for a in args)
 
 
 def _broadcast_strides(v: View, shape: tuple) -> tuple:
