@@ -223,6 +223,10 @@ def run_cell(case: str, dtype: str, device: str, log2: int, ceilings: dict) -> d
     # from eager, as the first matrix does, so no one takes an inexact time for a bar
     if callable(anchors.get("torch.compile")):
         cell["differs_from_eager"] = {"torch.compile": bench.differing(anchors["torch.compile"](), ref)}
+    if lib == "torch" and callable(anchors.get("cupy")):   # and CuPy's: a - floor(a / b) b for floats
+        import torch
+        cell.setdefault("differs_from_eager", {})["cupy"] = bench.differing(
+            torch.from_dlpack(anchors["cupy"]()), ref)
     fns = {"stridewise": lambda: sw.remainder(a, b)} if cell["verified"] else {}
     for name, fn in anchors.items():
         if isinstance(fn, Exception):

@@ -447,6 +447,10 @@ def run_cell(case: str, dtype: str, device: str, log2: int, ceilings: dict, valu
     # torch.compile may be faster by being inexact: count its results that differ from eager
     if device == "cuda" and callable(anchors.get("torch.compile")):
         cell["differs_from_eager"] = {"torch.compile": differing(anchors["torch.compile"](), ref)}
+    # so may CuPy (its float remainder is a - floor(a / b) b): its anchor writes into out
+    if device == "cuda" and callable(anchors.get("cupy")):
+        anchors["cupy"]()
+        cell.setdefault("differs_from_eager", {})["cupy"] = differing(out, ref)
     # torch CPU, likewise, against the exact result in its own convention
     # (the anchor writes into out); remainder's exact result in torch's convention, another
     # op's is the reference itself (bool's xor)
