@@ -36,7 +36,7 @@ def make_numpy(shape, how, dtype):
     perm, steps, flips, bcast = how
     own = [1 if b else n for n, b in zip(shape, bcast)]
     big = [own[d] * steps[d] for d in perm]
-    a = np.arange(int(np.prod(big)) or 1)[: int(np.prod(big))].reshape(big).astype(dtype) % 7 + 1
+    a = (np.arange(int(np.prod(big)) or 1)[: int(np.prod(big))].reshape(big) % 7 + 1).astype(dtype)
     a = a.transpose(np.argsort(perm))
     a = a[tuple(slice(None, None, -s if f else s) for s, f in zip(steps, flips))]
     return np.broadcast_to(a, shape) if any(bcast) else a
@@ -98,6 +98,51 @@ def test_torch_strides_with_python_scalar(shape, data):
     want = torch.remainder(t, 3.0)
     got = sw.remainder(t, 3.0)
     assert got.stride() == want.stride() and torch.equal(got, want)
+
+
+@SETTINGS
+@given(operand_pair(negative=False), st.sampled_from(["less", "equal", "logical_and", "isnan"]))
+def test_torch_comparison_strides_follow_the_common_dtype(case, op):
+    """A comparison's bool result: torch casts the inputs to their common dtype (not to
+    bool), so same-dtype inputs keep their layouts, on the CPU too."""
+    shape, how, s2, how2 = case
+    a, b = make_torch(shape, how, torch.float32), make_torch(s2, how2, torch.float32)
+    args = (a,) if op == "isnan" else (a, b)
+    want = getattr(torch, {"equal": "eq"}.get(op, op))(*args)
+    got = getattr(sw, op)(*args)
+    assert got.dtype == want.dtype and got.stride() == want.stride(), (a.stride(), b.stride())
+    assert torch.equal(got, want)
+
+
+@SETTINGS
+@given(base_shapes(), st.data(), st.sampled_from(["cast", "abs"]))
+def test_torch_cast_and_complex_abs_strides_are_empty_like(shape, data, op):
+    """x.to(dtype) and the absolute value of a complex tensor allocate empty_like(x): x's own
+    strides where x is dense (extent-1 dims' strides included), else infer_dense_strides."""
+    x = make_torch(shape, data.draw(layout_of(shape, False)), torch.float32)
+    if op == "cast":
+        want, got = x.to(torch.float16), sw.cast(x, torch.float16)
+    else:
+        z = make_torch(shape, data.draw(layout_of(shape, False)), torch.complex64)
+        want, got = torch.abs(z), sw.abs(z)
+    assert got.dtype == want.dtype and got.stride() == want.stride()
+    assert torch.equal(got, want)
+
+
+@SETTINGS
+@given(base_shapes(), st.data(), st.sampled_from(["cast", "abs", "less"]))
+def test_numpy_cast_abs_and_comparison_strides_are_order_k(shape, data, op):
+    x = make_numpy(shape, data.draw(layout_of(shape, True)), np.float32)
+    if op == "cast":
+        want, got = x.astype(np.float16), sw.cast(x, np.float16)
+    elif op == "abs":
+        z = make_numpy(shape, data.draw(layout_of(shape, True)), np.complex64)
+        want, got = np.abs(z), sw.abs(z)
+    else:
+        want, got = np.less(x, 3), sw.less(x, 3)
+    want, got = np.asarray(want), np.asarray(got)
+    assert got.dtype == want.dtype and got.strides == want.strides
+    assert np.array_equal(got, want)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int32])

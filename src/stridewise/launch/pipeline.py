@@ -57,6 +57,8 @@ class Typing:
     preamble : C++ placed before the Op (user code, the functor's definition).
     label : user kernels: the object whose .message(log) turns a compiler log into an error
         that quotes the user's own lines.
+    like : the result is allocated like its one input, not by the library's ufunc or
+        TensorIterator rule: torch's `.to()` and complex abs (empty_like), NumPy's astype.
     """
 
     compute: DType
@@ -70,6 +72,7 @@ class Typing:
     preamble: str = ""
     label: object = None
     options: tuple = ()      # user kernels: NVRTC ProgramOptions fields, (name, value) pairs
+    like: bool = False
     loop: str = ""           # NumPy's loop dtype where it is not compute's (the output layout)
 
 
@@ -233,7 +236,8 @@ class ElementwiseOp:
         return Typing(compute, (out,), params + (compute,) * nparams, self.functor_for(compute, convention),
                       arg_types, preamble="\n".join(
                           filter(None, (self.header and f"#include <{self.header}>", self.code))),
-                      loop=loop)
+                      loop=loop, like=self.name.startswith("cast_") or lib == "torch" and self.name == "abs"
+                      and compute.is_complex)
 
 
 # The ops whose numbers torch checks against the dtype's range rather than casting them.
@@ -357,13 +361,13 @@ def _register_budget(block_size: int | None) -> int:
     return 65536 // block_size
 
 
-def _new_strides(lib: str, shape: tuple, operands, out_dtype: str, backend: str,
-                 loop_dtype: str | None = None, nout: int = 1):
+def _new_strides(lib: str, shape: tuple, operands, common: str, backend: str,
+                 loop_dtype: str | None = None, nout: int = 1, like: bool = False):
     """(strides, input layouts) of a new output of `shape`, by `lib`'s rule (_layout): the
     one place eager allocation and torch's fake implementations take them from."""
     ins = tuple((o.shape, o.strides, o.dtype.name) if isinstance(o, View) else ((), (), "")
                 for o in operands)
-    return _layout.output_strides(lib, shape, ins, out_dtype, backend, loop_dtype, nout), ins
+    return _layout.output_strides(lib, shape, ins, common, backend, loop_dtype, nout, like), ins
 
 
 def _build(op, operands, outs: list, info, algorithm, index=None) -> Prepared:
@@ -642,13 +646,13 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
             and out_views[0].shape != shape:
         if dry:          # explain writes nothing: the kernel a resized out would run
             return _call(op, args, None, convention, algorithm, dry=True)
-        strides = _new_strides(lib, shape, operands, out_views[0].dtype.name, device[0])[0]
+        strides = _new_strides(lib, shape, operands, typing.compute.name, device[0], like=typing.like)[0]
         _torch_ops.resize_out(outs[0], shape, strides)   # torch's out= rule
         return _call(op, args, outs[0], convention, algorithm)
     layout_note = "given by the caller (out=)"
     if outs is None and typing.outs:
-        strides, ins = _new_strides(lib, shape, operands, typing.outs[0].name, device[0],
-                                    typing.loop or typing.compute.name, len(typing.outs))
+        strides, ins = _new_strides(lib, shape, operands, typing.compute.name, device[0],
+                                    typing.loop or typing.compute.name, len(typing.outs), typing.like)
         layout_note = _layout.layout_reason(lib, shape, ins, strides)
         outs = [_arrays.allocator(lib, device, shape, dt, strides)()[0] for dt in typing.outs]
         out_views = [_arrays.as_operand(o, -1) for o in outs]

@@ -56,8 +56,9 @@ def _dense_in_order(shape, perm) -> tuple:
 
 
 @functools.lru_cache(maxsize=4096)
-def output_strides(lib: str, shape: tuple, inputs: tuple, out_dtype: str | None = None,
-                   device: str = "cpu", loop_dtype: str | None = None, nout: int = 1) -> tuple:
+def output_strides(lib: str, shape: tuple, inputs: tuple, common: str | None = None,
+                   device: str = "cpu", loop_dtype: str | None = None, nout: int = 1,
+                   like: bool = False) -> tuple:
     """Strides in elements of a new output of broadcast `shape`, by `lib`'s own rule.
 
     Parameters
@@ -66,15 +67,24 @@ def output_strides(lib: str, shape: tuple, inputs: tuple, out_dtype: str | None 
     shape : the output's (broadcast) shape.
     inputs : per input, (shape, strides in elements, dtype name), in call order; a Python
         scalar is ((), (), its dtype name), as torch wraps it into a 0-d tensor.
-    out_dtype : the result dtype's name (torch on the CPU casts other inputs to it first).
+    common : the name of the dtype the op computes in, torch's common dtype: on the CPU torch
+        casts an input of another dtype to it first (not to a comparison's bool result).
     device : "cpu" or "cuda".
     loop_dtype : the dtype the op computes in (NumPy: an input of another dtype is cast,
         which rules out its trivial loop); None: no input is cast.
     nout : the op's outputs (NumPy's trivial loop takes one).
+    like : the result is allocated like its one input (Typing.like): torch's empty_like (the
+        input's strides where it is non-overlapping and dense, else infer_dense_strides),
+        NumPy's astype (PyArray_NewLikeArray, order='K').
     """
     shape = tuple(shape)
+    if like and inputs and tuple(inputs[0][0]) == shape and lib in ("torch", "numpy"):
+        s, st = tuple(inputs[0][0]), tuple(inputs[0][1])
+        if lib == "numpy":
+            return _numpy_like_strides(s, st)
+        return st if _torch_dense(s, st) else _torch_dense_strides(s, st)
     if lib == "torch":
-        return _torch_strides(shape, inputs, out_dtype, device)
+        return _torch_strides(shape, inputs, common, device)
     if lib == "numpy":
         if 0 in shape:
             return (0,) * len(shape)        # NumPy 2 gives every new empty array zero strides
@@ -184,11 +194,11 @@ def _torch_sort(perm, should_swap) -> None:
                 break
 
 
-def _torch_strides(shape, inputs, out_dtype, device) -> tuple:
+def _torch_strides(shape, inputs, common, device) -> tuple:
     ops = []
     for s, st, dt in inputs:
         s, st = tuple(s), tuple(st)
-        if device == "cpu" and out_dtype is not None and dt != out_dtype and s:
+        if device == "cpu" and common is not None and dt != common and s:
             st = st if _torch_dense(s, st) else _torch_dense_strides(s, st)
         ops.append((s, st))
     nd = len(shape)
@@ -246,6 +256,21 @@ def _numpy_contiguity(shape, strides) -> int:
                 expected *= shape[d]
         flags |= order if ok else 0
     return flags
+
+
+def _numpy_like_strides(shape, strides) -> tuple:
+    """PyArray_NewLikeArray's order='K' (astype): C order for a C-contiguous prototype (or one
+    of at most one dim), F order for an F-contiguous one, else dense in the order of the
+    prototype's strides by magnitude, largest first, ties in dim order (a stable sort)."""
+    if 0 in shape:
+        return (0,) * len(shape)            # NumPy 2 gives every new empty array zero strides
+    flags = _numpy_contiguity(shape, strides)
+    if flags & _C or len(shape) <= 1:
+        return contiguous_strides(shape)
+    if flags & _F:
+        return _dense_in_order(shape, range(len(shape)))
+    perm = sorted(range(len(shape)), key=lambda d: -abs(strides[d]))
+    return _dense_in_order(shape, perm[::-1])
 
 
 def _numpy_trivial(shape, inputs, loop_dtype) -> tuple | None:
