@@ -130,6 +130,28 @@ def test_torch_cast_and_complex_abs_strides_are_empty_like(shape, data, op):
 
 
 @SETTINGS
+@given(base_shapes(), st.data(), st.sampled_from(["clamp numbers", "clamp 0-d and number", "clamp 0-d",
+                                                  "pow number exponent", "pow number base"]))
+def test_torch_scalar_overloads_allocate_over_the_tensor_alone(shape, data, call):
+    """torch takes numbers as Scalar arguments where an overload has them: clamp with a number
+    bound (a 0-d tensor bound then converts too) and pow with a number exponent run a
+    TensorIterator over x alone (its fast setup keeps x's dense layout); pow of a number
+    allocates C-contiguous; clamp with tensor bounds only takes them all as operands."""
+    x = make_torch(shape, data.draw(layout_of(shape, False)), torch.float32)
+    t0 = torch.tensor(2.0)
+    torch_fn, sw_fn, args = {
+        "clamp numbers": (torch.clamp, sw.clip, (x, 2.0, 5.0)),
+        "clamp 0-d and number": (torch.clamp, sw.clip, (x, t0, 5.0)),
+        "clamp 0-d": (torch.clamp, sw.clip, (x, t0, t0 + 3)),
+        "pow number exponent": (torch.pow, sw.pow, (x, 2.0)),
+        "pow number base": (torch.pow, sw.pow, (2.0, x)),
+    }[call]
+    want, got = torch_fn(*args), sw_fn(*args)
+    assert got.dtype == want.dtype and got.stride() == want.stride(), x.stride()
+    assert torch.equal(got, want)
+
+
+@SETTINGS
 @given(base_shapes(), st.data(), st.sampled_from(["cast", "abs", "less"]))
 def test_numpy_cast_abs_and_comparison_strides_are_order_k(shape, data, op):
     x = make_numpy(shape, data.draw(layout_of(shape, True)), np.float32)

@@ -96,12 +96,13 @@ def resize_out(out, shape: tuple, strides: tuple) -> None:
     out.as_strided_(shape, strides)
 
 
-def out_strides(shape: tuple, operands: list, common, device, like: bool = False) -> tuple:
+def out_strides(shape: tuple, operands: list, common, device, alloc: str = "") -> tuple:
     """Strides of an allocated output of `shape`, computed in `common` (a torch dtype), on
     `device` (a torch.device): the eager allocation's rule (torch's TensorIterator order), so
     fakes, traced graphs and eager calls agree."""
     backend = "cuda" if device.type == "cuda" else "cpu"
-    return _ops._new_strides("torch", tuple(shape), operands, dtype_of(common).name, backend, like=like)[0]
+    return _ops._new_strides("torch", tuple(shape), operands, dtype_of(common).name, backend,
+                             alloc=alloc)[0]
 
 
 def _is_kernel(op) -> bool:
@@ -199,7 +200,7 @@ def _define(op, name: str, mask: str) -> None:
         _, _, typing, shape, _ = _ops._prepare(op, operands, out_views,
                                                None if kernel else extra[0], False)
         device = next(x.device for x in args if isinstance(x, torch.Tensor))
-        strides = out_strides(shape, operands, getattr(torch, typing.compute.name), device, typing.like)
+        strides = out_strides(shape, operands, getattr(torch, typing.compute.name), device, typing.alloc)
         outs = tuple(torch.empty_strided(shape, strides, dtype=getattr(torch, dt.name), device=device)
                      for dt in typing.outs)
         return outs[0] if nout == 1 else outs

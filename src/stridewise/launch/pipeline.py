@@ -57,8 +57,11 @@ class Typing:
     preamble : C++ placed before the Op (user code, the functor's definition).
     label : user kernels: the object whose .message(log) turns a compiler log into an error
         that quotes the user's own lines.
-    like : the result is allocated like its one input, not by the library's ufunc or
-        TensorIterator rule: torch's `.to()` and complex abs (empty_like), NumPy's astype.
+    alloc : how the library allocates the result where its op departs from its ufunc or
+        TensorIterator rule over every operand (operands/layout.py output_strides, _alloc):
+        "like" its one input (torch's `.to()` and complex abs: empty_like; NumPy's astype),
+        "unary" (a TensorIterator over the first input alone: torch's Scalar overloads, whose
+        other inputs are numbers), "contiguous" (torch's pow of a number); "" otherwise.
     """
 
     compute: DType
@@ -72,7 +75,7 @@ class Typing:
     preamble: str = ""
     label: object = None
     options: tuple = ()      # user kernels: NVRTC ProgramOptions fields, (name, value) pairs
-    like: bool = False
+    alloc: str = ""
     loop: str = ""           # NumPy's loop dtype where it is not compute's (the output layout)
 
 
@@ -236,8 +239,19 @@ class ElementwiseOp:
         return Typing(compute, (out,), params + (compute,) * nparams, self.functor_for(compute, convention),
                       arg_types, preamble="\n".join(
                           filter(None, (self.header and f"#include <{self.header}>", self.code))),
-                      loop=loop, like=self.name.startswith("cast_") or lib == "torch" and self.name == "abs"
-                      and compute.is_complex)
+                      loop=loop, alloc=self._alloc(lib, key, compute))
+
+    def _alloc(self, lib: str, key: tuple, compute: DType) -> str:
+        """Typing.alloc: where the library's own op allocates its result otherwise."""
+        if self.name.startswith("cast_") or lib == "torch" and self.name == "abs" and compute.is_complex:
+            return "like"
+        if lib == "torch" and self.name == "pow" and isinstance(key[0], type):
+            return "contiguous"      # pow.Scalar's meta sets its output without strides
+        if lib == "torch" and self.name == "pow" and isinstance(key[1], type):
+            return "unary"           # at::pow(Tensor, Scalar)
+        if lib == "torch" and self.name == "clip" and any(isinstance(k, type) for k in key[1:]):
+            return "unary"           # a number picks at::clamp(Tensor, Scalar?, Scalar?): 0-d bounds too
+        return ""
 
 
 # The ops whose numbers torch checks against the dtype's range rather than casting them.
@@ -362,12 +376,12 @@ def _register_budget(block_size: int | None) -> int:
 
 
 def _new_strides(lib: str, shape: tuple, operands, common: str, backend: str,
-                 loop_dtype: str | None = None, nout: int = 1, like: bool = False):
+                 loop_dtype: str | None = None, nout: int = 1, alloc: str = ""):
     """(strides, input layouts) of a new output of `shape`, by `lib`'s rule (_layout): the
     one place eager allocation and torch's fake implementations take them from."""
     ins = tuple((o.shape, o.strides, o.dtype.name) if isinstance(o, View) else ((), (), "")
-                for o in operands)
-    return _layout.output_strides(lib, shape, ins, common, backend, loop_dtype, nout, like), ins
+                for o in operands)[:1 if alloc == "unary" else None]
+    return _layout.output_strides(lib, shape, ins, common, backend, loop_dtype, nout, alloc), ins
 
 
 def _build(op, operands, outs: list, info, algorithm, index=None) -> Prepared:
@@ -646,14 +660,15 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
             and out_views[0].shape != shape:
         if dry:          # explain writes nothing: the kernel a resized out would run
             return _call(op, args, None, convention, algorithm, dry=True)
-        strides = _new_strides(lib, shape, operands, typing.compute.name, device[0], like=typing.like)[0]
+        strides = _new_strides(lib, shape, operands, typing.compute.name, device[0],
+                               alloc=typing.alloc)[0]
         _torch_ops.resize_out(outs[0], shape, strides)   # torch's out= rule
         return _call(op, args, outs[0], convention, algorithm)
     layout_note = "given by the caller (out=)"
     if outs is None and typing.outs:
         strides, ins = _new_strides(lib, shape, operands, typing.compute.name, device[0],
-                                    typing.loop or typing.compute.name, len(typing.outs), typing.like)
-        layout_note = _layout.layout_reason(lib, shape, ins, strides)
+                                    typing.loop or typing.compute.name, len(typing.outs), typing.alloc)
+        layout_note = _layout.layout_reason(lib, shape, ins, strides, typing.alloc)
         outs = [_arrays.allocator(lib, device, shape, dt, strides)()[0] for dt in typing.outs]
         out_views = [_arrays.as_operand(o, -1) for o in outs]
     elif outs is None:                       # a user kernel without outputs

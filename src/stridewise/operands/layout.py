@@ -58,7 +58,7 @@ def _dense_in_order(shape, perm) -> tuple:
 @functools.lru_cache(maxsize=4096)
 def output_strides(lib: str, shape: tuple, inputs: tuple, common: str | None = None,
                    device: str = "cpu", loop_dtype: str | None = None, nout: int = 1,
-                   like: bool = False) -> tuple:
+                   alloc: str = "") -> tuple:
     """Strides in elements of a new output of broadcast `shape`, by `lib`'s own rule.
 
     Parameters
@@ -73,12 +73,15 @@ def output_strides(lib: str, shape: tuple, inputs: tuple, common: str | None = N
     loop_dtype : the dtype the op computes in (NumPy: an input of another dtype is cast,
         which rules out its trivial loop); None: no input is cast.
     nout : the op's outputs (NumPy's trivial loop takes one).
-    like : the result is allocated like its one input (Typing.like): torch's empty_like (the
-        input's strides where it is non-overlapping and dense, else infer_dense_strides),
-        NumPy's astype (PyArray_NewLikeArray, order='K').
+    alloc : where the library's op allocates otherwise (Typing.alloc): "like" its one input
+        (torch's empty_like: the input's strides where it is non-overlapping and dense, else
+        infer_dense_strides; NumPy's astype: PyArray_NewLikeArray, order='K'), "contiguous";
+        "unary" needs nothing here (the caller passes the first input alone).
     """
     shape = tuple(shape)
-    if like and inputs and tuple(inputs[0][0]) == shape and lib in ("torch", "numpy"):
+    if alloc == "contiguous":
+        return contiguous_strides(shape)
+    if alloc == "like" and inputs and tuple(inputs[0][0]) == shape and lib in ("torch", "numpy"):
         s, st = tuple(inputs[0][0]), tuple(inputs[0][1])
         if lib == "numpy":
             return _numpy_like_strides(s, st)
@@ -93,9 +96,15 @@ def output_strides(lib: str, shape: tuple, inputs: tuple, common: str | None = N
     return contiguous_strides(shape)
 
 
-def layout_reason(lib: str, shape: tuple, inputs: tuple, strides: tuple) -> str:
+def layout_reason(lib: str, shape: tuple, inputs: tuple, strides: tuple, alloc: str = "") -> str:
     """One line for `explain`: which rule chose `strides`."""
-    if lib == "torch":
+    if lib in ("torch", "numpy") and alloc == "like":
+        rule = "torch's empty_like of the input" if lib == "torch" else "NumPy's astype (order='K')"
+    elif lib == "torch" and alloc == "unary":
+        rule = "torch's TensorIterator over the first input (its overload taking numbers)"
+    elif lib == "torch" and alloc == "contiguous":
+        rule = "torch's pow of a number (C-contiguous)"
+    elif lib == "torch":
         rule = "torch's TensorIterator order"
     elif lib == "numpy":
         rule = "NumPy's order='K'"

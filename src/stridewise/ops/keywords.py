@@ -157,7 +157,8 @@ def _masked_out(op, args, out, kw):
         return args, out
     operands = host_scalars(_ops._operands(op, _arrays.array_likes(args)))
     lib, device, typing, shape, _ = _ops._prepare(op, operands, (None,), kw.get("convention"), False)
-    strides = _ops._new_strides(lib, shape, operands, typing.compute.name, device[0], like=typing.like)[0]
+    strides = _ops._new_strides(lib, shape, operands, typing.compute.name, device[0],
+                                alloc=typing.alloc)[0]
     new = _arrays.allocator(lib, device, shape, typing.outs[0], strides)()[0]
     new[...] = 0
     return args, new
