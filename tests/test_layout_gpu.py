@@ -66,6 +66,37 @@ def test_cupy_strides_are_cupys():
         assert bool((got == want).all())
 
 
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(operand_pair(negative=False))
+def test_torch_cuda_strides_of_comparisons_casts_and_scalar_overloads(case):
+    """The departures from TensorIterator's rule over every operand, on CUDA: comparisons,
+    .to() (empty_like), clamp with number bounds and pow with a number either side."""
+    shape, how, s2, how2 = case
+    a = make_torch(shape, how, torch.float32, "cuda")
+    b = make_torch(s2, how2, torch.float32, "cuda")
+    for got, want in [(sw.less(a, b), torch.lt(a, b)), (sw.cast(a, torch.float16), a.to(torch.float16)),
+                      (sw.clip(a, 2.0, 5.0), torch.clamp(a, 2.0, 5.0)), (sw.pow(a, 2.0), torch.pow(a, 2.0)),
+                      (sw.pow(2.0, a), torch.pow(2.0, a))]:
+        _same(got, want)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(operand_pair(negative=True))
+def test_cupy_astype_strides_are_cupys(case):
+    """CuPy's astype keeps the input's order (order='K'); its ufuncs allocate C-contiguous."""
+    cupy = pytest.importorskip("cupy")
+    shape, (perm, steps, flips, bcast), _, _ = case
+    own = [1 if bc else n for n, bc in zip(shape, bcast)]
+    big = [own[d] * steps[d] for d in perm]
+    x = (cupy.arange(int(np.prod(big))).reshape(big) % 7 + 1).astype(cupy.float32)
+    x = x.transpose(np.argsort(perm).tolist())
+    x = x[tuple(slice(None, None, -s if f else s) for s, f in zip(steps, flips))]
+    x = cupy.broadcast_to(x, shape) if any(bcast) else x
+    got, want = sw.cast(x, "float16"), x.astype(cupy.float16)
+    assert got.strides == want.strides, (x.shape, x.strides)
+    assert bool((got == want).all())
+
+
 DT = [torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int32, torch.int64]
 # 1-byte elements shift by any byte within a word (pack.h load_shifted)
 BYTES = [torch.int8, torch.uint8]

@@ -75,15 +75,15 @@ def output_strides(lib: str, shape: tuple, inputs: tuple, common: str | None = N
     nout : the op's outputs (NumPy's trivial loop takes one).
     alloc : where the library's op allocates otherwise (Typing.alloc): "like" its one input
         (torch's empty_like: the input's strides where it is non-overlapping and dense, else
-        infer_dense_strides; NumPy's astype: PyArray_NewLikeArray, order='K'), "contiguous";
+        infer_dense_strides; NumPy's and CuPy's astype: order='K'), "contiguous";
         "unary" needs nothing here (the caller passes the first input alone).
     """
     shape = tuple(shape)
     if alloc == "contiguous":
         return contiguous_strides(shape)
-    if alloc == "like" and inputs and tuple(inputs[0][0]) == shape and lib in ("torch", "numpy"):
+    if alloc == "like" and inputs and tuple(inputs[0][0]) == shape and lib in ("torch", "numpy", "cupy"):
         s, st = tuple(inputs[0][0]), tuple(inputs[0][1])
-        if lib == "numpy":
+        if lib != "torch":
             return _numpy_like_strides(s, st)
         return st if _torch_dense(s, st) else _torch_dense_strides(s, st)
     if lib == "torch":
@@ -98,8 +98,8 @@ def output_strides(lib: str, shape: tuple, inputs: tuple, common: str | None = N
 
 def layout_reason(lib: str, shape: tuple, inputs: tuple, strides: tuple, alloc: str = "") -> str:
     """One line for `explain`: which rule chose `strides`."""
-    if lib in ("torch", "numpy") and alloc == "like":
-        rule = "torch's empty_like of the input" if lib == "torch" else "NumPy's astype (order='K')"
+    if lib in ("torch", "numpy", "cupy") and alloc == "like":
+        rule = "torch's empty_like of the input" if lib == "torch" else "the library's astype (order='K')"
     elif lib == "torch" and alloc == "unary":
         rule = "torch's TensorIterator over the first input (its overload taking numbers)"
     elif lib == "torch" and alloc == "contiguous":
@@ -268,9 +268,10 @@ def _numpy_contiguity(shape, strides) -> int:
 
 
 def _numpy_like_strides(shape, strides) -> tuple:
-    """PyArray_NewLikeArray's order='K' (astype): C order for a C-contiguous prototype (or one
-    of at most one dim), F order for an F-contiguous one, else dense in the order of the
-    prototype's strides by magnitude, largest first, ties in dim order (a stable sort)."""
+    """PyArray_NewLikeArray's order='K' (astype; CuPy's astype sorts alike,
+    _get_strides_for_order_K): C order for a C-contiguous prototype (or one of at most one
+    dim), F order for an F-contiguous one, else dense in the order of the prototype's strides
+    by magnitude, largest first, ties in dim order (a stable sort)."""
     if 0 in shape:
         return (0,) * len(shape)            # NumPy 2 gives every new empty array zero strides
     flags = _numpy_contiguity(shape, strides)
