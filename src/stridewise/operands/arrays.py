@@ -375,9 +375,12 @@ def allocator(lib: str, device: tuple, shape: tuple, dtype: DType, strides: tupl
     if lib == "cupy":
         import cupy
 
-        def cupy_alloc(shape=shape, dt=dtype.numpy, index=device[1]):
+        def cupy_alloc(shape=shape, dt=dtype.numpy, index=device[1], strides=strides):
             with cupy.cuda.Device(index):
                 a = cupy.empty(shape, dtype=dt)
+            if strides != _dense_strides(shape) and _prod(shape):
+                # a dense layout in another order (astype's order='K'): the same bytes
+                a = cupy.ndarray(shape, dt, a.data, tuple(s * a.itemsize for s in strides))
             return a, a.data.ptr
         return cupy_alloc
     from stridewise.operands import foreign as _foreign
