@@ -97,6 +97,8 @@ def subclass_wrap(args):
     subs = [a for a in args if isinstance(a, np.ndarray) and type(a) is not np.ndarray]
     if not subs:
         return None
+    for a in subs:
+        _meaning.check_numpy(a)          # what a plain view would lose (a mask) is refused
     return max(subs, key=lambda a: getattr(a, "__array_priority__", 0.0)).__array_wrap__
 
 
