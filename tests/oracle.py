@@ -39,8 +39,10 @@ def numpy_op(ufunc, *args):
     with np.errstate(all="ignore"):
         if not any(bf16):
             return ufunc(*args)
-        # arrays first: result_type(2.5, bfloat16 array) is float32, the ufunc's is bfloat16
-        result = np.result_type(*sorted(args, key=lambda a: not hasattr(a, "dtype")))
+        # arrays first: result_type(2.5, bfloat16 array) is float32, the ufunc's is bfloat16;
+        # np.where's condition takes no part in its result's dtype
+        typed = args[1:] if ufunc is np.where else args
+        result = np.result_type(*sorted(typed, key=lambda a: not hasattr(a, "dtype")))
         r = ufunc(*[a.astype(np.float32) if w else a for a, w in zip(args, bf16)])
         return r.astype(result) if r.dtype == np.float32 else r
 

@@ -115,13 +115,17 @@ def test_torch_comparison_strides_follow_the_common_dtype(case, op):
 
 
 @SETTINGS
-@given(base_shapes(), st.data(), st.sampled_from(["cast", "abs"]))
+@given(base_shapes(), st.data(), st.sampled_from(["cast", "abs", "isfinite", "isinf"]))
 def test_torch_cast_and_complex_abs_strides_are_empty_like(shape, data, op):
-    """x.to(dtype) and the absolute value of a complex tensor allocate empty_like(x): x's own
-    strides where x is dense (extent-1 dims' strides included), else infer_dense_strides."""
+    """x.to(dtype), the absolute value of a complex tensor, and isfinite and isinf of an
+    integer one allocate empty_like(x): x's own strides where x is dense (extent-1 dims'
+    strides included), else infer_dense_strides."""
     x = make_torch(shape, data.draw(layout_of(shape, False)), torch.float32)
     if op == "cast":
         want, got = x.to(torch.float16), sw.cast(x, torch.float16)
+    elif op in ("isfinite", "isinf"):     # of an integer tensor: ones_like / zeros_like
+        i = make_torch(shape, data.draw(layout_of(shape, False)), torch.int32)
+        want, got = getattr(torch, op)(i), getattr(sw, op)(i)
     else:
         z = make_torch(shape, data.draw(layout_of(shape, False)), torch.complex64)
         want, got = torch.abs(z), sw.abs(z)

@@ -69,7 +69,7 @@ def test_torch_cuda_numbers(op, dtype):
 
 def test_numpy_ints_beyond_the_dtype_in_comparisons_and_logical_ops():
     arrays = [np.array([0, 5, 250], np.uint8), np.array([-2**63, 2**63 - 1], np.int64),
-              np.array([[1, 0], [3, -4]], np.int16).T]
+              np.array([[1, 0], [3, -4]], np.int16).T, np.int8(-7), np.uint8(200)]   # scalars too
     ops = ["less", "less_equal", "greater", "greater_equal", "equal", "not_equal", "logical_and",
            "logical_or", "logical_xor"]
     for x in arrays:
@@ -83,7 +83,7 @@ def test_numpy_ints_beyond_the_dtype_in_comparisons_and_logical_ops():
                             getattr(sw, op)(*args)
                         continue
                     got = getattr(sw, op)(*args)
-                    assert got.dtype == want.dtype and got.strides == want.strides
+                    assert type(got) is type(want) and got.dtype == want.dtype and got.strides == want.strides
                     assert (got == want).all(), (x.dtype, c, op)
     with pytest.raises(OverflowError):          # arithmetic keeps NumPy's OverflowError
         sw.add(arrays[0], -2)

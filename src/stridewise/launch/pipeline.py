@@ -59,7 +59,8 @@ class Typing:
         that quotes the user's own lines.
     alloc : how the library allocates the result where its op departs from its ufunc or
         TensorIterator rule over every operand (operands/layout.py output_strides, _alloc):
-        "like" its one input (torch's `.to()` and complex abs: empty_like; NumPy's astype),
+        "like" its one input (torch's `.to()`, complex abs, and isfinite and isinf of
+        integers: empty_like; NumPy's astype),
         "unary" (a TensorIterator over the first input alone: torch's Scalar overloads, whose
         other inputs are numbers), "contiguous" (torch's pow of a number); "" otherwise.
     """
@@ -245,6 +246,8 @@ class ElementwiseOp:
         """Typing.alloc: where the library's own op allocates its result otherwise."""
         if self.name.startswith("cast_") or lib == "torch" and self.name == "abs" and compute.is_complex:
             return "like"
+        if lib == "torch" and self.name in ("isfinite", "isinf") and not (compute.is_float or compute.is_complex):
+            return "like"            # ones_like / zeros_like of an integer or bool tensor
         if lib == "torch" and self.name == "pow" and isinstance(key[0], type):
             return "contiguous"      # pow.Scalar's meta sets its output without strides
         if lib == "torch" and self.name == "pow" and isinstance(key[1], type):

@@ -53,15 +53,17 @@ class DType:
                 raise OverflowError(f"Python int {value} is too big to convert to {self.name}")
             with np.errstate(all="ignore"):
                 value = np.array(value).astype(self.numpy)
-        if type(value) is int and self.numpy.kind in "iu":   # NumPy's own words, at any size
-            info = np.iinfo(self.numpy)
-            if not info.min <= value <= info.max:
-                raise OverflowError(f"Python integer {value} out of bounds for {self.name}")
         if self.ctype in ("sw::half", "sw::bfloat16"):
             return int(np.asarray(value, dtype=self.numpy).view(np.uint16))
         if self.is_complex:     # struct has no complex format: the value's bytes
             return self.numpy.type(value).tobytes()
-        return self.numpy.type(value).item()
+        try:
+            return self.numpy.type(value).item()
+        except OverflowError:
+            if type(value) is not int:
+                raise
+            # NumPy's own words at any size (past a C long it quoted C's)
+            raise OverflowError(f"Python integer {value} out of bounds for {self.name}") from None
 
     def limited(self, limit: float) -> "DType":
         """This dtype with scalars beyond +-limit refused, as torch's clamp, pow and where do."""

@@ -345,10 +345,12 @@ _BEYOND_RANGE = tuple(_FLIP) + ("logical_and", "logical_or", "logical_xor")
 
 
 def _beyond_range(name: str, args: tuple, out, algorithm):
-    """`name`(args) of a NumPy integer array and a Python int beyond its dtype's range, by
-    NumPy 2's rule, or None where that rule does not apply (the OverflowError stands)."""
+    """`name`(args) of a NumPy integer array (or scalar) and a Python int beyond its dtype's
+    range, by NumPy 2's rule, or None where that rule does not apply (the OverflowError
+    stands)."""
     k = [i for i, a in enumerate(args) if type(a) is int]
-    if len(k) != 1 or type(args[1 - k[0]]) is not np.ndarray or args[1 - k[0]].dtype.kind not in "iu":
+    if len(k) != 1 or not (type(args[1 - k[0]]) is np.ndarray or isinstance(args[1 - k[0]], np.integer)) \
+            or args[1 - k[0]].dtype.kind not in "iu":
         return None
     x, c = args[1 - k[0]], args[k[0]]
     info = np.iinfo(x.dtype)
