@@ -195,6 +195,8 @@ def fit_domain(row, lib, args):
         return a
     if row.name == "pow" and lib == "numpy":
         args[1] = fix(args[1], lambda a: a < 0, 2)
+        if isinstance(args[1], np.integer) and args[1] < 0:    # a NumPy scalar: a 0-d array
+            args[1] = args[1].dtype.type(2)
     if row.name in DIVIDES and lib == "torch":
         args[1] = fix(args[1], lambda a: (a == 0) | (a == -1),
                       True if getattr(args[1], "dtype", None) == torch.bool else 3)
