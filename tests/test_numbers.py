@@ -69,7 +69,8 @@ def test_torch_cuda_numbers(op, dtype):
 
 def test_numpy_ints_beyond_the_dtype_in_comparisons_and_logical_ops():
     arrays = [np.array([0, 5, 250], np.uint8), np.array([-2**63, 2**63 - 1], np.int64),
-              np.array([[1, 0], [3, -4]], np.int16).T, np.int8(-7), np.uint8(200)]   # scalars too
+              np.array([[1, 0], [3, -4]], np.int16).T, np.int8(-7), np.uint8(200),   # scalars too
+              np.array([3, 0], np.uint64), np.array([0.5, 0.0])]   # logical ops: an int64's truth
     ops = ["less", "less_equal", "greater", "greater_equal", "equal", "not_equal", "logical_and",
            "logical_or", "logical_xor"]
     for x in arrays:
