@@ -209,11 +209,12 @@ def test_rich_and_matplotlib_are_in_the_bench_extra_only():
     assert any(d.startswith("rich") for d in bench) and any(d.startswith("matplotlib") for d in bench)
 
 
-def test_a_fast_linker_that_fails_falls_back_to_gnu_ld(monkeypatch):
+def test_a_fast_linker_that_fails_falls_back_to_gnu_ld(monkeypatch, tmp_path):
     """A build the fast linker (cpu.fast_linker) fails is retried with GNU ld, which the
     process then keeps: the kernel builds and computes."""
     from stridewise.backends import cpu
 
+    monkeypatch.setenv("STRIDEWISE_CACHE_DIR", str(tmp_path))    # a build, not a disk hit
     monkeypatch.setattr(cpu, "fast_linker", lambda: ("-fuse-ld=no-such-linker",))
     monkeypatch.setattr(cpu, "_linker_failed", False)
     assert "-fuse-ld=no-such-linker" in cpu.build_flags()[0]
