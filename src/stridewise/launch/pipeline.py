@@ -237,7 +237,8 @@ class ElementwiseOp:
                             f"it computes in {', '.join(self.dtypes)}")
         _complex.check(self.name, lib, compute)
         nparams = sum(isinstance(k, (type, HostScalar)) for k in key) - len(params)
-        return Typing(compute, (out,), params + (compute,) * nparams, self.functor_for(compute, convention),
+        number = compute.as_int64() if lib == "numpy" and self.name in _INT64_NUMBERS else compute
+        return Typing(compute, (out,), params + (number,) * nparams, self.functor_for(compute, convention),
                       arg_types, preamble="\n".join(
                           filter(None, (self.header and f"#include <{self.header}>", self.code))),
                       loop=loop, alloc=self._alloc(lib, key, compute))
@@ -256,6 +257,9 @@ class ElementwiseOp:
             return "unary"           # a number picks at::clamp(Tensor, Scalar?, Scalar?): 0-d bounds too
         return ""
 
+
+# NumPy's logical ops read a Python int as an int64 (DType.as_int64), whatever the arrays.
+_INT64_NUMBERS = ("logical_and", "logical_or", "logical_xor")
 
 # The ops whose numbers torch checks against the dtype's range rather than casting them.
 _TORCH_CHECKED = ("clip", "where", "pow", "fma")

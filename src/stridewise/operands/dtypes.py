@@ -23,6 +23,7 @@ class DType:
     slots: int = 1     # 8-byte argument slots a scalar parameter fills (complex128: two)
     limit: float = 0.0  # a finite number beyond +-limit raises OverflowError (0: no check;
                         # inf: only an int no 64-bit integer holds)
+    int64: bool = False  # a Python int is read as an int64 first (NumPy's logical ops)
 
     @property
     def is_complex(self) -> bool:
@@ -40,6 +41,9 @@ class DType:
 
     def slot_value(self, value):
         """The Python value `struct` packs for a scalar parameter of this dtype."""
+        if self.int64 and type(value) is int and not -2**63 <= value < 2**63:
+            raise OverflowError(f"Python integer {value} out of bounds for int64: NumPy's logical "
+                                "ops read an int as int64; pass bool(value)")
         if self.limit:
             if type(value) is int and not -2**63 <= value < 2**64:
                 raise OverflowError(f"Python int {value} is too big to convert to {self.name}")
@@ -79,6 +83,11 @@ class DType:
         if self.numpy.kind == "u":
             return self.limited(float(np.iinfo(self.numpy).max))
         return self.limited(float("inf")) if self.numpy.kind == "i" else self
+
+    def as_int64(self) -> "DType":
+        """This dtype with a Python int read as an int64 first, as NumPy's logical ops read
+        its truth: one outside int64 raises OverflowError, whatever the array's dtype."""
+        return dataclasses.replace(self, int64=True)
 
     def wrapping(self) -> "DType":
         """This dtype with scalars converted as astype does: wrapped, or rounded to +-inf."""

@@ -49,7 +49,6 @@ from typing import Callable
 import numpy as np
 
 from stridewise.launch import pipeline as _ops
-from stridewise.operands import arrays as _arrays
 from stridewise.integrations import torch_ops as _torch_ops
 from stridewise.ops import complex as _complex
 from stridewise.ops import keywords as _keywords
@@ -142,16 +141,6 @@ def _no_negative_int_power(x1: object, x2: object) -> None:
                                 "cast the base to a float dtype first")
 
 
-def _int64_truth(x1: object, x2: object) -> None:
-    """NumPy's logical ops read a Python int as an int64 (its truth), whatever the array's
-    dtype: one outside int64 raises OverflowError there, before any loop."""
-    for a, b in ((x1, x2), (x2, x1)):
-        if type(a) is int and not -2**63 <= a < 2**63 and \
-                _arrays.library_name(b) in ("numpy", None):
-            raise OverflowError(f"Python integer {a} out of bounds for int64: NumPy's logical "
-                                "ops read an int as int64; pass bool(value)")
-
-
 def _is_int_array(x) -> bool:
     dt = str(getattr(x, "dtype", ""))
     return "int" in dt and "uint" not in dt or dt.endswith("bool")   # bool ** int is int64's
@@ -220,14 +209,11 @@ _TABLE = (
     Row("greater_equal", _X2, "sw::GreaterEqualFunctor<{M}>", _BOOL, "greater_equal",
         "x1 >= x2 (bool).", promote="bool"),
     Row("logical_and", _X2, "sw::LogicalAndFunctor<{M}>", _BOOL, "logical_and",
-        "x1 and x2, nonzero meaning true (bool).", promote="bool",
-        check=_int64_truth),
+        "x1 and x2, nonzero meaning true (bool).", promote="bool"),
     Row("logical_or", _X2, "sw::LogicalOrFunctor<{M}>", _BOOL, "logical_or",
-        "x1 or x2, nonzero meaning true (bool).", promote="bool",
-        check=_int64_truth),
+        "x1 or x2, nonzero meaning true (bool).", promote="bool"),
     Row("logical_xor", _X2, "sw::LogicalXorFunctor<{M}>", _BOOL, "logical_xor",
-        "Exactly one of x1, x2 nonzero (bool).", promote="bool",
-        check=_int64_truth),
+        "Exactly one of x1, x2 nonzero (bool).", promote="bool"),
     Row("logical_not", _X, "sw::LogicalNotFunctor<{M}>", _BOOL, "logical_not", "x == 0 (bool).",
         promote="bool"),
     Row("bitwise_and", _X2, "sw::BitwiseAndFunctor<{M}>", _BITS, "bitwise_and",
