@@ -729,14 +729,13 @@ SW_INLINE float fmod_double(float a, float b, FastFlag& slow) {
 // |A / Bs| <= 2^(k' - k + 1) <= 2^50, A is is within 2^-51.9 of it (< 0.27), q = rn(A is) is
 // n or n + 1 (rn covers a negative A), and the new A is in [-Bs, Bs) on Bs's grid: exact, in
 // one fma (for |A| < B, q = +-1 needs |A| >= B / 2 as in fmod_double). The pack takes
-// max(1, ceil(max G / 49)) steps (G <= 276, 2^127 over 2^-149: at most 6), so its last step has
+// max(1, ceil(max G / 49)) steps (G <= 276, 2^127 over 2^-149: at most 6; one element takes
+// 6), so its last step has
 // k = 0 in every lane and leaves A in [-B, B); B added to a negative A gives fmod(|a|, |b|).
 // Specials run on stand-ins (A = 0, B = 1) and take their result at the end: a for b = +-inf
 // and a finite, else NaN for a = +-inf, b = 0 or NaN. A pack of huge quotients (to 2^60)
 // takes 2 steps where the fixed six took 6.
-// Not inlined: inline, the kernels kept its operands in registers along the fast path and
-// spilled (float32 remainder's unflagged packs 4-10% slower).
-template <int P> SW_NOINLINE void fmod_double_steps_pack(float* y, const float* a, const float* b) {
+template <int P> SW_INLINE void fmod_double_steps_form(float* y, const float* a, const float* b) {
   const u64 top = 0x7ff0000000000000ull;
   double A[P];
   u64 iB[P], iinv[P], special[P], keep[P];
@@ -752,7 +751,9 @@ template <int P> SW_NOINLINE void fmod_double_steps_pack(float* y, const float* 
     G[e] = (i64)(bit_cast<u64>(A[e]) >> 52) - (i64)(iB[e] >> 52);
     gmax = G[e] > gmax ? G[e] : gmax;
   }
-  const i64 steps = gmax > 49 ? (gmax + 48) / 49 : 1;
+  // one element takes all six (a constant: branch-free, so a caller's loop over elements
+  // vectorizes; the exact form of a kernel without a fast path, such as a strided output's)
+  const i64 steps = P == 1 ? 6 : gmax > 49 ? (gmax + 48) / 49 : 1;
   for (i64 step = 1; step <= steps; ++step) {
     SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) {
       i64 k = G[e] - 49 * step;
@@ -769,9 +770,15 @@ template <int P> SW_NOINLINE void fmod_double_steps_pack(float* y, const float* 
     y[e] = bit_cast<float>(res | (bit_cast<u32>(a[e]) & 0x80000000u));
   }
 }
+// A flagged pack's exact form, not inlined: inline, the kernels kept its operands in
+// registers along the fast path and spilled (float32 remainder's unflagged packs 4-10%
+// slower). One element stays inline (as a call, a strided output took 2.7x as long).
+template <int P> SW_NOINLINE void fmod_double_steps_pack(float* y, const float* a, const float* b) {
+  fmod_double_steps_form<P>(y, a, b);
+}
 SW_INLINE float fmod_double_steps(float a, float b) {
   float y;
-  fmod_double_steps_pack<1>(&y, &a, &b);
+  fmod_double_steps_form<1>(&y, &a, &b);
   return y;
 }
 
