@@ -85,7 +85,7 @@ def output_strides(lib: str, shape: tuple, inputs: tuple, common: str | None = N
         s, st = tuple(inputs[0][0]), tuple(inputs[0][1])
         if lib != "torch":
             return _numpy_like_strides(s, st)
-        return st if _torch_dense(s, st) else _torch_dense_strides(s, st)
+        return _torch_like(s, st)
     if lib == "torch":
         return _torch_strides(shape, inputs, common, device)
     if lib == "numpy":
@@ -189,6 +189,12 @@ def _torch_dense_strides(shape, strides) -> tuple:
     return tuple(out)
 
 
+def _torch_like(shape, strides) -> tuple:
+    """empty_like(x)'s strides (preserve_format): x's own where x is non-overlapping and
+    dense, else infer_dense_strides; also what `.to()` gives a cast input."""
+    return strides if _torch_dense(shape, strides) else _torch_dense_strides(shape, strides)
+
+
 def _torch_sort(perm, should_swap) -> None:
     """reorder_dimensions' insertion sort: an ambiguous pair (0) is stepped over, and a swap
     exchanges the two places, leaving what was stepped over where it was."""
@@ -208,7 +214,7 @@ def _torch_strides(shape, inputs, common, device) -> tuple:
     for s, st, dt in inputs:
         s, st = tuple(s), tuple(st)
         if device == "cpu" and common is not None and dt != common and s:
-            st = st if _torch_dense(s, st) else _torch_dense_strides(s, st)
+            st = _torch_like(s, st)
         ops.append((s, st))
     nd = len(shape)
     if nd == 0:
