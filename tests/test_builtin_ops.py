@@ -825,9 +825,12 @@ def test_each_row_is_a_public_function_with_its_signature():
         assert [p.name for p in params[:len(row.params)]] == list(row.params)
         assert all(p.kind is p.POSITIONAL_ONLY for p in params[:len(row.params)])
         keywords = ["out", "convention", "algorithm"] if row.convention else ["out", "algorithm"]
-        keywords += row.takes       # where=, dtype=, alpha=, rounding_mode= (test_keywords.py)
+        keywords += row.takes       # NumPy's ufunc keywords, alpha=, rounding_mode= (test_keywords.py)
         assert [p.name for p in params[len(row.params):]] == keywords
-        assert all(p.kind is p.KEYWORD_ONLY for p in params[len(row.params):])
+        # out is positional too where the op is a NumPy ufunc, as the ufunc's out is
+        out_kind = params[len(row.params)].POSITIONAL_OR_KEYWORD if row.ufunc else params[0].KEYWORD_ONLY
+        assert params[len(row.params)].kind is out_kind
+        assert all(p.kind is p.KEYWORD_ONLY for p in params[len(row.params) + 1:])
         assert fn.__doc__.startswith(row.doc) and ", ".join(row.dtypes[:2]) in fn.__doc__
         assert sw.explain(name, *operands(row, row.dtypes[0], np.random.default_rng(0))).shape
     assert [n for n in sw.__all__ if n.endswith("_") and not n.startswith("_")] == ["remainder_"]

@@ -1,9 +1,12 @@
-"""The keywords users port from NumPy and torch: where= and dtype= (NumPy's ufuncs), alpha=
+"""The keywords users port from NumPy and torch: where=, dtype=, casting=, order=, subok= and a
+positional out (NumPy's ufuncs), alpha=
 (torch.add, torch.sub) and rounding_mode= (torch.div). Oracles: NumPy's ufuncs with the same
 keywords, torch's own ops on the CPU, and Python's integer arithmetic; bit for bit, dtypes
 and (where an out is given) the untouched elements around it included. Sizes are multiples
 of 64 where torch is the oracle: torch's CPU loops finish a tail element by element, in other
 roundings (alpha in 16-bit arithmetic) than their vector body."""
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -440,15 +443,132 @@ def test_rounding_mode_errors():
 def test_signatures_take_the_rows_keywords():
     import inspect
     from stridewise.ops.builtins import ROWS
+    ufunc_keywords = ("where", "dtype", "casting", "order", "subok")
     for name, row in ROWS.items():
         params = inspect.signature(getattr(sw, name)).parameters
-        for k in ("where", "dtype", "alpha", "rounding_mode"):
+        for k in ufunc_keywords + ("alpha", "rounding_mode"):
             assert (k in params) == (k in row.takes), (name, k)
-    assert ROWS["add"].takes == ("where", "dtype", "alpha")
-    assert ROWS["divide"].takes == ("where", "dtype", "rounding_mode")
+        # out positional where the op is a NumPy ufunc, as the ufunc's is
+        assert params["out"].kind == (inspect.Parameter.POSITIONAL_OR_KEYWORD if row.ufunc
+                                      else inspect.Parameter.KEYWORD_ONLY), name
+    assert ROWS["add"].takes == ufunc_keywords + ("alpha",)
+    assert ROWS["divide"].takes == ufunc_keywords + ("rounding_mode",)
     assert ROWS["clip"].takes == ()
     with pytest.raises(TypeError, match="unexpected keyword"):
         sw.clip(np.ones(2), 0, 1, where=np.ones(2, bool))
+    with pytest.raises(TypeError):
+        sw.where(np.ones(2, bool), 1.0, 2.0, np.ones(2))   # np.where takes no out
+
+
+# -- NumPy's other ufunc keywords: casting=, order=, subok=, and out given positionally -------
+
+CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
+
+
+@pytest.mark.parametrize("casting", CASTINGS)
+def test_casting_matches_numpy(casting):
+    """casting= decides as NumPy's ufuncs do (np.can_cast's rules for the inputs' casts into
+    the loop and the result's into out): a TypeError exactly where NumPy raises its
+    UFuncTypeError, with out untouched; otherwise NumPy's values and dtype, bit for bit, in
+    the out given. Small positive values, so every cast "unsafe" allows is defined."""
+    rng = np.random.default_rng(30)
+    for x1, x2, into in itertools.product(("int8", "uint8", "float16", "float64"),
+                                          ("int32", "float32"), (None, "int16", "float32", "bool")):
+        a = rng.integers(0, 6, (4, 8)).astype(NP[x1])
+        b = rng.integers(1, 6, 8).astype(NP[x2])
+        for fn, np_fn in ((sw.add, np.add), (sw.divide, np.divide)):
+            mine, theirs = (None, None) if into is None else (np.zeros((4, 8), NP[into]),) * 2
+            theirs = None if into is None else theirs.copy()
+            try:
+                want = np_fn(a, b, out=theirs, casting=casting)
+            except TypeError:
+                with pytest.raises(TypeError):
+                    fn(a, b, out=mine, casting=casting)
+                assert mine is None or not mine.any(), (x1, x2, into, fn)
+                continue
+            got = fn(a, b, out=mine, casting=casting)
+            assert got.dtype == want.dtype and same_bits(got, want), (x1, x2, into, fn, casting)
+            assert into is None or got is mine
+
+
+def test_casting_with_dtype_and_where():
+    """casting= with dtype= (the loop NumPy picks for both) and with where=."""
+    a = np.arange(1.0, 13.0).reshape(3, 4) / 4
+    b = np.full(4, 2.5)
+    for kw in ({"dtype": np.int16, "casting": "unsafe"}, {"dtype": np.float32, "casting": "same_kind"},
+               {"dtype": np.float32, "casting": "safe"}, {"dtype": np.float64, "casting": "no"}):
+        try:
+            want = np.multiply(a, b, **kw)
+        except TypeError:
+            with pytest.raises(TypeError):
+                sw.multiply(a, b, **kw)
+            continue
+        got = sw.multiply(a, b, **kw)
+        assert got.dtype == want.dtype and same_bits(got, want), kw
+    mask = np.array([True, False, True, True])
+    want, got = np.full((3, 4), 7, np.int32), np.full((3, 4), 7, np.int32)
+    np.add(a, b, out=want, where=mask, casting="unsafe")
+    sw.add(a, b, out=got, where=mask, casting="unsafe")
+    assert same_bits(got, want)
+    with pytest.raises(TypeError):
+        sw.add(a, b, out=got, where=mask, casting="safe")
+
+
+def test_safe_casting_upstream():
+    """numpy/_core/tests/test_ufunc.py::TestUfunc::test_safe_casting: out of place an int
+    array plus 1.1 is float; into the int array itself "same_kind" refuses; "unsafe"
+    truncates into it."""
+    a = np.array([1, 2, 3], dtype=np.int64)
+    np.testing.assert_array_equal(sw.add(a, 1.1), [2.1, 3.1, 4.1])
+    with pytest.raises(TypeError):
+        sw.add(a, 1.1, out=a)
+    np.testing.assert_array_equal(a, [1, 2, 3])
+    sw.add(a, 1.1, out=a, casting="unsafe")
+    np.testing.assert_array_equal(a, [2, 3, 4])
+
+
+def test_keyword_values_numpy_refuses():
+    a = np.ones(3)
+    for kw, err in (({"casting": "bad"}, ValueError), ({"casting": 1}, TypeError),
+                    ({"order": "X"}, ValueError), ({"order": 1}, TypeError)):
+        with pytest.raises(err):
+            np.add(a, a, **kw)
+        with pytest.raises(err, match=next(iter(kw))):
+            sw.add(a, a, **kw)
+
+
+def test_out_positional_upstream():
+    """numpy/_core/tests/test_umath.py::TestOut::test_out_subok: out given positionally, by
+    keyword and as a 1-tuple, for either subok, returns the out array itself (0-d too); out
+    twice is a TypeError."""
+    for subok in (True, False):
+        a, o = np.array(0.5), np.empty(())
+        assert sw.add(a, 2, o, subok=subok) is o and o[()] == 2.5
+        assert sw.add(a, 2, out=o, subok=subok) is o
+        assert sw.add(a, 2, out=(o,), subok=subok) is o
+    with pytest.raises(TypeError):
+        sw.add(a, 2, o, out=o)
+    with pytest.raises(TypeError):
+        sw.add(a, 2, o, o)
+    x, out = np.arange(6.0).reshape(2, 3), np.zeros((2, 3))
+    assert sw.exp(x, out) is out and same_bits(out, np.exp(x))
+    assert sw.remainder(x, 4.0, out) is out and same_bits(out, np.remainder(x, 4.0))
+
+
+def test_subok_false_returns_a_base_ndarray():
+    """subok=False: NumPy's base-class result for ndarray subclasses; the default keeps the
+    subclass (its __array_wrap__)."""
+    m = np.matrix([[1.0, 2.0], [3.0, 4.0]])
+    for subok in (True, False):
+        want, got = np.add(m, 1.5, subok=subok), sw.add(m, 1.5, subok=subok)
+        assert type(got) is type(want) and same_bits(np.asarray(got), np.asarray(want))
+
+
+def test_numpy_keywords_refused_for_torch_and_named():
+    t = torch.ones(4)
+    for kw in ({"casting": "unsafe"}, {"order": "F"}, {"subok": False}):
+        with pytest.raises(TypeError, match=f"{next(iter(kw))}= is NumPy"):
+            sw.add(t, t, **kw)
 
 
 def test_compile_fullgraph_traces_alpha_and_rounding_mode():

@@ -231,6 +231,29 @@ def test_numpy_strides_match_order_k(case, dtype):
     np.testing.assert_array_equal(got, want, strict=True)
 
 
+@SETTINGS
+@given(operand_pair(negative=True), st.sampled_from("KCFAkcfa"), st.booleans(),
+       st.sampled_from(["float64", "float32"]))
+def test_numpy_order_keyword_matches_numpy(case, order, unary, second):
+    """order= (NumPy's ufunc keyword): a new output's strides equal NumPy's for "C", "F", "A"
+    (its trivial loop's order, else F where every input is F-contiguous) and "K", with NumPy's
+    values; a second operand of another dtype is cast (no trivial loop)."""
+    shape, how, s2, how2 = case
+    a, b = make_numpy(shape, how, "float64"), make_numpy(s2, how2, second)
+    want = np.negative(a, order=order) if unary else np.add(a, b, order=order)
+    got = sw.negative(a, order=order) if unary else sw.add(a, b, order=order)
+    assert got.strides == want.strides, (order, a.shape, a.strides, b.shape, b.strides)
+    np.testing.assert_array_equal(got, want, strict=True)
+
+
+@pytest.mark.parametrize("order", "CFAK")
+def test_numpy_order_keyword_on_empty_and_extent_one_shapes(order):
+    for x, y in ((np.ones((2, 0, 3)), 1.0), (np.ones((3, 1)), np.ones((1, 4))),
+                 (np.ones((1, 5)), np.ones((5, 1)).T)):
+        want, got = np.add(x, y, order=order), sw.add(x, y, order=order)
+        assert got.strides == want.strides and got.shape == want.shape, (order, x.shape)
+
+
 def test_numpy_fortran_order():
     a = np.asfortranarray(np.arange(1, 61, dtype=np.float32).reshape(6, 10))
     got = sw.remainder(a, np.asfortranarray(a % 7 + 1))

@@ -111,6 +111,13 @@ class ElementwiseOp:
     cheap: bool = False
     nout = 1
     broadcast_outputs = False   # out must have the inputs' broadcast shape
+    casting = "same_kind"       # the rule its result casts into out by (NumPy's casting=)
+
+    @property
+    def kernel_name(self) -> str:
+        """The name its kernels carry: its own, or (a keyword that changes no arithmetic, such
+        as casting= or order=) its base op's, whose compiled kernels it then shares."""
+        return self.name
 
     def functor_for(self, compute, convention: str) -> str:
         functor = _complex.functor(self.name, compute, self.functor)
@@ -418,7 +425,8 @@ def _build(op, operands, outs: list, info, algorithm, index=None) -> Prepared:
     args = tuple(inputs[i] if src == "in" else ("index", len(outs)) if src == "index" else ("out", i)
                  for src, i in order)
     spec = _codegen.KernelSpec(
-        op=op.name, functor=typing.functor, arrays=tuple(v.dtype for v in views),
+        op=getattr(op, "kernel_name", op.name), functor=typing.functor,
+        arrays=tuple(v.dtype for v in views),
         params=typing.params, args=args, compute=typing.compute, mode=alg.mode,
         kinds=layout.kinds, pack=layout.pack, index_bits=p.index_bits, ndim=p.ndim,
         nout=len(outs), preamble=typing.preamble, arg_types=typing.arg_types,
@@ -731,15 +739,15 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
     return result
 
 
-def _castable(lib: str, frm: DType, to: DType) -> bool:
+def _castable(lib: str, frm: DType, to: DType, casting: str = "same_kind") -> bool:
     """Whether `lib` casts an op's result of dtype `frm` into an out of dtype `to`: torch's
     can_cast (no float to integer, no complex to real, nothing to bool but bool), NumPy's and
-    CuPy's ufunc default, casting="same_kind"."""
+    CuPy's by the casting rule (their ufuncs' default: "same_kind")."""
     if lib == "torch":
         import torch
         return _torch_ops.can_cast(getattr(torch, frm.name), getattr(torch, to.name))
     if lib in ("numpy", "cupy"):
-        return bool(np.can_cast(frm.numpy, to.numpy, casting="same_kind"))
+        return bool(np.can_cast(frm.numpy, to.numpy, casting=casting))
     return False
 
 
@@ -763,8 +771,8 @@ def _into_outs(op, args, outs, out_views, lib, shape, results, convention, algor
         if v.dtype is not dt and lib == "torch" and exact:
             raise TypeError(f"torch's {op.name} takes an {nm} of its result's dtype only, "
                             f"{dt.name} (got {v.dtype.name}); pass an {nm} of dtype {dt.name}")
-        if v.dtype is not dt and not _castable(lib, dt, v.dtype):
-            rule = "torch's can_cast" if lib == "torch" else 'the casting rule "same_kind"'
+        if v.dtype is not dt and not _castable(lib, dt, v.dtype, op.casting):
+            rule = "torch's can_cast" if lib == "torch" else f'the casting rule "{op.casting}"'
             fix = (f"call {op.name}(...) out of place, or cast x1 to {dt.name} first" if inplace
                    else f"pass an {nm} of dtype {dt.name}")
             raise TypeError(f"{op.name}'s result has dtype {dt.name}, which {rule} does not "

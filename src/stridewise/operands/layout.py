@@ -76,9 +76,22 @@ def output_strides(lib: str, shape: tuple, inputs: tuple, common: str | None = N
     alloc : where the library's op allocates otherwise (Typing.alloc): "like" its one input
         (torch's empty_like: the input's strides where it is non-overlapping and dense, else
         infer_dense_strides; NumPy's and CuPy's astype: order='K'), "contiguous";
-        "unary" needs nothing here (the caller passes the first input alone).
+        "unary" needs nothing here (the caller passes the first input alone); NumPy's
+        order= "C", "F" or "A" (ops/keywords.py).
     """
     shape = tuple(shape)
+    if alloc in ("C", "F", "A"):    # NumPy's order=: its trivial loop or its iterator, in that order
+        if 0 in shape and lib == "numpy":
+            return (0,) * len(shape)        # NumPy 2 gives every new empty array zero strides
+        if alloc == "A":
+            # the trivial loop keeps its operands' order (F only where they are F and not C);
+            # the iterator takes F where every operand has the F_CONTIGUOUS flag
+            trivial = _numpy_trivial(shape, inputs, loop_dtype) if nout == 1 else None
+            if trivial is not None:
+                return trivial
+            alloc = "F" if all(_numpy_contiguity(tuple(s), tuple(st)) & _F
+                               for s, st, _ in inputs if s) else "C"
+        return contiguous_strides(shape[::-1])[::-1] if alloc == "F" else contiguous_strides(shape)
     if alloc == "contiguous":
         return contiguous_strides(shape)
     if alloc == "like" and inputs and tuple(inputs[0][0]) == shape and lib in ("torch", "numpy", "cupy"):
@@ -98,7 +111,9 @@ def output_strides(lib: str, shape: tuple, inputs: tuple, common: str | None = N
 
 def layout_reason(lib: str, shape: tuple, inputs: tuple, strides: tuple, alloc: str = "") -> str:
     """One line for `explain`: which rule chose `strides`."""
-    if lib in ("torch", "numpy", "cupy") and alloc == "like":
+    if alloc in ("C", "F", "A"):
+        rule = f"NumPy's order={alloc!r} (the order= given)"
+    elif lib in ("torch", "numpy", "cupy") and alloc == "like":
         rule = "torch's empty_like of the input" if lib == "torch" else "the library's astype (order='K')"
     elif lib == "torch" and alloc == "unary":
         rule = "torch's TensorIterator over the first input (its overload taking numbers)"

@@ -99,8 +99,9 @@ class Row:
     cheap : its arithmetic costs less than moving its bytes: the host starts threads by the
         bytes a call moves, not by its elements (cpu/loops.h worth_threads). Most ops are;
         divisions and the C library's functions are not.
-    keywords : the library keywords the function takes beyond where= and dtype=, which every
-        op with a NumPy ufunc takes (`takes`; ops/keywords.py computes them).
+    keywords : the library keywords the function takes beyond NumPy's ufunc keywords
+        (where=, dtype=, casting=, order=, subok=), which every op with a NumPy ufunc takes,
+        with out= positional too, as a ufunc's (`takes`; ops/keywords.py computes them).
     """
 
     name: str
@@ -122,7 +123,7 @@ class Row:
 
     @property
     def takes(self) -> tuple[str, ...]:
-        return ("where", "dtype") * bool(self.ufunc) + self.keywords
+        return ("where", "dtype", "casting", "order", "subok") * bool(self.ufunc) + self.keywords
 
     @property
     def torch_name(self) -> str | None:
@@ -297,15 +298,18 @@ _CONVENTION_DOC = ('convention: "torch" (a zero result keeps the dividend\'s sig
 
 
 def _signature(row: Row, inplace: bool) -> str:
-    """`def name(inputs, /, *, out=, convention=, algorithm=) -> Array`, annotated: the inputs
-    positional, then out= (not in place), convention= where the row has one, algorithm=."""
+    """`def name(inputs, /, out=None, *, convention=, algorithm=, ...) -> Array`, annotated:
+    the inputs positional, then out (not in place; positional too where the op is a NumPy
+    ufunc, as the ufunc's), convention= where the row has one, algorithm=, the keywords."""
     ins = ", ".join(f"{p}: {'Array' if inplace and i == 0 else 'Operand'}"
                     for i, p in enumerate(row.params))
-    kws = [] if inplace else ["out: Array | None = None"]
-    kws += ["convention: Convention | None = None"] * row.convention
+    out = [] if inplace else ["out: Array | None = None"]
+    kws = ["convention: Convention | None = None"] * row.convention
     kws += ["algorithm: AlgorithmLike | None = None"]
     kws += [] if inplace else _keywords.signature(row.takes)
-    return f"def {row.name + '_' * inplace}({ins}, /, *, {', '.join(kws)}) -> Array:"
+    if row.ufunc:
+        return f"def {row.name + '_' * inplace}({ins}, /, {''.join(o + ', ' for o in out)}*, {', '.join(kws)}) -> Array:"
+    return f"def {row.name + '_' * inplace}({ins}, /, *, {', '.join(out + kws)}) -> Array:"
 
 
 def _source(row: Row, inplace: bool) -> str:
@@ -462,6 +466,8 @@ def _traced_keywords(row: Row, op: ElementwiseOp, inplace: bool) -> Callable:
         return traced
 
     def keyed(*args, out=None, convention=None, algorithm=None, **kw):
+        if len(args) > op.nin:      # out given positionally, as a ufunc's
+            (out,), args = args[op.nin:], args[:op.nin]
         if all(v is None for v in kw.values()):
             return traced(*args, out=out, convention=convention, algorithm=algorithm)
         kop, args, out = _keywords.resolve(op, args, out, kw)

@@ -11,8 +11,16 @@ explain, torch.compile):
   mask must be bool (NumPy casts it by the rule "safe"; a Python bool is a 0-d mask). Without
   out=, NumPy leaves the masked-off elements uninitialized; stridewise gives 0 there.
 - dtype= (NumPy's and CuPy's): the loop's output dtype, resolved by NumPy itself
-  (ufunc.resolve_dtypes with that signature and casting="same_kind", so a cast NumPy refuses
+  (ufunc.resolve_dtypes with that signature and the casting rule, so a cast NumPy refuses
   raises NumPy's UFuncTypeError, a TypeError); the inputs convert in the kernel's loads.
+- casting= (NumPy's and CuPy's): the rule for the casts of the inputs to the loop and of the
+  result into out, checked by NumPy's own resolve_dtypes ("same_kind", the default, is the
+  call without it). "unsafe" lets a result into any out (a float result into an integer out
+  converts as NumPy's astype does; NaN, inf and values out of range are undefined there).
+- order= (NumPy's): the layout of a new output, "C", "F", "A" (F where every array input is
+  F-contiguous) or "K" (the default, the inputs' order). An out given ignores it, as NumPy's.
+- subok= (NumPy's): False returns a base ndarray for ndarray subclasses (np.matrix, a user's
+  subclass), which are otherwise wrapped back through their __array_wrap__.
 - alpha= (add and subtract: torch.add's and torch.sub's): x1 + alpha * x2 (x1 - alpha * x2),
   one fused multiply-add in the math type as torch computes it, with torch's checks (a float
   alpha with integer inputs, a bool alpha with non-bool ones), for every library's arrays.
@@ -45,6 +53,13 @@ KEYWORDS = {
               "without out=, where NumPy leaves them uninitialized)."),
     "dtype": ("object | None",
               "dtype: (NumPy, CuPy) the loop's dtype; inputs cast to it by NumPy's \"same_kind\" rule."),
+    "casting": ("str | None",
+                'casting: (NumPy, CuPy) "no", "equiv", "safe", "same_kind" (the default) or\n'
+                '"unsafe": the casts NumPy\'s ufunc allows, into the loop and into out.'),
+    "order": ("str | None",
+              'order: (NumPy) a new output\'s layout: "K" (default), "C", "F" or "A".'),
+    "subok": ("bool | None",
+              "subok: (NumPy) False returns a base ndarray for ndarray subclasses."),
     "alpha": ("complex | None",
               "alpha: x2's multiplier, as torch's alpha= (a float alpha needs float inputs)."),
     "rounding_mode": ("str | None",
@@ -71,11 +86,27 @@ def _is_torch(args, out) -> bool:
     return torch is not None and any(isinstance(x, torch.Tensor) for x in (*args, out))
 
 
+def _is_cupy(args, out) -> bool:
+    return any(type(x).__module__.startswith("cupy") for x in (*args, out))
+
+
+_CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
+_ORDERS = ("C", "F", "A", "K", "c", "f", "a", "k")
+
+
 def resolve(op: ElementwiseOp, args: tuple, out, kw: dict) -> tuple[ElementwiseOp, tuple, object]:
     """(op, args, out) that compute `op`(args, out=out, **kw) as one op; kw: the keywords
     given (a value of None is the keyword left out)."""
-    where, dtype, alpha, rounding = (kw.get(k) for k in KEYWORDS)
+    where, dtype, casting, order, subok, alpha, rounding = (kw.get(k) for k in KEYWORDS)
     torch = _is_torch(args, out)
+    for name in ("casting", "order", "subok"):    # torch has none; CuPy's ufuncs take casting=
+        if kw.get(name) is not None and (torch or name != "casting" and _is_cupy(args, out)):
+            owners = "NumPy's and CuPy's" if name == "casting" else "NumPy's"
+            raise TypeError(f"{name}= is {owners} ufunc keyword; {'torch' if torch else 'CuPy'} "
+                            f"has no {name}=: leave it out")
+    if subok is not None and not subok:      # NumPy's subok=False: a base ndarray back
+        args = tuple(np.asarray(a) if isinstance(a, np.ndarray) and type(a) is not np.ndarray
+                     else a for a in args)
     if rounding is not None:
         if rounding not in ("floor", "trunc"):
             raise ValueError("div expected rounding_mode to be one of None, 'trunc', or 'floor' "
@@ -90,11 +121,19 @@ def resolve(op: ElementwiseOp, args: tuple, out, kw: dict) -> tuple[ElementwiseO
         if op.name == "subtract":      # torch's sub is add with -alpha
             alpha = -alpha if not isinstance(alpha, bool) else alpha
         op, args = _derived(_Scaled, op), (*args, alpha)
-    if dtype is not None:
-        if torch:
-            raise TypeError(f"dtype= is NumPy's and CuPy's ufunc keyword; torch.{op.name} has none: "
-                            "cast the tensors first (x.to(torch.float64))")
-        op = _derived(_Typed, op, dtype_of(dtype).name)
+    if dtype is not None and torch:
+        raise TypeError(f"dtype= is NumPy's and CuPy's ufunc keyword; torch.{op.name} has none: "
+                        "cast the tensors first (x.to(torch.float64))")
+    for name, value, allowed in (("casting", casting, _CASTINGS), ("order", order, _ORDERS)):
+        if value is not None and not isinstance(value, str):     # NumPy's errors
+            raise TypeError(f"{name} must be str, not {type(value).__name__}")
+        if value is not None and value not in allowed:
+            raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))} (got {value!r})")
+    if dtype is not None or casting not in (None, "same_kind"):
+        op = _derived(_Typed, op, (dtype_of(dtype).name if dtype is not None else None,
+                                   casting or "same_kind"))
+    if order is not None and order.upper() != "K":
+        op = _derived(_Ordered, op, order.upper())
     if where is not None:
         if torch:
             raise TypeError("where= is NumPy's and CuPy's ufunc keyword, for NumPy and CuPy arrays; "
@@ -176,6 +215,10 @@ class _Derived(ElementwiseOp):
     def make(cls, base, extra):
         raise NotImplementedError
 
+    @property
+    def casting(self) -> str:
+        return self.base.casting if self.base is not None else "same_kind"
+
     def _base_typing(self, lib, key, out_key, convention) -> Typing:
         t = self.base.typing(lib, key, out_key, convention)
         return dataclasses.replace(t, preamble="\n".join(filter(None, (t.preamble, _HEADER))))
@@ -207,10 +250,10 @@ class _Masked(_Derived):
         t = self._base_typing(lib, key[1:], out_key, convention)
         result = t.outs[0]
         into = DTYPES[out_key[0]] if out_key and out_key[0] else result
-        if into is not result and not _ops._castable(lib, result, into):
+        if into is not result and not _ops._castable(lib, result, into, self.casting):
             raise TypeError(f"{self.base.name}'s result has dtype {result.name}, which the casting "
-                            f"rule \"same_kind\" does not cast to out's {into.name}; pass an out of "
-                            f"dtype {result.name}")
+                            f"rule \"{self.casting}\" does not cast to out's {into.name}; pass an "
+                            f"out of dtype {result.name}")
         n = len(key) - 1
         return dataclasses.replace(
             t, outs=(into,), functor=f"sw::MaskedInto<{t.functor}, {result.ctype}>",
@@ -220,27 +263,67 @@ class _Masked(_Derived):
 
 @dataclass(frozen=True, eq=False)
 class _Typed(_Derived):
-    """op computed in the loop NumPy picks for output dtype `extra` (dtype=)."""
+    """op with NumPy's type resolution keywords: `extra` is (dtype= or None, casting=). The
+    loop is the one NumPy's resolve_dtypes picks for them, and NumPy checks the casts into it
+    and into out by the casting rule (its UFuncTypeError where it refuses one)."""
 
     @classmethod
     def make(cls, base, extra):
-        return cls(f"{base.name}_{extra}", base.nin, base.functor, base.ufunc, base.dtypes,
+        dtype, casting = extra
+        name = base.name + (f"_{dtype}" if dtype else "") + (f"_{casting}" if casting != "same_kind" else "")
+        return cls(name, base.nin, base.functor, base.ufunc, base.dtypes,
                    base.promote, base.header, cheap=base.cheap, base=base, extra=extra)
 
     @property
     def names(self):
         return self.base.names
 
+    @property
+    def casting(self) -> str:
+        return self.extra[1]
+
+    @property
+    def kernel_name(self) -> str:      # casting= alone checks; the base's loop computes
+        return self.base.kernel_name if self.extra[0] is None else self.name
+
     def typing(self, lib, key, out_key, convention):
+        dtype, casting = self.extra
         ufunc = getattr(np, self.ufunc or "", None)
         if not isinstance(ufunc, np.ufunc):
-            raise TypeError(f"{self.base.name} takes no dtype=; cast the inputs first")
+            raise TypeError(f"{self.base.name} takes no dtype= or casting=; cast the inputs first")
         args = tuple(np.dtype(bool) if k is bool else k if isinstance(k, type) else dtype_of(k).numpy
                      for k in key)
-        loop = ufunc.resolve_dtypes(args + (None,) * ufunc.nout, casting="same_kind",
-                                    signature=(None,) * ufunc.nin + (DTYPES[self.extra].numpy,))
+        outs = tuple(DTYPES[o].numpy if o else None for o in out_key or ()) or (None,) * ufunc.nout
+        fixed = {} if dtype is None else {"signature": (None,) * ufunc.nin + (DTYPES[dtype].numpy,)}
+        loop = ufunc.resolve_dtypes(args + outs, casting=casting, **fixed)
+        if dtype is None:      # the op's own loop (NumPy's, by the op table), NumPy's checks
+            return self._base_typing(lib, key, out_key, convention)
         keys = tuple(k if isinstance(k, type) else dtype_of(d).name for k, d in zip(key, loop))
         return self._base_typing(lib, keys, out_key, convention)
+
+    def torch_numbers(self, typing, key, backend, one_value=False):
+        return typing
+
+
+@dataclass(frozen=True, eq=False)
+class _Ordered(_Derived):
+    """op whose new output takes NumPy's order= layout `extra` ("C", "F" or "A")."""
+
+    @classmethod
+    def make(cls, base, extra):
+        return cls(f"{base.name}_order{extra}", base.nin, base.functor, base.ufunc, base.dtypes,
+                   base.promote, base.header, cheap=base.cheap, base=base, extra=extra)
+
+    @property
+    def names(self):
+        return self.base.names
+
+    @property
+    def kernel_name(self) -> str:      # the layout is the call's; the kernel is the base's
+        return self.base.kernel_name
+
+    def typing(self, lib, key, out_key, convention):
+        return dataclasses.replace(self.base.typing(lib, key, out_key, convention), alloc=self.extra)
 
     def torch_numbers(self, typing, key, backend, one_value=False):
         return typing
