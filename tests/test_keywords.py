@@ -627,6 +627,35 @@ def test_where_cupy_matches_numpy():
     assert same_bits(cp.asnumpy(got)[:, 1::2], np.zeros((64, 128), np.float32))
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("casting", CASTINGS)
+def test_casting_cupy_matches_cupy(casting):
+    """CuPy arrays: casting= and a positional out as CuPy's own ufuncs take them (a TypeError
+    where CuPy raises, CuPy's values otherwise); order= and subok=, which CuPy's ufuncs
+    refuse, raise TypeError."""
+    cp = pytest.importorskip("cupy")
+    rng = np.random.default_rng(31)
+    for x1, into in itertools.product(("int8", "float16", "float64"), (None, "int16", "float32")):
+        a = cp.asarray(rng.integers(0, 6, (4, 64)).astype(NP[x1]))
+        b = cp.asarray(rng.integers(1, 6, 64).astype(np.float32))
+        mine, theirs = ((None, None) if into is None
+                        else (cp.zeros((4, 64), NP[into]), cp.zeros((4, 64), NP[into])))
+        try:
+            want = cp.add(a, b, theirs, casting=casting)
+        except TypeError:
+            with pytest.raises(TypeError):
+                sw.add(a, b, mine, casting=casting)
+            assert mine is None or not bool(mine.any())
+            continue
+        got = sw.add(a, b, mine, casting=casting)
+        assert got.dtype == want.dtype and same_bits(cp.asnumpy(got), cp.asnumpy(want))
+    for kw in ({"order": "F"}, {"subok": False}):
+        with pytest.raises(TypeError):
+            cp.add(a, b, **kw)
+        with pytest.raises(TypeError, match=next(iter(kw))):
+            sw.add(a, b, **kw)
+
+
 @pytest.mark.nvrtc
 def test_keyword_kernels_compile_for_the_device(monkeypatch):
     """NVRTC compiles every keyword's kernel for sm_90 (no GPU needed): where= over each
