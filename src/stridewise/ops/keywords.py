@@ -15,7 +15,7 @@ explain, torch.compile):
   raises NumPy's UFuncTypeError, a TypeError); the inputs convert in the kernel's loads.
 - casting= (NumPy's and CuPy's): the rule for the casts of the inputs to the loop and of the
   result into out, checked by NumPy's own resolve_dtypes ("same_kind", the default, is the
-  call without it). "unsafe" lets a result into any out (a float result into an integer out
+  call without it); CuPy's ufuncs hold only the result's cast into out to it. "unsafe" lets a result into any out (a float result into an integer out
   converts as NumPy's astype does; NaN, inf and values out of range are undefined there).
 - order= (NumPy's): the layout of a new output, "C", "F", "A" (F where every array input is
   F-contiguous) or "K" (the default, the inputs' order). An out given ignores it, as NumPy's.
@@ -295,7 +295,15 @@ class _Typed(_Derived):
                      for k in key)
         outs = tuple(DTYPES[o].numpy if o else None for o in out_key or ()) or (None,) * ufunc.nout
         fixed = {} if dtype is None else {"signature": (None,) * ufunc.nin + (DTYPES[dtype].numpy,)}
-        loop = ufunc.resolve_dtypes(args + outs, casting=casting, **fixed)
+        if lib == "cupy":   # CuPy's ufuncs hold only the result's cast into out to the rule
+            loop = ufunc.resolve_dtypes(args + (None,) * ufunc.nout, casting="same_kind", **fixed)
+            for made, into in zip(loop[ufunc.nin:], outs):
+                if into is not None and not np.can_cast(made, into, casting):
+                    raise TypeError(f"Cannot cast ufunc '{ufunc.__name__}' output from {made!r} to "
+                                    f"{into!r} with casting rule {casting!r}; pass an out of "
+                                    f"dtype {made}")
+        else:
+            loop = ufunc.resolve_dtypes(args + outs, casting=casting, **fixed)
         if dtype is None:      # the op's own loop (NumPy's, by the op table), NumPy's checks
             return self._base_typing(lib, key, out_key, convention)
         keys = tuple(k if isinstance(k, type) else dtype_of(d).name for k, d in zip(key, loop))
