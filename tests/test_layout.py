@@ -6,6 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import stridewise as sw
+from stridewise.plan import TooManyDims
 from stridewise.operands import layout as _layout
 
 torch = pytest.importorskip("torch")
@@ -252,6 +253,46 @@ def test_numpy_order_keyword_on_empty_and_extent_one_shapes(order):
                  (np.ones((1, 5)), np.ones((5, 1)).T)):
         want, got = np.add(x, y, order=order), sw.add(x, y, order=order)
         assert got.strides == want.strides and got.shape == want.shape, (order, x.shape)
+
+
+def _unmergeable(shape, perm, offset):
+    """A view of `shape`, its dims in memory order `perm`, that no merge shortens: every dim
+    steps by 2."""
+    inv = np.argsort(perm)
+    buf = np.arange(offset, offset + 2 ** len(shape) * int(np.prod(shape)), dtype=np.float64)
+    full = buf.reshape([2 * shape[j] for j in inv])[(slice(None, None, 2),) * len(shape)]
+    view = full.transpose(perm)
+    assert view.shape == tuple(shape)
+    return view
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(9, 10), st.integers(0, 2**32 - 1))
+def test_more_dims_than_a_kernel_holds_split_along_the_outermost(nd, seed):
+    """Layouts of 9-10 dims that no merge brings to a kernel's 8 (numpy/_core/tests allow 64
+    dims): built-in ops split the call along its outermost dim (pipeline._split_call). NumPy's
+    and torch's values and output strides, with a broadcast operand of fewer dims, an out
+    given, and in place."""
+    rng = np.random.default_rng(seed)
+    shape = tuple(int(n) for n in rng.integers(2, 4, nd))
+    a = _unmergeable(shape, rng.permutation(nd), 1)
+    b = _unmergeable(a.shape[1:], rng.permutation(nd - 1), 1)
+    with pytest.raises(TooManyDims, match="split"):     # past one kernel: explain says so
+        sw.explain(sw.remainder, a, b)
+    got, want = sw.remainder(a, b), np.remainder(a, b)
+    assert got.strides == want.strides
+    np.testing.assert_array_equal(got, want, strict=True)
+    out = np.zeros(a.shape)
+    assert sw.multiply(a, b, out=out) is out
+    np.testing.assert_array_equal(out, a * b, strict=True)
+    ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+    got, want = sw.remainder(ta, tb), torch.remainder(ta, tb)
+    assert got.stride() == want.stride() and torch.equal(got, want)
+    x = a.copy()
+    x_view = _unmergeable(x.shape, range(nd), 0)
+    x_view[...] = x
+    sw.remainder_(x_view, 3.0)
+    np.testing.assert_array_equal(x_view, np.remainder(x, 3.0))
 
 
 def test_numpy_fortran_order():

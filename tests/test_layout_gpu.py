@@ -197,3 +197,35 @@ def test_shared_rows_that_peel_apart_cuda(dtype):
                     if h > 1 and c >= pack and (off or c % pack):   # one row: no row vector
                         assert e.kinds[-1] == "repeated_shifted" and e.pack == pack, (c, off, e.kinds)
                     _same(sw.remainder(x, y, algorithm=alg), torch.remainder(x, y))
+
+
+def _device_view(x, to_device, strided):
+    """The view `x` of its NumPy buffer, over a copy of that buffer on the device."""
+    base = x
+    while base.base is not None:
+        base = base.base
+    offset = (x.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // 8
+    return strided(to_device(np.ascontiguousarray(base).ravel()), x.shape,
+                   [st // 8 for st in x.strides], offset)
+
+
+def test_more_dims_than_a_kernel_holds_on_cuda():
+    """A 10-dim layout no merge brings to 8 (test_layout.py's): torch's CUDA values and strides,
+    and CuPy's, through the split along the outermost dim."""
+    from test_layout import _unmergeable
+    rng = np.random.default_rng(5)
+    a = _unmergeable((2, 3, 2, 2, 3, 2, 2, 3, 2, 2), rng.permutation(10), 1)
+    b = _unmergeable(a.shape[1:], rng.permutation(9), 1)
+    on_torch = lambda x: _device_view(x, lambda v: torch.from_numpy(v).cuda(),
+                                      lambda buf, sh, st, off: buf.as_strided(sh, st, off))
+    ta, tb = on_torch(a), on_torch(b)
+    assert torch.equal(ta.cpu(), torch.from_numpy(a))
+    _same(sw.remainder(ta, tb), torch.remainder(ta, tb))
+    cp = pytest.importorskip("cupy")
+    on_cupy = lambda x: _device_view(
+        x, cp.asarray, lambda buf, sh, st, off: cp.lib.stride_tricks.as_strided(
+            buf[off:], sh, [v * 8 for v in st]))
+    ca, cb = on_cupy(a), on_cupy(b)
+    assert ca.strides == a.strides
+    got, want = sw.remainder(ca, cb), cp.remainder(ca, cb)
+    assert got.strides == want.strides and bool((got == want).all())

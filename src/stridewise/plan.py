@@ -10,9 +10,14 @@ from dataclasses import dataclass, field
 
 from stridewise import modes as _modes
 
-__all__ = ["Plan", "Layout", "plan", "broadcast_shapes", "MODES", "MAX_DIMS"]
+__all__ = ["Plan", "Layout", "plan", "broadcast_shapes", "MODES", "MAX_DIMS", "TooManyDims"]
 
 MAX_DIMS = 8
+
+
+class TooManyDims(ValueError):
+    """A layout with more than MAX_DIMS dims after merging: the kernels' records hold at most
+    that many (built-in ops split such a call along its outermost dim: pipeline._split_call)."""
 PACK_BYTES = 16
 INT32_LIMIT = 2**31 - 1
 
@@ -245,8 +250,9 @@ def plan(out_shape: tuple, operands: list[tuple], nout: int = 1, nparams: int = 
         merged_shape = [1]
         merged = [[1] for _ in operands]
     if len(merged_shape) > MAX_DIMS:
-        raise ValueError(
-            f"this layout still has {len(merged_shape)} dims after merging (at most {MAX_DIMS}); "
+        raise TooManyDims(
+            f"this layout still has {len(merged_shape)} dims after merging (at most {MAX_DIMS} a "
+            "kernel): built-in ops split such a call along its outermost dim; for a user kernel "
             "make some inputs contiguous first"
         )
     n = 1

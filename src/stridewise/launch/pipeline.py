@@ -707,7 +707,12 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
     key = (sig, tuple(v.ptr % 16 for v in out_views))
     prepared = memo.get(key)
     if prepared is None:
-        prepared = _build(op, operands, list(out_views), info, algorithm, index)
+        try:
+            prepared = _build(op, operands, list(out_views), info, algorithm, index)
+        except _plan.TooManyDims:
+            if dry or index is not None or stream is not None or not isinstance(op, ElementwiseOp):
+                raise
+            return _split_call(op, args, outs, shape, convention, algorithm, inplace)
         prepared.out_layout = layout_note
         if dry:
             return prepared
@@ -737,6 +742,30 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
     if fast is not None:
         _remember(calls, fast[0], prepared, list(out_views), in_views, allocated, info)
     return result
+
+
+def _split_call(op, args, outs, shape, convention, algorithm, inplace):
+    """A built-in op over a layout of more than MAX_DIMS dims after merging (NumPy allows 64):
+    one call per index of the outermost dim, each with one dim less (and again, recursively),
+    into the outs already allocated or given. Rare layouts (nine or more dims, none mergeable),
+    so a Python loop over their outermost extent."""
+    nd = len(shape)
+
+    def part(x, i):     # x's part at index i of the outermost dim, where x spans that dim
+        dims = getattr(x, "ndim", 0)
+        if not isinstance(x, (np.generic,)) and dims == nd and nd > 0:
+            return x[i if x.shape[0] != 1 else 0]
+        return x
+
+    for i in range(shape[0]):
+        sub_outs = [o[i] for o in outs]
+        sub_args = tuple(part(a, i) for a in args)
+        if inplace:
+            _call(op, (sub_outs[0],) + sub_args[1:], None, convention, algorithm, inplace=True)
+        else:
+            _call(op, sub_args, sub_outs[0] if op.nout == 1 else tuple(sub_outs), convention,
+                  algorithm)
+    return outs[0] if op.nout == 1 else tuple(outs)
 
 
 def _castable(lib: str, frm: DType, to: DType, casting: str = "same_kind") -> bool:
