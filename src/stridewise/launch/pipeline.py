@@ -749,11 +749,8 @@ def _split_call(op, args, outs, shape, convention, algorithm, inplace):
     one call per index of the outermost dim, each with one dim less (and again, recursively),
     into the outs already allocated or given. Rare layouts (nine or more dims, none mergeable),
     so a Python loop over their outermost extent."""
-    nd = len(shape)
-
     def part(x, i):     # x's part at index i of the outermost dim, where x spans that dim
-        dims = getattr(x, "ndim", 0)
-        if not isinstance(x, (np.generic,)) and dims == nd and nd > 0:
+        if getattr(x, "ndim", 0) == len(shape) and not isinstance(x, np.generic):
             return x[i if x.shape[0] != 1 else 0]
         return x
 

@@ -307,9 +307,8 @@ def _signature(row: Row, inplace: bool) -> str:
     kws = ["convention: Convention | None = None"] * row.convention
     kws += ["algorithm: AlgorithmLike | None = None"]
     kws += [] if inplace else _keywords.signature(row.takes)
-    if row.ufunc:
-        return f"def {row.name + '_' * inplace}({ins}, /, {''.join(o + ', ' for o in out)}*, {', '.join(kws)}) -> Array:"
-    return f"def {row.name + '_' * inplace}({ins}, /, *, {', '.join(out + kws)}) -> Array:"
+    positional, keyword = (out, kws) if row.ufunc else ([], out + kws)
+    return f"def {row.name + '_' * inplace}({', '.join([ins, '/', *positional, '*', *keyword])}) -> Array:"
 
 
 def _source(row: Row, inplace: bool) -> str:

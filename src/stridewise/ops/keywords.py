@@ -15,10 +15,11 @@ explain, torch.compile):
   raises NumPy's UFuncTypeError, a TypeError); the inputs convert in the kernel's loads.
 - casting= (NumPy's and CuPy's): the rule for the casts of the inputs to the loop and of the
   result into out, checked by NumPy's own resolve_dtypes ("same_kind", the default, is the
-  call without it); CuPy's ufuncs hold only the result's cast into out to it. "unsafe" lets a result into any out (a float result into an integer out
-  converts as NumPy's astype does; NaN, inf and values out of range are undefined there).
-- order= (NumPy's): the layout of a new output, "C", "F", "A" (F where every array input is
-  F-contiguous) or "K" (the default, the inputs' order). An out given ignores it, as NumPy's.
+  call without it); CuPy's ufuncs hold only the result's cast into out to it. "unsafe" lets
+  a result into any out (a float result into an integer out converts as NumPy's astype does;
+  NaN, inf and values out of range are undefined there).
+- order= (NumPy's): the layout of a new output, "C", "F", "A" (as NumPy's trivial loop or
+  iterator gives it) or "K" (the default, the inputs' order). An out given ignores it.
 - subok= (NumPy's): False returns a base ndarray for ndarray subclasses (np.matrix, a user's
   subclass), which are otherwise wrapped back through their __array_wrap__.
 - alpha= (add and subtract: torch.add's and torch.sub's): x1 + alpha * x2 (x1 - alpha * x2),
@@ -91,7 +92,7 @@ def _is_cupy(args, out) -> bool:
 
 
 _CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
-_ORDERS = ("C", "F", "A", "K", "c", "f", "a", "k")
+_ORDERS = ("C", "F", "A", "K")      # either case, as NumPy takes them
 
 
 def resolve(op: ElementwiseOp, args: tuple, out, kw: dict) -> tuple[ElementwiseOp, tuple, object]:
@@ -127,7 +128,7 @@ def resolve(op: ElementwiseOp, args: tuple, out, kw: dict) -> tuple[ElementwiseO
     for name, value, allowed in (("casting", casting, _CASTINGS), ("order", order, _ORDERS)):
         if value is not None and not isinstance(value, str):     # NumPy's errors
             raise TypeError(f"{name} must be str, not {type(value).__name__}")
-        if value is not None and value not in allowed:
+        if value is not None and (value.upper() if name == "order" else value) not in allowed:
             raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))} (got {value!r})")
     if dtype is not None or casting not in (None, "same_kind"):
         op = _derived(_Typed, op, (dtype_of(dtype).name if dtype is not None else None,
@@ -270,7 +271,7 @@ class _Typed(_Derived):
     @classmethod
     def make(cls, base, extra):
         dtype, casting = extra
-        name = base.name + (f"_{dtype}" if dtype else "") + (f"_{casting}" if casting != "same_kind" else "")
+        name = "_".join([base.name] + [dtype] * bool(dtype) + [casting] * (casting != "same_kind"))
         return cls(name, base.nin, base.functor, base.ufunc, base.dtypes,
                    base.promote, base.header, cheap=base.cheap, base=base, extra=extra)
 
