@@ -564,6 +564,30 @@ def test_subok_false_returns_a_base_ndarray():
         assert type(got) is type(want) and same_bits(np.asarray(got), np.asarray(want))
 
 
+@pytest.mark.parametrize("fn, np_fn", [(sw.add, np.add), (sw.remainder, np.remainder),
+                                        (sw.less, np.less), (sw.maximum, np.maximum)])
+def test_outer_matches_numpys_ufunc_outer(fn, np_fn):
+    """`sw.<op>.outer` against NumPy's ufunc.outer: shapes, dtype, strides and values, for
+    arrays of any layout, lists, numbers and NumPy scalars, with out (positional too) and
+    dtype=; torch's own outer product for tensors."""
+    rng = np.random.default_rng(32)
+    a = rng.integers(1, 50, (2, 3)).astype(np.float64)
+    b = rng.integers(1, 9, 4).astype(np.float32)
+    for x, y in ((a, b), (a.T, b), (a[:, ::2], b[::-1]), (2, b), ([1, 2], [3, 4, 5]),
+                 (a, 3.0), (np.float32(2.5), b), (b, a)):
+        got, want = fn.outer(x, y), np_fn.outer(x, y)
+        assert type(got) is type(want) and np.shape(got) == np.shape(want)
+        assert got.dtype == want.dtype and getattr(got, "strides", 0) == getattr(want, "strides", 0)
+        assert same_bits(np.asarray(got), np.asarray(want))
+    out = np.zeros(a.shape + b.shape, np_fn.outer(a, b).dtype)
+    assert fn.outer(a, b, out) is out and same_bits(out, np_fn.outer(a, b))
+    if np_fn is not np.less:
+        assert fn.outer(a, b, dtype=np.float32).dtype == np_fn.outer(a, b, dtype=np.float32).dtype
+    if fn is sw.add:
+        ta, tb = torch.from_numpy(a[0]), torch.from_numpy(b.astype(np.float64))
+        assert torch.equal(sw.multiply.outer(ta, tb), torch.outer(ta, tb))
+
+
 def test_numpy_keywords_refused_for_torch_and_named():
     t = torch.ones(4)
     for kw in ({"casting": "unsafe"}, {"order": "F"}, {"subok": False}):

@@ -474,6 +474,26 @@ def _traced_keywords(row: Row, op: ElementwiseOp, inplace: bool) -> Callable:
     return keyed
 
 
+def _outer(fn: Callable) -> Callable:
+    """`fn.outer(x1, x2, ...)`, as NumPy's ufunc.outer: fn of every element of x1 with every
+    element of x2, shape x1.shape + x2.shape, by broadcasting: x1 viewed with x2's dims
+    appended as extent-1 dims (a view in every library), never a copy. Keywords pass to fn."""
+    def outer(x1, x2, /, *args, **kw):
+        if not any(type(x).__module__.split(".")[0] in ("torch", "cupy") for x in (x1, x2)):
+            # NumPy's outer takes its operands as arrays: a Python int is an int64 array, not
+            # a number that adapts to the other operand's dtype
+            x1, x2 = (np.asarray(x) if isinstance(x, (list, tuple, numbers.Number)) else x
+                      for x in (x1, x2))
+        extra = (1,) * np.ndim(x2)
+        if extra and getattr(x1, "ndim", 0):
+            x1 = x1.reshape(tuple(x1.shape) + extra)
+        return fn(x1, x2, *args, **kw)
+    outer.__name__ = outer.__qualname__ = f"{fn.__name__}.outer"
+    outer.__doc__ = (f"{fn.__name__} of every element of x1 with every element of x2 (NumPy's "
+                     f"{fn.__name__}.outer): shape x1.shape + x2.shape, no copies.")
+    return outer
+
+
 def register(*rows: Row) -> Callable:
     """Add `rows` to the table: their ops, their functions (in this module and `__all__`),
     what `explain` and torch's custom ops know. Returns the last row's function."""
@@ -503,6 +523,8 @@ def register(*rows: Row) -> Callable:
         fn = namespace[row.name + "_" * inplace]
         fn.__doc__ = _doc(row, op, inplace)
         fn._torchdynamo_inline = _traced_keywords(row, op, inplace)
+        if row.ufunc and len(row.params) == 2 and not inplace:
+            fn.outer = _outer(fn)
         setattr(module, fn.__name__, fn)
         __all__.append(fn.__name__)
         _ops._OPS[fn.__name__] = (op, inplace)
