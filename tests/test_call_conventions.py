@@ -353,3 +353,54 @@ def test_explain_leaves_a_torch_out_of_another_shape_as_it_was():
     out = torch.empty(5)
     e = sw.explain(sw.add, torch.randn(3, 4), 1.5, out=out)
     assert out.shape == (5,) and e.shape
+
+
+# -- NumPy arrays the kernels cannot read in place: buffered, as NumPy's iterator buffers them --
+
+def _misaligned(values, dtype):
+    """A writeable view of `values` one byte off its dtype's alignment."""
+    raw = np.zeros(len(values) * np.dtype(dtype).itemsize + 1, np.uint8)
+    view = raw[1:].view(dtype)
+    view[...] = values
+    return view
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int16", "complex128"])
+def test_non_native_and_misaligned_numpy_arrays_are_buffered(dtype):
+    """Big-endian and misaligned NumPy arrays (binary files, packed records) as inputs, out=,
+    where= and in place: NumPy's values, dtypes and strides, bit for bit; a read-only one of
+    them refused before anything is written."""
+    rng = np.random.default_rng(33)
+    a = (rng.standard_normal((3, 8)) * 10 + 20).astype(dtype)
+    b = (rng.standard_normal(8) * 3 + 7).astype(dtype)
+    swapped = np.dtype(dtype).newbyteorder(">" if np.little_endian else "<")
+    inputs = [(a.astype(swapped), b), (np.asfortranarray(a).astype(swapped), b.astype(swapped)),
+              (a, _misaligned(b, dtype)), (a[:, ::2].astype(swapped), b[::2])]
+    ops = [(sw.add, np.add), (sw.multiply, np.multiply)]
+    if np.dtype(dtype).kind != "c":
+        ops.append((sw.remainder, np.remainder))
+    for (x, y), (fn, np_fn) in itertools.product(inputs, ops):
+        got, want = fn(x, y), np_fn(x, y)
+        assert got.dtype == want.dtype and got.strides == want.strides
+        assert same_bits(got, want)
+        mine, theirs = np.zeros(want.shape, swapped), np.zeros(want.shape, swapped)
+        assert fn(x, y, out=mine) is mine
+        np_fn(x, y, out=theirs)
+        assert same_bits(mine, theirs)
+        if fn is not sw.add:
+            continue
+        mask = np.arange(want.shape[-1]) % 3 != 0
+        mine, theirs = np.full(want.shape, 5, swapped), np.full(want.shape, 5, swapped)
+        fn(x, y, out=mine, where=mask)
+        np_fn(x, y, out=theirs, where=mask)
+        assert same_bits(mine, theirs)
+    x = a.astype(swapped)
+    want = np.remainder(a, b) if np.dtype(dtype).kind != "c" else None
+    if want is not None:
+        sw.remainder_(x, b)
+        assert x.dtype == swapped and same_bits(x.astype(dtype), want)
+    locked = np.zeros(a.shape, swapped)
+    locked.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        sw.add(a, b, out=locked)
+    assert not locked.any()

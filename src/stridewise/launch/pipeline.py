@@ -631,6 +631,9 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
         return _dask.call(op, args, out, convention, algorithm, inplace, dry)
     if isinstance(op, ElementwiseOp):
         args = _arrays.array_likes(args)
+        outs = out if isinstance(out, (tuple, list)) else () if out is None else (out,)
+        if any(_arrays.unreadable(x) for x in (*args, *outs)):
+            return _buffered_call(op, args, out, convention, algorithm, inplace, dry)
         wrap = _arrays.subclass_wrap(args) if op.ufunc and out is None and not inplace else None
         if wrap is not None:     # NumPy's ufunc protocol: computed on the plain arrays, then wrapped
             plain = tuple(np.asarray(a) if isinstance(a, np.ndarray) else a for a in args)
@@ -742,6 +745,35 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
     if fast is not None:
         _remember(calls, fast[0], prepared, list(out_views), in_views, allocated, info)
     return result
+
+
+def _buffered_call(op, args, out, convention, algorithm, inplace, dry):
+    """A built-in op over NumPy arrays the kernels cannot read in place (non-native byte
+    order, misaligned elements), as NumPy's iterator buffers them: such inputs as native,
+    aligned copies, and such an out (or x1 in place) through a native copy of itself that
+    takes the result, then NumPy's copyto back into it."""
+    readable = lambda x: _arrays.readable(x) if _arrays.unreadable(x) else x
+    for o in (args[:1] if inplace else out if isinstance(out, (tuple, list)) else (out,)):
+        if _arrays.unreadable(o) and not o.flags.writeable:    # before anything is computed
+            raise ValueError(f"{'x1' if inplace else 'out'} is read-only; pass a writeable array")
+    if inplace:
+        first = readable(args[0])
+        result = _call(op, (first, *map(readable, args[1:])), None, convention, algorithm,
+                       inplace=True, dry=dry)
+        if first is not args[0] and not dry:
+            np.copyto(args[0], first, casting="unsafe")
+        return args[0] if first is not args[0] else result
+    many = isinstance(out, (tuple, list))
+    outs = list(out) if many else [] if out is None else [out]
+    temps = [readable(o) for o in outs]
+    result = _call(op, tuple(map(readable, args)), (tuple(temps) if many else temps[0]) if temps
+                   else None, convention, algorithm, dry=dry)
+    if not temps or dry:
+        return result
+    for o, t in zip(outs, temps):
+        if t is not o:
+            np.copyto(o, t, casting="unsafe")
+    return tuple(outs) if many else outs[0]
 
 
 def _split_call(op, args, outs, shape, convention, algorithm, inplace):

@@ -102,6 +102,19 @@ def subclass_wrap(args):
     return max(subs, key=lambda a: getattr(a, "__array_priority__", 0.0)).__array_wrap__
 
 
+def unreadable(x) -> bool:
+    """Whether x is a NumPy array the kernels cannot read in place: a non-native byte order,
+    or elements off their alignment (a misaligned buffer, a field of a packed record)."""
+    return isinstance(x, np.ndarray) and (
+        not x.dtype.isnative or not x.flags.aligned
+        or any(s % x.dtype.itemsize for s in x.strides)) and x.dtype.kind in "biufcV"
+
+
+def readable(x: np.ndarray) -> np.ndarray:
+    """A native, aligned copy of x in x's layout (NumPy's iterator buffers such arrays)."""
+    return np.array(x, dtype=x.dtype.newbyteorder("="), order="K")
+
+
 def _numpy_view(a: np.ndarray, lib="numpy") -> View:
     _meaning.check_numpy(a)
     dt = dtype_of(a.dtype)
