@@ -267,31 +267,36 @@ needs_torch = pytest.mark.skipif(torch is None, reason="needs torch")
 
 
 @needs_torch
-def test_torch_negative_bit_is_refused_even_on_the_warm_path(warm_path):
+def test_torch_negative_bit_is_resolved_even_on_the_warm_path(warm_path):
     """Issue reproduction: x = c.conj().imag has the negative bit; sw.add(x, 1.0) gave
-    [3, -3, 7] where torch gives [-1, 5, -5]."""
+    [3, -3, 7] where torch gives [-1, 5, -5]. Built-in ops now compute what torch's own ops
+    do with such tensors (the bit resolved into a copy first), as inputs, after a warm entry
+    for the same layout, and as out (torch writes the negated values into its memory)."""
     c = torch.tensor([1 + 2j, 3 - 4j, 5 + 6j])
     x = c.conj().imag
     assert x.is_neg()
-    with pytest.raises(TypeError, match="resolve_neg"):
-        sw.add(x, 1.0)
-    assert torch.equal(sw.add(x.resolve_neg(), 1.0), torch.add(x, 1.0))
+    assert torch.equal(sw.add(x, 1.0), torch.add(x, 1.0))
     plain = torch.arange(3.0)
     sw.add(plain, 1.0)
     sw.add(plain, 1.0)                     # a warm entry for this layout
-    with pytest.raises(TypeError, match="resolve_neg"):
-        sw.add(torch._neg_view(plain), 1.0)
-    out = torch.full((3,), -7.0)
-    with pytest.raises(TypeError, match="resolve_neg"):
-        sw.add(plain, 1.0, out=torch._neg_view(out))
-    assert (out == -7.0).all()
+    assert torch.equal(sw.add(torch._neg_view(plain), 1.0), torch.add(torch._neg_view(plain), 1.0))
+    mine, theirs = torch.full((3,), -7.0), torch.full((3,), -7.0)
+    sw.add(plain, 1.0, out=torch._neg_view(mine))
+    torch.add(plain, 1.0, out=torch._neg_view(theirs))
+    assert torch.equal(mine, theirs) and not torch.equal(mine, torch.full((3,), -7.0))
 
 
 @needs_torch
-def test_torch_conjugate_bit_is_refused():
+def test_torch_conjugate_bit_is_resolved():
     c = torch.tensor([1 + 2j, 3 - 4j])
-    with pytest.raises(TypeError, match="resolve_conj"):
-        sw.add(c.conj(), 1.0)
+    for f, g in ((sw.add, torch.add), (sw.multiply, torch.mul)):
+        assert torch.equal(f(c.conj(), 1.0), g(c.conj(), 1.0))
+        assert torch.equal(f(c, c.conj()), g(c, c.conj()))
+    mine, theirs = torch.zeros(2, dtype=c.dtype), torch.zeros(2, dtype=c.dtype)
+    sw.multiply(c, 2.0, out=mine.conj())
+    torch.mul(c, 2.0, out=theirs.conj())
+    assert torch.equal(mine, theirs)
+    assert torch.equal(sw.abs(c.conj()), torch.abs(c.conj()))
 
 
 @needs_torch

@@ -748,20 +748,21 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
 
 
 def _buffered_call(op, args, out, convention, algorithm, inplace, dry):
-    """A built-in op over NumPy arrays the kernels cannot read in place (non-native byte
-    order, misaligned elements), as NumPy's iterator buffers them: such inputs as native,
-    aligned copies, and such an out (or x1 in place) through a native copy of itself that
-    takes the result, then NumPy's copyto back into it."""
+    """A built-in op over arrays the kernels cannot read in place (_arrays.unreadable: NumPy's
+    non-native or misaligned ones, torch's lazy conjugates), as NumPy's iterator buffers them
+    and torch's ops resolve them: such inputs as readable copies, and such an out (or x1 in
+    place) through a readable copy of itself that takes the result, then the library's copy
+    back into it."""
     readable = lambda x: _arrays.readable(x) if _arrays.unreadable(x) else x
     for o in (args[:1] if inplace else out if isinstance(out, (tuple, list)) else (out,)):
-        if _arrays.unreadable(o) and not o.flags.writeable:    # before anything is computed
+        if isinstance(o, np.ndarray) and _arrays.unreadable(o) and not o.flags.writeable:
             raise ValueError(f"{'x1' if inplace else 'out'} is read-only; pass a writeable array")
     if inplace:
         first = readable(args[0])
         result = _call(op, (first, *map(readable, args[1:])), None, convention, algorithm,
                        inplace=True, dry=dry)
         if first is not args[0] and not dry:
-            np.copyto(args[0], first, casting="unsafe")
+            _arrays.write_back(args[0], first)
         return args[0] if first is not args[0] else result
     many = isinstance(out, (tuple, list))
     outs = list(out) if many else [] if out is None else [out]
@@ -772,7 +773,7 @@ def _buffered_call(op, args, out, convention, algorithm, inplace, dry):
         return result
     for o, t in zip(outs, temps):
         if t is not o:
-            np.copyto(o, t, casting="unsafe")
+            _arrays.write_back(o, t)
     return tuple(outs) if many else outs[0]
 
 

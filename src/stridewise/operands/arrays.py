@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import numbers
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -103,16 +104,31 @@ def subclass_wrap(args):
 
 
 def unreadable(x) -> bool:
-    """Whether x is a NumPy array the kernels cannot read in place: a non-native byte order,
-    or elements off their alignment (a misaligned buffer, a field of a packed record)."""
-    return isinstance(x, np.ndarray) and (
-        not x.dtype.isnative or not x.flags.aligned
-        or any(s % x.dtype.itemsize for s in x.strides)) and x.dtype.kind in "biufcV"
+    """Whether x is an array the kernels cannot read in place: a NumPy array of a non-native
+    byte order or with elements off their alignment (a misaligned buffer, a field of a packed
+    record), or a torch tensor whose memory holds other values than it means (a lazy
+    conjugate or negation, which torch's own ops resolve)."""
+    if isinstance(x, np.ndarray):
+        return (not x.dtype.isnative or not x.flags.aligned
+                or any(s % x.dtype.itemsize for s in x.strides)) and x.dtype.kind in "biufc"
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(x, torch.Tensor) and (x.is_conj() or x.is_neg())
 
 
-def readable(x: np.ndarray) -> np.ndarray:
-    """A native, aligned copy of x in x's layout (NumPy's iterator buffers such arrays)."""
-    return np.array(x, dtype=x.dtype.newbyteorder("="), order="K")
+def readable(x):
+    """A copy of x the kernels read in place, in x's layout: NumPy's native and aligned (its
+    iterator buffers such arrays), torch's with its lazy bits resolved."""
+    if isinstance(x, np.ndarray):
+        return np.array(x, dtype=x.dtype.newbyteorder("="), order="K")
+    return x.resolve_conj().resolve_neg()
+
+
+def write_back(out, copy) -> None:
+    """copy's values into out, an array `readable` copied (the library's own copy)."""
+    if isinstance(out, np.ndarray):
+        np.copyto(out, copy, casting="unsafe")
+    else:
+        out.copy_(copy)
 
 
 def _numpy_view(a: np.ndarray, lib="numpy") -> View:

@@ -3,7 +3,8 @@
 A kernel sees a pointer, a dtype, a shape and strides. Anything more an array library keeps
 (a mask, a lazy negation or conjugation, a sparse or nested layout, an autograd graph) would
 be silently dropped, so such arrays are refused here, on the full path; the warm path's keys
-mark torch's lazy bits and autograd (`torch_mark`) so those calls come here too.
+mark torch's lazy bits and autograd (`torch_mark`) so those calls come here too. Built-in ops
+resolve the lazy bits into a copy before they get here (pipeline._buffered_call).
 """
 from __future__ import annotations
 
