@@ -116,12 +116,43 @@ LISTS = [
     ("sqrt", ([4.0, 2.0],)),
     ("add", (memoryview(np.arange(4.0)), 1.0)),                    # a buffer
     ("remainder", (memoryview(np.arange(-6, 6, dtype=np.int16)), np.int16(5))),
+    ("add", (range(5), 1)),                                         # a range
+]
+
+
+class _ArrayProtocol:
+    """A container NumPy converts by its __array__ (as a pandas Series or a user's class)."""
+
+    def __init__(self, data):
+        self.data = data
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self.data, dtype=dtype)
+
+
+class _ArrayInterface:
+    """An object NumPy reads through its __array_interface__ (a foreign buffer)."""
+
+    def __init__(self, data):
+        self.data = np.ascontiguousarray(data)
+        self.__array_interface__ = self.data.__array_interface__
+
+
+LISTS += [
+    ("remainder", (_ArrayProtocol(np.arange(-6.0, 6.0).reshape(3, 4)), 4.0)),
+    ("add", (_ArrayProtocol(np.float32([1, 2])), 1)),
+    ("multiply", (_ArrayInterface(np.arange(1, 4, dtype=np.int32)), np.ones((2, 3), np.int8))),
 ]
 
 
 @pytest.mark.parametrize("op,args", LISTS, ids=lambda v: v if isinstance(v, str) else "")
 def test_lists_and_tuples_are_numpy_array_likes(op, args):
     _same(getattr(sw, op)(*args), getattr(np, op)(*args))
+
+
+def test_out_of_nones_allocates_as_numpy_does():
+    a, b = np.arange(6.0).reshape(2, 3), np.arange(3.0)
+    _same(sw.add(a, b, out=(None,)), np.add(a, b, out=(None,)))
 
 
 def test_a_python_int_past_64_bits_alone_is_refused_with_its_bounds():

@@ -631,6 +631,8 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
         return _dask.call(op, args, out, convention, algorithm, inplace, dry)
     if isinstance(op, ElementwiseOp):
         args = _arrays.array_likes(args)
+        if isinstance(out, (tuple, list)) and all(o is None for o in out):
+            out = None                 # NumPy's out=(None,): allocate
         outs = out if isinstance(out, (tuple, list)) else () if out is None else (out,)
         if any(_arrays.unreadable(x) for x in (*args, *outs)):
             return _buffered_call(op, args, out, convention, algorithm, inplace, dry)

@@ -462,12 +462,26 @@ def partial_overlap(out: View, shape: tuple, inputs: list[View]) -> int | None:
     return None
 
 
+_SEQUENCES = (list, tuple, memoryview, range)
+
+
+def _array_like(a) -> bool:
+    """One of NumPy's array_likes that no array library owns: a list, tuple, range or buffer,
+    or an object NumPy converts by its __array__ or __array_interface__ (a pandas Series, a
+    user's container)."""
+    t = type(a)
+    return t in _SEQUENCES or (not isinstance(a, (np.ndarray, np.generic, numbers.Number))
+                               and (hasattr(t, "__array__") or hasattr(a, "__array_interface__"))
+                               and library_name(a) is None)
+
+
 def array_likes(args: tuple) -> tuple:
     """NumPy's array_like arguments as NumPy arrays, where no array of another library takes
-    part: lists and tuples (np.asarray), and Python numbers when nothing else is an array
-    (np.add(7, 3) computes in int64, the numbers' default dtypes). Anything else is returned
-    as it came, for as_operand to take or refuse. Buffers (memoryview) are array_likes too."""
-    if not any(type(a) in (list, tuple, memoryview) for a in args) and not all(
+    part: lists, tuples, ranges, buffers and objects with __array__ (np.asarray), and Python
+    numbers when nothing else is an array (np.add(7, 3) computes in int64, the numbers'
+    default dtypes). Anything else is returned as it came, for as_operand to take or refuse."""
+    likes = [_array_like(a) for a in args]
+    if not any(likes) and not all(
             isinstance(a, numbers.Number) and not isinstance(a, np.generic) for a in args):
         return args
     if any(library_name(a) not in (None, "numpy") for a in args):
@@ -477,8 +491,7 @@ def array_likes(args: tuple) -> tuple:
         if numbers_only and type(a) is int and not -2**63 <= a < 2**64:
             raise OverflowError(f"Python integer {a} out of bounds for int64 and uint64; pass "
                                 "it as a float, or in an array of a float dtype")
-    return tuple(np.asarray(a) if type(a) in (list, tuple, memoryview) or numbers_only else a
-                 for a in args)
+    return tuple(np.asarray(a) if like or numbers_only else a for a, like in zip(args, likes))
 
 
 def _broadcast_strides(v: View, shape: tuple) -> tuple:
