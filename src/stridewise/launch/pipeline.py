@@ -763,9 +763,10 @@ def _buffered_call(op, args, out, convention, algorithm, inplace, dry):
         first = readable(args[0])
         result = _call(op, (first, *map(readable, args[1:])), None, convention, algorithm,
                        inplace=True, dry=dry)
-        if first is not args[0] and not dry:
-            _arrays.write_back(args[0], first)
-        return args[0] if first is not args[0] else result
+        if first is args[0] or dry:
+            return result
+        _arrays.write_back(args[0], first)
+        return args[0]
     many = isinstance(out, (tuple, list))
     outs = list(out) if many else [] if out is None else [out]
     temps = [readable(o) for o in outs]
