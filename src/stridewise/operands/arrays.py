@@ -109,8 +109,11 @@ def unreadable(x) -> bool:
     record), or a torch tensor whose memory holds other values than it means (a lazy
     conjugate or negation, which torch's own ops resolve)."""
     if isinstance(x, np.ndarray):
-        return (not x.dtype.isnative or not x.flags.aligned
-                or any(s % x.dtype.itemsize for s in x.strides)) and x.dtype.kind in "biufc"
+        dt = x.dtype     # NumPy's aligned flag holds strides to the alignment (complex: half)
+        return (not dt.isnative or not x.flags.aligned or dt.alignment != dt.itemsize
+                and any(s % dt.itemsize for s in x.strides)) and dt.kind in "biufc"
+    if type(x) in _PLAIN:
+        return False
     torch = sys.modules.get("torch")
     return torch is not None and isinstance(x, torch.Tensor) and (x.is_conj() or x.is_neg())
 
@@ -463,6 +466,7 @@ def partial_overlap(out: View, shape: tuple, inputs: list[View]) -> int | None:
 
 
 _SEQUENCES = (list, tuple, memoryview, range)
+_PLAIN = (int, float, bool, complex, np.ndarray, type(None))   # neither array_like nor buffered
 
 
 def _array_like(a) -> bool:
@@ -470,9 +474,12 @@ def _array_like(a) -> bool:
     or an object NumPy converts by its __array__ or __array_interface__ (a pandas Series, a
     user's container)."""
     t = type(a)
-    return t in _SEQUENCES or (not isinstance(a, (np.ndarray, np.generic, numbers.Number))
-                               and (hasattr(t, "__array__") or hasattr(a, "__array_interface__"))
-                               and library_name(a) is None)
+    if t in _SEQUENCES:
+        return True
+    if t in _PLAIN or isinstance(a, (np.ndarray, np.generic, numbers.Number)):
+        return False
+    return ((hasattr(t, "__array__") or hasattr(a, "__array_interface__"))
+            and library_name(a) is None)
 
 
 def array_likes(args: tuple) -> tuple:
