@@ -87,9 +87,11 @@ def _bad_cases():
         "datetime array": lambda o: sw.add(np.zeros((3, 4), "M8[s]"), a, out=o),
         "complex array": lambda o: sw.add(np.ones((3, 4), np.complex64), a, out=o),
         "out of another shape": lambda o: sw.add(np.ones((3, 4), np.int8), a, out=o[:2]),
-        "non-native byte order": lambda o: sw.add(a.astype(">f4"), a, out=o),
-        "misaligned buffer": lambda o: sw.add(
-            np.frombuffer(bytes(49), np.float32, 12, 1).reshape(3, 4), a, out=o),
+        # built-in ops buffer these two as NumPy does; user kernels refuse them
+        "kernel: non-native byte order": lambda o: k("T x", "T y", "y = x", name="nb")(
+            a.astype(">f4"), o),
+        "kernel: misaligned buffer": lambda o: k("T x", "T y", "y = x", name="ma")(
+            np.frombuffer(bytes(49), np.float32, 12, 1).reshape(3, 4), o),
         "masked array input": lambda o: sw.add(np.ma.array(a, mask=a > 3), a, out=o),
         "masked array out": lambda o: sw.add(a, a, out=np.ma.array(o)),
         "shapes that do not broadcast": lambda o: sw.add(a, np.ones(5, np.float32), out=o),
@@ -122,9 +124,13 @@ def _bad_cases():
         t = torch.arange(12.0).reshape(3, 4)
         c = torch.tensor([1 + 2j, 3 - 4j, 5 + 6j, 7j]).repeat(3, 1)
         cases.update({
-            "torch: negative bit (c.conj().imag)": lambda o: sw.add(c.conj().imag, t),
-            "torch: negative-bit out": lambda o: sw.add(t, t, out=torch._neg_view(_t(o))),
-            "torch: conjugate bit": lambda o: sw.add(c.conj(), 1.0),
+            # built-in ops resolve the lazy bits as torch does; user kernels refuse them
+            "torch: negative bit (c.conj().imag), kernel": lambda o: k(
+                "T x", "T y", "y = x", name="nn")(c.conj().imag, _t(o)),
+            "torch: negative-bit out, kernel": lambda o: k("T x", "T y", "y = x", name="no")(
+                t, torch._neg_view(_t(o))),
+            "torch: conjugate bit, kernel": lambda o: k("T x", "T y", "y = x", name="cj")(
+                c.conj()),
             "torch: sparse tensor": lambda o: sw.add(t.to_sparse(), t, out=_t(o)),
             "torch: nested tensor": lambda o: sw.add(_nested(), 1.0),
             "torch: quantized tensor": lambda o: sw.add(
