@@ -40,8 +40,9 @@ def numpy_op(ufunc, *args):
         if not any(bf16):
             return ufunc(*args)
         # arrays first: result_type(2.5, bfloat16 array) is float32, the ufunc's is bfloat16;
-        # np.where's condition takes no part in its result's dtype
-        typed = args[1:] if ufunc is np.where else args
+        # np.where's condition takes no part in its result's dtype, nor clip's missing bound
+        # (result_type reads None as float64)
+        typed = [a for a in (args[1:] if ufunc is np.where else args) if a is not None]
         result = np.result_type(*sorted(typed, key=lambda a: not hasattr(a, "dtype")))
         r = ufunc(*[a.astype(np.float32) if w else a for a, w in zip(args, bf16)])
         return r.astype(result) if r.dtype == np.float32 else r

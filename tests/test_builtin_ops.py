@@ -518,6 +518,25 @@ def test_where_moves_bits(dtype):
     assert np.array_equal(tgot.view(u), want)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_numpy_16bit_abs_negative_copysign_move_bits(dtype):
+    """NumPy's float16 loops of abs, negative and copysign are bit operations (a signaling
+    NaN keeps its quiet bit clear and its payload), and so are they for NumPy arrays of
+    float16 and bfloat16 here: every 16-bit pattern, contiguous and strided, the divisor of
+    copysign an array and a Python number. The oracle works on the bits as uint16; for
+    float16 NumPy's own loops agree with it."""
+    bits = np.arange(65536, dtype=np.uint32).astype(np.uint16)
+    x, y = bits.view(NP[dtype]), bits[::-1].copy().view(NP[dtype])
+    for got, want in ((sw.abs(x), bits & 0x7FFF), (sw.negative(x), bits ^ 0x8000),
+                      (sw.abs(x[::3]), bits[::3] & 0x7FFF),
+                      (sw.copysign(x, y), (bits & 0x7FFF) | (bits[::-1] & 0x8000)),
+                      (sw.copysign(x, -1.0), bits | 0x8000)):
+        assert got.dtype == NP[dtype] and np.array_equal(got.view(np.uint16), want)
+    if dtype == "float16":
+        assert np.array_equal(np.abs(x).view(np.uint16), bits & 0x7FFF)
+        assert np.array_equal(np.copysign(x, y).view(np.uint16), sw.copysign(x, y).view(np.uint16))
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_where_moves_bits_on_cuda(dtype):

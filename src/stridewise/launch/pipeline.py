@@ -245,7 +245,12 @@ class ElementwiseOp:
         _complex.check(self.name, lib, compute)
         nparams = sum(isinstance(k, (type, HostScalar)) for k in key) - len(params)
         number = compute.as_int64() if lib == "numpy" and self.name in _INT64_NUMBERS else compute
-        return Typing(compute, (out,), params + (number,) * nparams, self.functor_for(compute, convention),
+        functor = self.functor_for(compute, convention)
+        if lib == "numpy" and self.name in _BITS16 and compute.name in ("float16", "bfloat16"):
+            # NumPy's 16-bit loops move these ops' bits (ops.h AbsBits16): on the storage
+            functor = f"sw::{_BITS16[self.name]}<{compute.ctype}>"
+            arg_types = ((compute.ctype, compute.ctype),) * self.nin
+        return Typing(compute, (out,), params + (number,) * nparams, functor,
                       arg_types, preamble="\n".join(
                           filter(None, (self.header and f"#include <{self.header}>", self.code))),
                       loop=loop, alloc=self._alloc(lib, key, compute))
@@ -799,6 +804,10 @@ def _split_call(op, args, outs, shape, convention, algorithm, inplace):
             _call(op, sub_args, sub_outs[0] if op.nout == 1 else tuple(sub_outs), convention,
                   algorithm)
     return outs[0] if op.nout == 1 else tuple(outs)
+
+
+# ops whose NumPy float16 loop (and ml_dtypes' bfloat16 one) moves bits: their bit functors
+_BITS16 = {"abs": "AbsBits16", "negative": "NegativeBits16", "copysign": "CopysignBits16"}
 
 
 def _castable(lib: str, frm: DType, to: DType, casting: str = "same_kind") -> bool:

@@ -430,6 +430,21 @@ template <Convention C> struct SignFunctor<bool, C> {   // torch's sign(bool) is
 template <class T> struct CopysignFunctor {   // floats only: integers promote first
   SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const { return sw_copysign(a, b); }
 };
+// NumPy's float16 abs, negative and copysign (and ml_dtypes' bfloat16 ones) move bits: a
+// signaling NaN keeps its payload and its quiet bit clear, where the float path quiets it.
+// NumPy arrays' abs, negative and copysign run these, on the 16-bit storage (torch's and
+// CuPy's keep the float path: torch's CPU tail elements quiet such a NaN).
+template <class T> struct AbsBits16 {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a) const { return bit_cast<T>((u16)(bit_cast<u16>(a) & 0x7fffu)); }
+};
+template <class T> struct NegativeBits16 {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a) const { return bit_cast<T>((u16)(bit_cast<u16>(a) ^ 0x8000u)); }
+};
+template <class T> struct CopysignBits16 {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const {
+    return bit_cast<T>((u16)((bit_cast<u16>(a) & 0x7fffu) | (bit_cast<u16>(b) & 0x8000u)));
+  }
+};
 template <class T> struct SquareFunctor {
   SW_HOST_DEVICE SW_INLINE T operator()(T a) const { return MultiplyFunctor<T>()(a, a); }
 };
