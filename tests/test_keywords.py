@@ -477,8 +477,8 @@ def test_casting_matches_numpy(casting):
         a = rng.integers(0, 6, (4, 8)).astype(NP[x1])
         b = rng.integers(1, 6, 8).astype(NP[x2])
         for fn, np_fn in ((sw.add, np.add), (sw.divide, np.divide)):
-            mine, theirs = (None, None) if into is None else (np.zeros((4, 8), NP[into]),) * 2
-            theirs = None if into is None else theirs.copy()
+            mine, theirs = ((None, None) if into is None
+                            else (np.zeros((4, 8), NP[into]), np.zeros((4, 8), NP[into])))
             try:
                 want = np_fn(a, b, out=theirs, casting=casting)
             except TypeError:
