@@ -18,6 +18,8 @@ MAX_DIMS = 8
 class TooManyDims(ValueError):
     """A layout with more than MAX_DIMS dims after merging: the kernels' records hold at most
     that many (built-in ops split such a call along its outermost dim: pipeline._split_call)."""
+
+
 PACK_BYTES = 16
 INT32_LIMIT = 2**31 - 1
 

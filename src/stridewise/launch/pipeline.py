@@ -638,8 +638,8 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
         args = _arrays.array_likes(args)
         if isinstance(out, (tuple, list)) and all(o is None for o in out):
             out = None                 # NumPy's out=(None,): allocate
-        outs = out if isinstance(out, (tuple, list)) else () if out is None else (out,)
-        if any(_arrays.unreadable(x) for x in (*args, *outs)):
+        given = out if isinstance(out, (tuple, list)) else () if out is None else (out,)
+        if any(_arrays.unreadable(x) for x in (*args, *given)):
             return _buffered_call(op, args, out, convention, algorithm, inplace, dry)
         wrap = _arrays.subclass_wrap(args) if op.ufunc and out is None and not inplace else None
         if wrap is not None:     # NumPy's ufunc protocol: computed on the plain arrays, then wrapped

@@ -111,7 +111,7 @@ def unreadable(x) -> bool:
     if isinstance(x, np.ndarray):
         dt = x.dtype     # NumPy's aligned flag holds strides to the alignment (complex: half)
         return (not dt.isnative or not x.flags.aligned or dt.alignment != dt.itemsize
-                and any(s % dt.itemsize for s in x.strides)) and dt.kind in "biufc"
+                and any(s % dt.itemsize for s in x.strides)) and dt.kind in "biufcV"
     if type(x) in _PLAIN:
         return False
     torch = sys.modules.get("torch")
@@ -138,10 +138,10 @@ def _numpy_view(a: np.ndarray, lib="numpy") -> View:
     _meaning.check_numpy(a)
     dt = dtype_of(a.dtype)
     isz = dt.itemsize
-    if not a.dtype.isnative:
-        raise TypeError(f"array has non-native byte order ({a.dtype.str}); kernels read native "
-                        "values: pass a.astype(a.dtype.newbyteorder('='))")
-    if not a.flags.aligned or any(s % isz for s in a.strides):
+    if unreadable(a):       # reached by user kernels only: built-in ops buffer such arrays
+        if not a.dtype.isnative:
+            raise TypeError(f"array has non-native byte order ({a.dtype.str}); kernels read "
+                            "native values: pass a.astype(a.dtype.newbyteorder('='))")
         raise ValueError(
             "array is not aligned to its element size; pass a copy (np.ascontiguousarray(a))"
         )

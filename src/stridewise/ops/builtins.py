@@ -50,6 +50,7 @@ import numpy as np
 
 from stridewise.launch import pipeline as _ops
 from stridewise.integrations import torch_ops as _torch_ops
+from stridewise.operands import arrays as _arrays
 from stridewise.ops import complex as _complex
 from stridewise.ops import keywords as _keywords
 from stridewise.launch.pipeline import ElementwiseOp, _call
@@ -479,7 +480,7 @@ def _outer(fn: Callable) -> Callable:
     element of x2, shape x1.shape + x2.shape, by broadcasting: x1 viewed with x2's dims
     appended as extent-1 dims (a view in every library), never a copy. Keywords pass to fn."""
     def outer(x1, x2, /, *args, **kw):
-        if not any(type(x).__module__.split(".")[0] in ("torch", "cupy") for x in (x1, x2)):
+        if all(_arrays.library_name(x) in (None, "numpy") for x in (x1, x2)):
             # NumPy's outer takes its operands as arrays: a Python int is an int64 array, not
             # a number that adapts to the other operand's dtype
             x1, x2 = (np.asarray(x) if isinstance(x, (list, tuple, numbers.Number)) else x

@@ -217,6 +217,10 @@ class _Derived(ElementwiseOp):
         raise NotImplementedError
 
     @property
+    def names(self):          # the base's operand names, where a kind adds none
+        return self.base.names if self.base is not None else ElementwiseOp.names.fget(self)
+
+    @property
     def casting(self) -> str:
         return self.base.casting if self.base is not None else "same_kind"
 
@@ -276,10 +280,6 @@ class _Typed(_Derived):
                    base.promote, base.header, cheap=base.cheap, base=base, extra=extra)
 
     @property
-    def names(self):
-        return self.base.names
-
-    @property
     def casting(self) -> str:
         return self.extra[1]
 
@@ -322,10 +322,6 @@ class _Ordered(_Derived):
     def make(cls, base, extra):
         return cls(f"{base.name}_order{extra}", base.nin, base.functor, base.ufunc, base.dtypes,
                    base.promote, base.header, cheap=base.cheap, base=base, extra=extra)
-
-    @property
-    def names(self):
-        return self.base.names
 
     @property
     def kernel_name(self) -> str:      # the layout is the call's; the kernel is the base's
