@@ -98,6 +98,20 @@ def test_short_rows_tiled_general_misaligned(dtype):
         assert prep.layout.pack == pack
 
 
+@pytest.mark.parametrize("dtype", ["float16", "int32", "float64"])
+def test_host_reads_a_shifted_input_with_the_aligned_layouts_kernel(dtype):
+    """The host's loads take any address (capabilities.CPU alike): an input misaligned
+    against its output is planned "shifted" but runs the kernel of the aligned layout, which
+    gives the same bits."""
+    n, x = 1003, _values(1003 + 16, dtype, 1)
+    y = _values(n, dtype, 2, divisor=True)
+    shifted = _check((x[1:1 + n], y), algorithms.Contiguous())
+    aligned = _check((x[:n], y), algorithms.Contiguous())
+    assert "shifted" in shifted.layout.kinds and "shifted" not in aligned.layout.kinds
+    assert shifted.layout.pack == aligned.layout.pack
+    assert shifted.source == aligned.source
+
+
 def test_plan_marks_shifted_inputs_and_keeps_the_pack():
     # an input 4 bytes past its output's alignment: pack 4, the input shifted
     lay = plan((100,), [((100,), (1,), 4, 0), ((100,), (1,), 4, 4)]).layout("contiguous")

@@ -433,7 +433,7 @@ def _build(op, operands, outs: list, info, algorithm, index=None) -> Prepared:
         op=getattr(op, "kernel_name", op.name), functor=typing.functor,
         arrays=tuple(v.dtype for v in views),
         params=typing.params, args=args, compute=typing.compute, mode=alg.mode,
-        kinds=layout.kinds, pack=layout.pack, index_bits=p.index_bits, ndim=p.ndim,
+        kinds=caps._kernel_kinds(layout.kinds), pack=layout.pack, index_bits=p.index_bits, ndim=p.ndim,
         nout=len(outs), preamble=typing.preamble, arg_types=typing.arg_types,
         out_types=typing.out_types, reads=typing.reads, keep_loads=bool(alg.keep_loads),
         tile=be.tile_width(alg, layout.pack) if staged else 0,
