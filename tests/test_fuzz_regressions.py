@@ -308,3 +308,46 @@ def test_torch_abs_of_complex_into_a_real_out_casts_and_into_a_complex_out_must_
         assert sw.abs(z, out=got) is got
         assert torch.equal(got.isnan(), want.isnan())
         assert torch.equal(got.nan_to_num(), want.nan_to_num()), dtype
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16])     # (float16 holds no such number)
+@pytest.mark.parametrize("number", [2**64 - 1, 2**63, -2**63])
+def test_16bit_tensors_with_python_ints_past_a_c_long(dtype, number):
+    """A Python int past a C long as a 16-bit float operand (where's branch, pow's exponent):
+    the GPU machine's ml_dtypes raised "expected number, got int" converting it directly."""
+    x = torch.tensor([0.5, 1.0, -3.0], dtype=dtype)
+    c = torch.tensor([True, False, True])
+    for got, want in ((sw.where(c, number, x), torch.where(c, number, x)),
+                      (sw.add(x, number), torch.add(x, number))):
+        assert got.dtype == want.dtype
+        assert torch.equal(got.view(torch.int16), want.view(torch.int16)), (got, want)
+
+
+def _pow_by_half_cases(device):
+    dtypes = [torch.float32, torch.float64, torch.bfloat16] + (
+        [torch.float16] if device == "cuda" else [])     # torch's CPU float16 pow calls pow
+    for dtype in dtypes:
+        x = torch.tensor([-0.0, 0.0, 4.0, 2.0, float("inf")], dtype=dtype, device=device)
+        for e in (0.5, -0.5):
+            yield x, e
+
+
+def _check_pow_by_half(x, e):
+    got, want = sw.pow(x, e), torch.pow(x, e)
+    assert got.dtype == want.dtype
+    assert torch.equal(torch.signbit(got), torch.signbit(want)), (e, got, want)   # -0.0, -inf
+    torch.testing.assert_close(got.double(), want.double(), rtol=2**-7, atol=0)   # 16-bit's ulp
+
+
+def test_torch_pow_by_a_half_is_its_square_root():
+    """torch.pow(x, 0.5) is sqrt(x) and pow(x, -0.5) one over it: pow(-0.0, 0.5) is -0.0 and
+    pow(-0.0, -0.5) is -inf, where C's pow (and NumPy) give +0.0 and +inf."""
+    for x, e in _pow_by_half_cases("cpu"):
+        _check_pow_by_half(x, e)
+    assert sw.pow(np.array([-0.0]), 0.5)[0] == 0 and not np.signbit(sw.pow(np.array([-0.0]), 0.5)[0])
+
+
+@pytest.mark.gpu
+def test_torch_pow_by_a_half_is_its_square_root_on_cuda():
+    for x, e in _pow_by_half_cases("cuda"):
+        _check_pow_by_half(x, e)

@@ -145,6 +145,13 @@ class ElementwiseOp:
         elif self.name in ("clip", "where"):    # integers: c10's rule (DType.checked)
             typing = dataclasses.replace(typing, params=tuple(p.checked() for p in typing.params))
         float32_ops = _TORCH_NUMBERS.get(backend, ())   # meta tensors: no values to read
+        # pow by a number: sqrt for 0.5 (math.h TorchPowByNumberFunctor), in every float
+        # dtype but float16 on the CPU (torch 2.13's CPU float16 kernel calls pow)
+        if self.name == "pow" and typing.compute.is_float and len(key) == 2 and not (
+                backend == "cpu" and typing.compute.name == "float16") and (
+                isinstance(key[1], type) or backend == "cuda" and isinstance(key[1], HostScalar)):
+            return dataclasses.replace(typing, functor=typing.functor.replace(
+                "sw::PowFunctor<", "sw::TorchPowByNumberFunctor<"))
         if self.name not in float32_ops + ("divide",) or len(key) != 2:
             return typing
         short = typing.compute.name in ("float16", "bfloat16")
@@ -234,10 +241,7 @@ class ElementwiseOp:
             if lib == "torch" and compute.name == "bool" and self.name == "square":
                 compute = out = DTYPES["int64"]      # torch's square is pow(x, 2): bool -> int64
             if self.name == "abs":         # |complex| is real, in both libraries
-                if lib == "torch" and compute.name == "bool":
-                    raise _complex.UnsupportedDtypeError(
-                        '"abs" is not implemented for torch bool tensors (torch raises too); '
-                        "a bool is its own absolute value")
+                # (a bool is its own: NumPy's answer and torch's CUDA kernel's; its CPU one raises)
                 out = _complex.real_of(out)
         if compute.name not in self.dtypes:
             raise _complex.UnsupportedDtypeError(f"unsupported dtype {compute.name} for {self.name}: "

@@ -29,6 +29,7 @@ using ::sin;
 using ::cos;
 using ::tanh;
 using ::pow;
+using ::sqrt;
 
 // Transcendentals: the C library's or libmvec's (host: UserMath above) or CUDA's (device)
 // overloads, float or double. They agree with NumPy and torch to a few ulp, not bit for bit
@@ -63,6 +64,22 @@ template <class T> struct PowFunctor : UserMath {
   SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const {
     if constexpr (IsInt<T>::value) return int_pow(a, b);
     else return pow(a, b);
+  }
+};
+
+// torch's pow of floats by a number (its Scalar overload; on CUDA a CPU 0-d tensor too): an
+// exponent of 0.5 is sqrt and -0.5 one over it (CUDA: rsqrt), so pow(-0.0, 0.5) is -0.0 and
+// pow(-0.0, -0.5) is -inf where C's pow gives +0 and +inf. Its other special exponents (2, 3,
+// -1, -2) give pow's values within its tolerance.
+template <class T> struct TorchPowByNumberFunctor : UserMath {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const {
+    if (b == T(0.5)) return sqrt(a);
+#if defined(__CUDA_ARCH__)
+    if (b == T(-0.5)) return rsqrt(a);
+#else
+    if (b == T(-0.5)) return T(1) / sqrt(a);
+#endif
+    return pow(a, b);
   }
 };
 
