@@ -386,8 +386,6 @@ def _cuda_departure(row, args, out_spec, alias, werr, gerr, ref) -> bool:
         return True     # a negative shift count: undefined
     if row.name == "clip" and any(type(a) in (int, float) for a in args[1:]):
         return True     # clamp by a number: NaN bounds ignored, no range check on CUDA
-    if werr is not None and gerr is None and "Promotion for uint16" in str(werr):
-        return True     # open (docs/decisions.md): a bool tensor with an int past 2^63 wraps
     return False
 
 

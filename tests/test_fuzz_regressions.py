@@ -351,3 +351,21 @@ def test_torch_pow_by_a_half_is_its_square_root():
 def test_torch_pow_by_a_half_is_its_square_root_on_cuda():
     for x, e in _pow_by_half_cases("cuda"):
         _check_pow_by_half(x, e)
+
+
+@pytest.mark.parametrize("number", [2**63, 2**64 - 1])
+def test_torch_bool_tensor_with_an_int_past_int64_raises_as_torch_does(number):
+    """The int decides the dtype of bool tensors, and torch types one of 2^63 or more as
+    uint64, whose promotion it refuses; stridewise wrapped it into int64. Both the first call
+    and a warm one (its signature already compiled by a small int) raise, writing nothing."""
+    x = torch.tensor([True, False])
+    with pytest.raises(RuntimeError, match="Promotion"):
+        torch.add(x, number)
+    assert torch.equal(sw.add(x, 1), torch.add(x, 1))          # the warm signature
+    out = torch.zeros(2, dtype=torch.int64)
+    for call in (lambda: sw.add(x, number), lambda: sw.equal(x, number),
+                 lambda: sw.add(x, number, out=out)):
+        with pytest.raises(OverflowError, match="out of bounds for int64"):
+            call()
+    assert not out.any()
+    assert torch.equal(sw.add(x, 2**63 - 1), torch.add(x, 2**63 - 1))

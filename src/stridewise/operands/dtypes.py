@@ -43,7 +43,8 @@ class DType:
         """The Python value `struct` packs for a scalar parameter of this dtype."""
         if self.int64 and type(value) is int and not -2**63 <= value < 2**63:
             raise OverflowError(f"Python integer {value} out of bounds for int64: NumPy's logical "
-                                "ops read an int as int64; pass bool(value)")
+                                "ops, and torch with bool tensors, read an int as int64 (torch "
+                                "refuses uint64's promotion); pass bool(value) or a float")
         if self.limit:
             if type(value) is int and not -2**63 <= value < 2**64:
                 raise OverflowError(f"Python int {value} is too big to convert to {self.name}")
@@ -89,7 +90,8 @@ class DType:
 
     def as_int64(self) -> "DType":
         """This dtype with a Python int read as an int64 first, as NumPy's logical ops read
-        its truth: one outside int64 raises OverflowError, whatever the array's dtype."""
+        its truth (and torch an int beside bool tensors): one outside int64 raises
+        OverflowError, whatever the array's dtype."""
         return dataclasses.replace(self, int64=True)
 
     def wrapping(self) -> "DType":
