@@ -136,7 +136,9 @@ class ElementwiseOp:
         - float16 and bfloat16 floor_divide rounds each step to 16 bits between two tensors
           (bf16_ops.h TorchFloorDivide16), but computes in float32 on the CPU where the divisor
           is a number or `one_value` (a tensor of one element broadcast: TensorIterator's
-          is_scalar), and by the number's reciprocal on CUDA (TorchFloorDivideByNumber16)."""
+          is_scalar), and by the number's reciprocal on CUDA (TorchFloorDivideByNumber16);
+        - pow by 0.5 and -0.5 is sqrt and one over it (TorchPowByNumberFunctor);
+        - an int beside bool tensors decides the dtype, and torch refuses one past int64."""
         if self.name not in _TORCH_CHECKED:
             typing = dataclasses.replace(typing, params=tuple(p.wrapping() for p in typing.params))
         elif typing.compute.is_float or typing.compute.is_complex:

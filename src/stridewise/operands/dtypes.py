@@ -61,8 +61,7 @@ class DType:
         if self.ctype in ("sw::half", "sw::bfloat16"):
             if type(value) is int:     # through a 64-bit integer array: an older ml_dtypes
                 value = np.array(value)    # takes no Python int past a C long
-            with np.errstate(all="ignore"):
-                return int(np.asarray(value).astype(self.numpy).view(np.uint16))
+            return int(np.asarray(value, dtype=self.numpy).view(np.uint16))
         if self.is_complex:     # struct has no complex format: the value's bytes
             return self.numpy.type(value).tobytes()
         try:
