@@ -90,6 +90,25 @@ def test_numpy_ints_beyond_the_dtype_in_comparisons_and_logical_ops():
         sw.add(arrays[0], -2)
 
 
+@pytest.mark.parametrize("dtype", [np.float16, "bfloat16", np.float32, np.complex64, np.int8, np.bool_])
+def test_numpy_logical_ops_take_a_float_numbers_own_truth(dtype):
+    """NumPy's logical ops take their bool loop: a Python float's truth is its own, so 1e-310
+    is true beside a float32 array, though the number cast to float32 is 0 (found by
+    tools/fuzz_calls.py); NaN is true, -0.0 false; 1e300 beside float16 is true and warns of
+    no overflow."""
+    import ml_dtypes
+    dtype = np.dtype(getattr(ml_dtypes, dtype) if isinstance(dtype, str) else dtype)
+    x = np.array([[0, 1], [2, 0]]).astype(dtype).T
+    for c in (1e-310, 1e-46, 1e-8, -0.0, 0.0, float("nan"), -float("inf"), 1e300, 1e-310j, 0j):
+        for op in ("logical_and", "logical_or", "logical_xor"):
+            for args in ((x, c), (c, x)):
+                with np.errstate(all="raise"):
+                    got = getattr(sw, op)(*args)
+                want = getattr(np, op)(*args)
+                assert got.dtype == want.dtype and got.strides == want.strides
+                assert (got == want).all(), (dtype, c, op)
+
+
 def _floor_divide_cases(x, y):
     """torch's 16-bit floor_divide takes three forms by its divisor: two tensors (rounded to
     16 bits between steps, which steps by device), a number (in float32; on CUDA by its

@@ -255,7 +255,7 @@ class ElementwiseOp:
                             f"it computes in {', '.join(self.dtypes)}")
         _complex.check(self.name, lib, compute)
         nparams = sum(isinstance(k, (type, HostScalar)) for k in key) - len(params)
-        number = compute.as_int64() if lib == "numpy" and self.name in _INT64_NUMBERS else compute
+        number = compute.as_truth() if lib == "numpy" and self.name in _TRUTH_NUMBERS else compute
         functor = self.functor_for(compute, convention)
         if lib == "numpy" and self.name in _BITS16 and compute.name in ("float16", "bfloat16"):
             # NumPy's 16-bit loops move these ops' bits (ops.h AbsBits16): on the storage
@@ -281,8 +281,9 @@ class ElementwiseOp:
         return ""
 
 
-# NumPy's logical ops read a Python int as an int64 (DType.as_int64), whatever the arrays.
-_INT64_NUMBERS = ("logical_and", "logical_or", "logical_xor")
+# NumPy's logical ops read a number's truth (DType.as_truth): its bool loop takes the number
+# itself, an int as an int64, whatever the arrays.
+_TRUTH_NUMBERS = ("logical_and", "logical_or", "logical_xor")
 
 # The ops whose numbers torch checks against the dtype's range rather than casting them.
 _TORCH_CHECKED = ("clip", "where", "pow", "fma")

@@ -24,6 +24,7 @@ class DType:
     limit: float = 0.0  # a finite number beyond +-limit raises OverflowError (0: no check;
                         # inf: only an int no 64-bit integer holds)
     int64: bool = False  # a Python int is read as an int64 first (NumPy's logical ops)
+    truth: bool = False  # a number stands for its truth (NumPy's logical ops): 1 or 0
 
     @property
     def is_complex(self) -> bool:
@@ -45,6 +46,8 @@ class DType:
             raise OverflowError(f"Python integer {value} out of bounds for int64: NumPy's logical "
                                 "ops, and torch with bool tensors, read an int as int64 (torch "
                                 "refuses uint64's promotion); pass bool(value) or a float")
+        if self.truth:
+            value = bool(value)
         if self.limit:
             if type(value) is int and not -2**63 <= value < 2**64:
                 raise OverflowError(f"Python int {value} is too big to convert to {self.name}")
@@ -92,6 +95,12 @@ class DType:
         its truth (and torch an int beside bool tensors): one outside int64 raises
         OverflowError, whatever the array's dtype."""
         return dataclasses.replace(self, int64=True)
+
+    def as_truth(self) -> "DType":
+        """This dtype with a number read as NumPy's logical ops read it: an int as an int64
+        first (as_int64), then any number's truth as a Python bool, so 1e-310 is true beside
+        float32 arrays, where the number cast to float32 would be 0."""
+        return dataclasses.replace(self, int64=True, truth=True)
 
     def wrapping(self) -> "DType":
         """This dtype with scalars converted as astype does: wrapped, or rounded to +-inf."""
