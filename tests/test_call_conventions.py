@@ -167,6 +167,42 @@ def test_a_list_beside_a_torch_tensor_is_refused_as_torch_does():
         sw.remainder(torch.ones(2), [1.0, 2.0])
 
 
+# --- NumPy scalars beside another library's arrays ---------------------------------------------
+
+NP_SCALARS = [np.True_, np.int8(-2), np.uint8(200), np.int64(-3), np.float16(1.5),
+              np.float32(2.5), np.float64(0.1), np.float64(1e300), np.complex64(1 + 2j)]
+
+
+@pytest.mark.parametrize("dtype", [torch.bool, torch.int8, torch.int64, torch.float16,
+                                   torch.bfloat16, torch.float64])
+def test_numpy_scalars_beside_torch_tensors_are_numbers_as_torch_reads_them(dtype):
+    """torch reads a NumPy scalar as a Python number: an integer one as an int, any other as a
+    float (np.True_ as 1.0, a complex one without its imaginary part), so a float16 tensor
+    times np.float64(0.1) stays float16 (it was refused as a mix of libraries)."""
+    x = torch.tensor([0, 1, 3], dtype=torch.int64).to(dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+        for s, (op, top) in itertools.product(NP_SCALARS, [("add", torch.add), ("multiply", torch.mul),
+                                                           ("less", torch.lt)]):
+            for args in ((x, s), (s, x)) if op != "less" else ((x, s),):
+                try:     # s * x is x.__rmul__(s): the number second (test_numbers.py)
+                    want = top(x, s)
+                except (RuntimeError, TypeError) as e:
+                    with pytest.raises(type(e)):
+                        getattr(sw, op)(*args)
+                    continue
+                got = getattr(sw, op)(*args)
+                assert got.dtype == want.dtype, (s, op)
+                torch.testing.assert_close(got, want, rtol=0, atol=0, equal_nan=True)
+
+
+def test_numpy_scalar_in_a_compiled_function_is_refused_with_the_fix():
+    """Dynamo traces a NumPy scalar as an array, whose value it cannot hand over as a number."""
+    f = torch.compile(lambda x: sw.multiply(x, np.float32(0.5)), fullgraph=True)
+    with pytest.raises(Exception, match="NumPy scalar in a compiled function"):
+        f(torch.ones(3))
+
+
 # --- NumPy's out= that overlaps an input: computed as if from copies -------------------------
 
 def _slices(n, k, steps):
@@ -372,6 +408,29 @@ def test_cupy_out_overlapping_an_input_and_joining_the_broadcast(dtype):
     cupy.add(row, row, out=want)
     assert sw.add(row, row, out=got) is got
     assert same_bits(cupy.asnumpy(got), cupy.asnumpy(want))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "int64", "float16", "float32", "complex64"])
+def test_numpy_scalars_beside_cupy_arrays_promote_as_cupys_own_ops(dtype):
+    """A NumPy scalar beside CuPy arrays is a number of its own dtype (NumPy 2's rule, which
+    CuPy's ufuncs follow): the dtype and values of CuPy's own op (it was refused as a mix of
+    libraries)."""
+    import cupy
+
+    x = cupy.asarray(np.array([0, 1, 3]).astype(dtype))
+    for s in NP_SCALARS:
+        for op in ("add", "multiply", "less", "maximum"):
+            for args in ((x, s), (s, x)):
+                try:
+                    want = getattr(cupy, op)(*args)
+                except Exception as e:     # noqa: BLE001 -- CuPy's refusal, kind compared
+                    with pytest.raises((TypeError, ValueError, OverflowError)):
+                        getattr(sw, op)(*args)
+                    continue
+                got = getattr(sw, op)(*args)
+                assert isinstance(got, cupy.ndarray) and got.dtype == want.dtype, (s, op)
+                assert same_bits(cupy.asnumpy(got), cupy.asnumpy(want)), (s, op)
 
 
 @pytest.mark.gpu

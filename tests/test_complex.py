@@ -360,13 +360,94 @@ def test_every_layout(dtype):
     assert sw.explain(sw.multiply, *cases[0]).pack == 16 // np.dtype(dtype).itemsize
 
 
+# -- the device's formulas, on the host --------------------------------------------------------
+
+def extremes(dtype) -> np.ndarray:
+    """Every pair of parts from zeros, ones, infinities, NaN, the smallest normal and
+    subnormal, the largest finite value, and magnitudes far from 1."""
+    fi = np.finfo(REAL[dtype])
+    parts = [0.0, -0.0, 1.0, -2.5, 0.5, 7.0, math.inf, -math.inf, math.nan, float(fi.tiny),
+             float(fi.smallest_subnormal), -float(fi.smallest_subnormal), float(fi.max),
+             -float(fi.max), 1e30, -1e-30, 100.0]
+    z = np.empty(len(parts) ** 2, dtype)
+    z.real, z.imag = np.repeat(parts, len(parts)), np.tile(parts, len(parts))
+    return z
+
+
+def formula(name: str, dtype: str, nin: int = 1):
+    """A CPU user kernel calling the device's function sw::formulas::`name` (the host's
+    built-in ops call the C library's), or `name` itself where it is a call expression."""
+    ins = ", ".join(f"{dtype} x{i}" for i in range(nin))
+    call = name if "(" in name else f"sw::formulas::{name}(x0)"
+    return sw.ElementwiseKernel(ins, f"{dtype} y", f"y = {call}", "device_formula")
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+@pytest.mark.parametrize("op", ["exp", "log", "sqrt", "sin", "cos", "tanh"])
+def test_device_formulas_against_numpy(op, dtype):
+    """The formulas the GPU computes, compiled on the host, against NumPy (the C library's
+    cexp, clog, ...): C99 Annex G's special values exactly (NaN in the same parts, infinities
+    with their signs), subnormal and near-max arguments scaled, finite results within
+    TOLERANCE_ULP[op]['cuda <dtype>']. The GPU's own results are test_gpu_against_numpy's."""
+    x = np.concatenate([extremes(dtype), values(dtype, seed=21)])
+    got, want = formula(op, dtype)(x), numpy_op(op, x)
+    assert close(got, want, TOLERANCE_ULP[op][f"cuda {dtype}"]), (op, dtype)
+
+
+def _pow_domain(a, b):
+    """Pairs where exp(b log a) is well conditioned (|a| in [1e-3, 10], |b| <= 3, as
+    TOLERANCE_ULP['pow'] is measured) or any part is infinite or NaN: beyond, a 1-ulp
+    difference in log a is amplified by |b log a| in both libraries' results."""
+    def finite(v):
+        return np.isfinite(v.real) & np.isfinite(v.imag)
+    keep = ~finite(a) | ~finite(b) | ((np.abs(a) >= 1e-3) & (np.abs(a.real) <= 10) & (np.abs(a.imag) <= 10)
+                                      & (np.abs(b.real) <= 3) & (np.abs(b.imag) <= 3))
+    return a[keep], b[keep]
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_device_pow_formula_against_numpy(dtype):
+    """NumPy's npy_cpow with the device's exp(b log a) (C's complex product between, whose
+    infinities Annex G recovers), compiled on the host, against NumPy: every pair of extreme
+    values, special results exactly, finite ones within TOLERANCE_ULP['pow']['cuda <dtype>']."""
+    z = extremes(dtype)
+    a, b = _pow_domain(np.repeat(z, len(z)), np.tile(z, len(z)))
+    got, want = formula("sw::numpy_pow<true>(x0, x1)", dtype, 2)(a, b), numpy_op("pow", a, b)
+    assert close(got, want, TOLERANCE_ULP["pow"][f"cuda {dtype}"])
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_device_hypot_against_numpys(dtype):
+    """|z| as the device's sign computes it, against np.hypot: finite wherever np.hypot is
+    (CUDA's own hypot rounds (max, 1) up to inf); on the host, the same bits."""
+    x = np.concatenate([extremes(dtype), values(dtype, seed=22)])
+    k = sw.ElementwiseKernel(f"{dtype} x", f"{REAL[dtype].__name__} y",
+                             "y = sw::formulas::hypot(x.re, x.im)", "device_hypot")
+    with np.errstate(all="ignore"):
+        assert same(k(x), np.hypot(x.real, x.imag)).all()
+
+
 # -- the GPU ------------------------------------------------------------------------------------
+
+def close(got, want, tol) -> bool:
+    """Per element: each part NaN where want's is, infinite where want's is (its sign too),
+    and the finite parts within tol ulps of want's larger finite part."""
+    g = np.stack([got.real, got.imag]).astype(np.float64)
+    w = np.stack([want.real, want.imag]).astype(np.float64)
+    fin = np.isfinite(w)
+    if not ((np.isnan(g) == np.isnan(w)).all() and (g[~fin & ~np.isnan(w)] == w[~fin & ~np.isnan(w)]).all()):
+        return False
+    big = np.where(fin, np.abs(w), 0).max(axis=0)
+    unit = np.spacing(np.maximum(big, np.finfo(want.real.dtype).tiny).astype(want.real.dtype))
+    with np.errstate(invalid="ignore"):
+        return bool((np.where(fin, np.abs(g - w), 0) <= tol * unit.astype(np.float64)).all())
+
 
 def _cuda_oracle_ok(op, dtype, got, want):
     tol = TOLERANCE_ULP.get(op, {}).get(f"cuda {dtype}", 0)
     if tol == 0 or got.dtype == bool:
         return bool(same(got, want).all())
-    return ulps(got, want) <= tol
+    return close(got, want, tol)
 
 
 @pytest.mark.gpu
@@ -375,12 +456,19 @@ def _cuda_oracle_ok(op, dtype, got, want):
 def test_gpu_against_numpy(op, dtype):
     """Every complex op on CUDA (torch tensors with convention numpy, so the formulas are
     NumPy's) against NumPy on the CPU: arithmetic bit for bit, transcendentals within
-    TOLERANCE_ULP[op]['cuda <dtype>'] (finite results; specials must match exactly)."""
+    TOLERANCE_ULP[op]['cuda <dtype>'] (`close`: special parts exactly), the extreme values
+    (every pair of special, tiny and huge parts) included."""
     a, b = values(dtype, seed=12, specials=False), values(dtype, seed=13, specials=False)
     if op == "pow":   # integer exponents (NumPy's repeated products), then |b| <= 3
         b = np.concatenate([np.arange(-5, 5), b[10:] / np.maximum(1, np.abs(b[10:]) / 3)]).astype(dtype)
     if op in ("exp", "sin", "cos", "tanh", "pow"):   # away from overflow: |a| <= 10
         a = (a / np.maximum(1, np.abs(a) / 10)).astype(dtype)
+    if op in UNARY:
+        a = np.concatenate([extremes(dtype), a])
+    elif op == "pow":
+        z = extremes(dtype)
+        pa, pb = _pow_domain(np.repeat(z, len(z)), np.tile(z, len(z)))
+        a, b = np.concatenate([pa, a]), np.concatenate([pb, b])
     args = (a, b)[: 2 if op in BINARY else 1]
     want = numpy_op(op, *args)
     import cupy
@@ -413,6 +501,8 @@ def test_gpu_sign_and_clip_against_numpy(op, dtype):
     hypot against glibc's; 2 ulp measured on the H200), its specials exactly."""
     import cupy
     a, b, c = values(dtype, seed=14), values(dtype, seed=15), values(dtype, seed=16)
+    if op == "sign":     # and |z| past the range: CUDA's hypot rounds (max, 1) up to inf
+        a = np.concatenate([extremes(dtype), a])
     args = (a,) if op == "sign" else (a, np.minimum(b, c), np.maximum(b, c))
     want = numpy_op(op, *args)
     got = cupy.asnumpy(getattr(sw, op)(*[cupy.asarray(x) for x in args]))

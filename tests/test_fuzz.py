@@ -1,6 +1,7 @@
 """A differential fuzz of every op of the table against the owning library's own op.
 
-Each example draws an op from `ROWS`, a library (NumPy or torch), and operands as users pass
+Each example draws an op from `ROWS`, a library (NumPy, torch, or CuPy on the GPU, whose
+values and dtypes are NumPy's and whose layouts are its own ops'), and operands as users pass
 them: arrays of any dtype the library has (mixed across operands), Python numbers (bool, int of
 any size, float incl. NaN, inf and -0.0, complex), NumPy scalars, 0-d arrays and tensors,
 broadcast shapes with dims of size 1 or 0, and layouts (F-order, transposed, channels_last,
@@ -35,6 +36,7 @@ NUMPY_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "u
                 "uint64", "float16", "bfloat16", "float32", "float64", "complex64", "complex128")
 # torch's uint16/32/64 have "limited support": few ops have kernels for them
 TORCH_DTYPES = tuple(d for d in NUMPY_DTYPES if d not in ("uint16", "uint32", "uint64"))
+CUPY_DTYPES = tuple(d for d in NUMPY_DTYPES if d != "bfloat16")     # CuPy has no bfloat16
 NUMBERS = (True, False, 0, 1, -1, 3, 127, 255, -129, 70000, 2**31, -2**63, 2**64 - 1, 2**70,
            0.0, -0.0, 2.5, -0.5, math.nan, math.inf, -math.inf, 1e-310, 1e300, 1 + 2j, -1j)
 NUMPY_SCALARS = (np.float32(2), np.float16(-0.0), np.int8(-3), np.uint8(200), np.int64(-1),
@@ -88,22 +90,32 @@ def values(draw, dtype: str, shape: tuple) -> np.ndarray:
     return pool[rng.integers(len(pool), size=shape)]
 
 
-def numpy_layout(x: np.ndarray, layout: str) -> np.ndarray:
-    """The same values held in another layout."""
+def numpy_layout(x: np.ndarray, layout: str, xp=np) -> np.ndarray:
+    """The same values held in another layout (xp: NumPy, or CuPy for its arrays)."""
     if x.ndim == 0 or layout == "C":
         return x
     if layout == "F":
-        return np.asfortranarray(x)
+        return xp.asfortranarray(x)
     if layout == "transposed":
-        return np.ascontiguousarray(np.swapaxes(x, 0, -1)).swapaxes(0, -1)
+        return xp.ascontiguousarray(xp.swapaxes(x, 0, -1)).swapaxes(0, -1)
     if layout == "reversed":
-        return np.flip(np.ascontiguousarray(np.flip(x, -1)), -1)
+        return xp.flip(xp.ascontiguousarray(xp.flip(x, -1)), -1)
     if layout == "strided":
-        return np.repeat(x, 2, axis=-1)[..., ::2]
-    flat = np.empty(x.size + 1, x.dtype)            # offset: one element past an aligned start
+        return xp.repeat(x, 2, axis=-1)[..., ::2]
+    flat = xp.empty(x.size + 1, x.dtype)            # offset: one element past an aligned start
     y = flat[1:].reshape(x.shape)
     y[...] = x
     return y
+
+
+def to_cupy(x: np.ndarray, layout: str):
+    """A CuPy array of x's values in `layout` (a NumPy scalar becomes a 0-d array)."""
+    import cupy
+    return numpy_layout(cupy.asarray(x), layout, cupy)
+
+
+def is_cupy(x) -> bool:
+    return type(x).__module__.startswith("cupy")
 
 
 def to_torch(x: np.ndarray, layout: str, device: str = "cpu"):
@@ -134,18 +146,18 @@ def call(draw, lib: str, device: str = "cpu"):
     """(row, args, out= as (dtype, layout) or None, alias None, "out" or "inplace").
     `device`: where torch's tensors live; on CUDA a 0-d tensor is sometimes a CPU one, which
     torch takes as a number."""
-    names = FUZZED if lib == "numpy" else TORCH_FUZZED
+    names = TORCH_FUZZED if lib == "torch" else FUZZED
     row = ROWS[draw(st.sampled_from(names))]
-    dtypes = NUMPY_DTYPES if lib == "numpy" else TORCH_DTYPES
+    dtypes = {"numpy": NUMPY_DTYPES, "torch": TORCH_DTYPES, "cupy": CUPY_DTYPES}[lib]
     shape = tuple(draw(SHAPES))
     first = draw(st.sampled_from(dtypes))
     layouts = ("C", "F", "transposed", "strided", "offset") + (
-        ("reversed",) if lib == "numpy" else ("channels_last",))
+        ("channels_last",) if lib == "torch" else ("reversed",))
     args = []
     for k in range(len(row.params)):
         kind = "array" if k == 0 else draw(st.sampled_from(
             ("array", "array", "array", "number", "number", "zerod")
-            + (("npscalar",) if lib == "numpy" else ())
+            + (("npscalar",) if lib != "torch" else ())
             + (("none",) if row.name == "clip" and not any(a is None for a in args) else ())))
         if kind == "none":          # clip with one bound (np.clip(x, None, hi), clamp(max=))
             args.append(None)
@@ -169,7 +181,8 @@ def call(draw, lib: str, device: str = "cpu"):
             x = np.asarray(x)    # a 0-d array, else a NumPy scalar (0-d tensors either way)
         layout = draw(st.sampled_from(layouts))
         where = "cpu" if kind == "zerod" and draw(st.booleans()) else device
-        args.append(numpy_layout(x, layout) if lib == "numpy" else to_torch(x, layout, where))
+        args.append({"numpy": numpy_layout, "cupy": to_cupy}[lib](x, layout) if lib != "torch"
+                    else to_torch(x, layout, where))
     args = fit_domain(row, lib, args)
     out, alias = None, None
     choice = draw(st.integers(0, 5))
@@ -189,14 +202,14 @@ def fit_domain(row, lib, args):
     def integral(a):
         if isinstance(a, torch.Tensor):
             return not (a.dtype.is_floating_point or a.dtype.is_complex)
-        return isinstance(a, np.ndarray) and a.dtype.kind in "biu"
+        return (isinstance(a, np.ndarray) or is_cupy(a)) and a.dtype.kind in "biu"
 
     def fix(a, bad, good):
         if integral(a):
             a = a.clone() if lib == "torch" else a.copy()
             a[bad(a)] = good
         return a
-    if row.name == "pow" and lib == "numpy":
+    if row.name == "pow" and lib != "torch":
         args[1] = fix(args[1], lambda a: a < 0, 2)
         if isinstance(args[1], np.integer) and args[1] < 0:    # a NumPy scalar: a 0-d array
             args[1] = args[1].dtype.type(2)
@@ -237,8 +250,9 @@ def ulps(got: np.ndarray, want: np.ndarray) -> int:
 
 
 def tolerance(row, dtype: np.dtype, lib: str) -> int:
-    if dtype.kind == "c":
-        return COMPLEX_TOLERANCE_ULP.get(row.name, {}).get(f"{lib} {dtype}", 0)
+    if dtype.kind == "c":       # CuPy's: the device's formulas
+        where = "cuda" if lib == "cupy" else lib
+        return COMPLEX_TOLERANCE_ULP.get(row.name, {}).get(f"{where} {dtype}", 0)
     tol = row.ulp.get(str(dtype), 0)
     if lib == "torch" and row.name == "sqrt":
         tol = max(tol, 1)                  # torch's sqrt is Sleef's u05: within 1 ulp
@@ -246,6 +260,8 @@ def tolerance(row, dtype: np.dtype, lib: str) -> int:
 
 
 def host(x) -> np.ndarray:
+    if is_cupy(x):
+        return x.get()
     if isinstance(x, torch.Tensor):
         x = x.cpu()
         return x.view(torch.int16).numpy().view(BF16) if x.dtype == torch.bfloat16 else x.numpy()
@@ -257,9 +273,9 @@ def check(row, lib, got, want, strides=True):
     assert _dtype(got) == _dtype(want), (_dtype(got), _dtype(want))
     g, w = host(got), host(want)
     assert g.shape == w.shape
-    if strides and w.size > 1 and isinstance(want, (np.ndarray, torch.Tensor)):
-        assert (got.stride() if lib == "torch" else g.strides) == (
-            want.stride() if lib == "torch" else w.strides), "output strides"
+    if strides and w.size > 1 and hasattr(want, "strides"):
+        assert (got.stride() if lib == "torch" else got.strides) == (
+            want.stride() if lib == "torch" else want.strides), "output strides"
     if lib == "torch" and row.name in ("maximum", "minimum", "clip") and w.dtype.kind == "f":
         # torch's vector and scalar CPU paths disagree on the sign of a +-0 tie (documented)
         g, w = g.astype(np.float64) + 0.0, w.astype(np.float64) + 0.0
@@ -273,15 +289,15 @@ def check(row, lib, got, want, strides=True):
 
 def _departure(row, lib, args, error) -> bool:
     """Where stridewise raises and the library does not, on purpose (documented)."""
-    if lib == "numpy" and row.name == "reciprocal":     # NumPy's integer reciprocal
+    if lib != "torch" and row.name == "reciprocal":     # NumPy's integer reciprocal
         return "float dtype first" in str(error)
     if lib == "torch" and "complex32" in str(error):    # torch's ComplexHalf: not a dtype here
         return True
     if lib == "torch" and row.name == "pow" and "dtype bool" in str(error):
         return True     # torch has no bool pow, but returns x for bool ** True (exponent 1)
-    if lib == "numpy" and row.name == "where" and isinstance(error, OverflowError):
+    if lib != "torch" and row.name == "where" and isinstance(error, OverflowError):
         return True     # np.where casts an int beyond the range unsafely, where ufuncs raise
-    if lib == "numpy" and row.name == "where" and args[0].dtype.kind == "c":
+    if lib != "torch" and row.name == "where" and args[0].dtype.kind == "c":
         return "condition must be real" in str(error)     # a real condition only (documented)
     return False
 
@@ -315,6 +331,32 @@ def numpy_reference(row, args, out):
             return None, e
         want = out
     return want, err
+
+
+def cupy_reference(row, args, out):
+    """NumPy's values and dtype on host copies, as a CuPy array in the layout CuPy's own op
+    allocates (C-contiguous where CuPy has no such op or refuses the call). An out= takes
+    the result by CuPy's rule: computed by the inputs' loop, then cast into out if same_kind
+    allows (NumPy's own out= would pick its loop with out's dtype)."""
+    import cupy
+    want, err = numpy_reference(row, [host(a) if is_cupy(a) else a for a in args], None)
+    if err is not None:
+        return None, err
+    theirs = getattr(cupy, numpy_fn(row).__name__, None)
+    try:
+        layout = theirs(*args) if out is None and theirs is not None else None
+    except Exception:    # noqa: BLE001 -- CuPy's refusals are not the oracle's
+        layout = None
+    if out is not None:
+        if not np.can_cast(np.asarray(want).dtype, out.dtype, "same_kind"):
+            return None, TypeError("same_kind")
+        out[...] = cupy.asarray(np.asarray(want).astype(out.dtype))
+        return out, None
+    if not (isinstance(layout, cupy.ndarray) and layout.shape == np.shape(want)
+            and layout.dtype == np.asarray(want).dtype):
+        layout = cupy.empty(np.shape(want), np.asarray(want).dtype)
+    layout[...] = cupy.asarray(np.asarray(want))
+    return layout, None
 
 
 def torch_reference(row, args, out):
@@ -391,9 +433,12 @@ def _cuda_departure(row, args, out_spec, alias, werr, gerr, ref) -> bool:
 
 def run(lib: str, row, args, out_spec, alias, device: str = "cpu"):
     """Call stridewise and the library the same way; compare."""
-    ref = numpy_reference if lib == "numpy" else torch_reference
-    copy = (lambda a: a.copy()) if lib == "numpy" else (lambda a: a.clone())
-    is_array = np.ndarray if lib == "numpy" else torch.Tensor
+    ref = {"numpy": numpy_reference, "torch": torch_reference, "cupy": cupy_reference}[lib]
+    copy = (lambda a: a.clone()) if lib == "torch" else (lambda a: a.copy())
+    is_array = torch.Tensor if lib == "torch" else np.ndarray
+    if lib == "cupy":
+        import cupy
+        is_array = cupy.ndarray
     if alias is not None and tuple(args[0].shape) != tuple(np.shape(ref(row, args, None)[0])):
         alias = None                   # only an input of the result's shape can be its out
     if alias is not None:
@@ -411,8 +456,9 @@ def run(lib: str, row, args, out_spec, alias, device: str = "cpu"):
         shape = tuple(host(want0).shape)
         dtype, layout = out_spec
         blank = np.zeros(shape, NP[dtype])
-        if lib == "numpy":
-            o1, o2 = numpy_layout(blank, layout), numpy_layout(blank, layout)
+        if lib != "torch":
+            make = numpy_layout if lib == "numpy" else to_cupy
+            o1, o2 = make(blank, layout), make(blank, layout)
         else:
             o1, o2 = to_torch(blank, layout, device), to_torch(blank, layout, device)
         want, werr = ref(row, args, o1)
@@ -431,7 +477,7 @@ def run(lib: str, row, args, out_spec, alias, device: str = "cpu"):
         return          # a number that wraps to 0 (int8 // 256): stridewise gives 0 (documented)
     if werr is not None and gerr is None and row.name == "abs" and _dtype(got) == torch.bool:
         return          # torch's CPU abs has no bool loop; its CUDA one and NumPy's: the identity
-    if device == "cuda" and _cuda_departure(row, args, out_spec, alias, werr, gerr, ref):
+    if lib == "torch" and device == "cuda" and _cuda_departure(row, args, out_spec, alias, werr, gerr, ref):
         return
     if werr is not None:
         assert gerr is not None, f"{lib} raised {werr!r}; stridewise returned {got!r}"
@@ -477,3 +523,12 @@ def test_every_op_against_torch(data):
 def test_every_op_against_torch_on_cuda(data):
     """The same calls with CUDA tensors, against torch's CUDA kernels."""
     run("torch", *data.draw(call("torch", "cuda")), device="cuda")
+
+
+@pytest.mark.gpu
+@SETTINGS
+@given(st.data())
+def test_every_op_with_cupy_arrays(data):
+    """The NumPy calls with CuPy arrays: NumPy's values and dtypes, CuPy's layouts."""
+    with np.errstate(all="ignore"):
+        run("cupy", *data.draw(call("cupy")), device="cuda")

@@ -1,6 +1,6 @@
 """The call-style fuzz of tests/test_fuzz.py run for a while, every failure kept.
 
-    python tools/fuzz_calls.py [--lib numpy|torch] [--device cpu|cuda] [--seconds S] [--seed N]
+    python tools/fuzz_calls.py [--lib numpy|torch|cupy] [--device cpu|cuda] [--seconds S] [--seed N]
 
 The test stops at its first failure and shrinks it; this draws the same calls (every op,
 dtype, layout, number, 0-d operand, out= and alias) for --seconds, records each distinct
@@ -26,13 +26,15 @@ import test_fuzz  # noqa: E402  (the strategies and the comparison)
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--lib", choices=("numpy", "torch"), default="torch")
+    ap.add_argument("--lib", choices=("numpy", "torch", "cupy"), default="torch")
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     ap.add_argument("--seconds", type=float, default=300.0)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     if args.lib == "numpy" and args.device == "cuda":
-        ap.error("--device cuda fuzzes torch's CUDA tensors: pass --lib torch")
+        ap.error("--device cuda fuzzes torch's CUDA tensors: pass --lib torch (or --lib cupy)")
+    if args.lib == "cupy":
+        args.device = "cuda"
     failures: dict = {}
     start, shown, count = time.monotonic(), [time.monotonic()], [0]
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numbers
 import re
 import sys
+import numpy as np
 
 from stridewise.operands import arrays as _arrays
 from stridewise.launch import pipeline as _ops
@@ -282,6 +283,19 @@ def traced(op, inplace: bool = False):
     return entry
 
 
+def _number(x):
+    """A NumPy scalar as torch reads one (arrays.torch_number). Dynamo traces one as a 0-d
+    ndarray, whose value it cannot hand over as a number: refused there, with the fix."""
+    import torch
+
+    if isinstance(x, np.generic):
+        return _arrays.torch_number(x)
+    if isinstance(x, np.ndarray) and x.ndim == 0 and torch.compiler.is_compiling():
+        raise TypeError("a NumPy scalar in a compiled function: Dynamo traces it as an array; "
+                        "pass a Python number (float(s) outside the compiled function) or a tensor")
+    return x
+
+
 def call(op, args, out=None, convention=None, algorithm=None, inplace=False):
     """Run `op` through its torch custom op (eager with autograd or fake/meta tensors, or
     traced); out= and in-place calls write the result with copy_."""
@@ -291,6 +305,7 @@ def call(op, args, out=None, convention=None, algorithm=None, inplace=False):
     if len(args) != op.nin:
         raise TypeError(f"{op.name} takes {op.nin} arrays or scalars, got {len(args)}")
     mask = ""
+    args = tuple(_number(x) for x in args)
     for i, x in enumerate(args):
         if isinstance(x, torch.Tensor):
             mask += "T"

@@ -642,8 +642,11 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
         result = _warm_call(op, args, out, convention, algorithm, inplace, calls)
         if result is not None:
             return result
-        if _torch_ops.routed(args, out):   # autograd, fake or meta tensors, dispatch modes
-            return _torch_ops.call(op, args, out, convention, algorithm, inplace)
+    if isinstance(op, ElementwiseOp):      # (a user kernel's NumPy scalar keeps its type)
+        args = _arrays.numpy_scalars(args)
+    if not dry and index is None and stream is None and _torch_ops.routed(args, out):
+        # autograd, fake or meta tensors, dispatch modes
+        return _torch_ops.call(op, args, out, convention, algorithm, inplace)
     if _dask.has_dask(args, out):
         return _dask.call(op, args, out, convention, algorithm, inplace, dry)
     if isinstance(op, ElementwiseOp):

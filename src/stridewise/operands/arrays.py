@@ -54,8 +54,9 @@ class View:
 @dataclass(frozen=True, slots=True)
 class Scalar:
     """A Python number; it becomes a kernel parameter in the compute dtype. `tensor`: the
-    dtype name of the CPU 0-d torch tensor it was read from (torch takes one as a scalar in
-    an op on CUDA tensors, promoting it as a 0-d tensor)."""
+    dtype name of the array scalar it was read from, which promotes as a 0-d array of that
+    dtype: a CPU 0-d torch tensor in an op on CUDA tensors (torch takes one as a scalar), a
+    NumPy scalar beside CuPy arrays (numpy_scalars)."""
 
     value: object
     tensor: str | None = None
@@ -499,6 +500,28 @@ def array_likes(args: tuple) -> tuple:
             raise OverflowError(f"Python integer {a} out of bounds for int64 and uint64; pass "
                                 "it as a float, or in an array of a float dtype")
     return tuple(np.asarray(a) if like or numbers_only else a for a, like in zip(args, likes))
+
+
+def torch_number(x: np.generic):
+    """NumPy scalar x as torch reads it: an integer one as a Python int, any other as a
+    Python float (np.True_ is 1.0; a complex one loses its imaginary part, with NumPy's
+    ComplexWarning), so a float16 tensor plus np.float64(0.5) stays float16."""
+    return int(x) if isinstance(x, np.integer) else float(x)
+
+
+def numpy_scalars(args: tuple) -> tuple:
+    """args with each NumPy scalar beside torch tensors or CuPy arrays read as that library
+    reads it: torch as a Python number (torch_number), CuPy as a number of its own dtype (NumPy 2's rule, which CuPy follows: it
+    promotes as a 0-d array). Beside NumPy arrays a NumPy scalar is a 0-d array (as_operand)."""
+    if not any(isinstance(a, np.generic) for a in args):
+        return args
+    libs = {library_name(a) for a in args if not isinstance(a, np.generic)}
+    if "torch" in libs:
+        return tuple(torch_number(a) if isinstance(a, np.generic) else a for a in args)
+    if "cupy" in libs:
+        return tuple(Scalar(a.item(), dtype_of(a.dtype).name) if isinstance(a, np.generic) else a
+                     for a in args)
+    return args
 
 
 def _broadcast_strides(v: View, shape: tuple) -> tuple:

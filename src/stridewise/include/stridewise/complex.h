@@ -14,10 +14,11 @@
 // - divide: NumPy's Smith division (torch's CPU kernel scales by an approximate reciprocal
 //   and is not reproduced bit for bit: within COMPLEX_TOLERANCE_ULP there).
 // - abs: NumPy's max * sqrt(1 + (min / max)^2) with one fma; torch's hypot.
-// - exp, log, sqrt, sin, cos, pow: the C library's cexp, clog, ... on the host (what NumPy
-//   and torch call on the CPU: bit for bit there), formulas of ordinary accuracy on the
-//   device (COMPLEX_TOLERANCE_ULP). pow follows NumPy's npy_cpow: x ** 0 = 1, integer exponents
-//   |n| < 100 by repeated multiplication (then 1 / r for n < 0), else the library's cpow.
+// - exp, log, sqrt, sin, cos, tanh, pow: the C library's cexp, clog, ... on the host (what
+//   NumPy and torch call on the CPU: bit for bit there); on the device `formulas`, with the
+//   C library's special values and within COMPLEX_TOLERANCE_ULP of it elsewhere. pow follows
+//   NumPy's npy_cpow: x ** 0 = 1, integer exponents |n| < 100 by repeated multiplication
+//   (then 1 / r for n < 0), else the library's cpow.
 #pragma once
 #include "ops.h"   // the functors specialized below (ops.h includes this file last)
 
@@ -187,6 +188,201 @@ SW_COMPLEX_HALF(half, half_to_float, float_to_half)
 SW_COMPLEX_HALF(bfloat16, bfloat16_to_float, float_to_bfloat16)
 #undef SW_COMPLEX_HALF
 
+// -- the complex functions the device computes ---------------------------------------------
+// C99 Annex G's special values (infinite and NaN parts, signed zeros), which the C library
+// that NumPy and torch call on the CPU gives, and for finite arguments the textbook formulas,
+// scaled where a step would overflow or lose a subnormal's bits; each part within a few ulp
+// of the C library's (COMPLEX_TOLERANCE_ULP). Compiled on the host too, where the tests call
+// them in a CPU user kernel and compare them with NumPy (tests/test_complex.py).
+namespace formulas {
+template <class R> SW_HOST_DEVICE SW_INLINE bool finite(R x) { return x - x == R(0); }
+template <class R> SW_HOST_DEVICE SW_INLINE bool infinite(R x) { return x == x && x - x != R(0); }
+SW_HOST_DEVICE SW_INLINE void sin_cos(float y, float* s, float* c) { sincosf(y, s, c); }
+SW_HOST_DEVICE SW_INLINE void sin_cos(double y, double* s, double* c) { sincos(y, s, c); }
+template <class R> struct Range;   // the largest finite value; 2^digits (a subnormal times it is normal)
+template <> struct Range<float> {
+  SW_HOST_DEVICE static constexpr float max() { return 3.4028234663852886e38f; }
+  SW_HOST_DEVICE static constexpr float lift() { return 16777216.0f; }
+  SW_HOST_DEVICE static constexpr float log_max() { return 88.0f; }
+};
+template <> struct Range<double> {
+  SW_HOST_DEVICE static constexpr double max() { return 1.7976931348623157e308; }
+  SW_HOST_DEVICE static constexpr double lift() { return 9007199254740992.0; }
+  SW_HOST_DEVICE static constexpr double log_max() { return 709.0; }
+};
+
+// The library's hypot, finite wherever the result is: CUDA's rounds (max, 1) up to inf, so an
+// infinite result of finite parts is computed again from their halves.
+template <class R> SW_HOST_DEVICE SW_INLINE R hypot(R x, R y) {
+  const R h = ::hypot(x, y);
+  if (finite(h) || !finite(x) || !finite(y)) return h;
+  return R(2) * ::hypot(R(0.5) * x, R(0.5) * y);
+}
+// e^x (cos y + i sin y); past log(max) as e^(x/2) twice, so e^x cos y stays finite where it is.
+template <class R> SW_HOST_DEVICE SW_INLINE complex<R> exp(complex<R> z) {
+  const R x = z.re, y = z.im, inf = R(1) / R(0), nan = inf - inf;
+  if (y == R(0)) return complex<R>(::exp(x), y);          // the real axis, NaN and -inf too
+  if (!finite(y)) {
+    if (infinite(x)) return x > R(0) ? complex<R>(x, nan) : complex<R>(R(0), copysign(R(0), y));
+    return complex<R>(nan, nan);
+  }
+  if (x != x) return complex<R>(nan, nan);
+  R s, c;
+  sin_cos(y, &s, &c);
+  if (infinite(x)) {
+    const R v = x > R(0) ? x : R(0);
+    return complex<R>(copysign(v, c), copysign(v, s));
+  }
+  if (x > Range<R>::log_max()) {
+    const R e = ::exp(R(0.5) * x);
+    return complex<R>(mul_rn(mul_rn(e, c), e), mul_rn(mul_rn(e, s), e));
+  }
+  const R e = ::exp(x);
+  return complex<R>(mul_rn(e, c), mul_rn(e, s));
+}
+// log|z| + i arg z; |z| near 1 as log1p(x^2 + y^2 - 1) / 2 (fma keeps the difference), and
+// |z| past the range, or subnormal, scaled first.
+template <class R> SW_HOST_DEVICE SW_INLINE complex<R> log(complex<R> z) {
+  const R x = z.re, y = z.im, inf = R(1) / R(0), nan = inf - inf;
+  if (x != x || y != y) return complex<R>(infinite(x) || infinite(y) ? inf : nan, nan);
+  const R ax = fabs(x), ay = fabs(y), big = ax > ay ? ax : ay, small = ax > ay ? ay : ax;
+  const R ln2 = R(0.6931471805599453);
+  R re;
+  if (big == inf) re = inf;
+  else if (big == R(0)) re = -inf;
+  else if (big > R(0.5) && big < R(2)) re = R(0.5) * log1p(fma_rn(small, small, fma_rn(big, big, R(-1))));
+  else if (big > R(0.25) * Range<R>::max()) re = ::log(hypot(R(0.25) * x, R(0.25) * y)) + R(2) * ln2;
+  else if (big < R(1) / (Range<R>::lift() * Range<R>::lift() * Range<R>::lift())) {
+    const R k = Range<R>::lift() * Range<R>::lift();
+    re = ::log(hypot(x * k, y * k)) - R(sizeof(R) == 4 ? 48 : 106) * ln2;
+  } else re = ::log(hypot(x, y));
+  return complex<R>(re, atan2(y, x));
+}
+// t = sqrt((|x| + |z|) / 2), then (t, y / 2t) for x >= 0 and (|y| / 2t, copysign(t, y)) for
+// x < 0; |z| near the range scaled by 1/4, subnormal parts by lift^2 (results by 1/lift).
+template <class R> SW_HOST_DEVICE SW_INLINE complex<R> sqrt(complex<R> z) {
+  const R x = z.re, y = z.im, inf = R(1) / R(0);
+  if (x == R(0) && y == R(0)) return complex<R>(R(0), y);
+  if (infinite(y)) return complex<R>(inf, y);
+  if (x != x) return complex<R>(x, x);                          // NaN real part: NaN
+  if (infinite(x)) {
+    if (x > 0) return complex<R>(x, y != y ? y : copysign(R(0), y));
+    return complex<R>(y != y ? y : R(0), copysign(inf, y));     // sqrt(-inf + iy) = (0, +-inf)
+  }
+  const R big = fabs(x) > fabs(y) ? fabs(x) : fabs(y);
+  R sx = x, sy = y, back = R(1);
+  if (big > R(0.25) * Range<R>::max()) {
+    sx = R(0.25) * x, sy = R(0.25) * y, back = R(2);
+  } else if (big < R(1) / Range<R>::lift()) {
+    sx = x * (Range<R>::lift() * Range<R>::lift()), sy = y * (Range<R>::lift() * Range<R>::lift());
+    back = R(1) / Range<R>::lift();
+  }
+  const R t = ::sqrt(add_rn(R(0.5) * fabs(sx), R(0.5) * hypot(sx, sy)));
+  if (sx >= R(0)) return complex<R>(t * back, sy / (R(2) * t) * back);
+  return complex<R>(fabs(sy) / (R(2) * t) * back, copysign(t, sy) * back);
+}
+// sinh and cosh (sinh x cos y + i cosh x sin y, cosh x cos y + i sinh x sin y) with Annex G's
+// special values; sin z = -i sinh(iz), cos z = cosh(iz), as the standard defines them.
+template <class R> SW_HOST_DEVICE SW_INLINE complex<R> sinh(complex<R> z) {
+  const R x = z.re, y = z.im, inf = R(1) / R(0), nan = inf - inf;
+  if (y == R(0) && x == x) return complex<R>(::sinh(x), y);
+  if (!finite(y)) {
+    if (x == R(0) || infinite(x)) return complex<R>(x, nan);
+    return complex<R>(nan, nan);
+  }
+  if (x != x) return complex<R>(nan, y == R(0) ? y : nan);
+  R s, c;
+  sin_cos(y, &s, &c);
+  if (infinite(x)) return complex<R>(mul_rn(x, c), mul_rn(inf, s));
+  if (fabs(x) > Range<R>::log_max()) {     // e^|x| / 2 as two halves: finite where the result is
+    const R h = ::exp(R(0.5) * fabs(x));
+    const R re = mul_rn(mul_rn(c, h), R(0.5) * h);
+    return complex<R>(x < R(0) ? -re : re, mul_rn(mul_rn(s, h), R(0.5) * h));
+  }
+  return complex<R>(mul_rn(::sinh(x), c), mul_rn(::cosh(x), s));
+}
+template <class R> SW_HOST_DEVICE SW_INLINE complex<R> cosh(complex<R> z) {
+  const R x = z.re, y = z.im, inf = R(1) / R(0), nan = inf - inf;
+  if (y == R(0) && x == x) return complex<R>(::cosh(x), mul_rn(copysign(R(0), x), y));
+  if (!finite(y)) {
+    if (x == R(0)) return complex<R>(nan, R(0));
+    return complex<R>(infinite(x) ? inf : nan, nan);
+  }
+  if (x != x) return complex<R>(nan, y == R(0) ? y : nan);
+  R s, c;
+  sin_cos(y, &s, &c);
+  if (infinite(x)) return complex<R>(mul_rn(inf, c), mul_rn(x, s));
+  if (fabs(x) > Range<R>::log_max()) {
+    const R h = ::exp(R(0.5) * fabs(x));
+    const R im = mul_rn(mul_rn(s, h), R(0.5) * h);
+    return complex<R>(mul_rn(mul_rn(c, h), R(0.5) * h), x < R(0) ? -im : im);
+  }
+  return complex<R>(mul_rn(::cosh(x), c), mul_rn(::sinh(x), s));
+}
+template <class R> SW_HOST_DEVICE SW_INLINE complex<R> sin(complex<R> z) {
+  if (!finite(z.re) && infinite(z.im)) return complex<R>(z.re - z.re, fabs(z.im));   // as glibc's
+  const complex<R> w = formulas::sinh(complex<R>(-z.im, z.re));
+  return complex<R>(w.im, -w.re);
+}
+template <class R> SW_HOST_DEVICE SW_INLINE complex<R> cos(complex<R> z) {
+  return formulas::cosh(complex<R>(-z.im, z.re));
+}
+// Kahan's ctanh (as FreeBSD's msun writes it): with t = tan(y), beta = 1 + t^2, s = sinh(x),
+// rho = sqrt(1 + s^2): tanh(z) = (beta rho s + i t) / (1 + beta s^2); past |x| = 22 the real
+// part is +-1 and the imaginary part 4 sin(y) cos(y) e^(-2|x|), never inf / inf.
+template <class R> SW_HOST_DEVICE SW_INLINE complex<R> tanh(complex<R> z) {
+  const R x = z.re, y = z.im, inf = R(1) / R(0), nan = inf - inf;
+  if (x != x) return complex<R>(x, y == R(0) ? y : x);
+  if (infinite(x)) {
+    if (!finite(y)) return complex<R>(copysign(R(1), x), copysign(R(0), y));
+    R sy, cy;
+    sin_cos(y, &sy, &cy);
+    return complex<R>(copysign(R(1), x), copysign(R(0), mul_rn(sy, cy)));
+  }
+  if (!finite(y)) return complex<R>(x == R(0) ? x : nan, nan);
+  if (fabs(x) >= R(22)) {
+    const R e = ::exp(-fabs(x));
+    R sy, cy;
+    sin_cos(y, &sy, &cy);
+    return complex<R>(copysign(R(1), x), R(4) * sy * cy * e * e);
+  }
+  if (y == R(0)) return complex<R>(::tanh(x), y);
+  const R t = ::tan(y), beta = R(1) + t * t, sh = ::sinh(x), rho = ::sqrt(R(1) + sh * sh);
+  const R denom = R(1) + beta * sh * sh;
+  return complex<R>(beta * rho * sh / denom, t / denom);
+}
+// C's complex product (Annex G.5.1): where the textbook form gives NaN in both parts, an
+// infinite factor or product makes the result infinite, as the C library's cpow multiplies.
+template <class R> SW_HOST_DEVICE SW_INLINE complex<R> c_mul(complex<R> a, complex<R> b) {
+  const R ac = mul_rn(a.re, b.re), bd = mul_rn(a.im, b.im), ad = mul_rn(a.re, b.im), bc = mul_rn(a.im, b.re);
+  R x = sub_product(ac, bd), y = add_rn(ad, bc);
+  if (x == x || y == y) return complex<R>(x, y);
+  bool again = false;
+  const auto box = [](R v) { return copysign(infinite(v) ? R(1) : R(0), v); };
+  const auto zero_nan = [](R v) { return v != v ? copysign(R(0), v) : v; };
+  if (infinite(a.re) || infinite(a.im)) {
+    a = complex<R>(box(a.re), box(a.im)), b = complex<R>(zero_nan(b.re), zero_nan(b.im)), again = true;
+  }
+  if (infinite(b.re) || infinite(b.im)) {
+    b = complex<R>(box(b.re), box(b.im)), a = complex<R>(zero_nan(a.re), zero_nan(a.im)), again = true;
+  }
+  if (!again && (infinite(ac) || infinite(bd) || infinite(ad) || infinite(bc))) {
+    a = complex<R>(zero_nan(a.re), zero_nan(a.im)), b = complex<R>(zero_nan(b.re), zero_nan(b.im));
+    again = true;
+  }
+  if (again) {
+    const R inf = R(1) / R(0);
+    x = inf * sub_product(mul_rn(a.re, b.re), mul_rn(a.im, b.im));
+    y = inf * add_rn(mul_rn(a.re, b.im), mul_rn(a.im, b.re));
+  }
+  return complex<R>(x, y);
+}
+// a ** b as the C library's cpow: exp(b log a), C's product between.
+template <class R> SW_HOST_DEVICE SW_INLINE complex<R> pow(complex<R> a, complex<R> b) {
+  return formulas::exp(c_mul(b, formulas::log(a)));
+}
+}  // namespace formulas
+
 // -- the math functions ---------------------------------------------------------------------
 #if !defined(__CUDA_ARCH__) && !defined(__CUDACC_RTC__)
 // The host calls the C library's complex functions (GCC's builtins name them), as NumPy and
@@ -218,70 +414,24 @@ template <class R> SW_INLINE complex<R> cos(complex<R> z) { return CBuiltin<R>::
 template <class R> SW_INLINE complex<R> tanh(complex<R> z) { return CBuiltin<R>::tanh(z); }
 template <class R> SW_INLINE complex<R> cpow(complex<R> a, complex<R> b) { return CBuiltin<R>::pow(a, b); }
 template <class R> SW_INLINE R abs(complex<R> z) { return hypot(z.re, z.im); }
+template <class R> SW_INLINE R magnitude(complex<R> z) { return hypot(z.re, z.im); }
 #else
-// The device: the textbook formulas, each part within a few ulp of the C library's for
-// arguments away from overflow (exp's and sin's real part past log(max), log near |z| = 1
-// loses relative accuracy in its real part as every direct formula does).
-template <class R> SW_DEVICE SW_INLINE R abs(complex<R> z) { return hypot(z.re, z.im); }
-template <class R> SW_DEVICE SW_INLINE complex<R> exp(complex<R> z) {
-  if (z.im == R(0)) return complex<R>(::exp(z.re), z.im);      // exp(x + 0i) = (e^x, 0) exactly
-  const R e = ::exp(z.re);
-  R s, c;
-  sincos(z.im, &s, &c);
-  return complex<R>(e * c, e * s);
-}
-template <class R> SW_DEVICE SW_INLINE complex<R> log(complex<R> z) {
-  return complex<R>(::log(hypot(z.re, z.im)), atan2(z.im, z.re));
-}
-// csqrt as C99 Annex G defines it, scaled so |z| never overflows: t = sqrt((|x| + |z|) / 2),
-// then (t, y / 2t) for x >= 0 and (|y| / 2t, copysign(t, y)) for x < 0.
-template <class R> SW_DEVICE SW_INLINE complex<R> sqrt(complex<R> z) {
-  const R x = z.re, y = z.im, inf = R(1) / R(0);
-  if (x == R(0) && y == R(0)) return complex<R>(R(0), y);
-  if (fabs(y) == inf) return complex<R>(inf, y);
-  if (x != x) return complex<R>(x, y - y);                      // NaN real part: NaN
-  if (fabs(x) == inf) {
-    if (x > 0) return complex<R>(x, y != y ? y : copysign(R(0), y));
-    return complex<R>(y != y ? y : R(0), copysign(inf, y));     // sqrt(-inf + iy) = (0, +-inf)
-  }
-  const R t = ::sqrt(R(0.5) * fabs(x) + R(0.5) * hypot(x, y));
-  if (x >= R(0)) return complex<R>(t, y / (R(2) * t));
-  return complex<R>(fabs(y) / (R(2) * t), copysign(t, y));
-}
-template <class R> SW_DEVICE SW_INLINE complex<R> sin(complex<R> z) {
-  R s, c;
-  sincos(z.re, &s, &c);
-  return complex<R>(s * cosh(z.im), c * sinh(z.im));
-}
-template <class R> SW_DEVICE SW_INLINE complex<R> cos(complex<R> z) {
-  R s, c;
-  sincos(z.re, &s, &c);
-  return complex<R>(c * cosh(z.im), -(s * sinh(z.im)));
-}
-// Kahan's ctanh (as FreeBSD's msun writes it): with t = tan(y), beta = 1 + t^2, s = sinh(x),
-// rho = sqrt(1 + s^2): tanh(z) = (beta rho s + i t) / (1 + beta s^2); past |x| = 22 the real
-// part is +-1 and the imaginary part 4 sin(y) cos(y) e^(-2|x|), never inf / inf.
-template <class R> SW_DEVICE SW_INLINE complex<R> tanh(complex<R> z) {
-  const R x = z.re, y = z.im;
-  if (x != x) return complex<R>(x, y == R(0) ? y : x);
-  if (fabs(x) >= R(22)) {
-    const R e = ::exp(-fabs(x));
-    R sy, cy;
-    sincos(y, &sy, &cy);
-    return complex<R>(copysign(R(1), x), fabs(y) == R(1) / R(0) ? copysign(R(0), y) : R(4) * sy * cy * e * e);
-  }
-  if (y == R(0)) return complex<R>(::tanh(x), y);
-  const R t = ::tan(y), beta = R(1) + t * t, sh = ::sinh(x), rho = ::sqrt(R(1) + sh * sh);
-  const R denom = R(1) + beta * sh * sh;
-  return complex<R>(beta * rho * sh / denom, t / denom);
-}
-template <class R> SW_DEVICE SW_INLINE complex<R> cpow(complex<R> a, complex<R> b) {
-  return exp(b * log(a));
-}
+// The device: the formulas below (exp, log, sqrt, sin, cos, tanh; pow as exp(b log a)).
+template <class R> SW_DEVICE SW_INLINE R abs(complex<R> z) { return hypot(z.re, z.im); }   // torch's
+template <class R> SW_DEVICE SW_INLINE R magnitude(complex<R> z) { return formulas::hypot(z.re, z.im); }
+template <class R> SW_DEVICE SW_INLINE complex<R> exp(complex<R> z) { return formulas::exp(z); }
+template <class R> SW_DEVICE SW_INLINE complex<R> log(complex<R> z) { return formulas::log(z); }
+template <class R> SW_DEVICE SW_INLINE complex<R> sqrt(complex<R> z) { return formulas::sqrt(z); }
+template <class R> SW_DEVICE SW_INLINE complex<R> sin(complex<R> z) { return formulas::sin(z); }
+template <class R> SW_DEVICE SW_INLINE complex<R> cos(complex<R> z) { return formulas::cos(z); }
+template <class R> SW_DEVICE SW_INLINE complex<R> tanh(complex<R> z) { return formulas::tanh(z); }
+template <class R> SW_DEVICE SW_INLINE complex<R> cpow(complex<R> a, complex<R> b) { return formulas::pow(a, b); }
 #endif
 
-// NumPy's npy_cpow: the special cases and integer exponents, then the library's cpow.
-template <class R> SW_HOST_DEVICE SW_INLINE complex<R> numpy_pow(complex<R> a, complex<R> b) {
+// NumPy's npy_cpow: the special cases and integer exponents, then the library's cpow (the
+// device's formula where kFormulas: the tests run it on the host).
+template <bool kFormulas = false, class R>
+SW_HOST_DEVICE SW_INLINE complex<R> numpy_pow(complex<R> a, complex<R> b) {
   if (b.re == R(0) && b.im == R(0)) return complex<R>(R(1), R(0));
   if (a.re == R(0) && a.im == R(0)) {   // NumPy 2: 0 for any exponent of positive real part
     if (b.re > R(0)) return complex<R>(R(0), R(0));
@@ -302,7 +452,7 @@ template <class R> SW_HOST_DEVICE SW_INLINE complex<R> numpy_pow(complex<R> a, c
     }
     return b.re < R(0) ? complex<R>(R(1), R(0)) / acc : acc;
   }
-  return cpow(a, b);
+  return kFormulas ? formulas::pow(a, b) : cpow(a, b);
 }
 
 // -- the built-in functors' complex forms ----------------------------------------------------
@@ -365,12 +515,13 @@ template <class R> struct MinimumFunctor<complex<R> > {
     return (a != a || a <= b) ? a : b;
   }
 };
-// sign as NumPy 2 (z / |z|, through hypot): a NaN |z| gives NaN in both parts; an infinite
+// sign as NumPy 2 (z / |z|, through hypot: `magnitude`, the C library's on the host, one that
+// overflows only where the C library's does on the device): a NaN |z| gives NaN in both parts; an infinite
 // part (the other finite) gives that part's sign and 0; both infinite NaN; 0 gives 0.
 template <class T> struct ComplexSignFunctor;
 template <class R> struct ComplexSignFunctor<complex<R> > {
   SW_HOST_DEVICE SW_INLINE complex<R> operator()(complex<R> z) const {
-    const R inf = R(1) / R(0), nan = inf - inf, m = abs(z);
+    const R inf = R(1) / R(0), nan = inf - inf, m = magnitude(z);
     if (m != m) return complex<R>(nan, nan);
     if (m == inf) {
       const bool re = fabs(z.re) == inf, im = fabs(z.im) == inf;
