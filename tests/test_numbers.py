@@ -90,6 +90,32 @@ def test_numpy_ints_beyond_the_dtype_in_comparisons_and_logical_ops():
         sw.add(arrays[0], -2)
 
 
+@pytest.mark.gpu
+def test_cupy_ints_beyond_the_dtype_in_comparisons_and_logical_ops():
+    """CuPy's ufuncs compare an integer array with a Python int beyond its dtype exactly and
+    take such an int's truth in logical ops, as NumPy 2 does, but cast a float number to the
+    arrays' dtype in logical ops (1e-310 beside float32 is False): CuPy's own op is the oracle."""
+    cupy = pytest.importorskip("cupy")
+    arrays = [np.array([0, 5, 250], np.uint8), np.array([-2**63, 2**63 - 1], np.int64),
+              np.array([[1, 0], [3, -4]], np.int16).T, np.array([3, 0], np.uint64),
+              np.array([0.5, 0.0], np.float32), np.zeros((2, 0), np.int8)]
+    ops = ["less", "less_equal", "greater", "greater_equal", "equal", "not_equal", "logical_and",
+           "logical_or", "logical_xor"]
+    for x in map(cupy.asarray, arrays):
+        for c in (-2, -129, 256, 300, 2**63, 2**64, -2**70, 5, 1e-310, 1e300):
+            for op in ops:
+                for args in ((x, c), (c, x)):
+                    try:
+                        want = getattr(cupy, op)(*args)
+                    except OverflowError:
+                        with pytest.raises(OverflowError):
+                            getattr(sw, op)(*args)
+                        continue
+                    got = getattr(sw, op)(*args)
+                    assert isinstance(got, cupy.ndarray) and got.dtype == want.dtype
+                    assert (cupy.asnumpy(got) == cupy.asnumpy(want)).all(), (x.dtype, c, op)
+
+
 @pytest.mark.parametrize("dtype", [np.float16, "bfloat16", np.float32, np.complex64, np.int8, np.bool_])
 def test_numpy_logical_ops_take_a_float_numbers_own_truth(dtype):
     """NumPy's logical ops take their bool loop: a Python float's truth is its own, so 1e-310

@@ -341,7 +341,7 @@ def _source(row: Row, inplace: bool) -> str:
 
 # NumPy 2 (NEP 50) compares an integer array with a Python int beyond the dtype's range
 # exactly, and takes such an int's truth in its logical ops, where other ops raise
-# OverflowError. The same answers come from an int in range: a comparison beyond the range is
+# OverflowError; CuPy's ufuncs do the same for CuPy arrays. The same answers come from an int in range: a comparison beyond the range is
 # all True or all False, which x >= lo, x < lo, x <= hi or x > hi give; a logical op sees 1.
 _FLIP = {"less": "greater", "less_equal": "greater_equal", "greater": "less",
          "greater_equal": "less_equal", "equal": "equal", "not_equal": "not_equal"}
@@ -349,14 +349,17 @@ _BEYOND_RANGE = tuple(_FLIP) + ("logical_and", "logical_or", "logical_xor")
 
 
 def _beyond_range(name: str, args: tuple, out, algorithm):
-    """`name`(args) of a NumPy integer array (or scalar) and a Python int beyond its dtype's
-    range, by NumPy 2's rule, or None where that rule does not apply (the OverflowError
-    stands)."""
+    """`name`(args) of a NumPy or CuPy integer array (or NumPy scalar) and a Python int beyond
+    its dtype's range, by NumPy 2's rule, or None where that rule does not apply (the
+    OverflowError stands)."""
     k = [i for i, a in enumerate(args) if type(a) is int]
-    if len(k) != 1 or not (type(args[1 - k[0]]) is np.ndarray or isinstance(args[1 - k[0]], np.integer)) \
-            or args[1 - k[0]].dtype.kind not in "iu":
+    if len(k) != 1:
         return None
-    x, c = args[1 - k[0]], args[k[0]]
+    x = args[1 - k[0]]
+    if not (type(x) is np.ndarray or isinstance(x, np.integer) or _arrays.library_name(x) == "cupy") \
+            or x.dtype.kind not in "iu":
+        return None
+    c = args[k[0]]
     info = np.iinfo(x.dtype)
     if info.min <= c <= info.max:
         return None

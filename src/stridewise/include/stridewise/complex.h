@@ -212,11 +212,13 @@ template <> struct Range<double> {
 };
 
 // The library's hypot, finite wherever the result is: CUDA's rounds (max, 1) up to inf, so an
-// infinite result of finite parts is computed again from their halves.
+// infinite result of finite parts is computed again as big * sqrt(1 + (small / big)^2),
+// which is big itself where small / big is below half an ulp.
 template <class R> SW_HOST_DEVICE SW_INLINE R hypot(R x, R y) {
   const R h = ::hypot(x, y);
   if (finite(h) || !finite(x) || !finite(y)) return h;
-  return R(2) * ::hypot(R(0.5) * x, R(0.5) * y);
+  const R ax = fabs(x), ay = fabs(y), big = ax > ay ? ax : ay, r = (ax > ay ? ay : ax) / big;
+  return mul_rn(::sqrt(fma_rn(r, r, R(1))), big);
 }
 // e^x (cos y + i sin y); past log(max) as e^(x/2) twice, so e^x cos y stays finite where it is.
 template <class R> SW_HOST_DEVICE SW_INLINE complex<R> exp(complex<R> z) {
