@@ -291,6 +291,19 @@ def test_numpy_clip_with_int_bounds_beyond_the_range(dtype, lo, hi):
     assert same_bits(sw.clip(x, lo, hi), want)
 
 
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.uint8])
+def test_numpy_clip_int_bound_beyond_the_range_beside_an_array_bound(dtype):
+    """A Python int bound beyond the array's range is no bound even where the other bound, an
+    array, promotes past that range: np.clip(int16, uint32 [2^32 - 2], 2**31) is 2^32 - 2
+    (found by the CuPy fuzz; stridewise clamped 2**31 to int16's 32767)."""
+    x = np.array([3, 7, -1 if np.dtype(dtype).kind == "i" else 1]).astype(dtype)
+    for lo, hi in [(np.array([4294967294], np.uint32), 2**31), (-2**40, np.array([2**40], np.int64)),
+                   (np.array([-5], np.int64), 70000), (-70000, np.array([9], np.uint32))]:
+        want = np.clip(x, lo, hi)
+        got = sw.clip(x, lo, hi)
+        assert got.dtype == want.dtype and same_bits(got, want), (lo, hi)
+
+
 def test_torch_abs_of_complex_into_a_real_out_casts_and_into_a_complex_out_must_match():
     """torch's abs of a complex tensor casts its real result into any real out (can_cast)
     and writes |z| + 0j into a complex out of the input's own dtype only."""

@@ -137,7 +137,7 @@ class IntegerPowerError(ValueError, RuntimeError):
 
 def _no_negative_int_power(x1: object, x2: object) -> None:
     if isinstance(x2, numbers.Integral) and x2 < 0 and _is_int_array(x1):
-        if isinstance(x1, np.ndarray) and x1.size == 0:
+        if _arrays.library_name(x1) in ("numpy", "cupy") and x1.size == 0:
             return               # NumPy's loop raises, and an empty array runs none (torch checks first)
         raise IntegerPowerError("Integers to negative integer powers are not allowed; "
                                 "cast the base to a float dtype first")
@@ -384,13 +384,19 @@ _INT_RANGES: dict = {}
 def _int_bounds(x, lo, hi):
     """np.clip's Python int bounds beyond an integer array's range, as NumPy 2 takes them: a
     lower bound below the range or an upper one above it bounds nothing (np.clip(uint8_array,
-    -1, 300) is the array); one beyond the other end still raises OverflowError."""
-    if type(x) is not np.ndarray or x.dtype.kind not in "iu":
+    -1, 300) is the array); one beyond the other end still raises OverflowError. Beside another
+    bound it is no bound at all (None), as that bound may promote past the array's range
+    (np.clip(int16_array, uint32_array, 2**31) is np.maximum(int16_array, uint32_array)).
+    CuPy arrays take NumPy's rule."""
+    if not (type(x) is np.ndarray or _arrays.library_name(x) == "cupy") or x.dtype.kind not in "iu":
         return lo, hi
     r = _INT_RANGES.get(x.dtype)
     if r is None:
         info = np.iinfo(x.dtype)
         r = _INT_RANGES[x.dtype] = (int(info.min), int(info.max))
+    below, above = type(lo) is int and lo < r[0], type(hi) is int and hi > r[1]
+    if below != above and lo is not None and hi is not None:
+        return (None, hi) if below else (lo, None)
     return (max(lo, r[0]) if type(lo) is int else lo), (min(hi, r[1]) if type(hi) is int else hi)
 
 
