@@ -257,7 +257,7 @@ class ElementwiseOp:
         nparams = sum(isinstance(k, (type, HostScalar)) for k in key) - len(params)
         number = compute
         if self.name in _TRUTH_NUMBERS and lib in ("numpy", "cupy"):
-            number = compute.as_truth() if lib == "numpy" else compute.as_int64(uint64=True)
+            number = compute.as_truth() if lib == "numpy" else compute.as_int64()
         functor = self.functor_for(compute, convention)
         if lib == "numpy" and self.name in _BITS16 and compute.name in ("float16", "bfloat16"):
             # NumPy's 16-bit loops move these ops' bits (ops.h AbsBits16): on the storage
@@ -284,8 +284,8 @@ class ElementwiseOp:
 
 
 # NumPy's logical ops read a number's truth (DType.as_truth): its bool loop takes the number
-# itself, an int as an int64, whatever the arrays. CuPy's read an int as an int64 or uint64,
-# and cast a float to the arrays' dtype first (logical_and(float32_array, 1e-310) is all False).
+# itself, an int as an int64, whatever the arrays. CuPy's read an int as an int64 too, but cast
+# a float to the arrays' dtype first (logical_and(float32_array, 1e-310) is all False there).
 _TRUTH_NUMBERS = ("logical_and", "logical_or", "logical_xor")
 
 # The ops whose numbers torch checks against the dtype's range rather than casting them.

@@ -23,8 +23,7 @@ class DType:
     slots: int = 1     # 8-byte argument slots a scalar parameter fills (complex128: two)
     limit: float = 0.0  # a finite number beyond +-limit raises OverflowError (0: no check;
                         # inf: only an int no 64-bit integer holds)
-    int64: int = 0       # a Python int at or past this (2^63: an int64, NumPy's logical ops;
-                         # 2^64: an int64 or uint64, CuPy's), or below -2^63, raises
+    int64: bool = False  # a Python int is read as an int64 first (NumPy's logical ops)
     truth: bool = False  # a number stands for its truth (NumPy's logical ops): 1 or 0
 
     @property
@@ -43,12 +42,10 @@ class DType:
 
     def slot_value(self, value):
         """The Python value `struct` packs for a scalar parameter of this dtype."""
-        if self.int64 and type(value) is int and not -2**63 <= value < self.int64:
-            raise OverflowError(
-                f"Python integer {value} out of bounds for int64"
-                + (" and uint64: CuPy's logical ops read an int as one" if self.int64 > 2**63 else
-                   ": NumPy's logical ops, and torch with bool tensors, read an int as int64 "
-                   "(torch refuses uint64's promotion)") + "; pass bool(value) or a float")
+        if self.int64 and type(value) is int and not -2**63 <= value < 2**63:
+            raise OverflowError(f"Python integer {value} out of bounds for int64: NumPy's logical "
+                                "ops, and torch with bool tensors, read an int as int64 (torch "
+                                "refuses uint64's promotion); pass bool(value) or a float")
         if self.truth:
             value = bool(value)
         if self.limit:
@@ -93,17 +90,17 @@ class DType:
             return self.limited(float(np.iinfo(self.numpy).max))
         return self.limited(float("inf")) if self.numpy.kind == "i" else self
 
-    def as_int64(self, uint64: bool = False) -> "DType":
+    def as_int64(self) -> "DType":
         """This dtype with a Python int read as an int64 first, as NumPy's logical ops read
         its truth (and torch an int beside bool tensors): one outside int64 raises
-        OverflowError, whatever the array's dtype. uint64: one past int64 is a uint64 (CuPy)."""
-        return dataclasses.replace(self, int64=2**64 if uint64 else 2**63)
+        OverflowError, whatever the array's dtype."""
+        return dataclasses.replace(self, int64=True)
 
     def as_truth(self) -> "DType":
         """This dtype with a number read as NumPy's logical ops read it: an int as an int64
         first (as_int64), then any number's truth as a Python bool, so 1e-310 is true beside
         float32 arrays, where the number cast to float32 would be 0."""
-        return dataclasses.replace(self, int64=2**63, truth=True)
+        return dataclasses.replace(self, int64=True, truth=True)
 
     def wrapping(self) -> "DType":
         """This dtype with scalars converted as astype does: wrapped, or rounded to +-inf."""

@@ -364,8 +364,8 @@ def _beyond_range(name: str, args: tuple, out, algorithm):
     if info.min <= c <= info.max:
         return None
     fn = getattr(sys.modules[__name__], name)
-    if name.startswith("logical"):     # the truth of an int64 there (CuPy's: or a uint64)
-        if not -2**63 <= c < (2**64 if _arrays.library_name(x) == "cupy" else 2**63):
+    if name.startswith("logical"):     # NumPy takes the truth of an int64 there
+        if not -2**63 <= c < 2**63:
             return None
         return fn(*[1 if i == k[0] else a for i, a in enumerate(args)], out=out, algorithm=algorithm)
     op = name if k[0] == 1 else _FLIP[name]           # x op c
