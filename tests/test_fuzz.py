@@ -436,6 +436,17 @@ def _cuda_departure(row, args, out_spec, alias, werr, gerr, ref) -> bool:
     return False
 
 
+def _ill_conditioned(a, b) -> bool:
+    """Whether complex a ** b leaves |a| in [1e-3, 10], |b| <= 3 anywhere (finite parts):
+    beyond, exp(b log a) amplifies a 1-ulp difference in log a by |b log a| (TOLERANCE_ULP
+    holds within; tests/test_complex.py tests the special values everywhere)."""
+    a, b = (np.asarray(host(v) if hasattr(v, "shape") else v).astype(np.complex128) for v in (a, b))
+    with np.errstate(all="ignore"):
+        fa, fb = np.isfinite(a.real) & np.isfinite(a.imag), np.isfinite(b.real) & np.isfinite(b.imag)
+        return bool((fa & ((np.abs(a) < 1e-3) | (np.abs(a.real) > 10) | (np.abs(a.imag) > 10))).any()
+                    or (fb & ((np.abs(b.real) > 3) | (np.abs(b.imag) > 3))).any())
+
+
 def run(lib: str, row, args, out_spec, alias, device: str = "cpu"):
     """Call stridewise and the library the same way; compare."""
     ref = {"numpy": numpy_reference, "torch": torch_reference, "cupy": cupy_reference}[lib]
@@ -490,6 +501,9 @@ def run(lib: str, row, args, out_spec, alias, device: str = "cpu"):
         return
     if lib == "cupy" and row.name.startswith("logical") and any(type(a) in (float, complex) for a in args):
         return          # CuPy casts a float to the arrays' dtype there (NumPy takes its truth)
+    if lib == "cupy" and row.name == "pow" and werr is None and host(want).dtype.kind == "c" \
+            and _ill_conditioned(*args):
+        return          # the device's exp(b log a) past |a| <= 10, |b| <= 3 (docs/semantics.md)
     if werr is not None:
         assert gerr is not None, f"{lib} raised {werr!r}; stridewise returned {got!r}"
         assert isinstance(gerr, (TypeError, ValueError, RuntimeError, OverflowError)), repr(gerr)
