@@ -18,6 +18,7 @@ from __future__ import annotations
 import numbers
 import re
 import sys
+
 import numpy as np
 
 from stridewise.operands import arrays as _arrays

@@ -511,8 +511,9 @@ def torch_number(x: np.generic):
 
 def numpy_scalars(args: tuple) -> tuple:
     """args with each NumPy scalar beside torch tensors or CuPy arrays read as that library
-    reads it: torch as a Python number (torch_number), CuPy as a number of its own dtype (NumPy 2's rule, which CuPy follows: it
-    promotes as a 0-d array). Beside NumPy arrays a NumPy scalar is a 0-d array (as_operand)."""
+    reads it: torch as a Python number (torch_number), CuPy as a number of its own dtype,
+    promoted as a 0-d array (NumPy 2's rule, which CuPy's ufuncs follow). Beside NumPy arrays
+    a NumPy scalar is a 0-d array (as_operand)."""
     if not any(isinstance(a, np.generic) for a in args):
         return args
     libs = {library_name(a) for a in args if not isinstance(a, np.generic)}

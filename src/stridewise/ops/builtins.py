@@ -341,8 +341,9 @@ def _source(row: Row, inplace: bool) -> str:
 
 # NumPy 2 (NEP 50) compares an integer array with a Python int beyond the dtype's range
 # exactly, and takes such an int's truth in its logical ops, where other ops raise
-# OverflowError; CuPy's ufuncs do the same for CuPy arrays. The same answers come from an int in range: a comparison beyond the range is
-# all True or all False, which x >= lo, x < lo, x <= hi or x > hi give; a logical op sees 1.
+# OverflowError; CuPy arrays take the same rule here (CuPy 14's own ops raise on some). The
+# same answers come from an int in range: a comparison beyond the range is all True or all
+# False, which x >= lo, x < lo, x <= hi or x > hi give; a logical op sees 1.
 _FLIP = {"less": "greater", "less_equal": "greater_equal", "greater": "less",
          "greater_equal": "less_equal", "equal": "equal", "not_equal": "not_equal"}
 _BEYOND_RANGE = tuple(_FLIP) + ("logical_and", "logical_or", "logical_xor")

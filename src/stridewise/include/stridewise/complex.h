@@ -199,7 +199,9 @@ template <class R> SW_HOST_DEVICE SW_INLINE bool finite(R x) { return x - x == R
 template <class R> SW_HOST_DEVICE SW_INLINE bool infinite(R x) { return x == x && x - x != R(0); }
 SW_HOST_DEVICE SW_INLINE void sin_cos(float y, float* s, float* c) { sincosf(y, s, c); }
 SW_HOST_DEVICE SW_INLINE void sin_cos(double y, double* s, double* c) { sincos(y, s, c); }
-template <class R> struct Range;   // the largest finite value; 2^digits (a subnormal times it is normal)
+// max(): the largest finite value; lift(): 2^digits (lift^2 makes a subnormal normal, with room
+// above); log_max(): below log(max()), where e^x is still finite.
+template <class R> struct Range;
 template <> struct Range<float> {
   SW_HOST_DEVICE static constexpr float max() { return 3.4028234663852886e38f; }
   SW_HOST_DEVICE static constexpr float lift() { return 16777216.0f; }
