@@ -304,6 +304,22 @@ def test_numpy_clip_int_bound_beyond_the_range_beside_an_array_bound(dtype):
         assert got.dtype == want.dtype and same_bits(got, want), (lo, hi)
 
 
+def test_numpy_compares_int64_with_uint64_exactly():
+    """NumPy 2 compares an int64 with a uint64 in exact loops (qQ->?, Qq->?) where its
+    resolve_dtypes says so; stridewise computed in float64, their common type, so 2^62 + 1 ==
+    2^62 (found by tools/fuzz_calls.py). Both orders, broadcasts and NumPy scalars."""
+    rng = np.random.default_rng(3)
+    a = np.concatenate([np.array([0, -7, 2**62 + 1, -1, 2**53 + 1, -2**63, 2**63 - 1], np.int64),
+                        rng.integers(-2**63, 2**63 - 1, 500, dtype=np.int64)])
+    b = np.concatenate([np.array([0, 2**64 - 7, 2**62, 2**64 - 1, 2**53, 0, 2**63 - 1], np.uint64),
+                        rng.integers(0, 2**64 - 1, 500, dtype=np.uint64, endpoint=True)])
+    b[::3] = a[::3].astype(np.uint64)
+    for op in ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal"):
+        for x, y in ((a, b), (b, a), (a[:40, None], b[None, :40]), (a, np.uint64(2**63)), (np.int64(-1), b)):
+            want, got = getattr(np, op)(x, y), getattr(sw, op)(x, y)
+            assert got.dtype == want.dtype and np.array_equal(got, want), op
+
+
 def test_torch_abs_of_complex_into_a_real_out_casts_and_into_a_complex_out_must_match():
     """torch's abs of a complex tensor casts its real result into any real out (can_cast)
     and writes |z| + 0j into a complex out of the input's own dtype only."""

@@ -263,6 +263,11 @@ class ElementwiseOp:
             # NumPy's 16-bit loops move these ops' bits (ops.h AbsBits16): on the storage
             functor = f"sw::{_BITS16[self.name]}<{compute.ctype}>"
             arg_types = ((compute.ctype, compute.ctype),) * self.nin
+        if lib != "torch" and self.name in _MIXED_INTS and len(key) == 2 and set(key) == {"int64", "uint64"} \
+                and getattr(np, self.ufunc).resolve_dtypes((*(DTYPES[k].numpy for k in key), None))[:2] \
+                == tuple(DTYPES[k].numpy for k in key):
+            functor = f"sw::MixedIntCompare<sw::{_MIXED_INTS[self.name]}Functor<int> >"
+            arg_types = tuple((DTYPES[k].ctype, DTYPES[k].ctype) for k in key)
         return Typing(compute, (out,), params + (number,) * nparams, functor,
                       arg_types, preamble="\n".join(
                           filter(None, (self.header and f"#include <{self.header}>", self.code))),
@@ -287,6 +292,11 @@ class ElementwiseOp:
 # itself, an int as an int64, whatever the arrays. CuPy's read an int as an int64 too, but cast
 # a float to the arrays' dtype first (logical_and(float32_array, 1e-310) is all False there).
 _TRUTH_NUMBERS = ("logical_and", "logical_or", "logical_xor")
+
+# NumPy 2's exact loops comparing an int64 with a uint64 (qQ->?, Qq->?, where its NumPy has
+# them): float64, their common type, would round both (ops.h MixedIntCompare).
+_MIXED_INTS = {"equal": "Equal", "not_equal": "NotEqual", "less": "Less", "less_equal": "LessEqual",
+               "greater": "Greater", "greater_equal": "GreaterEqual"}
 
 # The ops whose numbers torch checks against the dtype's range rather than casting them.
 _TORCH_CHECKED = ("clip", "where", "pow", "fma")

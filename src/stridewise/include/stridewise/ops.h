@@ -345,6 +345,15 @@ SW_BOOL_FUNCTOR2(LogicalAndFunctor, a != T(0) && b != T(0))
 SW_BOOL_FUNCTOR2(LogicalOrFunctor, a != T(0) || b != T(0))
 SW_BOOL_FUNCTOR2(LogicalXorFunctor, (a != T(0)) != (b != T(0)))
 #undef SW_BOOL_FUNCTOR2
+// An int64 against a uint64 as NumPy 2's exact loops compare them (qQ->?, Qq->?): a negative
+// int64 is below every uint64, the others compare as uint64s. F: the comparison, of ints.
+template <class F> struct MixedIntCompare {
+  SW_HOST_DEVICE SW_INLINE static int order(i64 a, u64 b) {
+    return a < 0 || u64(a) < b ? -1 : u64(a) > b ? 1 : 0;
+  }
+  SW_HOST_DEVICE SW_INLINE bool operator()(i64 a, u64 b) const { return F()(order(a, b), 0); }
+  SW_HOST_DEVICE SW_INLINE bool operator()(u64 a, i64 b) const { return F()(0, order(b, a)); }
+};
 template <class T> struct LogicalNotFunctor {
   SW_HOST_DEVICE SW_INLINE bool operator()(T a) const { return a == T(0); }
 };
