@@ -366,14 +366,15 @@ def cupy_reference(row, args, out):
 
 def torch_reference(row, args, out):
     fn = torch_fn(row)
-    if row.name == "remainder":
+    if row.name in ("remainder", "fmod"):
         # stridewise's torch remainder is torch's CUDA definition: fmod, then + b where the signs
-        # differ (torch's CPU kernel computes a - b * floor(a / b)); written with torch's ops
+        # differ (torch's CPU kernel computes a - b * floor(a / b)); its fmod is C's (torch's
+        # CPU vector loop gives NaN for a subnormal divisor); written with torch's ops
         def fn(a, b, out=None):
             # in NumPy (torch's CPU fmod gives NaN for subnormal divisors in its vector loop);
             # 16-bit floats in float32, rounded once; read before out (maybe a) is written
             x, y = (np.array(host(v) if isinstance(v, torch.Tensor) else v) for v in (a, b))
-            want = torch.remainder(a, b, out=out)       # torch's dtype, layout and refusals
+            want = getattr(torch, row.name)(a, b, out=out)    # torch's dtype, layout and refusals
             if not want.dtype.is_floating_point:
                 return want
             wide = np.float64 if want.dtype == torch.float64 else np.float32
@@ -382,7 +383,7 @@ def torch_reference(row, args, out):
                 x, y = x.astype(result).astype(wide), y.astype(result).astype(wide)
             with np.errstate(all="ignore"):
                 m = np.fmod(x, y)
-                r = np.where((m != 0) & ((m < 0) != (y < 0)), m + y, m)
+                r = m if row.name == "fmod" else np.where((m != 0) & ((m < 0) != (y < 0)), m + y, m)
             return want.copy_(torch.from_numpy(np.ascontiguousarray(r)).to(want.dtype))
     return _with_out(fn, args, out)
 

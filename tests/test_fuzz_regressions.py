@@ -70,6 +70,25 @@ def test_torch_ops_whose_out_must_have_the_result_dtype(name, dtype, out_dtype):
     assert getattr(sw, name)(*args, out=got) is got and torch.equal(got, want)
 
 
+@pytest.mark.parametrize("x, lo, hi, out_dtype", [
+    (torch.ones(3), 0.0, 1.0, torch.float64), (torch.ones(3, dtype=torch.int8), 0, 1, torch.int32),
+    (torch.tensor([True]), True, 1, torch.int32), (torch.tensor([True]), True, 1, torch.int64),
+    (torch.ones(3, dtype=torch.int32), torch.tensor(0), torch.tensor(5), torch.int64)])
+def test_torch_clamp_by_numbers_takes_an_out_of_its_result_dtype_only(x, lo, hi, out_dtype):
+    """torch.clamp with number bounds (its Scalar overload) refuses an out of another dtype;
+    with tensor bounds it casts into one (found by tools/fuzz_calls.py)."""
+    want_out, got_out = torch.zeros(x.shape, dtype=out_dtype), torch.zeros(x.shape, dtype=out_dtype)
+    try:
+        want = torch.clamp(x, lo, hi, out=want_out)
+    except RuntimeError:
+        with pytest.raises(TypeError, match="result's dtype only"):
+            sw.clip(x, lo, hi, out=got_out)
+        assert not got_out.any()
+        return
+    got = sw.clip(x, lo, hi, out=got_out)
+    assert got is got_out and torch.equal(got, want)
+
+
 def test_numpy_and_torch_cast_into_out_where_they_do():
     """NumPy's abs takes any same_kind out, and torch's add any can_cast one."""
     x = np.arange(-3, 3, dtype=np.int8)

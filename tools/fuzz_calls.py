@@ -24,6 +24,20 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 import test_fuzz  # noqa: E402  (the strategies and the comparison)
 
 
+def describe(call) -> str:
+    """The drawn call as it can be typed again: the op, then each argument's library, dtype,
+    shape, strides and first values (a Python number as itself), the out= and the alias."""
+    row, args, out, alias = call
+
+    def one(a):
+        if not (hasattr(a, "shape") and hasattr(a, "dtype")):
+            return repr(a)
+        strides = a.stride() if callable(getattr(a, "stride", None)) else a.strides
+        values = np.asarray(test_fuzz.host(a)).ravel()[:24].tolist()
+        return f"{type(a).__module__.split('.')[0]} {a.dtype} {tuple(a.shape)} strides {strides} {values}"
+    return "\n".join([f"{row.name}(", *(f"  {one(a)}," for a in args), f") out={out} alias={alias}"])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--lib", choices=("numpy", "torch", "cupy"), default="torch")
@@ -47,7 +61,7 @@ def main() -> None:
         except Exception as e:  # noqa: BLE001 -- every failure is a finding
             key = (call[0].name, str(e).split("\n")[0][:80])
             if key not in failures:
-                failures[key] = (repr(call)[:2500], traceback.format_exc()[-2500:])
+                failures[key] = (describe(call), traceback.format_exc()[-2500:])
 
     chunk = 0
     while time.monotonic() - start < args.seconds:   # chunks of draws, each its own seed

@@ -862,7 +862,9 @@ def _into_outs(op, args, outs, out_views, lib, shape, results, convention, algor
 
     names = op.names[1]
     for v, dt, nm in zip(out_views, results, names):
-        exact = op.name in _TORCH_EXACT_OUT
+        # (clamp by numbers is at::clamp(Tensor, Scalar, Scalar): its out too)
+        exact = op.name in _TORCH_EXACT_OUT or op.name == "clip" and any(
+            type(a) in (bool, int, float) for a in args[1:])
         if op.name == "abs" and getattr(getattr(args[0], "dtype", None), "is_complex", False):
             # torch's abs of a complex tensor casts into a real out, and takes a complex out of
             # the input's dtype only
