@@ -800,6 +800,7 @@ def test_every_op_compiles_with_nvrtc():
         sources.append(_ops._call(sw.ops.builtins._CASTS[dst], (np.ones(64, np.float64),), dry=True).spec)
     for a, b in [(np.ones(64, np.int64), np.ones(64, np.uint64)), (np.ones(64, np.uint64), np.ones(64, np.int64))]:
         sources.append(_ops._call(OPS["less"], (a, b), dry=True).spec)     # NumPy's exact int64 / uint64
+    sources.append(_ops._call(OPS["pow"], (torch.ones(64, dtype=torch.complex64), 2.0), dry=True).spec)
     k = sw.ElementwiseKernel("float *out, float *a, float *b", "out[i] = sin(a[i]) + max(a[i], b[i])")
     a = np.ones((8, 64), np.float32)
     sources.append(k._explain((np.empty_like(a), a, a[0]), {}).spec)

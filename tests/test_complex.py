@@ -360,6 +360,23 @@ def test_every_layout(dtype):
     assert sw.explain(sw.multiply, *cases[0]).pack == 16 // np.dtype(dtype).itemsize
 
 
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_torch_pow_by_its_special_numbers(dtype):
+    """torch's pow of a complex tensor by a number (at::pow's Scalar overload): 0 gives ones
+    and 1 the base whatever it holds (exp(0 log z) was NaN for an infinite z; found by
+    tools/fuzz_calls.py), 0.5 sqrt, 2 and 3 products, -0.5, -1 and -2 one over those, every
+    pair of extreme parts included: NaN where torch's is, within TOLERANCE_ULP['pow']['torch
+    <dtype>'] elsewhere (torch's vector reciprocal), bit for bit for 0, 1 and 0.5."""
+    z = np.concatenate([extremes(dtype), values(dtype, seed=5)])
+    for e in (0, 1, 0.5, 2, 3, -0.5, -1, -2, 0j, 1 + 0j):
+        want = torch.pow(torch.from_numpy(z), e).numpy()
+        got = sw.pow(torch.from_numpy(z), e).numpy()
+        if e in (0, 1, 0.5):
+            assert same(got, want).all(), e
+        else:
+            assert close(got, want, TOLERANCE_ULP["pow"][f"torch {dtype}"]), e
+
+
 # -- the device's formulas, on the host --------------------------------------------------------
 
 def extremes(dtype) -> np.ndarray:

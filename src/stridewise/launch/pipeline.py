@@ -137,7 +137,8 @@ class ElementwiseOp:
           (bf16_ops.h TorchFloorDivide16), but computes in float32 on the CPU where the divisor
           is a number or `one_value` (a tensor of one element broadcast: TensorIterator's
           is_scalar), and by the number's reciprocal on CUDA (TorchFloorDivideByNumber16);
-        - pow by 0.5 and -0.5 is sqrt and one over it (TorchPowByNumberFunctor);
+        - pow by 0.5 and -0.5 is sqrt and one over it (TorchPowByNumberFunctor); a complex
+          tensor's by 0 is 1 and by 1 the base (TorchComplexPowByNumber);
         - an int beside bool tensors decides the dtype, and torch refuses one past int64."""
         if self.name not in _TORCH_CHECKED:
             typing = dataclasses.replace(typing, params=tuple(p.wrapping() for p in typing.params))
@@ -159,6 +160,11 @@ class ElementwiseOp:
                 isinstance(key[1], type) or backend == "cuda" and isinstance(key[1], HostScalar)):
             return dataclasses.replace(typing, functor=typing.functor.replace(
                 "sw::PowFunctor<", "sw::TorchPowByNumberFunctor<"))
+        if self.name == "pow" and typing.compute.is_complex and len(key) == 2 and (
+                isinstance(key[1], type) or backend == "cuda" and isinstance(key[1], HostScalar)):
+            # at::pow's Scalar overload: 0 fills ones, 1 copies the base (complex.h)
+            return dataclasses.replace(typing, functor=typing.functor.replace(
+                "sw::ComplexPowFunctor<", "sw::TorchComplexPowByNumber<"))
         if self.name not in float32_ops + ("divide",) or len(key) != 2:
             return typing
         short = typing.compute.name in ("float16", "bfloat16")

@@ -507,6 +507,27 @@ template <class R, Convention C> struct ComplexPowFunctor<complex<R>, C> {
     return C == kNumpy ? numpy_pow(a, b) : cpow(a, b);
   }
 };
+// torch's pow of a complex tensor by a number (at::pow's Scalar overload): 0 fills ones and 1
+// copies the base, whatever it holds (exp(0 log z) is NaN for an infinite z); its other
+// special exponents (0.5, 2, 3, -0.5, -1, -2) are sqrt, products and one over them. torch's
+// vector kernel divides by its own reciprocal, so those by -1/2, -1 and -2 land within the
+// division's tolerance of torch's, not on its bits (the product by 2 and 3 too, near overflow).
+template <class T, Convention C> struct TorchComplexPowByNumber;
+template <class R, Convention C> struct TorchComplexPowByNumber<complex<R>, C> {
+  SW_HOST_DEVICE SW_INLINE complex<R> operator()(complex<R> a, complex<R> b) const {
+    if (b.im == R(0)) {
+      if (b.re == R(0)) return complex<R>(R(1), R(0));
+      if (b.re == R(1)) return a;
+      if (b.re == R(0.5)) return sqrt(a);
+      if (b.re == R(2)) return a * a;
+      if (b.re == R(3)) return a * a * a;
+      if (b.re == R(-0.5)) return complex<R>(R(1)) / sqrt(a);
+      if (b.re == R(-1)) return complex<R>(R(1)) / a;
+      if (b.re == R(-2)) return complex<R>(R(1)) / (a * a);
+    }
+    return ComplexPowFunctor<complex<R>, C>()(a, b);
+  }
+};
 // maximum / minimum as NumPy's complex loops: x1 where it has a NaN part or x1 >= x2 (<=),
 // else x2 (a tie keeps x1, unlike the real loops).
 template <class R> struct MaximumFunctor<complex<R> > {
