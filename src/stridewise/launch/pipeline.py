@@ -138,7 +138,7 @@ class ElementwiseOp:
           is a number or `one_value` (a tensor of one element broadcast: TensorIterator's
           is_scalar), and by the number's reciprocal on CUDA (TorchFloorDivideByNumber16);
         - pow by 0.5 and -0.5 is sqrt and one over it (TorchPowByNumberFunctor); a complex
-          tensor's by 0 is 1 and by 1 the base (TorchComplexPowByNumber);
+          tensor's takes torch's special exponents, 0 and 1 included (TorchComplexPowByNumber);
         - an int beside bool tensors decides the dtype, and torch refuses one past int64."""
         if self.name not in _TORCH_CHECKED:
             typing = dataclasses.replace(typing, params=tuple(p.wrapping() for p in typing.params))
@@ -162,7 +162,7 @@ class ElementwiseOp:
                 "sw::PowFunctor<", "sw::TorchPowByNumberFunctor<"))
         if self.name == "pow" and typing.compute.is_complex and len(key) == 2 and (
                 isinstance(key[1], type) or backend == "cuda" and isinstance(key[1], HostScalar)):
-            # at::pow's Scalar overload: 0 fills ones, 1 copies the base (complex.h)
+            # at::pow's Scalar overload and its special exponents (complex.h)
             return dataclasses.replace(typing, functor=typing.functor.replace(
                 "sw::ComplexPowFunctor<", "sw::TorchComplexPowByNumber<"))
         if self.name not in float32_ops + ("divide",) or len(key) != 2:
@@ -272,7 +272,7 @@ class ElementwiseOp:
         if lib != "torch" and self.name in _MIXED_INTS and len(key) == 2 and set(key) == {"int64", "uint64"} \
                 and getattr(np, self.ufunc).resolve_dtypes((*(DTYPES[k].numpy for k in key), None))[:2] \
                 == tuple(DTYPES[k].numpy for k in key):
-            functor = f"sw::MixedIntCompare<sw::{_MIXED_INTS[self.name]}Functor<int> >"
+            functor = f"sw::MixedIntCompare<{self.functor_for(DTYPES['int32'], convention)} >"
             arg_types = tuple((DTYPES[k].ctype, DTYPES[k].ctype) for k in key)
         return Typing(compute, (out,), params + (number,) * nparams, functor,
                       arg_types, preamble="\n".join(
@@ -301,8 +301,7 @@ _TRUTH_NUMBERS = ("logical_and", "logical_or", "logical_xor")
 
 # NumPy 2's exact loops comparing an int64 with a uint64 (qQ->?, Qq->?, where its NumPy has
 # them): float64, their common type, would round both (ops.h MixedIntCompare).
-_MIXED_INTS = {"equal": "Equal", "not_equal": "NotEqual", "less": "Less", "less_equal": "LessEqual",
-               "greater": "Greater", "greater_equal": "GreaterEqual"}
+_MIXED_INTS = ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal")
 
 # The ops whose numbers torch checks against the dtype's range rather than casting them.
 _TORCH_CHECKED = ("clip", "where", "pow", "fma")
