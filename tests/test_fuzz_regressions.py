@@ -417,3 +417,14 @@ def test_torch_bool_tensor_with_an_int_past_int64_raises_as_torch_does(number):
             call()
     assert not out.any()
     assert torch.equal(sw.add(x, 2**63 - 1), torch.add(x, 2**63 - 1))
+    # ops whose result is not the int's dtype refuse it too (tools/fuzz_calls.py on CUDA found
+    # true divide returning float32): torch promotes the int before the op's own rule
+    for sw_op, torch_op, args in ((sw.divide, torch.divide, (x, number)),
+                                  (sw.fmod, torch.fmod, (x, number)),
+                                  (sw.bitwise_and, torch.bitwise_and, (x, number)),
+                                  (sw.where, torch.where, (x, number, x))):
+        with pytest.raises(RuntimeError, match="Promotion"):
+            torch_op(*args)
+        with pytest.raises(OverflowError, match="out of bounds for int64"):
+            sw_op(*args)
+    assert torch.equal(sw.divide(x, 2**62), torch.divide(x, 2**62))
