@@ -78,18 +78,24 @@ from stridewise.backends import _pch
 from stridewise.backends import cpu
 a = np.linspace(-9, 9, 1001)
 assert (sw.remainder(a, 2.5) == np.remainder(a, 2.5)).all()
+assert np.allclose(sw.sin(a.astype(np.float32)), np.sin(a.astype(np.float32)), atol=1e-6)   # vector math
 used = None
 if os.environ["STRIDEWISE_PCH"] == "1":     # g++ reads it: -H marks a used header with "!"
     cxx, version = cpu.compiler()
     flags, libs = cpu.build_flags()
-    spec = _ops._call(_builtins.OPS["remainder"], (a, 2.5), dry=True).spec
-    with tempfile.TemporaryDirectory() as d:
-        src = Path(d) / "k.cpp"
-        src.write_text(_codegen.generate(spec, cpu.entry_point))
-        inc = _pch.include(cxx, version, flags, Path(d))
-        log = subprocess.run([cxx, *flags, *inc, "-H", f"-I{_cache.INCLUDE_DIR}", str(src), "-o",
-                              str(Path(d) / "k.so"), *libs], capture_output=True, text=True).stderr
-        used = log.splitlines()[0] == "! " + str(Path(d) / (_pch.NAME + ".gch"))
+    used = []
+    for op, args in (("remainder", (a, 2.5)), ("sin", (a.astype(np.float32),))):
+        spec = _ops._call(_builtins.OPS[op], args, dry=True).spec
+        with tempfile.TemporaryDirectory() as d:
+            src = Path(d) / "k.cpp"
+            src.write_text(_codegen.generate(spec, cpu.entry_point))
+            inc = _pch.include(cxx, version, flags, Path(d), src.read_text())
+            log = subprocess.run([cxx, *flags, *inc, "-H", f"-I{_cache.INCLUDE_DIR}", str(src),
+                                  "-o", str(Path(d) / "k.so"), *libs],
+                                 capture_output=True, text=True).stderr
+            # read, and <immintrin.h>'s own headers (vector math's) not parsed again
+            used.append(log.splitlines()[0] == "! " + str(Path(d) / (_pch.NAME + ".gch"))
+                        and "avx2intrin.h" not in log)
 print(json.dumps({"pch": sum(_pch.builds.values()), "kernels": sum(_cache.builds.values()),
                   "used": used}))
 """
@@ -97,7 +103,8 @@ print(json.dumps({"pch": sum(_pch.builds.values()), "kernels": sum(_cache.builds
 
 def test_cold_builds_read_the_precompiled_header_and_build_the_same_library(tmp_path):
     """The header library is precompiled once into the cache, g++ reads it for a kernel, and
-    the kernel's library is byte for byte the one built without it."""
+    each kernel's library, one with vector math (cpu/vmath.h) among them, is byte for byte
+    the one built without it."""
     from stridewise.backends import _pch
     from stridewise.backends import cpu
 
@@ -115,11 +122,12 @@ def test_cold_builds_read_the_precompiled_header_and_build_the_same_library(tmp_
         seen[pch]["entries"] = {p.name: p.read_bytes() for p in (cache / "cpu").iterdir()
                                 if not p.name.endswith(".lock")}
     on, off = seen["1"], seen["0"]
-    assert on["pch"] == 1 and on["kernels"] == off["kernels"] == 1 and off["pch"] == 0
-    assert on["used"] is True
-    assert [n for n in on["entries"] if n.endswith(".gch")] and len(on["entries"]) == 2
-    (kernel,) = off["entries"]
-    assert on["entries"][kernel] == off["entries"][kernel]     # same key, same bytes
+    # two headers: the plain one, and the one with vector math's intrinsics for sin's kernel
+    assert on["pch"] == 2 and on["kernels"] == off["kernels"] == 2 and off["pch"] == 0
+    assert on["used"] == [True, True]
+    assert len([n for n in on["entries"] if n.endswith(".gch")]) == 2 and len(on["entries"]) == 4
+    for kernel in off["entries"]:
+        assert on["entries"][kernel] == off["entries"][kernel]     # same key, same bytes
 
 
 def test_bfloat16_loads_ml_dtypes_on_first_use():

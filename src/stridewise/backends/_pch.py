@@ -25,6 +25,14 @@ __all__ = ["include"]
 # user kernels include it themselves.
 HEADERS = ("functors.h", "pack.h", "ops.h", "cpu/loops.h")
 TEXT = "".join(f"#include <stridewise/{h}>\n" for h in HEADERS)
+# A kernel with vector math (math.h's ops, user kernels: cpu/vmath.h) gets a second header that
+# adds the intrinsics vmath.h includes, on vmath.h's own condition: parsing <immintrin.h> was
+# three quarters of such a kernel's build (0.85 -> 0.24 s). The others keep the smaller one,
+# as loading the larger costs them 15-20 ms (0.18 s builds). Its functions are always-inline,
+# so a kernel's library is the same bytes with either header or none (tests/test_costs.py).
+VECTOR_MATH = ("<stridewise/math.h>", "<stridewise/user.h>")
+INTRINSICS = ("#if defined(SW_VMATH) && defined(__x86_64__) && defined(__AVX2__)\n"
+              "#include <immintrin.h>\n#endif\n")
 NAME = "stridewise_pch.h"
 
 _made: dict = {}          # (compiler, its fingerprint, flags, headers) -> the .gch bytes, or None
@@ -41,25 +49,28 @@ def enabled(cxx: str) -> bool:
             and "g++" in name and "clang" not in name)
 
 
-def include(cxx: str, version: str, flags: tuple, build_dir: Path) -> tuple[str, ...]:
-    """The flags that make g++ read the precompiled header, written into `build_dir` for
-    this build; () where there is none (turned off, not GCC, or its build failed)."""
+def include(cxx: str, version: str, flags: tuple, build_dir: Path,
+            source: str = "") -> tuple[str, ...]:
+    """The flags that make g++ read the precompiled header for `source`, written into
+    `build_dir` for this build; () where there is none (turned off, not GCC, or its build
+    failed)."""
     if not enabled(cxx):
         return ()
-    key = (cxx, version, flags, _cache.header_digest())   # a header edited mid-process: a new one
+    text = TEXT + INTRINSICS if any(h in source for h in VECTOR_MATH) else TEXT
+    key = (cxx, version, flags, text, _cache.header_digest())   # a header edited mid-process: a new one
     with _lock:
         if key not in _made:
-            _made[key] = _fetch(cxx, version, flags)
+            _made[key] = _fetch(cxx, version, flags, text)
         data = _made[key]
     if data is None:
         return ()
     header = build_dir / NAME
-    header.write_text(TEXT)
+    header.write_text(text)
     (build_dir / (NAME + ".gch")).write_bytes(data)
     return ("-include", str(header))
 
 
-def _fetch(cxx: str, version: str, flags: tuple) -> bytes | None:
+def _fetch(cxx: str, version: str, flags: tuple, text: str) -> bytes | None:
     import subprocess
     import tempfile
 
@@ -68,7 +79,7 @@ def _fetch(cxx: str, version: str, flags: tuple) -> bytes | None:
     def build() -> bytes:
         with tempfile.TemporaryDirectory(prefix="stridewise-pch-") as tmp:
             header, out = Path(tmp) / NAME, Path(tmp) / (NAME + ".gch")
-            header.write_text(TEXT)
+            header.write_text(text)
             cmd = [cxx, *(f for f in flags if f != "-shared"), f"-I{_cache.INCLUDE_DIR}",
                    "-x", "c++-header", str(header), "-o", str(out)]
             proc = subprocess.run(cmd, capture_output=True, text=True)
@@ -76,7 +87,7 @@ def _fetch(cxx: str, version: str, flags: tuple) -> bytes | None:
                 raise _Failed(proc.stderr)
             return out.read_bytes()
 
-    key = _cache.cache_key("pch", TEXT, flags, "cpu", version, host_cpu())
+    key = _cache.cache_key("pch", text, flags, "cpu", version, host_cpu())
     try:
         return _cache.fetch("cpu", key, ".gch", build, builds)   # not one of the kernels
     except _Failed:
