@@ -428,3 +428,29 @@ def test_torch_bool_tensor_with_an_int_past_int64_raises_as_torch_does(number):
         with pytest.raises(OverflowError, match="out of bounds for int64"):
             sw_op(*args)
     assert torch.equal(sw.divide(x, 2**62), torch.divide(x, 2**62))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("other", ["int32", "int64", "int16", "bool", "float16"])
+def test_torch_cpu_one_element_tensor_of_another_dtype_is_read_in_float32(dtype, other):
+    """torch's CPU mul, div (true, trunc) and floor_divide of 16-bit floats by a tensor of one
+    element read its value from its own dtype into float32 (TensorIterator's
+    original_scalar_value): `f16 * torch.tensor([2049])` multiplies by 2049, where the cast
+    to float16 gives 2048 (tools/fuzz_calls.py found it with -2147483647, which float16 reads
+    as -inf). An expanded view of another dtype is cast into a copy first, and is no scalar."""
+    a = torch.tensor([1.0, 3.0, 65504.0, -7.0, 4097.0, 0.3, 100.7, -0.0, float("inf")],
+                     dtype=getattr(torch, dtype))
+    value = {"bool": True, "float16": 0.1}.get(other, 2049)
+    b = torch.tensor([value], dtype=getattr(torch, other))
+    ops = ((sw.multiply, torch.mul), (sw.divide, torch.div), (sw.floor_divide, torch.floor_divide),
+           (lambda x, y: sw.divide(x, y, rounding_mode="trunc"),
+            lambda x, y: torch.div(x, y, rounding_mode="trunc")),
+           (sw.add, torch.add), (sw.remainder, torch.remainder))
+    for divisor in (b, b.reshape(1, 1), b.expand(9), b.reshape(())):
+        for sw_op, torch_op in ops:
+            for x, y in ((a, divisor), (divisor, a)):
+                want = torch_op(x, y)
+                got = sw_op(x, y)
+                assert got.dtype == want.dtype and got.shape == want.shape
+                # float32 holds each 16-bit value exactly, the sign of a zero too
+                assert same_bits(got.float().numpy(), want.float().numpy()), (sw_op, x, y)

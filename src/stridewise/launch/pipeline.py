@@ -171,8 +171,11 @@ class ElementwiseOp:
         # a CPU scalar: a number, or a 0-d tensor on the CPU (on CUDA, a CPU one only)
         scalar = (type, ZeroDim) if backend == "cpu" else (type, HostScalar)
         number = tuple(isinstance(k, scalar) for k in key)
-        if self.name == "floor_divide" and short and backend == "cpu" and one_value and not number[1]:
-            return dataclasses.replace(typing, functor="sw::FloorDivideFunctor<float>")
+        if short and backend == "cpu" and one_value and not number[1]:
+            typing = _one_value_in_float(typing, key)
+            if self.name == "floor_divide":
+                typing = dataclasses.replace(typing, functor="sw::FloorDivideFunctor<float>")
+            return typing
         # torch's kernels test operand 2; a Python number first in add or multiply is still
         # x op number (Python's c * x calls x.__rmul__)
         if number != (False, True) and not (self.name in ("add", "multiply") and isinstance(key[0], type)):
@@ -325,6 +328,28 @@ _TORCH_NUMBERS = {"cpu": ("multiply", "divide", "floor_divide"),
                   "cuda": ("add", "subtract", "multiply", "divide", "floor_divide")}
 
 
+def _one_value(operands: list, compute: DType) -> bool:
+    """Whether operand 2 is what torch's CPU kernels read as TensorIterator's is_scalar(2): a
+    view of one element broadcast. One of another dtype is cast to the computing dtype
+    first, into a copy of its own shape, so only a tensor of one element stays one; one of
+    the computing dtype may be any view whose elements all share one address."""
+    if len(operands) != 2 or not isinstance(operands[1], View):
+        return False
+    v = operands[1]
+    if v.dtype.name != compute.name:
+        return all(n == 1 for n in v.shape)
+    return all(s == 0 for n, s in zip(v.shape, v.strides) if n > 1)
+
+
+def _one_value_in_float(typing: Typing, key: tuple) -> Typing:
+    """torch's CPU mul, div and floor_divide of float16 or bfloat16 by a one-element tensor
+    (`_one_value`) read its value from its own dtype into float32 (TensorIterator's
+    original_scalar_value), not rounded to 16 bits: `f16 * torch.tensor([2049])` multiplies
+    by 2049, where a cast would give 2048."""
+    return dataclasses.replace(typing, arg_types=(
+        (typing.compute.ctype, "float"), (DTYPES[key[1]].ctype, "float")))
+
+
 def _opmath(dt: DType) -> str:
     return "float" if dt.ctype in ("sw::half", "sw::bfloat16") else dt.ctype
 
@@ -394,9 +419,7 @@ def _prepare(op, operands, out_views, convention, inplace, index=None):
     key = tuple(_key(o) for o in operands)
     typing = op.typing(lib, key, tuple(v and v.dtype.name for v in out_views), conv)
     if lib == "torch" and isinstance(op, ElementwiseOp):
-        one = len(operands) == 2 and isinstance(operands[1], View) and all(
-            s == 0 for n, s in zip(operands[1].shape, operands[1].strides) if n > 1)
-        typing = op.torch_numbers(typing, key, device[0], one)
+        typing = op.torch_numbers(typing, key, device[0], _one_value(operands, typing.compute))
     # User kernels broadcast their outputs too (an out may fix extents no input has), and so
     # do NumPy's and CuPy's ufuncs: np.add(row, 1, out=matrix) fills every row.
     given = [(v, nm, op.broadcast_outputs or lib in ("numpy", "cupy")) for v, nm in given]

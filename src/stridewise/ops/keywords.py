@@ -454,6 +454,8 @@ class _TruncDivide(_Derived):
                                 for k in key))
         if number and backend == "cuda":
             return dataclasses.replace(typing, functor=f"sw::TruncDivideByNumberFunctor<{m}>")
+        if c.name in _SHORT and one_value and backend == "cpu" and not number:
+            typing = _ops._one_value_in_float(typing, key)
         if c.name in _SHORT and (number or one_value and backend == "cpu"):
             return dataclasses.replace(typing, functor="sw::TruncDivideFunctor<float>")
         return typing
