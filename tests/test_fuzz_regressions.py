@@ -73,10 +73,15 @@ def test_torch_ops_whose_out_must_have_the_result_dtype(name, dtype, out_dtype):
 @pytest.mark.parametrize("x, lo, hi, out_dtype", [
     (torch.ones(3), 0.0, 1.0, torch.float64), (torch.ones(3, dtype=torch.int8), 0, 1, torch.int32),
     (torch.tensor([True]), True, 1, torch.int32), (torch.tensor([True]), True, 1, torch.int64),
-    (torch.ones(3, dtype=torch.int32), torch.tensor(0), torch.tensor(5), torch.int64)])
+    (torch.ones(3, dtype=torch.int32), torch.tensor(0), torch.tensor(5), torch.int64),
+    (torch.ones(3, dtype=torch.bfloat16), None, -1, torch.complex64),
+    (torch.tensor([True]), None, -float("inf"), torch.float16),
+    (torch.tensor([True]), None, -float("inf"), torch.float32),
+    (torch.ones(3, dtype=torch.int8), 3, None, torch.int16),
+    (torch.ones(3), None, torch.tensor(0.5), torch.float64)])
 def test_torch_clamp_by_numbers_takes_an_out_of_its_result_dtype_only(x, lo, hi, out_dtype):
-    """torch.clamp with number bounds (its Scalar overload) refuses an out of another dtype;
-    with tensor bounds it casts into one (found by tools/fuzz_calls.py)."""
+    """torch.clamp with number bounds (its Scalar overload) refuses an out of another dtype,
+    with one bound too; with tensor bounds it casts into one (found by tools/fuzz_calls.py)."""
     want_out, got_out = torch.zeros(x.shape, dtype=out_dtype), torch.zeros(x.shape, dtype=out_dtype)
     try:
         want = torch.clamp(x, lo, hi, out=want_out)

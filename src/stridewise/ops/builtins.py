@@ -402,11 +402,17 @@ def _int_bounds(x, lo, hi):
     return (max(lo, r[0]) if type(lo) is int else lo), (min(hi, r[1]) if type(hi) is int else hi)
 
 
-def _check_torch_bound(dtype, bound) -> bool:
+def _check_torch_bound(dtype, bound, out_dtype=None) -> bool:
     """Raise where torch.clamp refuses a number bound of a tensor of `dtype`: the number in
-    the result's dtype by c10's checked_convert (DType.checked), as clip's own call takes it.
-    Dynamo runs this at trace time (marked constant below): torch.result_type is no graph op."""
-    _torch_bound_dtype(dtype, type(bound)).slot_value(bound)
+    the result's dtype by c10's checked_convert (DType.checked), as clip's own call takes it,
+    and an out of another dtype (at::clamp(Tensor, Scalar, Scalar) casts into none, where
+    maximum and minimum would; two bounds: pipeline._into_outs). Dynamo runs this at trace
+    time (marked constant below): torch.result_type is no graph op."""
+    result = _torch_bound_dtype(dtype, type(bound))
+    result.slot_value(bound)
+    if out_dtype is not None and dtype_of(out_dtype).name != result.name:
+        raise TypeError(f"torch's clip takes an out of its result's dtype only, {result.name} "
+                        f"(got {dtype_of(out_dtype).name}); pass an out of dtype {result.name}")
     return True
 
 
@@ -429,7 +435,8 @@ def _one_bound(x, lo, hi, out, algorithm):
     torch = sys.modules.get("torch")
     bound = hi if lo is None else lo
     if torch is not None and isinstance(x, torch.Tensor) and type(bound) in (int, float):
-        _check_torch_bound(x.dtype, bound)   # torch.clamp checks it, where minimum would wrap it
+        # torch.clamp checks it, where minimum would wrap it, and its out's dtype
+        _check_torch_bound(x.dtype, bound, out.dtype if isinstance(out, torch.Tensor) else None)
     if hi is None:
         return maximum(x, lo, out=out, algorithm=algorithm)
     return minimum(x, hi, out=out, algorithm=algorithm)
