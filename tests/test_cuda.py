@@ -18,7 +18,6 @@ torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.gpu
 
 CUDA = "cuda"
-SEEN_MODES = set()
 
 
 # -- helpers ---------------------------------------------------------------------------------
@@ -48,8 +47,6 @@ def torch_oracle(a, b):
 
 def check(a, b, convention, out=None):
     """Run sw.remainder on torch CUDA tensors and compare with the convention's oracle."""
-    mode = sw.explain(sw.remainder, a, b, out=out, convention=convention).mode
-    SEEN_MODES.add(mode)
     got = sw.remainder(a, b, out=out, convention=convention)
     assert got is out or out is None
     assert got.device == (a.device if isinstance(a, torch.Tensor) else b.device)
@@ -888,12 +885,14 @@ def test_every_registered_mode_runs_its_example(dtype):
         a, b = m.example(lambda shape: tt(random_values(rng, dtype, shape)))
         alg = m.algorithm()
         assert sw.explain(sw.remainder, a, b, algorithm=alg).mode == m.name
-        SEEN_MODES.add(m.name)
         got = host(sw.remainder(a, b, algorithm=alg, convention="numpy"))
         want = np.asarray(numpy_remainder(host(a), host(b)))
         assert same_bits(got, want), (m.name, mismatches(got, want, host(a), host(b)))
 
 
-def test_zz_every_mode_was_hit():
+def test_every_mode_is_registered_with_an_example():
+    """So the test above runs every mode on the device, whichever worker runs it (a set of
+    modes seen, read by a last test, failed under pytest-xdist's distribution)."""
+    from stridewise import modes
     from stridewise.plan import MODES
-    assert SEEN_MODES >= set(MODES), SEEN_MODES
+    assert {m.name for m in modes.registered()} >= set(MODES)
