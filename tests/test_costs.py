@@ -89,12 +89,12 @@ if os.environ["STRIDEWISE_PCH"] == "1":     # g++ reads it: -H marks a used head
         with tempfile.TemporaryDirectory() as d:
             src = Path(d) / "k.cpp"
             src.write_text(_codegen.generate(spec, cpu.entry_point))
-            inc = _pch.include(cxx, version, flags, Path(d), src.read_text())
+            inc = _pch.include(cxx, version, flags, src.read_text())
             log = subprocess.run([cxx, *flags, *inc, "-H", f"-I{_cache.INCLUDE_DIR}", str(src),
                                   "-o", str(Path(d) / "k.so"), *libs],
                                  capture_output=True, text=True).stderr
             # read, and <immintrin.h>'s own headers (vector math's) not parsed again
-            used.append(log.splitlines()[0] == "! " + str(Path(d) / (_pch.NAME + ".gch"))
+            used.append(log.splitlines()[0] == "! " + inc[1] + ".gch"
                         and "avx2intrin.h" not in log)
 print(json.dumps({"pch": sum(_pch.builds.values()), "kernels": sum(_cache.builds.values()),
                   "used": used}))
@@ -128,6 +128,28 @@ def test_cold_builds_read_the_precompiled_header_and_build_the_same_library(tmp_
     assert len([n for n in on["entries"] if n.endswith(".gch")]) == 2 and len(on["entries"]) == 4
     for kernel in off["entries"]:
         assert on["entries"][kernel] == off["entries"][kernel]     # same key, same bytes
+
+
+def test_the_precompiled_header_is_written_again_where_its_directory_went(tmp_path, monkeypatch):
+    """A process writes the header once into a private directory; one removed under it (a
+    temporary-file cleaner) is written again from the cache, not a failed build."""
+    import shutil
+
+    from stridewise.backends import _pch
+    from stridewise.backends import cpu
+
+    monkeypatch.setenv("STRIDEWISE_CACHE_DIR", str(tmp_path))
+    cxx, version = cpu.compiler()
+    if not _pch.enabled(cxx):
+        pytest.skip("the precompiled header is GCC's (CXX is another compiler)")
+    flags = cpu.build_flags()[0]
+    first = _pch.include(cxx, version, flags)
+    assert first == _pch.include(cxx, version, flags)          # once a process
+    data = Path(first[1] + ".gch").read_bytes()
+    assert data.startswith(b"gpch")                             # GCC's precompiled header
+    shutil.rmtree(Path(first[1]).parent)
+    again = _pch.include(cxx, version, flags)
+    assert Path(again[1] + ".gch").read_bytes() == data
 
 
 def test_bfloat16_loads_ml_dtypes_on_first_use():

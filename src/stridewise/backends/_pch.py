@@ -3,9 +3,10 @@
 
 Parsing those headers is about half of a cold kernel build (docs/decisions.md has the
 figures). The header is built once into the kernel cache, a verified entry like any kernel,
-and each build copies the verified bytes next to its own source (g++ reads a .gch from the
-directory of the header it stands for; reading one straight from a shared cache directory
-would bypass the verification). g++ generates the same code with or without it, and skips a
+and each process writes the verified bytes once into a private directory that its builds
+-include from (g++ reads a .gch from the directory of the header it stands for; reading one
+straight from a shared cache directory would bypass the verification; a copy per build cost
+6-17 ms of writing 12-36 MB). g++ generates the same code with or without it, and skips a
 precompiled header it cannot use (it parses the headers instead), so it changes build time
 only. `STRIDEWISE_PCH=0` turns it off.
 """
@@ -35,7 +36,8 @@ INTRINSICS = ("#if defined(SW_VMATH) && defined(__x86_64__) && defined(__AVX2__)
               "#include <immintrin.h>\n#endif\n")
 NAME = "stridewise_pch.h"
 
-_made: dict = {}          # (compiler, its fingerprint, flags, headers) -> the .gch bytes, or None
+_made: dict = {}          # (compiler, its fingerprint, flags, text, headers) -> the directory
+                          # holding the header and its verified .gch, or None
 builds: collections.Counter = collections.Counter()   # key -> builds by this process
 _lock = threading.Lock()
 
@@ -49,25 +51,34 @@ def enabled(cxx: str) -> bool:
             and "g++" in name and "clang" not in name)
 
 
-def include(cxx: str, version: str, flags: tuple, build_dir: Path,
-            source: str = "") -> tuple[str, ...]:
-    """The flags that make g++ read the precompiled header for `source`, written into
-    `build_dir` for this build; () where there is none (turned off, not GCC, or its build
-    failed)."""
+def include(cxx: str, version: str, flags: tuple, source: str = "") -> tuple[str, ...]:
+    """The flags that make g++ read the precompiled header for `source`; () where there is
+    none (turned off, not GCC, or its build failed)."""
     if not enabled(cxx):
         return ()
     text = TEXT + INTRINSICS if any(h in source for h in VECTOR_MATH) else TEXT
     key = (cxx, version, flags, text, _cache.header_digest())   # a header edited mid-process: a new one
     with _lock:
-        if key not in _made:
-            _made[key] = _fetch(cxx, version, flags, text)
-        data = _made[key]
-    if data is None:
-        return ()
-    header = build_dir / NAME
-    header.write_text(text)
-    (build_dir / (NAME + ".gch")).write_bytes(data)
-    return ("-include", str(header))
+        where = _made.get(key, False)
+        if where is False or where is not None and not (where / (NAME + ".gch")).is_file():
+            data = _fetch(cxx, version, flags, text)   # first use, or its directory was removed
+            where = _made[key] = None if data is None else _place(text, data)
+    return () if where is None else ("-include", str(where / NAME))
+
+
+def _place(text: str, data: bytes) -> Path:
+    """A private directory holding the header and the verified .gch beside it, removed when
+    the process that made it exits (not a forked child)."""
+    import atexit
+    import shutil
+    import tempfile
+
+    where = Path(tempfile.mkdtemp(prefix="stridewise-pch-"))
+    (where / NAME).write_text(text)
+    (where / (NAME + ".gch")).write_bytes(data)
+    pid = os.getpid()
+    atexit.register(lambda: os.getpid() == pid and shutil.rmtree(where, ignore_errors=True))
+    return where
 
 
 def _fetch(cxx: str, version: str, flags: tuple, text: str) -> bytes | None:

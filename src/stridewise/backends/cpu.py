@@ -193,7 +193,7 @@ def compile(source: str, name: str, device, options=()) -> bytes:
             # fixed file names: a kernel's name may be longer than a file name can be
             src, lib = Path(tmp) / "kernel.cpp", Path(tmp) / "kernel.so"
             src.write_text(source)
-            pch = _pch.include(cxx, version, flags, Path(tmp), source)   # headers parsed once
+            pch = _pch.include(cxx, version, flags, source)   # the headers, parsed once
             # the output named relative to the build directory: gold writes the name it is
             # given into the library, and the same source must give the same bytes
             cmd = [cxx, *flags, *pch, f"-I{_cache.INCLUDE_DIR}", str(src), "-o", lib.name, *libs]
