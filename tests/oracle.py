@@ -44,6 +44,12 @@ def numpy_op(ufunc, *args):
         # (result_type reads None as float64)
         typed = [a for a in (args[1:] if ufunc is np.where else args) if a is not None]
         result = np.result_type(*sorted(typed, key=lambda a: not hasattr(a, "dtype")))
+        if result == NP["bfloat16"]:
+            # a Python number takes the array's dtype first (NEP 50): 70000 is bfloat16's
+            # 70144, and a float its bfloat16 rounding (np.where's condition stays a truth)
+            args = [np.asarray(a, result) if type(a) in (int, float) and not (
+                        ufunc is np.where and k == 0) else a for k, a in enumerate(args)]
+            bf16 = [w or type(a) is np.ndarray and a.dtype == result for a, w in zip(args, bf16)]
         r = ufunc(*[a.astype(np.float32) if w else a for a, w in zip(args, bf16)])
         return r.astype(result) if r.dtype == np.float32 else r
 

@@ -3,11 +3,12 @@ each case here is the input that showed it, checked against the library's own op
 import itertools
 import math
 
+import ml_dtypes
 import numpy as np
 import pytest
 
 import stridewise as sw
-from oracle import same_bits
+from oracle import numpy_op, same_bits
 from stridewise.ops.builtins import TOLERANCE_ULP
 from test_fuzz import ulps
 
@@ -459,3 +460,17 @@ def test_torch_cpu_one_element_tensor_of_another_dtype_is_read_in_float32(dtype,
                 assert got.dtype == want.dtype and got.shape == want.shape
                 # float32 holds each 16-bit value exactly, the sign of a zero too
                 assert same_bits(got.float().numpy(), want.float().numpy()), (sw_op, x, y)
+
+
+def test_numpy_python_int_beside_bfloat16_takes_bfloat16_first():
+    """NEP 50: a Python int beside a bfloat16 array is bfloat16 first, so `x % 70000` divides
+    by 70144. The fuzz's oracle had divided by 70000 in float32; exact rationals decide (the
+    bfloat16 remainder of two bfloat16 values is exact, so it is one)."""
+    from fractions import Fraction
+
+    x = np.array([3.3895313892515355e38, 1.0002555517425873e30, 2.5, -3e30, 70000],
+                 dtype=ml_dtypes.bfloat16)
+    got = sw.remainder(x, 70000)
+    want = [float(Fraction(float(v)) % 70144) for v in x]
+    assert got.dtype == x.dtype and got.astype(np.float64).tolist() == want
+    assert same_bits(got, numpy_op(np.remainder, x, 70000))
