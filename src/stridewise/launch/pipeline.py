@@ -345,7 +345,10 @@ def _one_value_in_float(typing: Typing, key: tuple) -> Typing:
     """torch's CPU mul, div and floor_divide of float16 or bfloat16 by a one-element tensor
     (`_one_value`) read its value from its own dtype into float32 (TensorIterator's
     original_scalar_value), not rounded to 16 bits: `f16 * torch.tensor([2049])` multiplies
-    by 2049, where a cast would give 2048."""
+    by 2049, where a cast would give 2048. One of the computing dtype keeps the loads of its
+    dtype (its value is the same)."""
+    if key[1] == typing.compute.name:
+        return typing
     return dataclasses.replace(typing, arg_types=(
         (typing.compute.ctype, "float"), (DTYPES[key[1]].ctype, "float")))
 
