@@ -464,8 +464,8 @@ def test_torch_cpu_one_element_tensor_of_another_dtype_is_read_in_float32(dtype,
 
 def test_numpy_python_int_beside_bfloat16_takes_bfloat16_first():
     """NEP 50: a Python int beside a bfloat16 array is bfloat16 first, so `x % 70000` divides
-    by 70144. The fuzz's oracle had divided by 70000 in float32; exact rationals decide (the
-    bfloat16 remainder of two bfloat16 values is exact, so it is one)."""
+    by 70144. The fuzz's oracle had divided by 70000 in float32; exact rationals decide
+    (each remainder here is a bfloat16 value, so the exact one is the answer)."""
     from fractions import Fraction
 
     x = np.array([3.3895313892515355e38, 1.0002555517425873e30, 2.5, -3e30, 70000],
