@@ -44,9 +44,11 @@ def numpy_op(ufunc, *args):
         # (result_type reads None as float64)
         typed = [a for a in (args[1:] if ufunc is np.where else args) if a is not None]
         result = np.result_type(*sorted(typed, key=lambda a: not hasattr(a, "dtype")))
-        if result == NP["bfloat16"]:
+        if result == NP["bfloat16"] and ufunc not in (np.logical_and, np.logical_or,
+                                                      np.logical_xor):
             # a Python number takes the array's dtype first (NEP 50): 70000 is bfloat16's
-            # 70144, and a float its bfloat16 rounding (np.where's condition stays a truth)
+            # 70144, and a float its bfloat16 rounding (np.where's condition stays a truth);
+            # NumPy's logical ops read an int as an int64 whatever the dtype
             args = [np.asarray(a, result) if type(a) in (int, float) and not (
                         ufunc is np.where and k == 0) else a for k, a in enumerate(args)]
             bf16 = [w or type(a) is np.ndarray and a.dtype == result for a, w in zip(args, bf16)]

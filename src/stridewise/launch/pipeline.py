@@ -147,10 +147,13 @@ class ElementwiseOp:
             typing = dataclasses.replace(typing, params=tuple(p.limited(limit) for p in typing.params))
         elif self.name in ("clip", "where"):    # integers: c10's rule (DType.checked)
             typing = dataclasses.replace(typing, params=tuple(p.checked() for p in typing.params))
-        if int in key and all(k == "bool" for k in key if isinstance(k, str)):
-            # an int beside bool tensors is promoted as a tensor of its own: one of 2^63 or
-            # more would be torch's uint64, whose promotion it refuses in every op (true
-            # divide's float result too); read it as an int64 (DType.as_int64)
+        promoted = [k for k in (key[1:] if self.promote == "where" else key) if k is not None]
+        arrays = [k for k in promoted if isinstance(k, str)]
+        if int in promoted and arrays and all(k == "bool" for k in arrays):
+            # an int beside bool tensors (where's condition takes no part) is promoted as a
+            # tensor of its own: one of 2^63 or more would be torch's uint64, whose promotion
+            # it refuses in every op (true divide's float result too); read it as an int64
+            # (DType.as_int64)
             typing = dataclasses.replace(typing, params=tuple(p.as_int64() for p in typing.params))
         float32_ops = _TORCH_NUMBERS.get(backend, ())   # meta tensors: no values to read
         # pow by a number: sqrt for 0.5 (math.h TorchPowByNumberFunctor), in every float
