@@ -255,6 +255,28 @@ def test_numpy_order_keyword_on_empty_and_extent_one_shapes(order):
         assert got.strides == want.strides and got.shape == want.shape, (order, x.shape)
 
 
+def test_numpy_order_a_counts_a_short_cast_input_as_its_copy():
+    """order="A" where an input of another dtype is 0-d or 1-d and short: NumPy casts it into
+    a contiguous copy before choosing a loop (check_for_trivial_loop), so a broadcast row of
+    stride 0 counts as contiguous there, and as itself where no cast is needed."""
+    row = np.broadcast_to(np.float32(2.5), (2,))            # stride 0
+    cases = [
+        (np.ones((1, 2)), row),                              # F and C; the copy is F: F
+        (np.asfortranarray(np.ones((3, 2))), row),
+        (np.asfortranarray(np.ones((3, 2))), row.astype(np.float64)),   # no cast: C
+        (np.ones((1, 2)), row.astype(np.float64)),
+        (np.ones((1, 2)), np.float32(2.5)[()]),              # 0-d: the trivial loop, C
+        (np.ones((1, 2)), np.ones((1, 1), np.float32)),      # 2-d cast: the iterator, F
+        (np.asfortranarray(np.ones((3, 2))), np.ones(2, np.float32)),
+        (np.asfortranarray(np.ones((3, 9000))),              # longer than a buffer: a view
+         np.broadcast_to(np.float32(1), (9000,))),
+    ]
+    for x, y in cases:
+        want, got = np.add(x, y, order="A"), sw.add(x, y, order="A")
+        assert got.strides == want.strides, (x.shape, x.strides, y.shape, y.strides, y.dtype)
+        np.testing.assert_array_equal(got, want, strict=True)
+
+
 def _unmergeable(shape, perm, offset):
     """A view of `shape`, its dims in memory order `perm`, that no merge shortens: every dim
     steps by 2."""

@@ -89,8 +89,9 @@ def output_strides(lib: str, shape: tuple, inputs: tuple, common: str | None = N
             trivial = _numpy_trivial(shape, inputs, loop_dtype) if nout == 1 else None
             if trivial is not None:
                 return trivial
-            alloc = "F" if all(_numpy_contiguity(tuple(s), tuple(st)) & _F
-                               for s, st, _ in inputs if s) else "C"
+            alloc = "F" if all(_numpy_copied(s, dt, loop_dtype)
+                               or _numpy_contiguity(tuple(s), tuple(st)) & _F
+                               for s, st, dt in inputs if s) else "C"
         return contiguous_strides(shape[::-1])[::-1] if alloc == "F" else contiguous_strides(shape)
     if alloc == "contiguous":
         return contiguous_strides(shape)
@@ -304,6 +305,19 @@ def _numpy_like_strides(shape, strides) -> tuple:
     return _dense_in_order(shape, perm[::-1])
 
 
+# NumPy's default buffer size in elements (NPY_BUFSIZE): a 1-d input of another dtype up to
+# this long is cast into a contiguous copy before the ufunc chooses its loop.
+_NUMPY_BUFSIZE = 8192
+
+
+def _numpy_copied(shape, dtype, loop_dtype) -> bool:
+    """Whether NumPy's ufunc replaces this input by a contiguous cast copy first
+    (check_for_trivial_loop in ufunc_object.c): 0-d, or 1-d up to a buffer long, and of
+    another dtype than the loop's. Its layout then counts as the copy's, not the view's."""
+    return (loop_dtype is not None and dtype != loop_dtype
+            and (len(shape) == 0 or (len(shape) == 1 and shape[0] <= _NUMPY_BUFSIZE)))
+
+
 def _numpy_trivial(shape, inputs, loop_dtype) -> tuple | None:
     """The output strides of NumPy's trivial ufunc loop, or None where NumPy uses its iterator."""
     common, order = None, 0
@@ -311,8 +325,8 @@ def _numpy_trivial(shape, inputs, loop_dtype) -> tuple | None:
         s = tuple(s)
         if not s:
             continue                        # 0-d inputs (and Python scalars) broadcast freely
-        if len(s) > 1 and loop_dtype is not None and dt != loop_dtype:
-            return None                     # a cast of an N-d input: the iterator's buffers
+        if loop_dtype is not None and dt != loop_dtype and not _numpy_copied(s, dt, loop_dtype):
+            return None                     # a cast of a larger input: the iterator's buffers
         if common is None:
             common = s
         elif s != common:
