@@ -20,7 +20,8 @@ Semantics, where the libraries leave room:
 - maximum / minimum: a NaN operand wins (NumPy and torch agree); a +-0 tie returns the
   second operand, as NumPy's float32 and float64 loops and torch's vector paths do
   (maximum(-0.0, 0.0) is 0.0), and the first for NumPy's float16, as its float16 loop does.
-  clip keeps x on a tie with a bound, except for NumPy's float32 and float64 (the bound).
+  clip keeps x on a tie with a bound, except for NumPy's float32 and float64 clipped by
+  arrays of more than one element (the bound; _clip_ties).
 - relu is torch's clamp_min(x, 0): NaN stays NaN and -0.0 stays -0.0.
 - floor_divide: NumPy's and torch's float definition (through fmod, exact); integer division
   by zero gives 0 and never traps (NumPy; torch raises); INT_MIN // -1 wraps to INT_MIN.
@@ -258,7 +259,7 @@ _TABLE = (
         cheap=False, header=_MATH),
     Row("clip", ("x", "lo", "hi"), "sw::ClipFunctor<{M}, sw::TieBound<{T}, {C}>::value>", _BOOL, None,
         "clip(x, lo, hi) = minimum(maximum(x, lo), hi) (np.clip, torch.clamp); a bound of None\n"
-        "is not applied (np.clip(x, None, hi), torch.clamp(x, max=hi))."),
+        "is not applied (np.clip(x, None, hi), torch.clamp(x, max=hi)).", keywords=("casting",)),
 )
 
 ROWS: dict[str, Row] = {}                 # name -> row
@@ -318,19 +319,19 @@ def _source(row: Row, inplace: bool) -> str:
     then takes the full one (_ops._call); both are read per call, since tests swap the warm
     path and fuse's tracing swaps _call."""
     args = ", ".join(row.params) + ("," if len(row.params) == 1 else "")
-    call = (f"_op_{row.name}, ({args}), {'None' if inplace else 'out'}, "
-            f"{'convention' if row.convention else 'None'}, algorithm, {inplace}")
+    convention = "convention" if row.convention else "_clip_ties(x, lo, hi)" if row.name == "clip" else "None"
+    call = f"_op_{row.name}, ({args}), {'None' if inplace else 'out'}, {convention}, algorithm, {inplace}"
     body = (f"    r = _ops._warm_call({call}, _CALLS)\n"
             + f"    return _ops._call({call}) if r is None else r\n")
-    if row.name == "clip":          # np.clip and torch.clamp take None for one bound
-        body = ("    if type(lo) is int or type(hi) is int:\n        lo, hi = _int_bounds(x, lo, hi)\n"
-                "    if lo is None or hi is None:\n        return _one_bound(x, lo, hi, out, algorithm)\n"
-                + body)
     if row.takes and not inplace:   # one test when no keyword is given (ops/keywords.py)
         given = ", ".join(f"{k}={k}" for k in row.takes)
         body = (f"    if {' or '.join(f'{k} is not None' for k in row.takes)}:\n"
-                f"        return _keywords.call(_op_{row.name}, ({args}), out, "
-                f"{'convention' if row.convention else 'None'}, algorithm, {given})\n" + body)
+                f"        return _keywords.call(_op_{row.name}, ({args}), out, {convention}, "
+                f"algorithm, {given})\n" + body)
+    if row.name == "clip":          # np.clip and torch.clamp take None for one bound
+        body = ("    if type(lo) is int or type(hi) is int:\n        lo, hi = _int_bounds(x, lo, hi)\n"
+                "    if lo is None or hi is None:\n        return _one_bound(x, lo, hi, out, algorithm"
+                + ", casting" * (not inplace) + ")\n" + body)
     if row.name in _BEYOND_RANGE:   # a try costs nothing until it catches
         body = ("    try:\n" + textwrap.indent(body, "    ")
                 + "    except OverflowError:\n"
@@ -427,19 +428,41 @@ def _torch_bound_dtype(dtype, kind):
 _check_torch_bound._dynamo_marked_constant = True   # torch._dynamo.assume_constant_result's mark
 
 
-def _one_bound(x, lo, hi, out, algorithm):
+def _clip_ties(x, lo, hi) -> str | None:
+    """The convention whose tie rule clip takes (TieBound in ops.h): NumPy's float32 and
+    float64 clip loop returns the bound on a tie (+0 against a bound of -0), except in its
+    branch for bounds constant along the loop (clip.cpp's strict x < lo, x > hi), which keeps
+    x, as torch does. A NumPy call takes that branch where each bound is one value: a number,
+    a NumPy scalar or an array of one element (NumPy 2.4)."""
+    if type(x) is np.ndarray and all(not isinstance(b, np.ndarray) or b.size == 1 for b in (lo, hi)) \
+            and not any(_arrays.library_name(b) not in (None, "numpy") for b in (lo, hi)):
+        return "torch"
+    return None
+
+
+def _one_bound(x, lo, hi, out, algorithm, casting=None):
     """clip with one bound None: maximum(x, lo) or minimum(x, hi), as np.clip computes it and
-    torch.clamp's clamp_min and clamp_max mean it."""
+    torch.clamp's clamp_min and clamp_max mean it; with both None NumPy's clip is
+    np.positive(x) (a copy), and torch's and CuPy's refuse it."""
     if lo is None and hi is None:
-        raise ValueError("clip needs lo or hi; got None for both")
+        if type(x) is np.ndarray and x.dtype != np.bool_:
+            to = x.dtype if out is None else out.dtype      # positive's out casts by the rule
+            if not np.can_cast(x.dtype, to, casting or "same_kind"):
+                raise TypeError(f"clip of a {x.dtype} array with no bounds is a copy, which the "
+                                f"casting rule {casting or 'same_kind'!r} does not cast into an out "
+                                f"of dtype {to}; pass an out of dtype {x.dtype}")
+            return cast(x, to, out=out, algorithm=algorithm)
+        if type(x) is np.ndarray:           # np.positive has no bool loop
+            raise TypeError("clip of a bool array needs lo or hi; got None for both")
+        raise ValueError("clip needs lo or hi (NumPy arrays of numbers take neither); got None for both")
     torch = sys.modules.get("torch")
     bound = hi if lo is None else lo
     if torch is not None and isinstance(x, torch.Tensor) and type(bound) in (int, float):
         # torch.clamp checks it, where minimum would wrap it, and its out's dtype
         _check_torch_bound(x.dtype, bound, out.dtype if isinstance(out, torch.Tensor) else None)
     if hi is None:
-        return maximum(x, lo, out=out, algorithm=algorithm)
-    return minimum(x, hi, out=out, algorithm=algorithm)
+        return maximum(x, lo, out=out, algorithm=algorithm, casting=casting)
+    return minimum(x, hi, out=out, algorithm=algorithm, casting=casting)
 
 
 def _doc(row: Row, op: ElementwiseOp, inplace: bool) -> str:
@@ -518,7 +541,7 @@ def register(*rows: Row) -> Callable:
     what `explain` and torch's custom ops know. Returns the last row's function."""
     namespace = {"__name__": __name__, "_ops": _ops, "_CALLS": _ops._CALLS, "Array": Array,
                  "Operand": Operand, "Convention": Convention, "AlgorithmLike": AlgorithmLike,
-                 "_beyond_range": _beyond_range, "_one_bound": _one_bound, "_int_bounds": _int_bounds,
+                 "_beyond_range": _beyond_range, "_one_bound": _one_bound, "_clip_ties": _clip_ties, "_int_bounds": _int_bounds,
                  "_keywords": _keywords}
     sources, made = ["from __future__ import annotations"], []
     for row in rows:

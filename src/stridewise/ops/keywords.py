@@ -290,6 +290,16 @@ class _Typed(_Derived):
     def typing(self, lib, key, out_key, convention):
         dtype, casting = self.extra
         ufunc = getattr(np, self.ufunc or "", None)
+        if not isinstance(ufunc, np.ufunc) and dtype is None:
+            # an op whose NumPy counterpart is no public ufunc (np.clip calls its own): its
+            # loop is its promotion's, each array input cast into it by the rule
+            t = self._base_typing(lib, key, out_key, convention)
+            for k in key:
+                if not isinstance(k, type) and not np.can_cast(dtype_of(k).numpy, t.compute.numpy, casting):
+                    raise TypeError(f"{self.base.name} computes in {t.compute.name}, which the casting "
+                                    f"rule \"{casting}\" does not cast {dtype_of(k).name} to; cast the "
+                                    f"inputs first or pass casting=\"same_kind\"")
+            return t
         if not isinstance(ufunc, np.ufunc):
             raise TypeError(f"{self.base.name} takes no dtype= or casting=; cast the inputs first")
         args = tuple(np.dtype(bool) if k is bool else k if isinstance(k, type) else dtype_of(k).numpy

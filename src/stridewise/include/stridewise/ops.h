@@ -258,8 +258,8 @@ SW_SMALL_INT_DIVISION(u16)
 // the second operand is returned, as NumPy does.
 // Which operand a +-0 tie returns is each library's loop's: NumPy's float16 maximum and
 // minimum return the first (its float32 and float64 loops, and torch's vector paths, the
-// second); NumPy's float32 and float64 clip return the bound (its float16 loop and torch's
-// scalar path keep x).
+// second); NumPy's float32 and float64 clip return the bound (its float16 loop, its branch
+// for bounds of one value each and torch's scalar path keep x: builtins._clip_ties picks).
 template <class T, Convention C> struct TieFirst { static constexpr bool value = false; };
 template <> struct TieFirst<half, kNumpy> { static constexpr bool value = true; };
 template <class T, Convention C> struct TieBound { static constexpr bool value = false; };
