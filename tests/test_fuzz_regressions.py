@@ -474,3 +474,35 @@ def test_numpy_python_int_beside_bfloat16_takes_bfloat16_first():
     want = [float(Fraction(float(v)) % 70144) for v in x]
     assert got.dtype == x.dtype and got.astype(np.float64).tolist() == want
     assert same_bits(got, numpy_op(np.remainder, x, 70000))
+
+
+def test_numpy_where_allocates_by_the_iterator_alone():
+    """np.where allocates through an nditer in order K and has no ufunc trivial loop: an
+    F-contiguous view whose extent-1 dims step oddly gets the iterator's strides for them,
+    not F order's (tools/fuzz_calls.py: bfloat16 (2, 1, 67, 1) with byte strides
+    (2, 268, 4, 268), beside a Python bool)."""
+    from numpy.lib.stride_tricks import as_strided
+
+    for dtype in (ml_dtypes.bfloat16, np.float32):
+        base = np.arange(1, 1001).astype(dtype)
+        n = base.itemsize
+        a = as_strided(base, (2, 1, 67, 1), (n, 134 * n, 2 * n, 134 * n))
+        for y in (False, a, 1.5):
+            want, got = np.where(a, a, y), sw.where(a, a, y)
+            assert got.strides == want.strides and got.dtype == want.dtype, (dtype, y)
+            assert same_bits(got, want)
+
+
+def test_numpy_clip_of_an_integer_scalar_by_ints_beyond_its_range():
+    """np.clip of a NumPy integer scalar takes NumPy 2's rule for Python int bounds beyond the
+    dtype's range as an array does (a bound past its end is no bound): clip(uint8(254),
+    -2**63, True) is minimum(254, True) = 1, and clip(int32(-2), uint32(0), 2**70) is
+    maximum(-2, uint32 0) = int64 0; stridewise had passed the int on and overflowed."""
+    for x, lo, hi, into in ((np.uint8(254), -2**63, True, np.uint8),
+                            (np.int32(-2), np.uint32(0), 2**70, ml_dtypes.bfloat16),
+                            (np.int16(7), -2**40, 2**40, np.int16)):
+        want, got = np.zeros((), into), np.zeros((), into)
+        np.clip(x, lo, hi, out=want)
+        sw.clip(x, lo, hi, out=got)
+        assert same_bits(got, want), (x, lo, hi)
+        assert same_bits(np.asarray(sw.clip(x, lo, hi)), np.asarray(np.clip(x, lo, hi)))

@@ -62,7 +62,8 @@ class Typing:
         "like" its one input (torch's `.to()`, complex abs, and isfinite and isinf of
         integers: empty_like; NumPy's astype),
         "unary" (a TensorIterator over the first input alone: torch's Scalar overloads, whose
-        other inputs are numbers), "contiguous" (torch's pow of a number); "" otherwise.
+        other inputs are numbers), "contiguous" (torch's pow of a number), "iterator" (NumPy's
+        nditer in order K, without the ufunc's trivial loop: np.where); "" otherwise.
     """
 
     compute: DType
@@ -297,6 +298,8 @@ class ElementwiseOp:
             return "unary"           # at::pow(Tensor, Scalar)
         if lib == "torch" and self.name == "clip" and any(isinstance(k, type) for k in key[1:]):
             return "unary"           # a number picks at::clamp(Tensor, Scalar?, Scalar?): 0-d bounds too
+        if lib == "numpy" and self.name == "where":
+            return "iterator"        # np.where: an nditer in order K always, no ufunc trivial loop
         return ""
 
 

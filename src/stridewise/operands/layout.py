@@ -77,7 +77,7 @@ def output_strides(lib: str, shape: tuple, inputs: tuple, common: str | None = N
         (torch's empty_like: the input's strides where it is non-overlapping and dense, else
         infer_dense_strides; NumPy's and CuPy's astype: order='K'), "contiguous";
         "unary" needs nothing here (the caller passes the first input alone); NumPy's
-        order= "C", "F" or "A" (ops/keywords.py).
+        order= "C", "F" or "A" (ops/keywords.py); "iterator": NumPy's nditer alone (np.where).
     """
     shape = tuple(shape)
     if alloc in ("C", "F", "A"):    # NumPy's order=: its trivial loop or its iterator, in that order
@@ -105,7 +105,7 @@ def output_strides(lib: str, shape: tuple, inputs: tuple, common: str | None = N
     if lib == "numpy":
         if 0 in shape:
             return (0,) * len(shape)        # NumPy 2 gives every new empty array zero strides
-        trivial = _numpy_trivial(shape, inputs, loop_dtype) if nout == 1 else None
+        trivial = _numpy_trivial(shape, inputs, loop_dtype) if nout == 1 and alloc != "iterator" else None
         return trivial if trivial is not None else _numpy_strides(shape, inputs)
     return contiguous_strides(shape)
 

@@ -391,7 +391,8 @@ def _int_bounds(x, lo, hi):
     bound it is no bound at all (None), as that bound may promote past the array's range
     (np.clip(int16_array, uint32_array, 2**31) is np.maximum(int16_array, uint32_array)).
     CuPy arrays take NumPy's rule."""
-    if not (type(x) is np.ndarray or _arrays.library_name(x) == "cupy") or x.dtype.kind not in "iu":
+    if not (type(x) is np.ndarray or isinstance(x, np.integer) or _arrays.library_name(x) == "cupy") \
+            or x.dtype.kind not in "iu":
         return lo, hi
     r = _INT_RANGES.get(x.dtype)
     if r is None:
@@ -434,7 +435,7 @@ def _clip_ties(x, lo, hi) -> str | None:
     branch for bounds constant along the loop (clip.cpp's strict x < lo, x > hi), which keeps
     x, as torch does. A NumPy call takes that branch where each bound is one value: a number,
     a NumPy scalar or an array of one element (NumPy 2.4)."""
-    if type(x) is np.ndarray and all(not isinstance(b, np.ndarray) or b.size == 1 for b in (lo, hi)) \
+    if isinstance(x, (np.ndarray, np.generic)) and all(not isinstance(b, np.ndarray) or b.size == 1 for b in (lo, hi)) \
             and not any(_arrays.library_name(b) not in (None, "numpy") for b in (lo, hi)):
         return "torch"
     return None
@@ -445,14 +446,15 @@ def _one_bound(x, lo, hi, out, algorithm, casting=None):
     torch.clamp's clamp_min and clamp_max mean it; with both None NumPy's clip is
     np.positive(x) (a copy), and torch's and CuPy's refuse it."""
     if lo is None and hi is None:
-        if type(x) is np.ndarray and x.dtype != np.bool_:
+        if isinstance(x, (np.ndarray, np.generic)) and x.dtype != np.bool_:
             to = x.dtype if out is None else out.dtype      # positive's out casts by the rule
             if not np.can_cast(x.dtype, to, casting or "same_kind"):
                 raise TypeError(f"clip of a {x.dtype} array with no bounds is a copy, which the "
                                 f"casting rule {casting or 'same_kind'!r} does not cast into an out "
                                 f"of dtype {to}; pass an out of dtype {x.dtype}")
-            return cast(x, to, out=out, algorithm=algorithm)
-        if type(x) is np.ndarray:           # np.positive has no bool loop
+            r = cast(x, to, out=out, algorithm=algorithm)
+            return r[()] if out is None and isinstance(x, np.generic) else r   # a scalar, as positive
+        if isinstance(x, (np.ndarray, np.generic)):     # np.positive has no bool loop
             raise TypeError("clip of a bool array needs lo or hi; got None for both")
         raise ValueError("clip needs lo or hi (NumPy arrays of numbers take neither); got None for both")
     torch = sys.modules.get("torch")
