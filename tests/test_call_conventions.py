@@ -372,9 +372,21 @@ def test_clip_with_a_bound_of_none_traces_in_one_graph():
         assert torch.equal(f(t), want)
 
 
-def test_clip_with_no_bound_raises():
+def test_clip_with_no_bound_is_numpys_copy_and_torchs_error():
+    """np.clip(x, None, None) is np.positive(x), a copy (NumPy 2; bool arrays refused);
+    torch.clamp with neither bound raises."""
+    x = np.arange(6.0).reshape(2, 3).T
+    want, got = np.clip(x, None, None), sw.clip(x, None, None)
+    assert got.strides == want.strides and not np.shares_memory(got, x)
+    np.testing.assert_array_equal(got, want, strict=True)
+    with pytest.raises(TypeError):
+        np.clip(np.ones(3, bool), None, None)
+    with pytest.raises(TypeError, match="lo or hi"):
+        sw.clip(np.ones(3, bool), None, None)
+    with pytest.raises(RuntimeError):
+        torch.clamp(torch.ones(3), None, None)
     with pytest.raises(ValueError, match="lo or hi"):
-        sw.clip(np.ones(3), None, None)
+        sw.clip(torch.ones(3), None, None)
 
 
 def test_negative_integer_power_is_both_libraries_error():

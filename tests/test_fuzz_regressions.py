@@ -506,3 +506,35 @@ def test_numpy_clip_of_an_integer_scalar_by_ints_beyond_its_range():
         sw.clip(x, lo, hi, out=got)
         assert same_bits(got, want), (x, lo, hi)
         assert same_bits(np.asarray(sw.clip(x, lo, hi)), np.asarray(np.clip(x, lo, hi)))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_torch_cpu_zero_dim_16_bit_tensor_by_a_number_reads_it_in_float32(dtype):
+    """A 0-d float16 or bfloat16 tensor times or over a Python number (or a CPU 0-d tensor of
+    another dtype): torch's CPU kernel reads operand 2 in float32 whatever operand 1 is, so
+    `x * 1e5` for a 0-d x = 1e-5 is 1.0009765625, where rounding 1e5 to float16 first gives inf
+    (tests/test_upstream_torch_ops.py::test_divmul_scalar found it)."""
+    t = getattr(torch, dtype)
+    for value in (1e-5, 100.0, -3.3):
+        x = torch.tensor(value, dtype=t)
+        for other in (1e5, 70000, 0.1, torch.tensor(1e5, dtype=torch.float64)):
+            for sw_op, torch_op in ((sw.multiply, torch.mul), (sw.divide, torch.div),
+                                    (sw.floor_divide, torch.floor_divide)):
+                want, got = torch_op(x, other), sw_op(x, other)
+                assert got.dtype == want.dtype and got.shape == want.shape
+                assert same_bits(got.float().numpy(), want.float().numpy()), (sw_op, value, other)
+
+
+def test_torch_integer_pow_takes_torchs_number_rules():
+    """torch.pow of integer tensors: a negative exponent raises for unsigned tensors too (its
+    RuntimeError; stridewise's IntegerPowerError is one), and a number base wraps into the
+    tensor's dtype (`torch.pow(300, uint8)` is 44 ** x), where stridewise had raised
+    OverflowError for both (tests/test_upstream_torch_ops.py found the first)."""
+    x = torch.tensor([1, 2, 3, 5], dtype=torch.uint8)
+    with pytest.raises(RuntimeError, match="negative integer powers"):
+        sw.pow(x, -1)
+    for base, dtype in ((300, torch.uint8), (-2, torch.uint8), (300, torch.int8), (-129, torch.int8),
+                        (2**40 + 3, torch.int8), (2**64 - 1, torch.uint8), (7, torch.int32)):
+        e = x.to(dtype)
+        want, got = torch.pow(base, e), sw.pow(base, e)
+        assert got.dtype == want.dtype and torch.equal(got, want), (base, dtype)

@@ -148,6 +148,8 @@ class ElementwiseOp:
             typing = dataclasses.replace(typing, params=tuple(p.limited(limit) for p in typing.params))
         elif self.name in ("clip", "where"):    # integers: c10's rule (DType.checked)
             typing = dataclasses.replace(typing, params=tuple(p.checked() for p in typing.params))
+        elif self.name == "pow" and isinstance(key[0], type):   # pow(number, tensor): the base wraps
+            typing = dataclasses.replace(typing, params=tuple(p.wrapping() for p in typing.params))
         promoted = [k for k in (key[1:] if self.promote == "where" else key) if k is not None]
         arrays = [k for k in promoted if isinstance(k, str)]
         if int in promoted and arrays and all(k == "bool" for k in arrays):
@@ -175,20 +177,23 @@ class ElementwiseOp:
         # a CPU scalar: a number, or a 0-d tensor on the CPU (on CUDA, a CPU one only)
         scalar = (type, ZeroDim) if backend == "cpu" else (type, HostScalar)
         number = tuple(isinstance(k, scalar) for k in key)
-        if short and backend == "cpu" and one_value and not number[1]:
+        # torch's kernels test operand 2 (whatever operand 1 is: a 0-d tensor too); a Python
+        # number first in add or multiply is still x op number (Python's c * x calls
+        # x.__rmul__), so it is the one tested
+        at = 0 if self.name in ("add", "multiply") and isinstance(key[0], type) else 1
+        if short and backend == "cpu" and one_value and at == 1 and not number[1]:
             typing = _one_value_in_float(typing, key)
             if self.name == "floor_divide":
                 typing = dataclasses.replace(typing, functor="sw::FloorDivideFunctor<float>")
             return typing
-        # torch's kernels test operand 2; a Python number first in add or multiply is still
-        # x op number (Python's c * x calls x.__rmul__)
-        if number != (False, True) and not (self.name in ("add", "multiply") and isinstance(key[0], type)):
+        if not number[at]:
             return typing
         if self.name in float32_ops and short:
-            array = (typing.compute.ctype, "float")      # loaded as ever; the number not narrowed
+            array = (typing.compute.ctype, "float")      # loaded as ever; the scalar not narrowed
             typing = dataclasses.replace(
-                typing, params=(DTYPES["float32"].wrapping(),) * len(typing.params),
-                arg_types=tuple(("float", "float") if n else array for n in number))
+                typing, params=(DTYPES["float32"].wrapping(),) * len(typing.params)
+                if isinstance(key[at], type) else typing.params,    # else a 0-d tensor: no number
+                arg_types=tuple(("float", "float") if i == at else array for i in range(2)))
             if self.name == "floor_divide":
                 typing = dataclasses.replace(typing, functor=(
                     f"sw::TorchFloorDivideByNumber16<{typing.compute.ctype}>" if backend == "cuda"

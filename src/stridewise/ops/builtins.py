@@ -145,8 +145,11 @@ def _no_negative_int_power(x1: object, x2: object) -> None:
 
 
 def _is_int_array(x) -> bool:
+    """Whether x ** (negative int) is refused: bool and integer arrays (bool ** int is int64's);
+    NumPy's unsigned ones raise OverflowError for the negative int instead, torch's this."""
     dt = str(getattr(x, "dtype", ""))
-    return "int" in dt and "uint" not in dt or dt.endswith("bool")   # bool ** int is int64's
+    unsigned = "uint" in dt and _arrays.library_name(x) != "torch"
+    return "int" in dt and not unsigned or dt.endswith("bool")
 
 
 _TABLE = (
