@@ -329,8 +329,15 @@ def numpy_reference(row, args, out):
     # so that the oracle does not depend on the loops an ml_dtypes release registers)
     want, err = _result(lambda *a: numpy_op(fn, *a), args)
     real = _result(fn, args)[0] if err is None and out is None else None
-    if isinstance(real, np.ndarray) and isinstance(want, np.ndarray) and real.dtype == want.dtype:
-        real[...] = want          # the layout of NumPy's own call, where ml_dtypes has a loop
+    if isinstance(real, np.ndarray) and isinstance(want, np.ndarray) and real.shape == want.shape:
+        # the layout of NumPy's own call (a new dense array), in elements where that call
+        # computes in another dtype (np.where(c, 0.5, x) is float32 by ml_dtypes' promotion)
+        if real.dtype != want.dtype:
+            k = want.dtype.itemsize
+            real = np.lib.stride_tricks.as_strided(
+                np.empty(max(real.size, 1), want.dtype), real.shape,
+                tuple(st // real.itemsize * k for st in real.strides))
+        real[...] = want
         want = real
     if err is None and out is not None:
         try:
