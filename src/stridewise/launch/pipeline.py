@@ -190,9 +190,12 @@ class ElementwiseOp:
             return typing
         if self.name in float32_ops and short:
             array = (typing.compute.ctype, "float")      # loaded as ever; the scalar not narrowed
+            # the values passed by value (numbers, and CUDA's CPU 0-d tensors) in operand
+            # order: the one torch reads in float32 goes as a float32
+            by_value = [i for i, k in enumerate(key) if isinstance(k, (type, HostScalar))]
             typing = dataclasses.replace(
-                typing, params=(DTYPES["float32"].wrapping(),) * len(typing.params)
-                if isinstance(key[at], type) else typing.params,    # else a 0-d tensor: no number
+                typing, params=tuple(DTYPES["float32"].wrapping() if i == at else p
+                                     for i, p in zip(by_value, typing.params)),
                 arg_types=tuple(("float", "float") if i == at else array for i in range(2)))
             if self.name == "floor_divide":
                 typing = dataclasses.replace(typing, functor=(
