@@ -538,3 +538,31 @@ def test_torch_integer_pow_takes_torchs_number_rules():
         e = x.to(dtype)
         want, got = torch.pow(base, e), sw.pow(base, e)
         assert got.dtype == want.dtype and torch.equal(got, want), (base, dtype)
+
+
+def test_torch_default_float_types_each_call_again():
+    """torch.set_default_dtype(torch.float64) makes integer tensors' true division and a Python
+    float beside integer tensors float64; stridewise had typed every call once (its memo and
+    its warm key held no default), so a call first made under float32 stayed float32
+    (tests/test_upstream_torch_promotion.py found it)."""
+    u = torch.tensor([0, 0, 1], dtype=torch.uint8)
+    i = torch.tensor([47, -45, 17], dtype=torch.int16)
+    before = torch.get_default_dtype()
+    try:
+        for default in (torch.float32, torch.float64, torch.float32):
+            torch.set_default_dtype(default)
+            for _ in range(2):         # the first call and a warm one
+                for got, want in ((sw.add(u, 5.5), torch.add(u, 5.5)), (sw.divide(i, i), torch.div(i, i)),
+                                  (sw.multiply(i, 1j), torch.mul(i, 1j)),
+                                  (sw.clip(i, 0.5, 9.5), torch.clamp(i, 0.5, 9.5))):
+                    assert got.dtype == want.dtype and torch.equal(got, want), (default, got, want)
+    finally:
+        torch.set_default_dtype(before)
+
+
+def test_alpha_with_python_numbers_alone():
+    """add and subtract with alpha= of Python numbers alone compute as NumPy arrays of the
+    numbers' default dtypes, as without alpha (alpha had joined them as an array: a crash in
+    the kernel's argument packing)."""
+    assert sw.add(1, 1, alpha=2) == np.int64(3) and sw.subtract(1.0, 2.0, alpha=2) == np.float64(-3.0)
+    assert type(sw.add(1, 1, alpha=2)) is np.int64

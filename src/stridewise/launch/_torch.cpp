@@ -19,6 +19,7 @@
 #include <Python.h>
 
 #include <ATen/EmptyTensor.h>
+#include <c10/core/DefaultDtype.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/core/GradMode.h>
 #include <c10/core/impl/TorchDispatchModeTLS.h>
@@ -66,7 +67,17 @@ extern "C" int sw_torch_key(PyObject* x, PyObject** items, uint64_t* ptr) {
     /* + 16 for what _meaning.check_torch refuses (lazy negation or conjugation, autograd):
        such a tensor never matches a plain one's warm entry, so the full path refuses it */
     const bool marked = t.is_neg() || t.is_conj() || (t.requires_grad() && at::GradMode::is_enabled());
-    items[4] = PyLong_FromUnsignedLong(static_cast<unsigned long>(p % 16 + (marked ? 16 : 0)));
+    /* + torch's default float (_meaning.torch_default_mark): a call that computes in it is
+       typed again after torch.set_default_dtype */
+    unsigned long dflt = 128;
+    switch (c10::get_default_dtype_as_scalartype()) {
+      case at::kFloat: dflt = 0; break;
+      case at::kDouble: dflt = 32; break;
+      case at::kHalf: dflt = 64; break;
+      case at::kBFloat16: dflt = 96; break;
+      default: break;
+    }
+    items[4] = PyLong_FromUnsignedLong(static_cast<unsigned long>(p % 16 + (marked ? 16 : 0)) + dflt);
     if (PyErr_Occurred()) {   /* out of memory: drop them all, and let the accessors try */
       for (int i = 0; i < 5; ++i) Py_XDECREF(items[i]);
       PyErr_Clear();

@@ -25,7 +25,7 @@ from stridewise.integrations import torch_ops as _torch_ops
 from stridewise.operands.arrays import Scalar, View
 from stridewise.launch.compiled import warm as _WARM
 from stridewise.operands.dtypes import ALL_DTYPES as DTYPES, FLOAT_MAX, DType, dtype_of
-from stridewise.operands.promote import HostScalar, ZeroDim, host_scalars
+from stridewise.operands.promote import HostScalar, ZeroDim, host_scalars, torch_default_float
 from stridewise.algorithms import Auto
 from stridewise.backends import get_backend
 from stridewise.capabilities import capabilities
@@ -251,7 +251,7 @@ class ElementwiseOp:
                                 f"{self.ufunc}, which stridewise does not provide; cast to a "
                                 "float dtype first (x.astype(np.float64))")
             if self.promote == "float" and not inexact:
-                compute = out = DTYPES["float32" if lib == "torch" else "float64"]
+                compute = out = DTYPES[torch_default_float() if lib == "torch" else "float64"]
             if lib == "torch" and compute.name == "bool" and self.name in ("floor", "ceil", "trunc"):
                 raise _complex.UnsupportedDtypeError(
                     f'"{self.name}" is not implemented for torch bool tensors (torch raises too); '
@@ -747,7 +747,7 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
     # Everything but the pointers is fixed by this signature: promotion, shape checks and
     # the plan run once per signature, the overlap check (pointers) on every call with out.
     sig = (op.name, convention, algorithm, tuple(v and _sig(v) for v in out_views),
-           tuple(_sig(o) for o in operands), index and index.shape)
+           tuple(_sig(o) for o in operands), index and index.shape, torch_default_float())
     info = calls.get(sig)
     if info is None:
         if convention is not None and convention not in CONVENTIONS:

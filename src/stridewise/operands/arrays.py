@@ -12,7 +12,7 @@ import numpy as np
 from stridewise.operands import meaning as _meaning
 from stridewise.launch.compiled import torch_ext, warm
 from stridewise.operands.dtypes import DType, dtype_of
-from stridewise.operands.promote import ZeroDim, torch_result_type
+from stridewise.operands.promote import ZeroDim, torch_default_float, torch_result_type
 
 __all__ = [
     "View", "Scalar", "as_operand", "resolve_backend", "result_dtypes",
@@ -291,11 +291,14 @@ def result_dtypes(lib: str, ufunc: str | None, key: tuple) -> tuple[DType, DType
     Python scalar type (weak in every library): torch.result_type's rules for torch
     (_promote), the NumPy ufunc's own resolution otherwise (NumPy 2's rules, which CuPy follows).
     """
-    return _result_dtypes(lib, ufunc, key, tuple(isinstance(k, ZeroDim) for k in key))
+    return _result_dtypes(lib, ufunc, key, tuple(isinstance(k, ZeroDim) for k in key),
+                          torch_default_float() if lib == "torch" else None)
 
 
 @functools.lru_cache(maxsize=4096)
-def _result_dtypes(lib: str, ufunc: str | None, key: tuple, zero_d: tuple) -> tuple[DType, DType]:
+def _result_dtypes(lib: str, ufunc: str | None, key: tuple, zero_d: tuple,
+                   default: str | None) -> tuple[DType, DType]:
+    # default: torch's default float, which torch.result_type reads (a key of the cache only)
     if lib == "torch":
         dt = dtype_of(torch_result_type(key))
         return dt, dt

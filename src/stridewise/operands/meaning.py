@@ -12,6 +12,8 @@ import sys
 
 import numpy as np
 
+from stridewise.operands.promote import torch_default_float
+
 __all__ = ["check_numpy", "check_torch", "check_autograd", "torch_mark"]
 
 
@@ -56,8 +58,18 @@ def check_autograd(t) -> None:
 def torch_mark(t) -> int:
     """16 for a tensor the warm path must not take, else 0: one check_torch refuses for its
     lazy bits, or one torch's dispatcher takes (_torch_ops.declines: autograd, meta and other
-    devices, dispatch modes). Added to the warm key's alignment item (0-15), so such a tensor
-    never matches a plain one's entry."""
+    devices, dispatch modes); plus torch_default_mark(). Added to the warm key's alignment
+    item (0-15), so such a tensor never matches a plain one's entry."""
     from stridewise.integrations import torch_ops as _torch_ops
 
-    return 16 if t.is_neg() or t.is_conj() or _torch_ops.declines(t) else 0
+    return (16 if t.is_neg() or t.is_conj() or _torch_ops.declines(t) else 0) + torch_default_mark()
+
+
+_DEFAULT_MARKS = {"float32": 0, "float64": 32, "float16": 64, "bfloat16": 96}
+
+
+def torch_default_mark() -> int:
+    """torch's default float in the warm key (launch/_torch.cpp adds the same): integer
+    tensors' true division and a Python float beside them compute in it, so a call is typed
+    again after torch.set_default_dtype."""
+    return _DEFAULT_MARKS.get(torch_default_float(), 128)

@@ -8,7 +8,9 @@ so each group is folded on its own and the groups are then combined in rank orde
 """
 from __future__ import annotations
 
-__all__ = ["ZeroDim", "HostScalar", "torch_result_type", "host_scalars"]
+import sys
+
+__all__ = ["ZeroDim", "HostScalar", "torch_result_type", "torch_default_float", "host_scalars"]
 
 
 class ZeroDim(str):
@@ -22,6 +24,14 @@ class HostScalar(ZeroDim):
     """A CPU 0-d tensor in a call on CUDA tensors: promoted as a 0-d tensor, passed by value."""
 
     __slots__ = ()
+
+
+def torch_default_float() -> str:
+    """torch's default float dtype (torch.set_default_dtype), by name, or "float32" where torch
+    is not loaded. torch computes integer tensors' true division and a Python float beside
+    integer tensors in it, so every cache of torch typing is keyed by it too."""
+    torch = sys.modules.get("torch")
+    return str(torch.get_default_dtype())[6:] if torch is not None else "float32"
 
 
 def torch_result_type(key: tuple):

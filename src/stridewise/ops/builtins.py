@@ -16,7 +16,7 @@ Semantics, where the libraries leave room:
 
 - Dtypes follow the owning library's promotion (torch.result_type / the NumPy ufunc's loop).
   Ops marked "float" compute integer inputs in the library's default float (NumPy float64,
-  torch float32). float16 and bfloat16 compute in float32 and round once on store.
+  torch's default dtype: float32 unless torch.set_default_dtype changed it). float16 and bfloat16 compute in float32 and round once on store.
 - maximum / minimum: a NaN operand wins (NumPy and torch agree); a +-0 tie returns the
   second operand, as NumPy's float32 and float64 loops and torch's vector paths do
   (maximum(-0.0, 0.0) is 0.0), and the first for NumPy's float16, as its float16 loop does.
@@ -57,6 +57,7 @@ from stridewise.ops import keywords as _keywords
 from stridewise.launch.pipeline import ElementwiseOp, _call
 from stridewise._typing import AlgorithmLike, Array, Convention, Operand
 from stridewise.operands.dtypes import dtype_of
+from stridewise.operands.promote import torch_default_float
 
 _FLOATS = ("float16", "bfloat16", "float32", "float64")
 _INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
@@ -413,7 +414,7 @@ def _check_torch_bound(dtype, bound, out_dtype=None) -> bool:
     and an out of another dtype (at::clamp(Tensor, Scalar, Scalar) casts into none, where
     maximum and minimum would; two bounds: pipeline._into_outs). Dynamo runs this at trace
     time (marked constant below): torch.result_type is no graph op."""
-    result = _torch_bound_dtype(dtype, type(bound))
+    result = _torch_bound_dtype(dtype, type(bound), torch_default_float())
     result.slot_value(bound)
     if out_dtype is not None and dtype_of(out_dtype).name != result.name:
         raise TypeError(f"torch's clip takes an out of its result's dtype only, {result.name} "
@@ -422,9 +423,10 @@ def _check_torch_bound(dtype, bound, out_dtype=None) -> bool:
 
 
 @functools.lru_cache(maxsize=None)
-def _torch_bound_dtype(dtype, kind):
+def _torch_bound_dtype(dtype, kind, default):
     """The checked dtype a number of Python type `kind` converts to beside a `dtype` tensor
-    (once per pair: the promotion and the checked copy cost ~5 us a call)."""
+    (once per pair and torch default float: the promotion and the checked copy cost ~5 us a
+    call)."""
     from stridewise.operands.arrays import result_dtypes
     return result_dtypes("torch", None, (dtype_of(dtype).name, kind))[1].checked()
 

@@ -121,7 +121,8 @@ def resolve(op: ElementwiseOp, args: tuple, out, kw: dict) -> tuple[ElementwiseO
             raise TypeError(f"alpha must be a Python number, got {type(alpha).__name__}")
         if op.name == "subtract":      # torch's sub is add with -alpha
             alpha = -alpha if not isinstance(alpha, bool) else alpha
-        op, args = _derived(_Scaled, op), (*args, alpha)
+        # numbers alone are NumPy arrays first (as without alpha); alpha stays a number
+        op, args = _derived(_Scaled, op), (*_arrays.array_likes(args), alpha)
     if dtype is not None and torch:
         raise TypeError(f"dtype= is NumPy's and CuPy's ufunc keyword; torch.{op.name} has none: "
                         "cast the tensors first (x.to(torch.float64))")
