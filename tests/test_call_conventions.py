@@ -156,8 +156,15 @@ def test_out_of_nones_allocates_as_numpy_does():
 
 
 def test_a_python_int_past_64_bits_alone_is_refused_with_its_bounds():
+    """Python ints alone must fit a 64-bit integer (NumPy raises too); beside a Python float
+    one is that float, as NumPy 2's weak promotion makes it."""
     with pytest.raises(OverflowError, match="out of bounds for int64 and uint64"):
-        sw.add(2**70, 1.0)
+        sw.add(2**70, 1)
+    with pytest.raises(OverflowError):
+        np.add(2**70, 1)
+    for a, b in ((2**70, 1.0), (1.0, -2**100), (2**64, 2.5j)):
+        want, got = np.add(a, b), sw.add(a, b)
+        assert type(got) is type(want) and got == want
 
 
 def test_a_list_beside_a_torch_tensor_is_refused_as_torch_does():

@@ -707,8 +707,16 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
         return _torch_ops.call(op, args, out, convention, algorithm, inplace)
     if _dask.has_dask(args, out):
         return _dask.call(op, args, out, convention, algorithm, inplace, dry)
+    keep_0d = out is Ellipsis          # NumPy's out=...: allocate, and a 0-d result stays an array
+    if keep_0d:
+        out = None
     if isinstance(op, ElementwiseOp):
         args = _arrays.array_likes(args)
+        if isinstance(out, tuple) and len(out) != op.nout:    # NumPy's checks, and its errors
+            raise ValueError(f"The 'out' tuple must have exactly one entry per output of "
+                             f"{op.name} ({op.nout}); got {len(out)}")
+        if isinstance(out, list) and not out:
+            raise TypeError("out must be an array or a tuple of them, got an empty list")
         if isinstance(out, (tuple, list)) and all(o is None for o in out):
             out = None                 # NumPy's out=(None,): allocate
         given = out if isinstance(out, (tuple, list)) else () if out is None else (out,)
@@ -717,7 +725,7 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
         wrap = _arrays.subclass_wrap(args) if op.ufunc and out is None and not inplace else None
         if wrap is not None:     # NumPy's ufunc protocol: computed on the plain arrays, then wrapped
             plain = tuple(np.asarray(a) if isinstance(a, np.ndarray) else a for a in args)
-            result = _call(op, plain, None, convention, algorithm, dry=dry)
+            result = _call(op, plain, ... if keep_0d else None, convention, algorithm, dry=dry)
             return wrap(result, None, False) if isinstance(result, np.ndarray) else result
     fast = None if dry or op.nout != 1 or index is not None or stream is not None \
         else _fast_key(op, args, out, convention, algorithm, inplace)
@@ -818,7 +826,7 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
     elif lib == "cuda" and allocated and in_views:   # a JAX input's output is a JAX array
         result = _foreign.finish(result, _foreign.producer_of(in_views[0].obj))
     if lib == "numpy" and allocated and not shape and isinstance(op, ElementwiseOp) \
-            and op.promote in ("same", "float", "bool"):
+            and op.promote in ("same", "float", "bool") and not keep_0d:
         # a ufunc's 0-d result is a NumPy scalar (np.where's and astype's stay 0-d arrays);
         # not remembered warm, whose calls return what they allocate
         return result[()]

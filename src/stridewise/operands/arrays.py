@@ -498,10 +498,15 @@ def array_likes(args: tuple) -> tuple:
     if any(library_name(a) not in (None, "numpy") for a in args):
         return args          # torch and CuPy take no lists: as_operand says what they take
     numbers_only = all(isinstance(a, numbers.Number) for a in args)
-    for a in args:
-        if numbers_only and type(a) is int and not -2**63 <= a < 2**64:
-            raise OverflowError(f"Python integer {a} out of bounds for int64 and uint64; pass "
-                                "it as a float, or in an array of a float dtype")
+    if numbers_only:
+        # beside a float or complex, an int past 64 bits is that float (NumPy 2's weak
+        # promotion: np.add(1.0, 2**100) is float64); ints alone must fit a 64-bit integer
+        inexact = any(isinstance(a, (float, complex)) for a in args)
+        for a in args:
+            if type(a) is int and not -2**63 <= a < 2**64 and not inexact:
+                raise OverflowError(f"Python integer {a} out of bounds for int64 and uint64; pass "
+                                    "it as a float, or in an array of a float dtype")
+        args = tuple(float(a) if type(a) is int and not -2**63 <= a < 2**64 else a for a in args)
     return tuple(np.asarray(a) if like or numbers_only else a for a, like in zip(args, likes))
 
 

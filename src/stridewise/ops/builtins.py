@@ -523,6 +523,13 @@ def _traced_keywords(row: Row, op: ElementwiseOp, inplace: bool) -> Callable:
     return keyed
 
 
+@functools.cache
+def _outer_numbers_weak() -> bool:
+    """Whether the installed NumPy's ufunc.outer reads a Python number as weak (NEP 50; from
+    NumPy 2.6, numpy#32090) rather than as an array of its default dtype."""
+    return np.add.outer(1.0, np.ones(1, np.float32)).dtype == np.float32
+
+
 def _outer(fn: Callable) -> Callable:
     """`fn.outer(x1, x2, ...)`, as NumPy's ufunc.outer: fn of every element of x1 with every
     element of x2, shape x1.shape + x2.shape, by broadcasting: x1 viewed with x2's dims
@@ -530,9 +537,11 @@ def _outer(fn: Callable) -> Callable:
     def outer(x1, x2, /, *args, **kw):
         if all(_arrays.library_name(x) in (None, "numpy") for x in (x1, x2)):
             # NumPy's outer takes its operands as arrays: a Python int is an int64 array, not
-            # a number that adapts to the other operand's dtype
-            x1, x2 = (np.asarray(x) if isinstance(x, (list, tuple, numbers.Number)) else x
-                      for x in (x1, x2))
+            # a number that adapts to the other operand's dtype (NumPy 2.6 reads numbers as
+            # weak there, as its other calls do: _outer_numbers_weak)
+            arrays = (list, tuple) if _outer_numbers_weak() else (list, tuple, numbers.Number)
+            # (a number as add's numbers alone: an int past 64 bits raises OverflowError)
+            x1, x2 = (_arrays.array_likes((x,))[0] if isinstance(x, arrays) else x for x in (x1, x2))
         extra = (1,) * np.ndim(x2)
         if extra and getattr(x1, "ndim", 0):
             x1 = x1.reshape(tuple(x1.shape) + extra)

@@ -131,6 +131,13 @@ def resolve(op: ElementwiseOp, args: tuple, out, kw: dict) -> tuple[ElementwiseO
             raise TypeError(f"{name} must be str, not {type(value).__name__}")
         if value is not None and (value.upper() if name == "order" else value) not in allowed:
             raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))} (got {value!r})")
+    if dtype is not None and not np.dtype(dtype_of(dtype).numpy if not isinstance(dtype, np.dtype)
+                                          else dtype).isnative:
+        raise TypeError(f"dtype={dtype!r} is not in the machine's byte order, which NumPy's ufuncs "
+                        "refuse there; pass the native dtype")
+    if casting == "no" and any(isinstance(a, np.ndarray) and not a.dtype.isnative for a in args):
+        raise TypeError("casting='no' refuses an array not in the machine's byte order (its loop "
+                        "reads native values); pass casting='equiv' or a native array")
     if dtype is not None or casting not in (None, "same_kind"):
         op = _derived(_Typed, op, (dtype_of(dtype).name if dtype is not None else None,
                                    casting or "same_kind"))
