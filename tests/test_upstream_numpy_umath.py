@@ -516,15 +516,17 @@ def test_log_special_values(dt):
     check(sw.log(y), np.array([np.nan, np.nan, np.inf, np.nan, -np.inf, np.nan], dtype=dt))
 
 
+def _powers_of_two_and_logs(dt):
+    """2**0 .. 2**10 and their natural logs k log 2, in dtype dt (TestLog's and TestExp's)."""
+    k = np.arange(11)
+    return (2.0 ** k).astype(dt), k.astype(dt) * 0.69314718055994530943
+
+
 def test_log_values():
     """test_umath.py::TestLog::test_log_values: log(2**k) is k log 2 to 7 decimals in float32
     and float64; log(x, out=x) in place gives log(x) (issue #17761)."""
-    x = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
-    y = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
     for dt in "fd":
-        log2_ = 0.69314718055994530943
-        xf = np.array(x, dtype=dt)
-        yf = np.array(y, dtype=dt) * log2_
+        xf, yf = _powers_of_two_and_logs(dt)
         np.testing.assert_almost_equal(sw.log(xf), yf, err_msg=dt)
     x = np.array([2, 0.937500, 3, 0.947500, 1.054697])
     xf = sw.log(x)
@@ -536,12 +538,8 @@ def test_log_values():
 def test_exp_values_of_logs():
     """test_umath.py::TestExp::test_exp_values: exp(k log 2) is 2**k to 7 decimals in float32
     and float64."""
-    x = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
-    y = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
     for dt in "fd":
-        log2_ = 0.69314718055994530943
-        xf = np.array(x, dtype=dt)
-        yf = np.array(y, dtype=dt) * log2_
+        xf, yf = _powers_of_two_and_logs(dt)
         np.testing.assert_almost_equal(sw.exp(yf), xf, err_msg=dt)
 
 

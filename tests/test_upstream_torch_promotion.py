@@ -39,6 +39,7 @@ import pytest
 
 import stridewise as sw
 from stridewise.ops.builtins import COMPLEX_TOLERANCE_ULP
+from test_upstream_torch_ops import assert_complex_ulp as assert_complex_close, assert_same
 
 torch = pytest.importorskip("torch")
 
@@ -85,44 +86,6 @@ def float_then_double(test):
 
 
 # ----------------------------------------------------------------------------- helpers
-
-def assert_same(got, want, msg=""):
-    """got is torch's want bit for bit: dtype, shape, strides, values (NaN where NaN) and the
-    sign bit of every float that is not NaN, zeros included."""
-    assert isinstance(got, torch.Tensor), f"{msg}: got {type(got).__name__}, not a tensor"
-    assert got.dtype == want.dtype, f"{msg}: dtype {got.dtype} != torch's {want.dtype}"
-    assert got.shape == want.shape, f"{msg}: shape {tuple(got.shape)} != torch's {tuple(want.shape)}"
-    assert got.stride() == want.stride(), f"{msg}: strides {got.stride()} != torch's {want.stride()}"
-    torch.testing.assert_close(got, want, rtol=0, atol=0, equal_nan=True,
-                               msg=lambda m: f"{msg}: {m}")
-    if want.is_floating_point() or want.is_complex():
-        g = torch.view_as_real(got) if got.is_complex() else got
-        w = torch.view_as_real(want) if want.is_complex() else want
-        keep = ~w.isnan()
-        assert torch.equal(g.signbit()[keep], w.signbit()[keep]), f"{msg}: signs differ: {got} vs torch's {want}"
-
-
-def assert_complex_close(got, want, ulps, msg=""):
-    """As assert_same for a complex result, except that finite parts may differ from torch's by
-    `ulps` units in the last place of the result's larger part (docs/semantics.md's measure for
-    torch's complex products and quotients); NaN and infinite parts match exactly."""
-    assert isinstance(got, torch.Tensor), f"{msg}: got {type(got).__name__}, not a tensor"
-    assert got.dtype == want.dtype, f"{msg}: dtype {got.dtype} != torch's {want.dtype}"
-    assert got.shape == want.shape, f"{msg}: shape {tuple(got.shape)} != torch's {tuple(want.shape)}"
-    assert got.stride() == want.stride(), f"{msg}: strides {got.stride()} != torch's {want.stride()}"
-    g, w = torch.view_as_real(got).double(), torch.view_as_real(want).double()
-    assert torch.equal(g.isnan(), w.isnan()), f"{msg}: NaNs differ: {got} vs torch's {want}"
-    special = g.isinf() | w.isinf()
-    assert torch.equal(g[special], w[special]), f"{msg}: infinities differ: {got} vs torch's {want}"
-    mantissa = 24 if want.dtype == torch.complex64 else 53
-    scale = w.abs().nan_to_num(0, 0, 0).amax(dim=-1)
-    ulp = torch.ldexp(torch.ones_like(scale), torch.frexp(scale).exponent - mantissa)
-    tiny = torch.finfo(torch.float32 if mantissa == 24 else torch.float64).smallest_normal
-    ulp = ulp.clamp_min(tiny * 2.0 ** (1 - mantissa))
-    diff = (g - w).abs().masked_fill(special | g.isnan(), 0).amax(dim=-1)
-    worst = float((diff / ulp).max()) if diff.numel() else 0.0
-    assert worst <= ulps, f"{msg}: {worst} ulp from torch (allowed {ulps}): {got} vs torch's {want}"
-
 
 def assert_op(op_name, got, want, msg=""):
     """assert_same, or for a complex product or quotient the documented tolerance."""
