@@ -535,3 +535,18 @@ def test_saved_inputs_only_where_the_derivative_reads_them():
             else:
                 y.sum().backward()
                 assert torch.equal(x.grad, torch.ones(3))
+
+
+def test_compiled_cast_after_numpy_calls():
+    """torch.compile traces dtype_of, whose memo a NumPy call fills with NumPy dtypes; torch
+    2.11's Dynamo cannot hash those among a dict's keys, so torch dtypes have a memo of their
+    own (test_compile_every_builtin_traces failed after NumPy tests in the same process)."""
+    import numpy as np
+
+    from stridewise.operands.dtypes import dtype_of
+
+    dtype_of(np.dtype("float64"))
+    sw.add(np.ones(3), np.ones(3, np.float32))
+    f = torch.compile(lambda a: sw.cast(a, torch.float32), fullgraph=True)
+    got = f(torch.arange(4, dtype=torch.float64))
+    assert got.dtype == torch.float32 and torch.equal(got, torch.arange(4, dtype=torch.float32))

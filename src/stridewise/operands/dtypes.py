@@ -155,13 +155,16 @@ def dtype_of(obj) -> DType:
     TypeError
         If the dtype is not one stridewise computes in.
     """
-    try:
-        return _SEEN[obj]          # a warm call must not pay for str() and np.dtype()
-    except (KeyError, TypeError):
+    try:                           # a warm call must not pay for str() and np.dtype()
+        dt = _SEEN_TORCH.get(obj) or _SEEN.get(obj)
+        if dt is not None:
+            return dt
+    except TypeError:
         pass
     name = str(obj)
+    seen = _SEEN
     if name.startswith("torch."):
-        name = name[len("torch."):]
+        name, seen = name[len("torch."):], _SEEN_TORCH
     else:
         try:
             name = np.dtype(obj).name
@@ -177,8 +180,11 @@ def dtype_of(obj) -> DType:
             f"unsupported dtype {name}: stridewise computes in {', '.join(DTYPES)}; "
             "cast the array first (for example with .astype or .to)"
         )
-    dt = _SEEN[obj] = ALL_DTYPES[name]
+    dt = seen[obj] = ALL_DTYPES[name]
     return dt
 
 
 _SEEN: dict = {}
+# torch dtypes apart: Dynamo traces dtype_of for torch.compile and cannot hash a NumPy dtype
+# among a dict's keys (torch 2.11: "NumpyDTypeVariable"), which a NumPy call may have put there
+_SEEN_TORCH: dict = {}
