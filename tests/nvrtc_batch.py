@@ -22,13 +22,13 @@ def batched_source(specs) -> str:
     return "\n".join(head + parts)
 
 
-def compile_batched(specs, chunks: int = 2) -> int:
+def compile_batched(specs, chunks: int = 2, options=()) -> int:
     """Compile specs in `chunks` programs, in threads (NVRTC releases the GIL); returns the
-    number of the specs' entry points the cubins hold."""
+    number of the specs' entry points the cubins hold. options: ProgramOptions fields."""
     groups = [specs[k::chunks] for k in range(chunks)]
 
     def build(group):
-        cubin = cuda.compile(batched_source(group), "batched", ARCH)
+        cubin = cuda.compile(batched_source(group), "batched", ARCH, options)
         return sum(f"{s.entry}_v{i}".encode() + b"\0" in cubin for i, s in enumerate(group))
 
     with ThreadPoolExecutor(max_workers=chunks) as pool:
