@@ -16,7 +16,8 @@ Semantics, where the libraries leave room:
 
 - Dtypes follow the owning library's promotion (torch.result_type / the NumPy ufunc's loop).
   Ops marked "float" compute integer inputs in the library's default float (NumPy float64,
-  torch's default dtype: float32 unless torch.set_default_dtype changed it). float16 and bfloat16 compute in float32 and round once on store.
+  torch's default dtype: float32 unless torch.set_default_dtype changed it). float16 and
+  bfloat16 compute in float32 and round once on store.
 - maximum / minimum: a NaN operand wins (NumPy and torch agree); a +-0 tie returns the
   second operand, as NumPy's float32 and float64 loops and torch's vector paths do
   (maximum(-0.0, 0.0) is 0.0), and the first for NumPy's float16, as its float16 loop does.
@@ -440,8 +441,8 @@ def _clip_ties(x, lo, hi) -> str | None:
     branch for bounds constant along the loop (clip.cpp's strict x < lo, x > hi), which keeps
     x, as torch does. A NumPy call takes that branch where each bound is one value: a number,
     a NumPy scalar or an array of one element (NumPy 2.4)."""
-    if isinstance(x, (np.ndarray, np.generic)) and all(not isinstance(b, np.ndarray) or b.size == 1 for b in (lo, hi)) \
-            and not any(_arrays.library_name(b) not in (None, "numpy") for b in (lo, hi)):
+    if isinstance(x, (np.ndarray, np.generic)) and all(
+            isinstance(b, (numbers.Number, np.generic)) or np.size(b) == 1 for b in (lo, hi)):
         return "torch"
     return None
 
@@ -557,8 +558,8 @@ def register(*rows: Row) -> Callable:
     what `explain` and torch's custom ops know. Returns the last row's function."""
     namespace = {"__name__": __name__, "_ops": _ops, "_CALLS": _ops._CALLS, "Array": Array,
                  "Operand": Operand, "Convention": Convention, "AlgorithmLike": AlgorithmLike,
-                 "_beyond_range": _beyond_range, "_one_bound": _one_bound, "_clip_ties": _clip_ties, "_int_bounds": _int_bounds,
-                 "_keywords": _keywords}
+                 "_beyond_range": _beyond_range, "_one_bound": _one_bound, "_clip_ties": _clip_ties,
+                 "_int_bounds": _int_bounds, "_keywords": _keywords}
     sources, made = ["from __future__ import annotations"], []
     for row in rows:
         if row.name in ROWS or any(r.name == row.name for r, *_ in made):
