@@ -609,10 +609,9 @@ def test_pow_scalar_type_promotion():
         assert i64.flatten()[0].item() == 131072 and u8.flatten()[0].item() == 0
 
 
-@pytest.mark.parametrize("dt, low, high", [(torch.int8, -2, 2), (torch.uint8, 0, 3), (torch.int16, -5, 5),
-                                           (torch.int64, -10, 10), (torch.int32, -10, 10),
-                                           (torch.float16, 0.0, 5.0), (torch.float32, 0.0, 10.0),
-                                           (torch.float64, 0.0, 10.0), (torch.float32, -10.0, 10.0),
+# upstream's ten cases, one of each dtype kind and range kept (each builds its own kernels)
+@pytest.mark.parametrize("dt, low, high", [(torch.int8, -2, 2), (torch.uint8, 0, 3),
+                                           (torch.int64, -10, 10), (torch.float16, 0.0, 5.0),
                                            (torch.float64, -10.0, 10.0)], ids=_id)
 def test_int_and_float_pow(dt, low, high):
     """test_binary_ufuncs.py::TestBinaryUfuncs::test_int_and_float_pow: bases of shapes (4, 4),
@@ -639,14 +638,14 @@ def test_int_and_float_pow(dt, low, high):
 
 # all_types_and(half, bfloat16, bool) squared, narrowed to one integer type: every integer
 # pair computes in the default float alike
-_COPYSIGN_TYPES = (torch.bool, torch.int64, torch.float16, torch.bfloat16, torch.float32, torch.float64)
+_COPYSIGN_TYPES = (torch.bool, torch.int64, torch.bfloat16, torch.float64)   # each kind once (CI time)
 
 
 @pytest.mark.parametrize("dtypes", list(product(_COPYSIGN_TYPES, _COPYSIGN_TYPES)),
                          ids=lambda d: f"{d[0]}-{d[1]}".replace("torch.", ""))
 def test_copysign(dtypes):
-    """test_binary_ufuncs.py::TestBinaryUfuncs::test_copysign (its dtype pairs over bool, int64
-    and the four float dtypes): operands in [-9, 9) of the two dtypes as 10 x 10 pairs and broadcast (10, 1, 10) with (10, 10) either way; then one of
+    """test_binary_ufuncs.py::TestBinaryUfuncs::test_copysign (its dtype pairs over bool, int64,
+    bfloat16 and float64: a 16-bit float, a wide one, an integer and bool): operands in [-9, 9) of the two dtypes as 10 x 10 pairs and broadcast (10, 1, 10) with (10, 10) either way; then one of
     0.0, -0.0, inf, -inf, nan against a 10 x 10 of the other dtype, on either side where that
     side is a float: torch's values, dtype and signs (NaNs' signs included: copysign sets the
     sign bit)."""
@@ -954,8 +953,8 @@ def _extremal_input(shape, dtype, g, with_extremal):
     return x
 
 
-_CMP_PAIRS = [(torch.float32, torch.float32), (torch.float16, torch.bfloat16), (torch.int64, torch.float64),
-              (torch.bool, torch.uint8), (torch.int16, torch.float16), (torch.complex64, torch.complex128)]
+_CMP_PAIRS = [(torch.float16, torch.bfloat16), (torch.int64, torch.float64), (torch.bool, torch.uint8),
+              (torch.complex64, torch.complex128)]
 
 
 @pytest.mark.parametrize("dtypes", _CMP_PAIRS, ids=lambda d: f"{d[0]}-{d[1]}".replace("torch.", ""))
