@@ -442,7 +442,8 @@ def _clip_ties(x, lo, hi) -> str | None:
     x, as torch does. A NumPy call takes that branch where each bound is one value: a number,
     a NumPy scalar or an array of one element (NumPy 2.4)."""
     if isinstance(x, (np.ndarray, np.generic)) and all(
-            isinstance(b, (numbers.Number, np.generic)) or np.size(b) == 1 for b in (lo, hi)):
+            isinstance(b, (numbers.Number, np.generic))
+            or (b.size if isinstance(b, np.ndarray) else np.size(b)) == 1 for b in (lo, hi)):
         return "torch"
     return None
 

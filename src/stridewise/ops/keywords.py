@@ -131,8 +131,7 @@ def resolve(op: ElementwiseOp, args: tuple, out, kw: dict) -> tuple[ElementwiseO
             raise TypeError(f"{name} must be str, not {type(value).__name__}")
         if value is not None and (value.upper() if name == "order" else value) not in allowed:
             raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))} (got {value!r})")
-    if dtype is not None and not np.dtype(dtype_of(dtype).numpy if not isinstance(dtype, np.dtype)
-                                          else dtype).isnative:
+    if isinstance(dtype, np.dtype) and not dtype.isnative:
         raise TypeError(f"dtype={dtype!r} is not in the machine's byte order, which NumPy's ufuncs "
                         "refuse there; pass the native dtype")
     if casting == "no" and any(isinstance(a, np.ndarray) and not a.dtype.isnative for a in args):
