@@ -388,6 +388,38 @@ def test_vmap_is_torchs_batched_op():
     assert torch.equal(torch.vmap(k, in_dims=(0, None))(xb, y), xb * xb * y)
 
 
+def test_torch_func_transforms_take_torchs_derivatives():
+    """torch.func's grad, vjp, jacrev, jacfwd, hessian and vmap(grad) (per-sample gradients)
+    through built-ins and a user kernel with a backward: each is torch.func's answer over
+    torch's own ops (register_autograd's generated Function alone is refused under these
+    transforms: pytorch/pytorch#168393)."""
+    x, y, _ = _inputs(8)                                    # (4, 3), (3,)
+    k = _sqmul(backward=lambda i, o, g: (2 * i[0] * i[1] * g[0], i[0] * i[0] * g[0]))
+
+    def ours(a, b):
+        return (sw.remainder(a, b) * sw.multiply(a, b) + sw.divide(a, 3.0) + k(a, b)).sum()
+
+    def theirs(a, b):
+        return (torch.remainder(a, b) * torch.mul(a, b) + torch.div(a, 3.0) + a * a * b).sum()
+
+    tight = dict(rtol=1e-13, atol=1e-13)
+    f = torch.func
+    torch.testing.assert_close(f.grad(ours, argnums=(0, 1))(x, y), f.grad(theirs, argnums=(0, 1))(x, y), **tight)
+    torch.testing.assert_close(f.jacrev(ours, argnums=1)(x, y), f.jacrev(theirs, argnums=1)(x, y), **tight)
+    torch.testing.assert_close(f.jacfwd(ours, argnums=1)(x, y), f.jacfwd(theirs, argnums=1)(x, y), **tight)
+    torch.testing.assert_close(f.hessian(ours)(x[0], y), f.hessian(theirs)(x[0], y), **tight)
+    torch.testing.assert_close(f.vmap(f.grad(ours), in_dims=(0, None))(x, y),
+                               f.vmap(f.grad(theirs), in_dims=(0, None))(x, y), **tight)
+    (_, pullback), (_, ref_pullback) = f.vjp(sw.sqrt, y), f.vjp(torch.sqrt, y)
+    torch.testing.assert_close(pullback(x[0]), ref_pullback(x[0]), **tight)
+    _, tangent = f.jvp(sw.divide, (x, y), (torch.ones_like(x), y))
+    _, ref_tangent = f.jvp(torch.div, (x, y), (torch.ones_like(x), y))
+    torch.testing.assert_close(tangent, ref_tangent, **tight)
+    z = torch.ones(3, dtype=torch.complex128)
+    with pytest.raises(NotImplementedError, match="complex tensors are not implemented; use torch.func.jacrev"):
+        f.jvp(lambda a: sw.multiply(a, a), (z,), (z,))
+
+
 def test_vmap_after_warm_calls_of_the_same_logical_shape(warm_path):
     """A batched tensor's logical shape is a plain tensor's: the warm path, keyed for the
     plain call, must leave it to the custom op (it has no storage to point at)."""
@@ -437,6 +469,37 @@ def test_compile_every_builtin_traces():
     got = torch.compile(f, fullgraph=True, backend="aot_eager")(a, b)
     for g, r in zip(got, f(a, b), strict=True):
         assert g.dtype == r.dtype and torch.equal(g, r)
+
+
+@pytest.mark.parametrize("dynamic", [None, True])
+def test_compile_across_shapes_and_numbers(dynamic):
+    """A compiled function called with new shapes and Python numbers: Dynamo recompiles with
+    symbolic sizes and numbers (dynamic=None does so from the second call on), the fakes type
+    a symbolic number by its kind and lay the output out from symbolic sizes. Values, dtypes
+    and strides are torch's own ops', channels_last and integer tensors included."""
+    k = sw.ElementwiseKernel("T x, T y", "T z", "z = x * x + y", "sqadd")
+
+    def ours(a, b, i, n, s):
+        return [sw.remainder(a, b), sw.add(a, n), sw.multiply(a, s), sw.where(a > 0, a, b),
+                sw.cast(a, torch.float16), sw.clip(a, -0.5, 0.5), k(a, b),
+                sw.negative(a.transpose(-1, -2)), sw.remainder(i, n), sw.pow(i, n), sw.divide(i, s)]
+
+    def theirs(a, b, i, n, s):
+        return [torch.remainder(a, b), torch.add(a, n), torch.mul(a, s), torch.where(a > 0, a, b),
+                a.to(torch.float16), torch.clamp(a, -0.5, 0.5), a * a + b,
+                torch.neg(a.transpose(-1, -2)), torch.remainder(i, n), torch.pow(i, n), torch.div(i, s)]
+
+    torch._dynamo.reset()
+    compiled = torch.compile(ours, fullgraph=True, backend="aot_eager", dynamic=dynamic)
+    g = torch.Generator().manual_seed(5)
+    for shape, n, s in [((3, 5), 3, 1.5), ((4, 7), 4, 2.5), ((6, 9), 5, -0.25), ((2, 3, 4, 5), 2, 3.0)]:
+        a, b = torch.randn(shape, generator=g), torch.rand(shape[-1], generator=g) + 0.5
+        if len(shape) == 4:
+            a = a.contiguous(memory_format=torch.channels_last)
+        i = torch.randint(-50, 50, shape, generator=g)
+        for got, want in zip(compiled(a, b, i, n, s), theirs(a, b, i, n, s), strict=True):
+            assert (got.dtype, got.shape, got.stride()) == (want.dtype, want.shape, want.stride())
+            assert torch.equal(got, want), (shape, n, s)
 
 
 def test_compile_fullgraph_inductor_cpu_trains():

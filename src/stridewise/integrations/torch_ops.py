@@ -31,6 +31,7 @@ NAMESPACE = "stridewise"
 _LIB = None              # the torch.library.Library every overload lives in
 _DEFINED: set = set()    # (name, mask) overloads defined
 _ALGORITHMS: dict = {}   # repr -> algorithm (schemas carry algorithms as strings)
+_FUNCTIONS: dict = {}    # (name, mask) -> the overload's autograd.Function, for torch.func
 
 
 def routed(args, out) -> bool:
@@ -112,7 +113,7 @@ def _is_kernel(op) -> bool:
 
 
 def _name(op) -> str:
-    return f"{op.name}_k{op._id}" if _is_kernel(op) else op.name
+    return op._op_name if _is_kernel(op) else op.name
 
 
 def _op_named(name: str):
@@ -157,6 +158,16 @@ def _fake_view(t):
                         dtype_of(t.dtype), t)
 
 
+def _of_kind(x):
+    """A symbolic number (torch.compile's dynamic ints and floats) as a number of its kind:
+    torch types a Python number by its kind alone, and the kernel gets the value later."""
+    torch = sys.modules["torch"]
+    for sym, like in ((torch.SymBool, True), (torch.SymInt, 1), (torch.SymFloat, 1.0)):
+        if isinstance(x, sym):
+            return like
+    return x
+
+
 def _define(op, name: str, mask: str) -> None:
     import torch
 
@@ -197,7 +208,8 @@ def _define(op, name: str, mask: str) -> None:
     def fake(*a):
         a += (None,) * (n + nx + 1 - len(a))
         args, extra = a[:n], a[n:n + nx]
-        operands = [_fake_view(x) if isinstance(x, torch.Tensor) else _arrays.Scalar(x) for x in args]
+        operands = [_fake_view(x) if isinstance(x, torch.Tensor) else _arrays.Scalar(_of_kind(x))
+                    for x in args]
         out_views = [o if o is None else _fake_view(o) for o in extra] if kernel else [None]
         _, _, typing, shape, _ = _ops._prepare(op, operands, out_views,
                                                None if kernel else extra[0], False)
@@ -218,24 +230,56 @@ def _define(op, name: str, mask: str) -> None:
         ctx.save_for_backward(*(x for x in inputs[:n] if "i" in saves and isinstance(x, torch.Tensor)),
                               *(outs if "o" in saves else ()))
 
-    def backward(ctx, *grads):
-        saved = iter(ctx.saved_tensors)
-        ins = tuple((next(saved) if "i" in saves else None) if m == "T" else x
-                    for m, x in zip(mask, ctx.numbers))
-        outs = tuple(saved) or (None,)
+    def vjp(ins, outs, grads):
+        """Each input's gradient, at the output's shape (the kernel's backward or the formula)."""
         if kernel:
             got = op._backward(ins, outs, grads)
             if not isinstance(got, (tuple, list)) or len(got) != n:
                 raise TypeError(f"the backward of {op.name} returned {got!r}; return one gradient "
                                 f"(or None) per input, {n} in all")
-        else:
-            formula = FORMULAS.get(op.name)
-            if formula is None:
-                raise RuntimeError(f"derivative for {qualname} is not implemented")
-            got = formula(grads[0], ins, outs[0])
+            return got
+        formula = FORMULAS.get(op.name)
+        if formula is None:
+            raise RuntimeError(f"derivative for {qualname} is not implemented")
+        return formula(grads[0], ins, outs[0])
+
+    def backward(ctx, *grads):
+        saved = iter(ctx.saved_tensors)
+        ins = tuple((next(saved) if "i" in saves else None) if m == "T" else x
+                    for m, x in zip(mask, ctx.numbers))
+        got = vjp(ins, tuple(saved) or (None,), grads)
         result = [None if m == "S" or g is None or not ctx.needs_input_grad[i] else _reduce(g, *meta)
                   for i, (m, g, meta) in enumerate(zip(mask, got, ctx.metas))]
         return (*result, *[None] * (nx + 1))
+
+    def setup_forward(ctx, inputs, output):
+        setup_context(ctx, inputs, output)
+        ctx.save_for_forward(*(x for x in inputs[:n] if isinstance(x, torch.Tensor)),
+                             *(output if isinstance(output, tuple) else (output,)))
+
+    def jvp(ctx, *tangents):
+        # Forward mode from the same formulas: elementwise, each output's tangent is the sum
+        # over inputs of the vjp with that input's tangent as the output's gradient (the
+        # derivatives are real there; complex tangents would need the conjugate convention).
+        saved = iter(ctx.saved_tensors)
+        ins = tuple(next(saved) if m == "T" else x for m, x in zip(mask, ctx.numbers))
+        outs = tuple(saved)
+        result = [None] * len(outs)
+        for i, t in enumerate(tangents[:n]):
+            if mask[i] == "S" or t is None:
+                continue
+            if t.is_complex() or any(o.is_complex() for o in outs):
+                raise NotImplementedError(f"{op.name}: forward-mode derivatives of complex tensors "
+                                          "are not implemented; use torch.func.jacrev or vjp")
+            for j, o in enumerate(outs):
+                grads = [t.expand(o.shape).to(o.dtype) if k == j else torch.zeros_like(p)
+                         for k, p in enumerate(outs)]
+                g = vjp(ins, outs, grads)[i]
+                if g is not None:
+                    g = g.expand(o.shape).to(o.dtype)
+                    result[j] = g if result[j] is None else result[j] + g
+        result = [torch.zeros_like(o) if r is None else r for r, o in zip(result, outs)]
+        return result[0] if nout == 1 else tuple(result)
 
     def batched(info, in_dims, *a):
         # vmap: each batched input's batch dim to the front, then ones to its logical rank's
@@ -258,6 +302,14 @@ def _define(op, name: str, mask: str) -> None:
     torch.library.register_fake(qualname, fake, lib=_LIB)
     torch.library.register_autograd(qualname, backward, setup_context=setup_context, lib=_LIB)
     torch.library.register_vmap(qualname, batched, lib=_LIB)
+    # torch.func's grad, vjp and jacrev refuse the autograd.Function that register_autograd
+    # generates (it has no setup_context staticmethod: pytorch/pytorch#168393); under those
+    # transforms `call` applies this one, the same formula, instead.
+    overload = getattr(getattr(getattr(torch.ops, NAMESPACE), name), mask)
+    _FUNCTIONS[(name, mask)] = type(f"{name}_{mask}", (torch.autograd.Function,), dict(
+        generate_vmap_rule=True, forward=staticmethod(lambda *a: overload(*a)),
+        setup_context=staticmethod(setup_forward), backward=staticmethod(backward),
+        jvp=staticmethod(jvp)))
 
 
 def _reduce(g, shape, dtype):
@@ -343,6 +395,8 @@ def call(op, args, out=None, convention=None, algorithm=None, inplace=False):
     if inplace and grad and args[0].requires_grad:   # autograd may save x1, which copy_ overwrites
         args = (args[0].clone(), *args[1:])
     fn = getattr(getattr(getattr(torch.ops, NAMESPACE), _ensure(_name(op), mask)), mask)
+    if grad and torch._C._are_functorch_transforms_active():
+        fn = _FUNCTIONS[(_name(op), mask)].apply
     extra = (targets or [None] * op.nout) if kernel else [convention]
     result = fn(*args, *extra, _algorithm_key(algorithm))
     if not targets:

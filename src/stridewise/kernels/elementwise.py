@@ -376,6 +376,8 @@ class ElementwiseKernel:
         self._ranged = None
         self._id = next(_COUNTER)
         _LIVE[self._id] = self
+        # its torch custom op's name, a string: torch.compile(dynamic=True) traces ints as sizes
+        self._op_name = f"{self.name}_k{self._id}"
         self._backward = backward
         # what rebuilds this kernel in another process (dask workers)
         self._args = (args, tuple((k, tuple(v) if isinstance(v, list) else v)

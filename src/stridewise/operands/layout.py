@@ -55,7 +55,6 @@ def _dense_in_order(shape, perm) -> tuple:
     return tuple(strides)
 
 
-@functools.lru_cache(maxsize=4096)
 def output_strides(lib: str, shape: tuple, inputs: tuple, common: str | None = None,
                    device: str = "cpu", loop_dtype: str | None = None, nout: int = 1,
                    alloc: str = "") -> tuple:
@@ -79,7 +78,14 @@ def output_strides(lib: str, shape: tuple, inputs: tuple, common: str | None = N
         "unary" needs nothing here (the caller passes the first input alone); NumPy's
         order= "C", "F" or "A" (ops/keywords.py); "iterator": NumPy's nditer alone (np.where).
     """
-    shape = tuple(shape)
+    args = (lib, tuple(shape), inputs, common, device, loop_dtype, nout, alloc)
+    try:
+        return _cached_strides(*args)
+    except TypeError:   # torch.compile's symbolic sizes do not hash: the same rule, uncached
+        return _output_strides(*args)
+
+
+def _output_strides(lib, shape, inputs, common, device, loop_dtype, nout, alloc) -> tuple:
     if alloc in ("C", "F", "A"):    # NumPy's order=: its trivial loop or its iterator, in that order
         if 0 in shape and lib == "numpy":
             return (0,) * len(shape)        # NumPy 2 gives every new empty array zero strides
@@ -108,6 +114,9 @@ def output_strides(lib: str, shape: tuple, inputs: tuple, common: str | None = N
         trivial = _numpy_trivial(shape, inputs, loop_dtype) if nout == 1 and alloc != "iterator" else None
         return trivial if trivial is not None else _numpy_strides(shape, inputs)
     return contiguous_strides(shape)
+
+
+_cached_strides = functools.lru_cache(maxsize=4096)(_output_strides)
 
 
 def layout_reason(lib: str, shape: tuple, inputs: tuple, strides: tuple, alloc: str = "") -> str:
@@ -241,7 +250,7 @@ def _torch_strides(shape, inputs, common, device) -> tuple:
             return contiguous_strides(shape)
         if all(_torch_channels_last_contiguous(s, st) for s, st in ops):
             return _channels_last_strides(shape)
-        if all(_torch_dense(s, st) for s, st in ops) and len({st for _, st in ops}) == 1:
+        if all(_torch_dense(s, st) and st == ops[0][1] for s, st in ops):
             return ops[-1][1]
     # compute_strides: right-aligned, a broadcast dim (extent 1 of a longer one) has stride 0
     full = []
