@@ -4,6 +4,7 @@ Fast tests run Dask's synchronous scheduler in this process; one module-scoped
 dask.distributed.LocalCluster with 2 worker processes runs the same kind of calls the way a
 cluster does (pickled graphs, chunks over the wire, kernels built once per worker).
 """
+import math
 import subprocess
 import sys
 
@@ -167,6 +168,20 @@ def test_user_kernel_fused_and_multi_output():
     same(sync(k1(a, da.from_array(b, chunks=5))), (a.astype(np.float64) * b))
 
 
+def test_sw_fuse_over_dask_arrays():
+    """sw.fuse traces for the chunks' library and dtypes and maps its kernel over the blocks:
+    the fused result equals the same ops called one by one on the whole arrays."""
+    x, y = rand((25, 19), "float32", 25), rand((19,), "float32", 26, nonzero=True)
+    f = sw.fuse(lambda a, b: sw.add(sw.remainder(a, b), 1))
+    got = f(da.from_array(x, chunks=(9, 10)), da.from_array(y, chunks=7))
+    assert isinstance(got, da.Array)
+    same(sync(got), sw.add(sw.remainder(x, y), 1))
+    same(sync(f(da.from_array(x, chunks=(9, 10)), 2.5)), sw.add(sw.remainder(x, 2.5), 1))
+    twice, plus = sw.fuse(lambda a: (a * 2, a + 1))(da.from_array(x, chunks=8))
+    same(sync(twice), x * 2)
+    same(sync(plus), x + 1)
+
+
 def test_errors_are_raised_when_the_graph_is_built():
     d = da.ones((4, 4), chunks=2)
     with pytest.raises(TypeError, match="out= cannot be used with dask arrays"):
@@ -186,6 +201,26 @@ def test_errors_are_raised_when_the_graph_is_built():
     torch = pytest.importorskip("torch")
     with pytest.raises(ValueError, match="torch array"):
         sw.remainder(d, torch.ones(4, dtype=torch.float64))
+
+
+def test_unknown_chunk_sizes_as_dask_elementwise():
+    """A boolean mask's result has unknown extents: it meets itself, an extent-1 dim or a
+    trailing row as Dask's own elementwise ops do (each chunk paired with its own), and a
+    known extent along an unknown dim names the fix."""
+    x = da.from_array(rand((8, 5), "float32", 23), chunks=(3, 2))
+    row = rand((5,), "float32", 24, nonzero=True)
+    m = x[x[:, 0] > 0]
+    got = sw.remainder(m, row)
+    assert math.isnan(got.shape[0]) and got.shape[1] == 5
+    eager = m.compute()
+    for result, want in ((got, np.remainder(eager, row)),
+                         (sw.remainder(m, da.from_array(row, chunks=2)), np.remainder(eager, row)),
+                         (sw.add(m, m * 2), eager + eager * 2),
+                         (sw.multiply(x[x > 0], 2), x.compute()[x.compute() > 0] * 2)):
+        same(sync(result), want)
+    for other in (np.ones((3, 5), np.float32), x):
+        with pytest.raises(ValueError, match=r"x1 has unknown chunk sizes.*x1.compute_chunk_sizes"):
+            sw.add(m, other)
 
 
 def test_explain_is_the_first_chunks_kernel():

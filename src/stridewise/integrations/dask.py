@@ -22,10 +22,10 @@ import numpy as np
 from stridewise.launch import pipeline as _ops
 from stridewise import plan as _plan
 
-__all__ = ["has_dask", "call"]
+__all__ = ["is_dask", "has_dask", "call"]
 
 
-def _is_dask(x) -> bool:
+def is_dask(x) -> bool:
     t = type(x)
     return t.__name__ == "Array" and t.__module__.split(".", 1)[0] == "dask"
 
@@ -35,7 +35,7 @@ def has_dask(args, out) -> bool:
     if "dask" not in sys.modules:
         return False
     outs = out if isinstance(out, (tuple, list)) else (out,)
-    return any(_is_dask(a) for a in (*args, *outs))
+    return any(is_dask(a) for a in (*args, *outs))
 
 
 def call(op, args, out, convention, algorithm, inplace, dry):
@@ -53,29 +53,36 @@ def call(op, args, out, convention, algorithm, inplace, dry):
     names = op.names[0]
     if len(args) != len(names):
         raise TypeError(f"{op.name} takes {len(names)} arrays or scalars, got {len(args)}")
+    # An unknown extent (a boolean mask's result) is -1 here: it meets only itself or 1, as in
+    # Dask's own elementwise ops, whose blockwise then pairs the chunks one to one.
     shapes, shape_names = [], []
     for a, nm in zip(args, names):
-        if _is_dask(a) and any(math.isnan(n) for n in a.shape):
-            raise ValueError(f"{nm} has unknown chunk sizes; call {nm}.compute_chunk_sizes() "
-                             "first")
         if hasattr(a, "shape"):
-            shapes.append(tuple(a.shape))
+            shapes.append(tuple(-1 if math.isnan(n) else n for n in a.shape))
             shape_names.append(nm)
     if not getattr(op, "broadcasting", True) and len(set(shapes)) > 1:
         raise ValueError(f"{op.name} was made with broadcasting=False, but the arguments have "
                          f"shapes {', '.join(map(str, shapes))}; pass equal shapes or drop the flag")
-    shape = _plan.broadcast_shapes(shapes, shape_names)
+    try:
+        shape = _plan.broadcast_shapes(shapes, shape_names)
+    except ValueError:
+        unknown = [nm for s, nm in zip(shapes, shape_names) if -1 in s]
+        if not unknown:
+            raise
+        raise ValueError(f"{unknown[0]} has unknown chunk sizes, which cannot be matched with the "
+                         f"other operands' known ones; call {unknown[0]}.compute_chunk_sizes() "
+                         "first") from None
     ndim = len(shape)
     chunk = _Chunk(op, convention, algorithm)
     metas = _meta(chunk, args, max(ndim, 1))   # checks libraries and dtypes, once, up front
     index = "".join(chr(ord("a") + i) for i in range(ndim)) if ndim <= 26 else tuple(range(ndim))
-    dask_args = [a for a in args if _is_dask(a)]
+    dask_args = [a for a in args if is_dask(a)]
     pairs = []
     for a in args:
         nd = getattr(a, "ndim", 0)
-        if nd and not _is_dask(a):
+        if nd and not is_dask(a):
             a = da.from_array(a, chunks=_chunks_along(a, dask_args), asarray=False)
-        pairs += (a, index[ndim - nd:]) if _is_dask(a) or nd else (a, None)
+        pairs += (a, index[ndim - nd:]) if is_dask(a) or nd else (a, None)
     if dry:
         return _first_chunk(chunk, args, pairs)
     from dask.base import tokenize
@@ -99,7 +106,7 @@ def _empty(x, ndim):
     """A 0-size array of x's library, device and dtype (a Python number stays itself)."""
     if not hasattr(x, "dtype"):
         return x
-    m = x._meta if _is_dask(x) else x
+    m = x._meta if is_dask(x) else x
     if getattr(m, "ndim", 0):
         m = m[(slice(0, 0),) * m.ndim]    # never copy a large plain array
     return m.reshape(-1)[:0].reshape((0,) * ndim)
@@ -130,7 +137,7 @@ def _first_chunk(chunk, args, pairs):
     _, arrays = unify_chunks(*pairs)
     blocks = []
     for a, orig in zip(arrays, args):
-        if _is_dask(a):
+        if is_dask(a):
             blocks.append(np.empty_like(_empty(orig, a.ndim), shape=tuple(c[0] for c in a.chunks)))
         else:
             blocks.append(a)

@@ -24,6 +24,7 @@ from stridewise.operands import arrays as _arrays
 from stridewise.ops import builtins as _builtins
 from stridewise.launch import pipeline as _ops
 from stridewise.operands.arrays import View
+from stridewise.integrations.dask import is_dask
 from stridewise._typing import AlgorithmLike, Array, Operand
 
 __all__ = ["fuse", "evaluate", "Traced"]
@@ -176,6 +177,8 @@ class Fused:
     def _signature(self, args):
         key, lib = [], None
         for j, x in enumerate(args):
+            if is_dask(x):      # traced for its chunks' library and dtype; the kernel maps the blocks
+                x = x._meta
             if isinstance(x, numbers.Real) and _arrays.library_name(x) is None:
                 key.append(bool if isinstance(x, bool) else int if isinstance(x, numbers.Integral)
                            else float)
