@@ -2,6 +2,7 @@
 inputs, the array_likes it takes, an out= that overlaps an input or broadcasts past the
 inputs, torch's out= of another shape, and clip's missing bound. Each case runs the library's
 own op on the same arguments and compares types, values, dtypes and strides."""
+import array
 import itertools
 import warnings
 
@@ -117,6 +118,8 @@ LISTS = [
     ("add", (memoryview(np.arange(4.0)), 1.0)),                    # a buffer
     ("remainder", (memoryview(np.arange(-6, 6, dtype=np.int16)), np.int16(5))),
     ("add", (range(5), 1)),                                         # a range
+    ("remainder", (array.array("f", [7.5, -7.5, 2.0]), 2)),          # the buffers of array
+    ("multiply", (bytearray(b"\x01\xff"), 3)),                       # and bytearray (uint8)
 ]
 
 

@@ -2,6 +2,7 @@
 result dtype and output come from the library that owns the arrays."""
 from __future__ import annotations
 
+import array
 import functools
 import numbers
 import sys
@@ -469,7 +470,7 @@ def partial_overlap(out: View, shape: tuple, inputs: list[View]) -> int | None:
     return None
 
 
-_SEQUENCES = (list, tuple, memoryview, range)
+_SEQUENCES = (list, tuple, memoryview, range, array.array, bytearray)   # NumPy reads the buffers
 _PLAIN = (int, float, bool, complex, np.ndarray, type(None))   # neither array_like nor buffered
 
 
