@@ -625,6 +625,21 @@ def test_supported_table_is_plain_data_and_enforced():
         sw.negative(np.ones(3, bool))
 
 
+def test_aliases_are_the_librarys_other_names():
+    """Each alias names, in NumPy or torch, the op it stands for there (np.power is np.pow's
+    ufunc, torch.eq is torch.equal's elementwise op), and is that op's function here."""
+    x = np.array([5, -7, 12, 3], np.int32)
+    y = np.array([3, 2, 5, 1], np.int32)
+    for alias, name in _builtins.ALIASES.items():
+        assert getattr(sw, alias) is getattr(sw, name)
+        lib, mine = (np, x) if hasattr(np, alias) else (torch, torch.from_numpy(x))
+        theirs = getattr(lib, alias)
+        other = y if lib is np else torch.from_numpy(y)
+        args = (mine,) if len(ROWS[name].params) == 1 else (mine, other)
+        want, got = theirs(*args), getattr(sw, alias)(*args)
+        assert got.dtype == want.dtype and np.array_equal(np.asarray(got), np.asarray(want)), alias
+
+
 def test_cast_every_16bit_value_to_float32():
     """The host's branch-free half_to_float (types.h) and the bfloat16 widening, for all 65536
     bit patterns, against NumPy's and ml_dtypes' conversions (NaN as NaN)."""
@@ -831,6 +846,7 @@ def test_the_stub_is_the_generated_one_and_names_the_whole_module():
     tree = ast.parse(text)
     declared = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
     declared |= {n.target.id for n in tree.body if isinstance(n, ast.AnnAssign)}
+    declared |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets}
     public = {n for n, v in vars(_builtins).items() if not n.startswith("_")
               and not isinstance(v, types.ModuleType) and getattr(v, "__module__", _builtins.__name__)
               in (_builtins.__name__, None) and n != "annotations"}

@@ -605,6 +605,19 @@ def unregister(name: str) -> None:
 register(*_TABLE)
 _keywords.make_traceable()
 
+# The libraries' other names for ops of the table, with the same arguments: each is the
+# op's own function (sw.power is sw.pow).
+ALIASES = {
+    "power": "pow", "absolute": "abs", "invert": "bitwise_not", "mod": "remainder",   # NumPy
+    "true_divide": "divide",                                                             # both
+    "eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal", "gt": "greater",  # torch
+    "ge": "greater_equal", "sub": "subtract", "mul": "multiply", "div": "divide",
+    "neg": "negative", "bitwise_left_shift": "left_shift", "bitwise_right_shift": "right_shift",
+}
+for _alias, _name in ALIASES.items():
+    globals()[_alias] = globals()[_name]
+    __all__.append(_alias)
+
 # cast: one op per target dtype (the target is part of what selects the kernel).
 CAST_DTYPES = _BOOL + _complex.COMPLEX
 _CASTS = {dt: ElementwiseOp(f"cast_{dt}", 1, "sw::CastFunctor<{M}>", None, CAST_DTYPES, dt,
@@ -673,6 +686,7 @@ OPS: dict[str, ElementwiseOp]
 TOLERANCE_ULP: dict[str, dict[str, int]]
 COMPLEX_TOLERANCE_ULP: dict[str, dict[str, int]]
 CAST_DTYPES: tuple[str, ...]
+ALIASES: dict[str, str]
 SUPPORTED: dict[str, tuple[str, ...]]
 README_BEGIN: str
 README_END: str
@@ -702,6 +716,7 @@ def stub() -> str:
                      for f in fields)
     defs = [_signature(row, inplace) + " ..."
             for row in ROWS.values() for inplace in (False, True)[:1 + row.inplace]]
+    defs += [f"{alias} = {name}" for alias, name in ALIASES.items()]
     names = ",\n".join(f"    {n!r}" for n in __all__)
     return (_STUB_HEAD.format(fields=body, init=init) + f"__all__ = [\n{names},\n]\n\n"
             + "\n".join(defs) + "\n")

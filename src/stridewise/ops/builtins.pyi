@@ -34,6 +34,7 @@ OPS: dict[str, ElementwiseOp]
 TOLERANCE_ULP: dict[str, dict[str, int]]
 COMPLEX_TOLERANCE_ULP: dict[str, dict[str, int]]
 CAST_DTYPES: tuple[str, ...]
+ALIASES: dict[str, str]
 SUPPORTED: dict[str, tuple[str, ...]]
 README_BEGIN: str
 README_END: str
@@ -98,6 +99,23 @@ __all__ = [
     'tanh',
     'sigmoid',
     'clip',
+    'power',
+    'absolute',
+    'invert',
+    'mod',
+    'true_divide',
+    'eq',
+    'ne',
+    'lt',
+    'le',
+    'gt',
+    'ge',
+    'sub',
+    'mul',
+    'div',
+    'neg',
+    'bitwise_left_shift',
+    'bitwise_right_shift',
     'cast',
 ]
 
@@ -151,3 +169,20 @@ def reciprocal(x: Operand, /, out: Array | None = None, *, algorithm: AlgorithmL
 def tanh(x: Operand, /, out: Array | None = None, *, algorithm: AlgorithmLike | None = None, where: Array | bool | None = None, dtype: object | None = None, casting: str | None = None, order: str | None = None, subok: bool | None = None) -> Array: ...
 def sigmoid(x: Operand, /, *, out: Array | None = None, algorithm: AlgorithmLike | None = None) -> Array: ...
 def clip(x: Operand, lo: Operand, hi: Operand, /, *, out: Array | None = None, algorithm: AlgorithmLike | None = None, casting: str | None = None) -> Array: ...
+power = pow
+absolute = abs
+invert = bitwise_not
+mod = remainder
+true_divide = divide
+eq = equal
+ne = not_equal
+lt = less
+le = less_equal
+gt = greater
+ge = greater_equal
+sub = subtract
+mul = multiply
+div = divide
+neg = negative
+bitwise_left_shift = left_shift
+bitwise_right_shift = right_shift
