@@ -196,9 +196,10 @@ def call(draw, lib: str, device: str = "cpu"):
 
 
 def fit_domain(row, lib, args):
-    """Inputs the oracle defines: NumPy raises on negative integer exponents in an array (pow:
-    stridewise gives torch's trunc(a ** b), documented); torch raises on integer division by
-    zero and traps INT_MIN // -1 on the CPU (stridewise gives NumPy's 0 and wrap)."""
+    """Inputs the oracle defines: CuPy computes negative integer exponents in an array (pow:
+    stridewise gives torch's trunc(a ** b), documented), where NumPy raises (and stridewise
+    does too); torch raises on integer division by zero and traps INT_MIN // -1 on the CPU
+    (stridewise gives NumPy's 0 and wrap)."""
     def integral(a):
         if isinstance(a, torch.Tensor):
             return not (a.dtype.is_floating_point or a.dtype.is_complex)
@@ -209,7 +210,7 @@ def fit_domain(row, lib, args):
             a = a.clone() if lib == "torch" else a.copy()
             a[bad(a)] = good
         return a
-    if row.name == "pow" and lib != "torch":
+    if row.name == "pow" and lib == "cupy":
         args[1] = fix(args[1], lambda a: a < 0, 2)
         if isinstance(args[1], np.integer) and args[1] < 0:    # a NumPy scalar: a 0-d array
             args[1] = args[1].dtype.type(2)

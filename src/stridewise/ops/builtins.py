@@ -28,8 +28,9 @@ Semantics, where the libraries leave room:
   by zero gives 0 and never traps (NumPy; torch raises); INT_MIN // -1 wraps to INT_MIN.
 - fmod: integer division by zero gives 0 (NumPy).
 - pow on integers: a negative exponent given as a Python int raises ValueError, as both
-  libraries do; inside an array it gives trunc(a ** b) (torch's definition: 1 for a = 1,
-  +-1 for a = -1, 0 otherwise, 0 ** -1 included).
+  libraries do, and so does one inside a NumPy array (NumPy's loop raises); inside a torch or
+  CuPy array it gives trunc(a ** b) (torch's definition: 1 for a = 1, +-1 for a = -1, 0
+  otherwise, 0 ** -1 included).
 - where(condition, x, y): condition must have dtype bool for torch tensors; NumPy and CuPy
   arrays of any real dtype, and Python numbers, count where nonzero (NaN included), as NumPy's
   where does; x and y promote, and the selected branch's bits pass as they are (NaN payloads).
@@ -144,6 +145,20 @@ def _no_negative_int_power(x1: object, x2: object) -> None:
             return               # NumPy's loop raises, and an empty array runs none (torch checks first)
         raise IntegerPowerError("Integers to negative integer powers are not allowed; "
                                 "cast the base to a float dtype first")
+    if _numpy_negative_exponents(x1, x2):
+        raise IntegerPowerError("Integers to negative integer powers are not allowed: the "
+                                "exponents hold a negative value; cast the base to a float dtype first")
+
+
+def _numpy_negative_exponents(x1, x2) -> bool:
+    """NumPy's integer power loop raises on a negative exponent anywhere in its operands (a
+    NumPy scalar, a 0-d or any array), where the loop is an integer one: found before the
+    kernel writes anything. (torch and CuPy compute such elements: trunc(a ** b).)"""
+    if not isinstance(x2, (np.ndarray, np.signedinteger)) or x2.dtype.kind != "i" or x2.size == 0:
+        return False
+    if not (isinstance(x1, (np.ndarray, np.generic, int)) and getattr(x1, "size", 1)):
+        return False
+    return np.result_type(x1, x2).kind in "iu" and x2.min() < 0
 
 
 def _is_int_array(x) -> bool:
