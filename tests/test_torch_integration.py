@@ -11,6 +11,7 @@ from stridewise.launch import pipeline as _ops  # noqa: E402
 from stridewise.integrations import torch_ops as _torch_ops  # noqa: E402
 
 F64 = torch.float64
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
 
 
 def _leaf(t):
@@ -388,12 +389,13 @@ def test_vmap_is_torchs_batched_op():
     assert torch.equal(torch.vmap(k, in_dims=(0, None))(xb, y), xb * xb * y)
 
 
-def test_torch_func_transforms_take_torchs_derivatives():
+@pytest.mark.parametrize("device", DEVICES)
+def test_torch_func_transforms_take_torchs_derivatives(device):
     """torch.func's grad, vjp, jacrev, jacfwd, hessian and vmap(grad) (per-sample gradients)
     through built-ins and a user kernel with a backward: each is torch.func's answer over
     torch's own ops (register_autograd's generated Function alone is refused under these
     transforms: pytorch/pytorch#168393)."""
-    x, y, _ = _inputs(8)                                    # (4, 3), (3,)
+    x, y, _ = (t.to(device) for t in _inputs(8))            # (4, 3), (3,)
     k = _sqmul(backward=lambda i, o, g: (2 * i[0] * i[1] * g[0], i[0] * i[0] * g[0]))
 
     def ours(a, b):
@@ -415,7 +417,7 @@ def test_torch_func_transforms_take_torchs_derivatives():
     _, tangent = f.jvp(sw.divide, (x, y), (torch.ones_like(x), y))
     _, ref_tangent = f.jvp(torch.div, (x, y), (torch.ones_like(x), y))
     torch.testing.assert_close(tangent, ref_tangent, **tight)
-    z = torch.ones(3, dtype=torch.complex128)
+    z = torch.ones(3, dtype=torch.complex128, device=device)
     with pytest.raises(NotImplementedError, match="complex tensors are not implemented; use torch.func.jacrev"):
         f.jvp(lambda a: sw.multiply(a, a), (z,), (z,))
 
@@ -471,8 +473,9 @@ def test_compile_every_builtin_traces():
         assert g.dtype == r.dtype and torch.equal(g, r)
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dynamic", [None, True])
-def test_compile_across_shapes_and_numbers(dynamic):
+def test_compile_across_shapes_and_numbers(dynamic, device):
     """A compiled function called with new shapes and Python numbers: Dynamo recompiles with
     symbolic sizes and numbers (dynamic=None does so from the second call on), the fakes type
     a symbolic number by its kind and lay the output out from symbolic sizes. Values, dtypes
@@ -497,6 +500,7 @@ def test_compile_across_shapes_and_numbers(dynamic):
         if len(shape) == 4:
             a = a.contiguous(memory_format=torch.channels_last)
         i = torch.randint(-50, 50, shape, generator=g)
+        a, b, i = a.to(device), b.to(device), i.to(device)
         for got, want in zip(compiled(a, b, i, n, s), theirs(a, b, i, n, s), strict=True):
             assert (got.dtype, got.shape, got.stride()) == (want.dtype, want.shape, want.stride())
             assert torch.equal(got, want), (shape, n, s)
