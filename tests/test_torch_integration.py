@@ -506,6 +506,40 @@ def test_compile_across_shapes_and_numbers(dynamic, device):
             assert torch.equal(got, want), (shape, n, s)
 
 
+def test_export_with_dynamic_dims():
+    """torch.export with dynamic dims: the fakes' layout rule takes no guard on a symbolic
+    extent (a row divisor's length compared with the batch extent was one), so each export
+    holds for every size in the dims' ranges; the exported program's results, values and
+    strides, are torch's own ops' at other sizes."""
+    D = torch.export.Dim
+    rows, cols, n, h = D("rows"), D("cols"), D("n"), D("h")
+
+    def nchw(*shape):
+        return torch.randn(shape).contiguous(memory_format=torch.channels_last)
+
+    cases = [   # ours, theirs, example inputs, their dynamic dims, inputs of other sizes
+        (sw.remainder, torch.remainder, (torch.randn(4, 6), torch.rand(6) + 0.5),
+         ({0: rows}, None), [(torch.randn(9, 6), torch.rand(6) + 0.5)]),
+        (sw.remainder, torch.remainder, (torch.randn(4, 6), torch.rand(6) + 0.5),
+         ({0: rows, 1: cols}, {0: cols}), [(torch.randn(5, 7), torch.rand(7) + 1), (torch.randn(9, 3), torch.rand(3) + 1)]),
+        (lambda x, y: sw.remainder(x.t(), y), lambda x, y: torch.remainder(x.t(), y),
+         (torch.randn(6, 4), torch.rand(6) + 1), ({0: cols, 1: rows}, {0: cols}), [(torch.randn(7, 5), torch.rand(7) + 1)]),
+        (sw.multiply, torch.mul, (nchw(2, 3, 8, 8), torch.rand(1, 3, 1, 1)), ({0: n, 2: h}, None),
+         [(nchw(3, 3, 5, 8), torch.rand(1, 3, 1, 1))]),
+        (sw.add, torch.add, (torch.randn(4, 6), torch.rand(4, 1)), ({0: rows}, {0: rows}),
+         [(torch.randn(9, 6), torch.rand(9, 1))]),
+        (lambda x: sw.cast(x.t(), torch.float16), lambda x: x.t().to(torch.float16), (torch.randn(6, 4),),
+         ({0: cols, 1: rows},), [(torch.randn(7, 5),)]),
+    ]
+    for ours, theirs, example, dims, others in cases:
+        module = type("M", (torch.nn.Module,), {"forward": lambda self, *a, f=ours: f(*a)})()
+        program = torch.export.export(module, example, dynamic_shapes=(dims,)).module()
+        for args in others:
+            got, want = program(*args), theirs(*args)
+            assert (got.dtype, got.shape, got.stride()) == (want.dtype, want.shape, want.stride())
+            assert torch.equal(got, want)
+
+
 def test_compile_fullgraph_inductor_cpu_trains():
     """Inductor's CPU backend: the compiled step's loss and gradients are eager torch's."""
     def encode(pos, w, period):

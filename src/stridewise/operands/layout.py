@@ -244,8 +244,10 @@ def _torch_strides(shape, inputs, common, device) -> tuple:
     nd = len(shape)
     if nd == 0:
         return ()
-    # fast setup: every operand of the output's shape (a wrapped scalar breaks it, unless all are)
-    if all(s == shape for s, _ in ops):
+    # fast setup: every operand of the output's shape (a wrapped scalar breaks it, unless all
+    # are); lengths first, since a tuple compares its items before its length (a symbolic
+    # size would take a guard against a shorter operand's extent)
+    if all(len(s) == nd and s == shape for s, _ in ops):
         if all(_torch_contiguous(s, st) for s, st in ops):
             return contiguous_strides(shape)
         if all(_torch_channels_last_contiguous(s, st) for s, st in ops):
