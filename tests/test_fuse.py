@@ -153,6 +153,39 @@ def test_several_outputs_ints_and_remainder():
     same_bits(lt, a < b)
 
 
+def test_torch_gradients_through_a_fused_function():
+    """A fused function of torch tensors that require grad: the kernel runs forward, and
+    backward differentiates the function op by op, so gradients are torch's over torch's own
+    ops (loss.backward(), gradcheck, torch.func.grad); bool results and integer inputs get
+    none."""
+    torch = pytest.importorskip("torch")
+    f = sw.fuse(lambda a, b: sw.sin(sw.remainder(a, b)) * a)
+    g = torch.Generator().manual_seed(3)
+    x = torch.rand(5, 3, generator=g, dtype=torch.float64) * 4
+    y = torch.rand(3, generator=g, dtype=torch.float64) + 0.5
+    w = torch.linspace(-1, 2, 15, dtype=torch.float64).reshape(5, 3)
+    grads = []
+    for fn in (f, lambda a, b: torch.sin(torch.remainder(a, b)) * a):
+        a, b = x.clone().requires_grad_(), y.clone().requires_grad_()
+        (fn(a, b) * w).sum().backward()
+        grads.append((a.grad, b.grad))
+    torch.testing.assert_close(grads[0], grads[1], rtol=1e-14, atol=1e-14)
+    assert torch.autograd.gradcheck(f, (x.clone().requires_grad_(), y.clone().requires_grad_()))
+    torch.testing.assert_close(torch.func.grad(lambda a: f(a, y).sum())(x),
+                               torch.func.grad(lambda a: (torch.sin(torch.remainder(a, y)) * a).sum())(x),
+                               rtol=1e-14, atol=1e-14)
+    two = sw.fuse(lambda a, n: (a * n, a > 1, sw.exp(a) + n))
+    a = x.clone().requires_grad_()
+    p, above, q = two(a, 3)
+    assert above.dtype == torch.bool and not above.requires_grad
+    (p.sum() + (2 * q).sum()).backward()
+    torch.testing.assert_close(a.grad, 3 + 2 * torch.exp(x), rtol=1e-14, atol=1e-14)
+    n = torch.arange(15).reshape(5, 3)                  # an integer input takes no gradient
+    a = x.clone().requires_grad_()
+    sw.fuse(lambda u, v: u * v)(a, n).sum().backward()
+    assert torch.equal(a.grad, n.to(torch.float64))
+
+
 def test_errors_name_the_fix():
     x = np.ones((4, 4))
 

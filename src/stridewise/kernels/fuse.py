@@ -24,6 +24,7 @@ from stridewise.operands import arrays as _arrays
 from stridewise.ops import builtins as _builtins
 from stridewise.launch import pipeline as _ops
 from stridewise.operands.arrays import View
+from stridewise.operands.dtypes import dtype_of
 from stridewise.integrations.dask import is_dask
 from stridewise._typing import AlgorithmLike, Array, Operand
 
@@ -179,6 +180,12 @@ class Fused:
         for j, x in enumerate(args):
             if is_dask(x):      # traced for its chunks' library and dtype; the kernel maps the blocks
                 x = x._meta
+            if _arrays.library_name(x) == "torch" and hasattr(x, "dtype"):
+                # its dtype without its data: autograd's, functorch's and fake tensors have none
+                # to read here (the kernel's call takes them through torch's dispatcher)
+                lib = lib or "torch"
+                key.append(dtype_of(x.dtype).name)
+                continue
             if isinstance(x, numbers.Real) and _arrays.library_name(x) is None:
                 key.append(bool if isinstance(x, bool) else int if isinstance(x, numbers.Integral)
                            else float)
@@ -228,9 +235,39 @@ class Fused:
             raise TypeError(f"{self.name} must return a value computed from its arguments (or a "
                             "tuple of them); got " + repr(result)[:80])
         op = "\n".join(f"out{j} = {o.expr};" for j, o in enumerate(outs))
-        return ElementwiseKernel(", ".join(params), ", ".join(f"{o.dtype} out{j}" for j, o in enumerate(outs)),
-                                 op, name=self.name, preamble="\n".join(state.preamble),
-                                 options=("--fmad=false",), return_tuple=isinstance(result, tuple))
+        kernel = ElementwiseKernel(", ".join(params), ", ".join(f"{o.dtype} out{j}" for j, o in enumerate(outs)),
+                                   op, name=self.name, preamble="\n".join(state.preamble),
+                                   options=("--fmad=false",), return_tuple=isinstance(result, tuple))
+        kernel.defvjp(self._backward)     # not a constructor argument: dask rebuilds from those
+        return kernel
+
+    def _backward(self, inputs, outputs, grads):
+        """torch autograd through the fused kernel: the function again, op by op (each op
+        carries torch's derivative), pulled back at the saved inputs (torch.func.vjp, which
+        serves torch.func's transforms and plain backward alike)."""
+        import torch
+
+        def inexact(x):
+            return isinstance(x, torch.Tensor) and (x.is_floating_point() or x.is_complex())
+
+        wrt = [j for j, x in enumerate(inputs) if inexact(x)]
+        keep = [k for k, o in enumerate(outputs) if inexact(o)]   # bool and integer results have none
+
+        def fn(*tensors):
+            args = list(inputs)
+            for j, t in zip(wrt, tensors):
+                args[j] = t
+            outs = self.fn(*args)
+            outs = outs if isinstance(outs, tuple) else (outs,)
+            return tuple(outs[k] for k in keep)
+
+        if not wrt or not keep:
+            return (None,) * len(inputs)
+        outs, pullback = torch.func.vjp(fn, *(inputs[j] for j in wrt))
+        cotangents = tuple(torch.zeros_like(o) if grads[k] is None else grads[k]
+                           for k, o in zip(keep, outs))
+        got = dict(zip(wrt, pullback(cotangents)))
+        return tuple(got.get(j) for j in range(len(inputs)))
 
     def __call__(self, *args: Operand, out: Array | None = None,
                  algorithm: AlgorithmLike | None = None) -> Array | tuple[Array, ...]:
