@@ -186,6 +186,28 @@ def test_torch_gradients_through_a_fused_function():
     assert torch.equal(a.grad, n.to(torch.float64))
 
 
+def test_a_fused_function_inside_torch_compile():
+    """torch.compile(fullgraph=True) over a fused function (never called eagerly first), its
+    out= and several outputs: one graph, the eager results bit for bit."""
+    torch = pytest.importorskip("torch")
+    f = sw.fuse(lambda a, b: sw.sin(sw.remainder(a, b)) * a)
+    two = sw.fuse(lambda a: (a * 2, a > 0.5))
+
+    def body(a, b, o):
+        f(a, b, out=o)
+        p, q = two(a)
+        return f(a, b) + 1, p, q
+
+    g = torch.Generator().manual_seed(4)
+    x, y = torch.rand(5, 3, generator=g), torch.rand(3, generator=g) + 0.5
+    o1, o2 = torch.empty(5, 3), torch.empty(5, 3)
+    torch._dynamo.reset()
+    got = torch.compile(body, fullgraph=True, backend="aot_eager")(x, y, o1)
+    for a, b in zip(got, body(x, y, o2), strict=True):
+        assert a.dtype == b.dtype and torch.equal(a, b)
+    assert torch.equal(o1, o2)
+
+
 def test_errors_name_the_fix():
     x = np.ones((4, 4))
 

@@ -272,6 +272,17 @@ class Fused:
     def __call__(self, *args: Operand, out: Array | None = None,
                  algorithm: AlgorithmLike | None = None) -> Array | tuple[Array, ...]:
         """Run the fused kernel: broadcast, any layout, hoisting as the algorithm says."""
+        torch = sys.modules.get("torch")
+        if torch is not None and torch.compiler.is_compiling():
+            # Dynamo cannot trace the tracing itself: the graph takes the ops one by one (each
+            # a custom op, the same results), and an out= gets them as torch's out= does
+            result = self.fn(*args)
+            if out is None:
+                return result
+            for target, r in zip(out if isinstance(out, (tuple, list)) else (out,),
+                                 result if isinstance(result, tuple) else (result,)):
+                target.copy_(r)
+            return out
         return self.kernel(*args)(*args, out=out, algorithm=algorithm)
 
 
