@@ -284,9 +284,19 @@ def test_torch_partial_overlap_is_refused_and_nothing_is_written():
     with pytest.raises(RuntimeError):
         torch.add(t[:-1], 1, out=t[1:])
     before = t.clone()
-    with pytest.raises(ValueError, match="partially overlaps"):
+    with pytest.raises(RuntimeError, match="partially overlaps.*refer to a single memory location"):
         sw.add(t[:-1], 1, out=t[1:])
     assert torch.equal(t, before)
+    x = torch.rand(4, 4)
+    with pytest.raises(RuntimeError):
+        torch.add(x, x.t(), out=x)
+    with pytest.raises(RuntimeError, match="partially overlaps x2"):
+        sw.add(x, x.t(), out=x)
+    o = torch.zeros(1).expand(4)
+    with pytest.raises(RuntimeError, match="single memory location"):
+        torch.add(torch.ones(4), 1, out=o)
+    with pytest.raises(RuntimeError, match="overlaps itself"):
+        sw.add(torch.ones(4), 1, out=o)
 
 
 # --- NumPy's out= joins the broadcast -----------------------------------------------------------

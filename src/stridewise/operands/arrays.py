@@ -427,6 +427,11 @@ def allocator(lib: str, device: tuple, shape: tuple, dtype: DType, strides: tupl
     return _foreign.allocator(device, shape, dtype)   # any other CUDA producer
 
 
+class OverlapError(ValueError, RuntimeError):
+    """An out that overlaps itself or an input: NumPy's and CuPy's callers catch ValueError,
+    torch's RuntimeError (what torch raises there)."""
+
+
 def check_out(out: View, shape: tuple, dtype: DType, inputs: list[View], names: list[str]):
     """Reject an `out` that is the wrong shape or dtype, read-only, or overlapping.
 
@@ -441,13 +446,15 @@ def check_out(out: View, shape: tuple, dtype: DType, inputs: list[View], names: 
     if not out.writeable:
         raise ValueError("out is read-only; pass a writeable array")
     if out.size and any(s == 0 and n > 1 for n, s in zip(out.shape, out.strides)):
-        raise ValueError("out overlaps itself (a stride of 0 over a dim longer than 1); "
-                         "pass a fresh array or out.copy()")
+        raise OverlapError("out overlaps itself (a stride of 0 over a dim longer than 1: more "
+                           "than one element refers to a single memory location); pass a fresh "
+                           "array or out.copy()")
     k = partial_overlap(out, shape, inputs)
     if k is not None:
-        raise ValueError(
-            f"out partially overlaps {names[k]}; writing it would change inputs still to be read. "
-            "Pass a separate out, or out identical to that input"
+        raise OverlapError(
+            f"out partially overlaps {names[k]} (some elements of the input and the written-to "
+            "array refer to a single memory location); writing it would change inputs still to "
+            "be read. Pass a separate out (out.clone()), or out identical to that input"
         )
 
 
