@@ -422,6 +422,32 @@ def test_torch_func_transforms_take_torchs_derivatives(device):
         f.jvp(lambda a: sw.multiply(a, a), (z,), (z,))
 
 
+def test_tensor_subclasses_keep_their_type_as_in_torch():
+    """A user's Tensor subclass: torch's default __torch_function__ gives the result the
+    subclass's type, and one that overrides it sees the stridewise op (the kernel reads the
+    tensor as a plain one; it routed back into itself before)."""
+    class Tagged(torch.Tensor):
+        pass
+
+    seen = []
+
+    class Logged(torch.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            seen.append(str(func))
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    x, y, _ = _inputs(9)
+    k = _sqmul()
+    for cls in (Tagged, Logged):
+        a = x.as_subclass(cls)
+        for got, want in ((sw.remainder(a, y), torch.remainder(a, y)), (sw.add(a, 2.0), torch.add(a, 2.0)),
+                          (k(a, y), a * a * y)):
+            assert type(got) is type(want) is cls
+            assert torch.equal(got.as_subclass(torch.Tensor), want.as_subclass(torch.Tensor))
+    assert any("stridewise.remainder" in f for f in seen)
+
+
 def test_vmap_after_warm_calls_of_the_same_logical_shape(warm_path):
     """A batched tensor's logical shape is a plain tensor's: the warm path, keyed for the
     plain call, must leave it to the custom op (it has no storage to point at)."""

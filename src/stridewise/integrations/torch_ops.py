@@ -190,6 +190,10 @@ def _define(op, name: str, mask: str) -> None:
     def impl(*a):
         a += (None,) * (n + nx + 1 - len(a))     # defaults the dispatcher left out
         args, extra, algorithm = a[:n], a[n:n + nx], _ALGORITHMS.get(a[n + nx]) if a[n + nx] else None
+        # A user's Tensor subclass arrives as itself (its __torch_function__ wraps the result
+        # above this kernel): read here as a plain tensor, or the call would route back here.
+        args = tuple(x.as_subclass(torch.Tensor) if isinstance(x, torch.Tensor)
+                     and type(x) not in (torch.Tensor, torch.nn.Parameter) else x for x in args)
         # The inputs may require grad (autograd sits above this kernel): no_grad keeps the
         # eager path from routing back here, and lets the warm path take the call.
         with torch.no_grad():
