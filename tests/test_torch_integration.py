@@ -123,6 +123,34 @@ def test_scalar_operands_get_no_gradient_and_keep_weak_promotion():
     assert torch.equal(x.grad, torch.ones(3))
 
 
+def test_bool_and_complex_numbers_through_autograd_and_compile():
+    """Python bools and complex numbers are schema Scalars too: with a tensor that requires
+    grad, and in a compiled graph, they promote and differentiate as torch's own ops do (a
+    real input's gradient from a complex result is its real part, without a warning)."""
+    import warnings
+
+    x = torch.tensor([0.5, -1.25, 2.0])
+    z = torch.tensor([1 + 2j, -0.5j], dtype=torch.complex64)
+    cases = [(sw.add, torch.add, x, True), (sw.multiply, torch.mul, x, 2j),
+             (sw.multiply, torch.mul, z, 1j), (sw.subtract, torch.sub, z, 0.5 - 1j)]
+    for ours, theirs, t, number in cases:
+        grads = []
+        for fn in (ours, theirs):
+            leaf = _leaf(t)
+            out = fn(leaf, number)
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                out.abs().sum().backward()
+            grads.append((out.detach(), leaf.grad))
+        (got, got_grad), (want, want_grad) = grads
+        assert got.dtype == want.dtype and torch.equal(got, want)
+        torch.testing.assert_close(got_grad, want_grad, rtol=1e-6, atol=1e-6)
+    torch._dynamo.reset()
+    f = torch.compile(lambda a: sw.where(a > 0, a, False) + sw.multiply(a, True) * sw.add(a, 1j).real,
+                      fullgraph=True, backend="aot_eager")
+    assert torch.equal(f(x), torch.where(x > 0, x, False) + torch.mul(x, True) * torch.add(x, 1j).real)
+
+
 def test_floor_divide_has_no_derivative_as_in_torch():
     x, y = _leaf(torch.tensor([5.0, -3.0])), torch.tensor([2.0, 2.0])
     with pytest.raises(RuntimeError, match="derivative for aten::floor_divide is not implemented"):

@@ -320,6 +320,8 @@ def _reduce(g, shape, dtype):
     """A gradient summed over the dims its input was broadcast along, in its dtype."""
     if g.shape != shape:
         g = g.sum_to_size(shape)
+    if g.is_complex() and not dtype.is_complex:
+        g = g.real                  # torch's handle_r_to_c: a real input's gradient is real
     return g if g.dtype == dtype else g.to(dtype)
 
 
@@ -366,11 +368,11 @@ def call(op, args, out=None, convention=None, algorithm=None, inplace=False):
     for i, x in enumerate(args):
         if isinstance(x, torch.Tensor):
             mask += "T"
-        elif isinstance(x, numbers.Real) and not isinstance(x, bool):
+        elif isinstance(x, numbers.Number):     # a schema Scalar keeps bool, int, float, complex
             mask += "S"
         else:
             raise TypeError(f"argument {i} has type {type(x).__name__}; with torch tensors that "
-                            "need autograd or tracing, pass torch tensors or Python int or float")
+                            "need autograd or tracing, pass torch tensors or Python numbers")
     if "T" not in mask:
         raise ValueError("at least one argument must be an array; got only Python scalars")
     if inplace:
