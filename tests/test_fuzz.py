@@ -544,6 +544,25 @@ def run(lib: str, row, args, out_spec, alias, device: str = "cpu"):
     check(row, lib, got, want, strides=outs is None, computed=computed)
 
 
+def run_fake(row, args, device: str = "cpu"):
+    """The call under torch's FakeTensorMode (what torch.compile and torch.export trace) must
+    give the eager call's shape, dtype, strides and device, and raise where it raises."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    fn = getattr(sw, row.name)
+    want, werr = _result(fn, args)
+    mode = FakeTensorMode()
+    fakes = [mode.from_tensor(a) if isinstance(a, torch.Tensor) else a for a in args]
+    with mode:
+        got, gerr = _result(fn, fakes)
+    if werr is not None or gerr is not None:
+        assert werr is not None and gerr is not None, f"eager: {werr!r}; fake: {gerr!r}"
+        assert type(gerr) is type(werr) or isinstance(gerr, type(werr)), (werr, gerr)
+        return
+    for w, g in zip(want if isinstance(want, tuple) else (want,), got if isinstance(got, tuple) else (got,)):
+        assert (g.shape, g.dtype, g.stride(), g.device) == (w.shape, w.dtype, w.stride(), w.device), (g, w)
+
+
 # CI runs a fixed, fast sample; STRIDEWISE_FUZZ_EXAMPLES=5000 runs a long, random one.
 EXAMPLES = int(os.environ.get("STRIDEWISE_FUZZ_EXAMPLES", "0"))
 # STRIDEWISE_FUZZ_SHRINK=0 reports a failure as drawn (shrinking recompiles kernels for minutes).
@@ -564,6 +583,12 @@ def test_every_op_against_numpy(data):
 @given(st.data())
 def test_every_op_against_torch(data):
     run("torch", *data.draw(call("torch")))
+
+
+@SETTINGS
+@given(st.data())
+def test_every_op_under_fake_tensors(data):
+    run_fake(*data.draw(call("torch"))[:2])
 
 
 @pytest.mark.gpu

@@ -1,11 +1,14 @@
 """The call-style fuzz of tests/test_fuzz.py run for a while, every failure kept.
 
     python tools/fuzz_calls.py [--lib numpy|torch|cupy] [--device cpu|cuda] [--seconds S] [--seed N]
+                               [--fake]
 
 The test stops at its first failure and shrinks it; this draws the same calls (every op,
 dtype, layout, number, 0-d operand, out= and alias) for --seconds, records each distinct
 failure once (by op and the first line of its message) and goes on, so one run sorts many.
-Start one process per core with different seeds (they share the kernel cache). A progress line
+--fake calls torch's ops under FakeTensorMode (what torch.compile traces) against the eager
+call's shape, dtype, strides and errors. Start one process per core with different seeds
+(they share the kernel cache). A progress line
 goes to stderr every 30 s; the failures, each with its drawn call and traceback, to stdout.
 """
 from __future__ import annotations
@@ -44,11 +47,14 @@ def main() -> None:
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     ap.add_argument("--seconds", type=float, default=300.0)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--fake", action="store_true", help="fake tensors against eager (torch)")
     args = ap.parse_args()
     if args.lib == "numpy" and args.device == "cuda":
         ap.error("--device cuda fuzzes torch's CUDA tensors: pass --lib torch (or --lib cupy)")
     if args.lib == "cupy":
         args.device = "cuda"
+    if args.fake and args.lib != "torch":
+        ap.error("--fake fuzzes torch's fake tensors: pass --lib torch")
     failures: dict = {}
     start, shown, count = time.monotonic(), [time.monotonic()], [0]
 
@@ -57,7 +63,10 @@ def main() -> None:
         count[0] += 1
         try:
             with np.errstate(all="ignore"):
-                test_fuzz.run(args.lib, *call, device=args.device)
+                if args.fake:
+                    test_fuzz.run_fake(*call[:2], device=args.device)
+                else:
+                    test_fuzz.run(args.lib, *call, device=args.device)
         except Exception as e:  # noqa: BLE001 -- every failure is a finding
             key = (call[0].name, str(e).split("\n")[0][:80])
             if key not in failures:

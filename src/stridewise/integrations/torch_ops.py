@@ -217,6 +217,8 @@ def _define(op, name: str, mask: str) -> None:
         out_views = [o if o is None else _fake_view(o) for o in extra] if kernel else [None]
         _, _, typing, shape, _ = _ops._prepare(op, operands, out_views,
                                                None if kernel else extra[0], False)
+        for dt, o in zip(typing.params, (o for o in operands if isinstance(o, _arrays.Scalar))):
+            dt.slot_value(o.value)     # a number beyond its dtype's range raises, as eager calls do
         device = next(x.device for x in args if isinstance(x, torch.Tensor))
         strides = out_strides(shape, operands, getattr(torch, typing.compute.name), device, typing.alloc)
         outs = tuple(torch.empty_strided(shape, strides, dtype=getattr(torch, dt.name), device=device)
