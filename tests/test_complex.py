@@ -601,7 +601,8 @@ _GRAD_BINARY = ("add", "subtract", "multiply", "divide", "pow")
 
 
 @pytest.mark.parametrize("op, second", [(op, s) for op in _GRAD_BINARY for s in ("complex", "real")]
-                         + [(op, None) for op in ("exp", "log", "sqrt", "sin", "cos", "abs", "negative")])
+                         + [(op, None) for op in ("exp", "log", "sqrt", "sin", "cos", "abs", "negative",
+                                                  "square", "reciprocal", "tanh", "sigmoid")])
 def test_autograd_matches_torchs_complex_convention(op, second):
     """Gradients through complex ops are torch's (grad * conj(f'(z)); a real input of a
     complex op gets the real part), against torch's own ops, with a real loss that mixes the

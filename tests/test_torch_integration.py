@@ -51,6 +51,16 @@ REFERENCES = {
     "sqrt": (sw.sqrt, torch.sqrt, 1),
     "sin": (sw.sin, torch.sin, 1),
     "cos": (sw.cos, torch.cos, 1),
+    "tanh": (sw.tanh, torch.tanh, 1),
+    "sigmoid": (sw.sigmoid, torch.sigmoid, 1),
+    "square": (sw.square, torch.square, 1),
+    "reciprocal": (sw.reciprocal, torch.reciprocal, 1),
+    "floor": (sw.floor, torch.floor, 1),
+    "ceil": (sw.ceil, torch.ceil, 1),
+    "trunc": (sw.trunc, torch.trunc, 1),
+    "sign": (sw.sign, torch.sign, 1),
+    "copysign": (lambda a, b: sw.copysign(a, b - 0.8), lambda a, b: torch.copysign(a, b - 0.8), 2),
+    "clip": (sw.clip, torch.clamp, 3),         # bounds of both orders: hi < lo where z < y
 }
 
 

@@ -37,6 +37,23 @@ def _maxmin(sign):
     return formula
 
 
+def _clip(g, ins, out):
+    # clamp_backward and clamp_backward_min_max: x takes the gradient inside [lo, hi]; a bound
+    # where x is past it (lo only while lo < hi; hi also where hi < lo, where hi wins)
+    x, lo, hi = (torch.as_tensor(v, device=g.device) for v in ins)
+    zero = torch.zeros_like(g)
+    glo = torch.where((x < lo) & (lo < hi), g, zero) if isinstance(ins[1], torch.Tensor) else None
+    ghi = torch.where((x > hi) | (hi < lo), g, zero) if isinstance(ins[2], torch.Tensor) else None
+    return torch.where((x >= lo) & (x <= hi), g, zero), glo, ghi
+
+
+def _copysign(g, ins, out):
+    # copysign_tensor_self_backward: grad * result / self, 0 where self is 0; other gets 0
+    x, y = ins
+    ratio = (out / x).masked_fill(x == 0, 0)
+    return g * ratio, torch.zeros_like(y) if isinstance(y, torch.Tensor) else None
+
+
 def _where(g, ins, out):
     c = ins[0]
     zero = torch.zeros_like(g)
@@ -65,6 +82,13 @@ FORMULAS = {
     "sin": lambda g, ins, out: (g * torch.cos(ins[0]),),
     "cos": lambda g, ins, out: (g * -torch.sin(ins[0]),),
     "fma": lambda g, ins, out: (g * ins[1], g * ins[0], g),
+    "square": lambda g, ins, out: (g * 2 * ins[0],),
+    "reciprocal": lambda g, ins, out: (-g * out * out,),
+    "tanh": lambda g, ins, out: (g * (1 - out * out),),
+    "sigmoid": lambda g, ins, out: (g * ((1 - out) * out),),
+    "clip": _clip,
+    "copysign": _copysign,
+    **{name: (lambda g, ins, out: (torch.zeros_like(g),)) for name in ("floor", "ceil", "trunc", "sign")},
     # the keywords' ops (ops/keywords.py): alpha= (subtract's comes negated), and a rounded
     # quotient, whose gradient torch defines as zero
     "add_alpha": lambda g, ins, out: (g, g * ins[2], None),
@@ -87,7 +111,7 @@ def _conjugated(formula):
 
 
 for _name in ("multiply", "divide", "pow", "exp", "log", "sqrt", "sin", "cos", "fma", "add_alpha",
-              "subtract_alpha"):
+              "subtract_alpha", "square", "reciprocal", "tanh", "sigmoid"):
     FORMULAS[_name] = _conjugated(FORMULAS[_name])
 
 # casts: the gradient goes back in the input's dtype (the caller's reduction does that)
@@ -99,4 +123,5 @@ FORMULAS.update({f"cast_{dt}": (lambda g, ins, out: (g,))
 # differentiable output) raises "derivative ... is not implemented" at backward, as torch does.
 SAVES = {"multiply": "i", "divide": "i", "remainder": "i", "fmod": "i", "maximum": "i",
          "minimum": "i", "pow": "io", "where": "i", "relu": "o", "abs": "i", "exp": "o",
-         "log": "i", "sqrt": "o", "sin": "i", "cos": "i", "fma": "i"}
+         "log": "i", "sqrt": "o", "sin": "i", "cos": "i", "fma": "i", "square": "i",
+         "reciprocal": "o", "tanh": "o", "sigmoid": "o", "clip": "i", "copysign": "io"}
