@@ -486,6 +486,22 @@ def test_tensor_subclasses_keep_their_type_as_in_torch():
     assert any("stridewise.remainder" in f for f in seen)
 
 
+def test_jit_trace_records_the_custom_ops(warm_path):
+    """torch.jit.trace of a function already warm on the same tensors: the trace records the
+    stridewise ops (the warm path leaves a call to torch's dispatcher while it records), and
+    the traced function is torch's ops' answer at another shape."""
+    def f(a, b):
+        return sw.remainder(a, b) * 2 + sw.add(a, 1.5)
+
+    x, y, _ = _inputs(10)
+    for _ in range(3):
+        f(x, y)
+    traced = torch.jit.trace(f, (x, y))
+    assert "stridewise::remainder" in str(traced.graph) and "stridewise::add" in str(traced.graph)
+    x2, y2 = torch.rand(6, 3, dtype=F64) * 4, torch.rand(3, dtype=F64) + 0.5
+    assert torch.equal(traced(x2, y2), torch.remainder(x2, y2) * 2 + torch.add(x2, 1.5))
+
+
 def test_vmap_after_warm_calls_of_the_same_logical_shape(warm_path):
     """A batched tensor's logical shape is a plain tensor's: the warm path, keyed for the
     plain call, must leave it to the custom op (it has no storage to point at)."""

@@ -37,7 +37,8 @@ _FUNCTIONS: dict = {}    # (name, mask) -> the overload's autograd.Function, for
 def routed(args, out) -> bool:
     """Whether an eager call goes through the custom op: a torch tensor among the arguments
     requires grad (grad mode on), is a meta tensor, a subclass (FakeTensor, FunctionalTensor)
-    or a functorch-wrapped tensor (vmap), or a torch dispatch mode is active."""
+    or a functorch-wrapped tensor (vmap), a torch dispatch mode is active, or torch.jit.trace
+    is recording (it records the custom op)."""
     torch = sys.modules.get("torch")
     if torch is None:
         return False
@@ -51,16 +52,16 @@ def routed(args, out) -> bool:
             return True
         if torch._C._functorch.is_functorch_wrapped_tensor(t):   # vmap's batched tensors
             return True
-    return torch._C._len_torch_dispatch_stack() > 0
+    return torch._C._len_torch_dispatch_stack() > 0 or torch._C._get_tracing_state() is not None
 
 
 def declines(t) -> bool:
     """Whether the warm path must leave plain tensor t to `routed`: it requires grad with grad
-    mode on, is not on the CPU or a CUDA device, or a dispatch mode is active (what
-    stridewise.launch._torch's sw_torch_key checks in C++)."""
+    mode on, is not on the CPU or a CUDA device, a dispatch mode is active, or torch.jit.trace
+    is recording (what stridewise.launch._torch's sw_torch_key checks in C++)."""
     torch = sys.modules["torch"]
     return (t.requires_grad and torch.is_grad_enabled() or t.device.type not in ("cpu", "cuda")
-            or torch._C._len_torch_dispatch_stack() > 0)
+            or torch._C._len_torch_dispatch_stack() > 0 or torch._C._get_tracing_state() is not None)
 
 
 def can_cast(frm, to) -> bool:

@@ -27,6 +27,7 @@
 #include <torch/csrc/DynamicTypes.h>
 #include <torch/csrc/Exceptions.h>
 #include <torch/csrc/autograd/python_variable.h>
+#include <torch/csrc/jit/frontend/tracer.h>
 
 #include <cstdint>
 #include <cstring>
@@ -39,7 +40,8 @@
 /* 1: items[0..5) hold new references and *ptr the data pointer; 0: x is not a plain strided
    torch.Tensor on a device with data (the Python accessors decide, as without this module);
    2: the call needs torch's dispatcher (x requires grad with grad mode on, is not on the CPU
-   or a CUDA device, or a dispatch mode is active): _torch_ops.routed takes it. */
+   or a CUDA device, a dispatch mode is active, or torch.jit.trace is recording):
+   _torch_ops.routed takes it. */
 extern "C" int sw_torch_key(PyObject* x, PyObject** items, uint64_t* ptr) {
   if (!THPVariable_CheckExact(x)) return 0;
   try {
@@ -48,7 +50,7 @@ extern "C" int sw_torch_key(PyObject* x, PyObject** items, uint64_t* ptr) {
     const auto type = t.device().type();
     if ((t.requires_grad() && c10::GradMode::is_enabled()) ||
         (type != c10::DeviceType::CPU && type != c10::DeviceType::CUDA) ||
-        c10::impl::TorchDispatchModeTLS::stack_len() > 0)
+        c10::impl::TorchDispatchModeTLS::stack_len() > 0 || torch::jit::tracer::isTracing())
       return 2;
     const uint64_t p = reinterpret_cast<uintptr_t>(t.data_ptr());
     const auto sizes = t.sizes();
