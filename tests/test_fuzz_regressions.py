@@ -566,3 +566,21 @@ def test_alpha_with_python_numbers_alone():
     the kernel's argument packing)."""
     assert sw.add(1, 1, alpha=2) == np.int64(3) and sw.subtract(1.0, 2.0, alpha=2) == np.float64(-3.0)
     assert type(sw.add(1, 1, alpha=2)) is np.int64
+
+
+def test_torch_clamp_with_one_bound_keeps_x_on_a_signed_zero_tie():
+    """torch.clamp(x, min=0.0) of -0.0 is -0.0 (clamp keeps x on a tie, one bound or two);
+    stridewise took maximum's answer, the bound, as np.clip does. Values, NaN places and
+    signs of zero against torch in every float dtype, with number and tensor bounds; and
+    NumPy's one-bound clip keeps maximum's answer."""
+    x = torch.tensor([-0.0, 0.0, math.nan, -1.0, 2.0, math.inf, -math.inf])
+    for dt in (torch.float16, torch.bfloat16, torch.float32, torch.float64):
+        t = x.to(dt)
+        for lo, hi in ((0.0, None), (-0.0, None), (None, 0.0), (None, -0.0), (3, None),
+                       (torch.zeros(7, dtype=dt), None), (None, -torch.zeros(7, dtype=torch.float64))):
+            got, want = sw.clip(t, lo, hi), torch.clamp(t, lo, hi)
+            real = ~torch.isnan(want)
+            assert got.dtype == want.dtype and torch.equal(torch.isnan(got), torch.isnan(want))
+            assert torch.equal(got[real], want[real]) and torch.equal(got[real].signbit(), want[real].signbit()), (dt, lo, hi)
+    a = np.array([-0.0, 0.0, 1.0])
+    assert same_bits(sw.clip(a, 0.0, None), np.clip(a, 0.0, None))

@@ -2,6 +2,8 @@
 ops with fake and meta implementations, torch.compile(fullgraph) through Inductor, version
 counters and torch's in-place rules. torch itself is the oracle throughout: each stridewise
 result, gradient and error is compared with what torch's own op gives."""
+import math
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -88,6 +90,25 @@ def test_gradients_are_torchs(name):
     for g, r in zip(grads, ref_grads):
         assert g.shape == r.shape and g.dtype == r.dtype
         torch.testing.assert_close(g, r, rtol=1e-12, atol=1e-12)
+
+
+def test_clip_with_one_bound_has_clamps_derivative():
+    """torch.clamp(x, min=lo) gives x the gradient where x >= lo (a tie included, NaN not) and
+    a tensor bound where x < lo; maximum's formula would split ties and pass NaN's."""
+    x = torch.tensor([math.nan, 0.2, 0.5, 0.9, -math.inf, -0.0], dtype=F64)
+    lo = torch.tensor([0.5], dtype=F64)
+    for bounds in ((lo, None), (None, lo), (0.5, None), (None, 0.0)):
+        tensors = [b for b in bounds if isinstance(b, torch.Tensor)]
+
+        def call(fn, a, *ts):
+            it = iter(ts)
+            return fn(a, *(next(it) if isinstance(b, torch.Tensor) else b for b in bounds))
+
+        out, grads = _grads(lambda a, *ts: call(sw.clip, a, *ts), (x, *tensors))
+        ref, ref_grads = _grads(lambda a, *ts: call(torch.clamp, a, *ts), (x, *tensors))
+        assert torch.equal(out.detach().nan_to_num(), ref.detach().nan_to_num())
+        for g, r in zip(grads, ref_grads):
+            assert torch.equal(g, r), bounds
 
 
 def test_where_and_cast_gradients_are_torchs():

@@ -73,7 +73,7 @@ FORMULAS = {
     "minimum": _maxmin(-1),
     "pow": _pow,
     "where": _where,
-    "relu": lambda g, ins, out: (g * (out > 0),),          # threshold_backward(grad, result, 0)
+    "relu": lambda g, ins, out: (torch.where(out <= 0, 0.0, g),),   # threshold_backward(grad, result, 0)
     "abs": lambda g, ins, out: (g * torch.sgn(ins[0]),),
     "negative": lambda g, ins, out: (-g,),
     "exp": lambda g, ins, out: (g * out,),

@@ -43,6 +43,7 @@ Semantics, where the libraries leave room:
 from __future__ import annotations
 
 import functools
+import math
 import numbers
 import sys
 import textwrap
@@ -464,9 +465,10 @@ def _clip_ties(x, lo, hi) -> str | None:
 
 
 def _one_bound(x, lo, hi, out, algorithm, casting=None):
-    """clip with one bound None: maximum(x, lo) or minimum(x, hi), as np.clip computes it and
-    torch.clamp's clamp_min and clamp_max mean it; with both None NumPy's clip is
-    np.positive(x) (a copy), and torch's and CuPy's refuse it."""
+    """clip with one bound None: maximum(x, lo) or minimum(x, hi), as np.clip computes it
+    (the bound on a +-0 tie) and torch.clamp of integers means it; torch's floats clip
+    between the bound and an infinity, as clamp keeps x on a tie; with both None NumPy's clip
+    is np.positive(x) (a copy), and torch's and CuPy's refuse it."""
     if lo is None and hi is None:
         if isinstance(x, (np.ndarray, np.generic)) and x.dtype != np.bool_:
             to = x.dtype if out is None else out.dtype      # positive's out casts by the rule
@@ -484,6 +486,17 @@ def _one_bound(x, lo, hi, out, algorithm, casting=None):
     if torch is not None and isinstance(x, torch.Tensor) and type(bound) in (int, float):
         # torch.clamp checks it, where minimum would wrap it, and its out's dtype
         _check_torch_bound(x.dtype, bound, out.dtype if isinstance(out, torch.Tensor) else None)
+    if torch is not None and isinstance(x, torch.Tensor) and x.is_floating_point():
+        # torch.clamp with one bound is its clamp: x kept on a +-0 tie (maximum gives the
+        # second operand), and clamp's derivative (x's gradient within the bound, none for NaN).
+        # The infinity joins as the bound came (a number, or a 0-d tensor of x's dtype, which
+        # keeps clamp's Tensor overload: its out= casts)
+        def inf(sign):
+            if isinstance(bound, torch.Tensor):
+                return torch.full((), sign * math.inf, dtype=x.dtype, device=x.device)
+            return sign * math.inf
+        return clip(x, inf(-1) if lo is None else lo, inf(1) if hi is None else hi, out=out,
+                    algorithm=algorithm)
     if hi is None:
         return maximum(x, lo, out=out, algorithm=algorithm, casting=casting)
     return minimum(x, hi, out=out, algorithm=algorithm, casting=casting)
