@@ -109,6 +109,19 @@ def test_clip_with_one_bound_has_clamps_derivative():
         assert torch.equal(out.detach().nan_to_num(), ref.detach().nan_to_num())
         for g, r in zip(grads, ref_grads):
             assert torch.equal(g, r), bounds
+    n = torch.tensor([0, -3, 5, 2])              # an integer x by a float bound: the bound's
+    hi = torch.tensor([0.0, -0.0, 2.0, 1.5], dtype=F64)
+    (g,) = _grads(lambda b: sw.clip(n, None, b), (hi,))[1]
+    (r,) = _grads(lambda b: torch.clamp(n, None, b), (hi,))[1]
+    assert torch.equal(g, r)
+
+
+def test_pow_by_the_least_int64_differentiates():
+    """pow's derivative takes exponent - 1, past int64 for -2**63: a double there, as torch's."""
+    for n in (0, 3):
+        (g,) = _grads(lambda a: sw.pow(a, -2**63), (torch.full((n,), 1.5, dtype=F64),))[1]
+        (r,) = _grads(lambda a: torch.pow(a, -2**63), (torch.full((n,), 1.5, dtype=F64),))[1]
+        assert torch.equal(g, r)
 
 
 def test_where_and_cast_gradients_are_torchs():

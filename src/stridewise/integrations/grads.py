@@ -17,7 +17,8 @@ def _pow(g, ins, out):
     x, y = ins
     gx = gy = None
     if isinstance(x, torch.Tensor):     # pow_backward_self: 0 where the exponent is 0
-        gx = torch.where(torch.as_tensor(y, device=g.device) == 0, 0.0, g * y * torch.pow(x, y - 1))
+        less = float(y) - 1 if type(y) is int and y == -2**63 else y - 1   # past int64: a double
+        gx = torch.where(torch.as_tensor(y, device=g.device) == 0, 0.0, g * y * torch.pow(x, less))
     if isinstance(y, torch.Tensor):     # pow_backward_exponent: 0 where 0 ** (y >= 0)
         xv = torch.as_tensor(x, dtype=out.dtype, device=g.device)
         yr = y.real if y.is_complex() else y      # torch compares the exponent's real part

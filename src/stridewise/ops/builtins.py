@@ -486,14 +486,17 @@ def _one_bound(x, lo, hi, out, algorithm, casting=None):
     if torch is not None and isinstance(x, torch.Tensor) and type(bound) in (int, float):
         # torch.clamp checks it, where minimum would wrap it, and its out's dtype
         _check_torch_bound(x.dtype, bound, out.dtype if isinstance(out, torch.Tensor) else None)
-    if torch is not None and isinstance(x, torch.Tensor) and x.is_floating_point():
+    floating = lambda v: isinstance(v, torch.Tensor) and v.is_floating_point()   # noqa: E731
+    if torch is not None and isinstance(x, torch.Tensor) and (floating(x) or floating(bound)
+                                                              or type(bound) is float):
         # torch.clamp with one bound is its clamp: x kept on a +-0 tie (maximum gives the
         # second operand), and clamp's derivative (x's gradient within the bound, none for NaN).
-        # The infinity joins as the bound came (a number, or a 0-d tensor of x's dtype, which
-        # keeps clamp's Tensor overload: its out= casts)
+        # The infinity joins as the bound came (a number, or a 0-d tensor of a float dtype
+        # there, which keeps clamp's Tensor overload: its out= casts)
         def inf(sign):
             if isinstance(bound, torch.Tensor):
-                return torch.full((), sign * math.inf, dtype=x.dtype, device=x.device)
+                return torch.full((), sign * math.inf, device=x.device,
+                                  dtype=bound.dtype if floating(bound) else x.dtype)
             return sign * math.inf
         return clip(x, inf(-1) if lo is None else lo, inf(1) if hi is None else hi, out=out,
                     algorithm=algorithm)
