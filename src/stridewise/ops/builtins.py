@@ -483,23 +483,22 @@ def _one_bound(x, lo, hi, out, algorithm, casting=None):
         raise ValueError("clip needs lo or hi (NumPy arrays of numbers take neither); got None for both")
     torch = sys.modules.get("torch")
     bound = hi if lo is None else lo
-    if torch is not None and isinstance(x, torch.Tensor) and type(bound) in (int, float):
-        # torch.clamp checks it, where minimum would wrap it, and its out's dtype
-        _check_torch_bound(x.dtype, bound, out.dtype if isinstance(out, torch.Tensor) else None)
-    floating = lambda v: isinstance(v, torch.Tensor) and v.is_floating_point()   # noqa: E731
-    if torch is not None and isinstance(x, torch.Tensor) and (floating(x) or floating(bound)
-                                                              or type(bound) is float):
-        # torch.clamp with one bound is its clamp: x kept on a +-0 tie (maximum gives the
-        # second operand), and clamp's derivative (x's gradient within the bound, none for NaN).
-        # The infinity joins as the bound came (a number, or a 0-d tensor of a float dtype
-        # there, which keeps clamp's Tensor overload: its out= casts)
-        def inf(sign):
-            if isinstance(bound, torch.Tensor):
-                return torch.full((), sign * math.inf, device=x.device,
-                                  dtype=bound.dtype if floating(bound) else x.dtype)
-            return sign * math.inf
-        return clip(x, inf(-1) if lo is None else lo, inf(1) if hi is None else hi, out=out,
-                    algorithm=algorithm)
+    if torch is not None and isinstance(x, torch.Tensor):
+        if type(bound) in (int, float):
+            # torch.clamp checks it, where minimum would wrap it, and its out's dtype
+            _check_torch_bound(x.dtype, bound, out.dtype if isinstance(out, torch.Tensor) else None)
+        floats = [v for v in (x, bound) if isinstance(v, torch.Tensor) and v.is_floating_point()]
+        if floats or type(bound) is float:
+            # torch.clamp with one bound is its clamp: x kept on a +-0 tie (maximum gives the
+            # second operand), and clamp's derivative (x's gradient within the bound, none for
+            # NaN). The infinity joins as the bound came (a number, or a 0-d tensor of the
+            # float dtype there, which keeps clamp's Tensor overload: its out= casts)
+            def inf(sign):
+                if isinstance(bound, torch.Tensor):
+                    return torch.full((), sign * math.inf, dtype=floats[-1].dtype, device=x.device)
+                return sign * math.inf
+            return clip(x, inf(-1) if lo is None else lo, inf(1) if hi is None else hi, out=out,
+                        algorithm=algorithm)
     if hi is None:
         return maximum(x, lo, out=out, algorithm=algorithm, casting=casting)
     return minimum(x, hi, out=out, algorithm=algorithm, casting=casting)
