@@ -716,8 +716,7 @@ def test_keyword_kernels_compile_for_the_device(monkeypatch):
 
 def test_keywords_autograd_matches_torch():
     """alpha= and rounding_mode= under autograd: torch's gradients (alpha times the
-    gradient for x2; zero through a rounded quotient). A complex alpha is refused there by
-    name (the custom ops' schemas carry real numbers)."""
+    gradient for x2; zero through a rounded quotient), a complex alpha included."""
     x = torch.tensor([1.5, -2.0, 3.25], dtype=torch.float64, requires_grad=True)
     y = torch.tensor([0.5, 4.0, -1.0], dtype=torch.float64, requires_grad=True)
     g = torch.tensor([1.0, -2.0, 0.5], dtype=torch.float64)
@@ -733,5 +732,11 @@ def test_keywords_autograd_matches_torch():
     for f in (sw.floor_divide, torch.floor_divide):
         with pytest.raises(RuntimeError, match="derivative for .*floor_divide.* is not implemented"):
             f(x, y).sum().backward()
-    with pytest.raises(TypeError, match="Python int or float"):     # custom ops take real numbers
-        sw.add(x.to(torch.complex128), y.to(torch.complex128), alpha=1 - 2j)
+    # a complex alpha is a schema Scalar too: torch's values and gradients
+    xc, yc = (t.detach().to(torch.complex128).requires_grad_() for t in (x, y))
+    gc = g.to(torch.complex128)
+    got = sw.add(xc, yc, alpha=1 - 2j)
+    want = torch.add(xc, yc, alpha=1 - 2j)
+    assert torch.equal(got.detach(), want.detach())
+    assert all(torch.equal(a, b) for a, b in zip(torch.autograd.grad(got, (xc, yc), gc),
+                                                  torch.autograd.grad(want, (xc, yc), gc)))
