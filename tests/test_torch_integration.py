@@ -494,6 +494,23 @@ def test_torch_func_transforms_take_torchs_derivatives(device):
         f.jvp(lambda a: sw.multiply(a, a), (z,), (z,))
 
 
+def test_torch_func_inside_torch_compile():
+    """torch.func.grad around stridewise ops inside a compiled function: fullgraph names the
+    limit (Dynamo cannot trace the autograd.Function the transform needs), and without it the
+    frame runs eagerly, with torch's gradients."""
+    x, y, _ = _inputs(11)
+
+    def grad_of(rem, sin):
+        return lambda a, b: torch.func.grad(lambda t: (rem(t, b) * sin(t)).sum())(a)
+
+    torch._dynamo.reset()
+    with pytest.raises(Exception, match="run eagerly only"):
+        torch.compile(grad_of(sw.remainder, sw.sin), fullgraph=True, backend="aot_eager")(x, y)
+    torch._dynamo.reset()
+    got = torch.compile(grad_of(sw.remainder, sw.sin), backend="aot_eager")(x, y)
+    torch.testing.assert_close(got, grad_of(torch.remainder, torch.sin)(x, y), rtol=1e-13, atol=1e-13)
+
+
 def test_tensor_subclasses_keep_their_type_as_in_torch():
     """A user's Tensor subclass: torch's default __torch_function__ gives the result the
     subclass's type, and one that overrides it sees the stridewise op (the kernel reads the

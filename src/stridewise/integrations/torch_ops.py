@@ -405,6 +405,11 @@ def call(op, args, out=None, convention=None, algorithm=None, inplace=False):
         args = (args[0].clone(), *args[1:])
     fn = getattr(getattr(getattr(torch.ops, NAMESPACE), _ensure(_name(op), mask)), mask)
     if grad and torch._C._are_functorch_transforms_active():
+        if torch.compiler.is_compiling():
+            raise NotImplementedError(
+                f"{op.name}: torch.func's grad, vjp and jacrev around stridewise ops run eagerly "
+                "only (Dynamo cannot trace the autograd.Function they need); apply the transform "
+                "outside the compiled function, or use loss.backward() inside it")
         fn = _FUNCTIONS[(_name(op), mask)].apply
     extra = (targets or [None] * op.nout) if kernel else [convention]
     result = fn(*args, *extra, _algorithm_key(algorithm))
