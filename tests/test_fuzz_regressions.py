@@ -79,6 +79,7 @@ def test_torch_ops_whose_out_must_have_the_result_dtype(name, dtype, out_dtype):
     (torch.tensor([True]), None, -float("inf"), torch.float16),
     (torch.tensor([True]), None, -float("inf"), torch.float32),
     (torch.ones(3, dtype=torch.int8), 3, None, torch.int16),
+    (torch.ones(3, dtype=torch.int16), True, None, torch.int8),     # a bool bound is a number too
     (torch.ones(3), None, torch.tensor(0.5), torch.float64)])
 def test_torch_clamp_by_numbers_takes_an_out_of_its_result_dtype_only(x, lo, hi, out_dtype):
     """torch.clamp with number bounds (its Scalar overload) refuses an out of another dtype,

@@ -484,7 +484,7 @@ def _one_bound(x, lo, hi, out, algorithm, casting=None):
     torch = sys.modules.get("torch")
     bound = hi if lo is None else lo
     if torch is not None and isinstance(x, torch.Tensor):
-        if type(bound) in (int, float):
+        if type(bound) in (bool, int, float):
             # torch.clamp checks it, where minimum would wrap it, and its out's dtype
             _check_torch_bound(x.dtype, bound, out.dtype if isinstance(out, torch.Tensor) else None)
         floats = [v for v in (x, bound) if isinstance(v, torch.Tensor) and v.is_floating_point()]
