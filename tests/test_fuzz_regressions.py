@@ -585,3 +585,18 @@ def test_torch_clamp_with_one_bound_keeps_x_on_a_signed_zero_tie():
             assert torch.equal(got[real], want[real]) and torch.equal(got[real].signbit(), want[real].signbit()), (dt, lo, hi)
     a = np.array([-0.0, 0.0, 1.0])
     assert same_bits(sw.clip(a, 0.0, None), np.clip(a, 0.0, None))
+
+
+def test_torch_clamp_of_bool_tensors_by_one_bound():
+    """torch.clamp of a bool tensor by a Python bool raises (its Scalar kernels have no bool
+    loop), one bound or two; by a bool tensor bound it is maximum / minimum (the fuzz found
+    stridewise computing the first)."""
+    x, t = torch.tensor([True, False]), torch.tensor([False, True])
+    for lo, hi in ((None, True), (False, None), (False, True)):
+        with pytest.raises(NotImplementedError):
+            torch.clamp(x, lo, hi)
+        with pytest.raises(TypeError, match="not implemented for torch bool tensors"):
+            sw.clip(x, lo, hi)
+    for lo, hi in ((None, t), (t, None), (None, 2)):
+        got, want = sw.clip(x, lo, hi), torch.clamp(x, lo, hi)
+        assert got.dtype == want.dtype and torch.equal(got, want)

@@ -484,6 +484,10 @@ def _one_bound(x, lo, hi, out, algorithm, casting=None):
     torch = sys.modules.get("torch")
     bound = hi if lo is None else lo
     if torch is not None and isinstance(x, torch.Tensor):
+        if x.dtype == torch.bool and type(bound) is bool:     # clamp_min / clamp_max's Scalar kernels
+            raise _complex.UnsupportedDtypeError(
+                '"clip" (torch.clamp) by a Python bool is not implemented for torch bool tensors '
+                "(torch raises too); use logical_and / logical_or with the bound")
         if type(bound) in (bool, int, float):
             # torch.clamp checks it, where minimum would wrap it, and its out's dtype
             _check_torch_bound(x.dtype, bound, out.dtype if isinstance(out, torch.Tensor) else None)
