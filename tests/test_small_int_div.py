@@ -230,7 +230,7 @@ def test_small_int_division_variants_compile(monkeypatch):
     (prepared once per batch), an outer product, a column divisor, a scalar, strided, at
     the widest pack and pack 1."""
     pytest.importorskip("cuda.core", reason="needs the cuda extra (cuda.core + NVRTC wheels)")
-    from nvrtc_batch import compile_batched
+    from nvrtc_batch import FAST, compile_batched
     from stridewise import algorithms
     from stridewise.launch import pipeline as _ops
     from stridewise.ops.builtins import OPS as TABLE
@@ -252,7 +252,7 @@ def test_small_int_division_variants_compile(monkeypatch):
                 wide = 1 if spec.mode == "general" else 16 // np.dtype(name).itemsize
                 for pack, bits in ((wide, 32), (1, 64)):
                     specs.append(dataclasses.replace(spec, pack=pack, index_bits=bits))
-    assert compile_batched(specs) == len(specs) == 4 * 3 * 6 * 2
+    assert compile_batched(specs, options=FAST) == len(specs) == 4 * 3 * 6 * 2
 
 
 # -- the GPU: every pair in the layouts test_int_dtypes leaves out ----------------------------
