@@ -123,8 +123,8 @@ class DType:
 FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
              "float32": 3.4028234663852886e38, "complex64": 3.4028234663852886e38}
 _INF = float("inf")
-_FLOAT_TOP = {"float16": 65504.0, "bfloat16": FLOAT_MAX["bfloat16"], "float32": FLOAT_MAX["float32"],
-              "float64": _INF}   # the real float dtypes: a Python float within +-top converts quietly
+# the real float dtypes: a Python float within +-top converts quietly
+_FLOAT_TOP = {**{k: v for k, v in FLOAT_MAX.items() if not k.startswith("complex")}, "float64": _INF}
 
 DTYPES = {
     d.name: d
