@@ -125,9 +125,56 @@ def test_cold_builds_read_the_precompiled_header_and_build_the_same_library(tmp_
     # two headers: the plain one, and the one with vector math's intrinsics for sin's kernel
     assert on["pch"] == 2 and on["kernels"] == off["kernels"] == 2 and off["pch"] == 0
     assert on["used"] == [True, True]
-    assert len([n for n in on["entries"] if n.endswith(".gch")]) == 2 and len(on["entries"]) == 4
+    # and the support library (backends/_support.py), one entry like a kernel's
+    assert len([n for n in on["entries"] if n.endswith(".gch")]) == 2 and len(on["entries"]) == 5
     for kernel in off["entries"]:
         assert on["entries"][kernel] == off["entries"][kernel]     # same key, same bytes
+
+
+SUPPORT = r"""
+import json, sys
+import numpy as np
+import stridewise as sw
+from stridewise import cache as _cache
+from stridewise.backends import _support
+rng = np.random.default_rng(5)
+# huge quotients, subnormal divisors, specials: packs the fast path leaves, for the exact
+# packs; (4099,) leaves a tail, (64, 33) runs rows
+a = np.concatenate([rng.standard_normal(4000) * 1e35, [np.inf, -0.0, np.nan] * 33]).astype(np.float32)
+b = np.concatenate([rng.standard_normal(4000) * 1e-40, [2.0, np.inf, 0.0] * 33]).astype(np.float32)
+got = [sw.remainder(a, b), sw.fmod(a, b), sw.floor_divide(a[:2112].reshape(64, 33), b[:33]),
+       sw.floor_divide(a.astype(np.float16), b.astype(np.float16) + np.float16(3))]
+want = [np.remainder(a, b), np.fmod(a, b), np.floor_divide(a[:2112].reshape(64, 33), b[:33]),
+        np.floor_divide(a.astype(np.float16), b.astype(np.float16) + np.float16(3))]
+same = [g.dtype == w.dtype and g.tobytes() == w.tobytes() for g, w in zip(got, want)]
+kernels = [p for p in (_cache.cache_dir() / "cpu").glob("*.so")]
+bound = sum(b"sw_support_" in _cache.read("cpu", p.stem, ".so") for p in kernels)
+print(json.dumps({"same": same, "support": sum(_support.builds.values()),
+                  "kernels": sum(_cache.builds.values()), "bound": bound}))
+"""
+
+
+def test_kernels_bind_the_exact_packs_of_the_support_library_built_once(tmp_path):
+    """The host's exact packs are built once into the support library, which the float32
+    remainder, fmod and floor_divide kernels and float16 floor_divide's call (their libraries
+    name its namespace);
+    the next process reads it from the cache; and with STRIDEWISE_SUPPORT=0 the kernels
+    instantiate the packs themselves. Results are NumPy's, bit for bit, every way."""
+    seen = []
+    for support, cache in (("1", "one"), ("1", "one"), ("0", "off")):
+        env = {**os.environ, "PYTHONPATH": str(SRC.parent), "STRIDEWISE_SUPPORT": support,
+               "STRIDEWISE_CACHE_DIR": str(tmp_path / cache)}
+        proc = subprocess.run([sys.executable, "-c", SUPPORT], capture_output=True, text=True,
+                              env=env, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        seen.append(json.loads(proc.stdout))
+    first, again, off = seen
+    assert all(first["same"]) and all(again["same"]) and all(off["same"])
+    assert (first["support"], first["kernels"]) == (1, 4)
+    # 4 kernels and the library itself name the namespace
+    assert first["bound"] == 5
+    assert (again["support"], again["kernels"], again["bound"]) == (0, 0, 5)
+    assert (off["support"], off["kernels"], off["bound"]) == (0, 4, 0)
 
 
 def test_the_precompiled_header_is_written_again_where_its_directory_went(tmp_path, monkeypatch):
@@ -245,6 +292,7 @@ def test_a_fast_linker_that_fails_falls_back_to_gnu_ld(monkeypatch, tmp_path):
     from stridewise.backends import cpu
 
     monkeypatch.setenv("STRIDEWISE_CACHE_DIR", str(tmp_path))    # a build, not a disk hit
+    monkeypatch.setenv("STRIDEWISE_SUPPORT", "0")    # the kernel's own build is the one retried
     monkeypatch.setattr(cpu, "fast_linker", lambda: ("-fuse-ld=no-such-linker",))
     monkeypatch.setattr(cpu, "_linker_failed", False)
     assert "-fuse-ld=no-such-linker" in cpu.build_flags()[0]

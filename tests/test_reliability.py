@@ -407,13 +407,19 @@ def test_kernels_build_unoptimized(tmp_path, monkeypatch, level):
 
 
 def test_cxxflags_hook_reaches_the_build_and_the_key(tmp_path, monkeypatch):
+    from stridewise import cache as _cache
+    from stridewise.backends import _support
+
     monkeypatch.setenv("STRIDEWISE_CACHE_DIR", str(tmp_path))
     src = 'extern "C" int v() { return SW_VALUE; }\n'
     values = []
+    before = sum(_cache.builds.values()), sum(_support.builds.values())
     for flag in ("-DSW_VALUE=5", "-DSW_VALUE=6"):
         monkeypatch.setenv("STRIDEWISE_CXXFLAGS", flag)
         values.append(cpu._dlopen_bytes(cpu.compile(src, "v", None)).v())
-    assert values == [5, 6] and len(list((tmp_path / "cpu").glob("*.so"))) == 2
+    # a kernel and a support library (backends/_support.py) each
+    assert values == [5, 6] and len(list((tmp_path / "cpu").glob("*.so"))) == 4
+    assert (sum(_cache.builds.values()), sum(_support.builds.values())) == (before[0] + 2, before[1] + 2)
     monkeypatch.setenv("STRIDEWISE_CXXFLAGS", "-fno-such-flag-xyz")
     with pytest.raises(cpu.CompileError, match="no-such-flag"):
         cpu.compile(src + "// x\n", "v", None)

@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 
 from stridewise import cache as _cache
-from stridewise.backends import _pch
+from stridewise.backends import _pch, _support
 from stridewise.codegen.source import record_template
 
 __all__ = ["entry_point", "compile", "load", "configure", "launch", "bind", "compiler",
@@ -168,10 +168,13 @@ _linker_failed = False      # a build failed with fast_linker() and passed witho
 
 def build_flags() -> tuple[tuple, tuple]:
     """(g++ flags, libraries to link) of every kernel build: FLAGS, vector math where the host
-    has it, a fast linker where there is one, and STRIDEWISE_CXXFLAGS."""
+    has it, a fast linker where there is one, STRIDEWISE_CXXFLAGS, and `-DSW_SUPPORT=...`
+    naming the support library built with the rest (_support; loaded here, before any kernel
+    that calls it)."""
     defines, libs = vector_math()
     linker = () if _linker_failed else fast_linker()
-    return FLAGS + defines + linker + extra_flags(), libs
+    flags = FLAGS + defines + linker + extra_flags()
+    return flags + _support.flags(*compiler(), flags, libs), libs
 
 
 def compile(source: str, name: str, device, options=()) -> bytes:
@@ -186,31 +189,36 @@ def compile(source: str, name: str, device, options=()) -> bytes:
     key = _cache.cache_key(source, flags + libs, "cpu", version, host_cpu())
 
     def build() -> bytes:
-        import subprocess   # only a cold build needs these; a warm first call stays cheap
-        import tempfile
-
-        with tempfile.TemporaryDirectory(prefix="stridewise-build-") as tmp:
-            # fixed file names: a kernel's name may be longer than a file name can be
-            src, lib = Path(tmp) / "kernel.cpp", Path(tmp) / "kernel.so"
-            src.write_text(source)
-            pch = _pch.include(cxx, version, flags, source)   # the headers, parsed once
-            # the output named relative to the build directory: gold writes the name it is
-            # given into the library, and the same source must give the same bytes
-            cmd = [cxx, *flags, *pch, f"-I{_cache.INCLUDE_DIR}", str(src), "-o", lib.name, *libs]
-            proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
-            linker = fast_linker()
-            if proc.returncode != 0 and linker and linker[0] in cmd and str(src) not in proc.stderr:
-                # not an error in the source: the same build with GNU ld, once a process
-                retry = subprocess.run([c for c in cmd if c != linker[0]], capture_output=True,
-                                       text=True, cwd=tmp)
-                if retry.returncode == 0:
-                    global _linker_failed
-                    _linker_failed = True
-                proc = retry
-            if proc.returncode != 0:
-                raise CompileError(f"g++ failed on {name}:\n{proc.stderr}")
-            return lib.read_bytes()
+        pch = _pch.include(cxx, version, flags, source)   # the headers, parsed once
+        return build_library(cxx, flags + pch, libs, source, name)
     return _cache.fetch("cpu", key, ".so", build)
+
+
+def build_library(cxx: str, flags: tuple, libs: tuple, source: str, name: str) -> bytes:
+    """g++ `flags` over `source`, linked with `libs`: the shared library's bytes."""
+    import subprocess   # only a cold build needs these; a warm first call stays cheap
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="stridewise-build-") as tmp:
+        # fixed file names: a kernel's name may be longer than a file name can be
+        src, lib = Path(tmp) / "kernel.cpp", Path(tmp) / "kernel.so"
+        src.write_text(source)
+        # the output named relative to the build directory: gold writes the name it is
+        # given into the library, and the same source must give the same bytes
+        cmd = [cxx, *flags, f"-I{_cache.INCLUDE_DIR}", str(src), "-o", lib.name, *libs]
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
+        linker = fast_linker()
+        if proc.returncode != 0 and linker and linker[0] in cmd and str(src) not in proc.stderr:
+            # not an error in the source: the same build with GNU ld, once a process
+            retry = subprocess.run([c for c in cmd if c != linker[0]], capture_output=True,
+                                   text=True, cwd=tmp)
+            if retry.returncode == 0:
+                global _linker_failed
+                _linker_failed = True
+            proc = retry
+        if proc.returncode != 0:
+            raise CompileError(f"g++ failed on {name}:\n{proc.stderr}")
+        return lib.read_bytes()
 
 
 def load(data: bytes, name: str, device):
@@ -226,7 +234,7 @@ _fd_uses: dict = {}          # memfd number -> times a library was loaded throug
 _dl_lock = threading.Lock()
 
 
-def _dlopen_bytes(data: bytes) -> ctypes.CDLL:
+def _dlopen_bytes(data: bytes, mode: int = ctypes.DEFAULT_MODE) -> ctypes.CDLL:
     """dlopen a library from memory: a memfd (Linux), else a private temp file, unlinked.
 
     glibc's dlopen returns an already-loaded library whose name matches, and a closed memfd's
@@ -245,7 +253,7 @@ def _dlopen_bytes(data: bytes) -> ctypes.CDLL:
                     uses = _fd_uses.get(fd, 0)
                     if uses < 500:   # PATH_MAX bounds the spellings
                         path = "/proc/self/fd" + "/../fd" * uses + f"/{fd}"
-                        lib = ctypes.CDLL(path)
+                        lib = ctypes.CDLL(path, mode)
                         _fd_uses[fd] = uses + 1
                         return lib
                 except OSError:
@@ -258,7 +266,7 @@ def _dlopen_bytes(data: bytes) -> ctypes.CDLL:
             path = os.path.join(tmp, "kernel.so")
             with open(path, "wb") as f:
                 f.write(data)
-            return ctypes.CDLL(path)
+            return ctypes.CDLL(path, mode)
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -773,9 +773,24 @@ template <int P> SW_INLINE void fmod_double_steps_form(float* y, const float* a,
 // A flagged pack's exact form, not inlined: inline, the kernels kept its operands in
 // registers along the fast path and spilled (float32 remainder's unflagged packs 4-10%
 // slower). One element stays inline (as a call, a strided output took 2.7x as long).
-template <int P> SW_NOINLINE void fmod_double_steps_pack(float* y, const float* a, const float* b) {
+// Being a call anyway, it is compiled once for the host's pack widths into the support
+// library (backends/_support.py) where the build names one: SW_SUPPORT, an inline namespace
+// of that library's own, so a kernel binds only to the library of its own headers and flags.
+// Kernels then skip a third of their build (float32 remainder 363 -> 255 ms); without one
+// (no disk cache) each kernel instantiates its own. Exported: the library hides the rest.
+#if defined(SW_SUPPORT)
+#define SW_SUPPORT_WIDTHS(X) X(1) X(2) X(4) X(8) X(16) X(32) X(64)
+inline namespace SW_SUPPORT {
+#endif
+template <int P> SW_NOINLINE __attribute__((visibility("default"))) void fmod_double_steps_pack(float* y, const float* a, const float* b) {
   fmod_double_steps_form<P>(y, a, b);
 }
+#if defined(SW_SUPPORT)
+#define SW_EXTERN_PACK(P) extern template void fmod_double_steps_pack<P>(float*, const float*, const float*);
+SW_SUPPORT_WIDTHS(SW_EXTERN_PACK)
+#undef SW_EXTERN_PACK
+}  // inline namespace SW_SUPPORT
+#endif
 SW_INLINE float fmod_double_steps(float a, float b) {
   float y;
   fmod_double_steps_form<1>(&y, &a, &b);
