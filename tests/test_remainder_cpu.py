@@ -1523,3 +1523,36 @@ def test_every_bfloat16_dividend_by_the_divisors_of_the_host_table_path(conventi
         got = sw.remainder(a, b, convention=convention)
         want = ORACLES[convention](a, b)
         assert same_bits(got, want), mismatches(got, want, *np.broadcast_arrays(a, b))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int64"])
+def test_flat_tails_of_every_length_in_place_or_not(dtype):
+    """A flat kernel's tail (cpu/loops.h flat_loop): a built-in op with arithmetic takes the
+    last wide pack again over elements it already wrote, except where its output is one of
+    its inputs, which must then see none of its own results. Every length up to three wide
+    packs and more (float16's is 32 elements), contiguous, by a scalar and beside a periodic
+    row (short_rows), into a new array and in place on either operand, against NumPy."""
+    rng = np.random.default_rng(11)
+    dt = np.dtype(NP.get(dtype, dtype))
+    for n in list(range(1, 100)) + [1023, 4097]:
+        a = (rng.standard_normal(n) * 3e3).astype(dt)
+        b = (rng.standard_normal(n) * 7).astype(dt)
+        if dt.kind == "i":
+            b[b == 0] = -3
+        for op in ("remainder", "fmod", "floor_divide"):
+            fn, want_fn = getattr(sw, op), getattr(np, op)
+            with np.errstate(all="ignore"):
+                want = want_fn(a, b)
+                want_scalar = want_fn(a, dt.type(5))
+                row = b[:6] if n >= 6 else None
+                want_rows = want_fn(a[: n // 6 * 6].reshape(-1, 6), row) if row is not None else None
+            assert same_bits(fn(a, b), want), (op, n)
+            x = a.copy()
+            fn(x, b, out=x)
+            assert same_bits(x, want), (op, n, "out=a")
+            y = b.copy()
+            fn(a, y, out=y)
+            assert same_bits(y, want), (op, n, "out=b")
+            assert same_bits(fn(a, dt.type(5)), want_scalar), (op, n, "scalar")
+            if row is not None:
+                assert same_bits(fn(a[: n // 6 * 6].reshape(-1, 6), row), want_rows), (op, n, "rows")

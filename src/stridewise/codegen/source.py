@@ -544,7 +544,11 @@ struct Op {{
          kRepeated = {repeated}, kPeriodic = {periodic}, kRowHeads = {int(spec.row_heads)},
          kRowSpacing = {spec.row_spacing},
          kPeriodicOperands = {spec.kinds.count("periodic")}, kShifted = {int(any(k in _SHIFTED for k in spec.kinds))},
-         kBcast = {int("bcast" in spec.kinds)}, kCheap = {int(spec.cheap)} }};
+         kBcast = {int("bcast" in spec.kinds)}, kCheap = {int(spec.cheap)},
+         kOutputs = {spec.nout}, kRecompute = {int(not spec.reference and spec.index < 0)} }};
+  // kOutputs: the first operands, written. kRecompute: an element computed twice is written
+  // the same both times unless an output is also an input (a built-in op: no outputs by
+  // reference, no index); cpu/loops.h's flat tail relies on it.
   typedef sw::Layout<kArrays, kDims> L;
 
   // Operand k's element size, whether the kernel stages it (bit k of kStaged) in a tile or

@@ -134,10 +134,19 @@ template <class Op, class Index> SW_INLINE Index chunk_of(Index n) {
 }
 
 // contiguous and scalar: peel `aux` head elements so every pack is aligned, then wide packs,
-// then the tail, under one wide pack: a cheap op's element by element, where a pack loop
-// (apply<P>, a third instantiation of the op) would add a fifth to the kernel's build for
-// nanoseconds a call (int8 add 133 -> 104 ms); the others' in packs first (float16
-// remainder's 31-element tail one at a time: 4.75 -> 5.03 us a call at 1023 elements).
+// then the tail, under one wide pack. A pack loop for it (apply<P>) would be a third
+// instantiation of the op, a fifth of the kernel's build (int8 add 133 -> 104 ms), so a cheap
+// op's tail goes element by element (nanoseconds a call), and a built-in op with arithmetic
+// to amortize takes the last wide pack again, whose first elements it rewrites with the same
+// values (float16 remainder's 31-element tail one at a time cost 4.75 -> 5.03 us a call at
+// 1023 elements); where an output is also an input, or for a user kernel, packs first.
+template <class Op>
+SW_INLINE bool outputs_are_inputs(const Frame<Op>& f) {
+  for (int j = 0; j < Op::kOutputs; ++j)
+    for (int k = Op::kOutputs; k < Op::kArrays; ++k)
+      if (f.p[j] == f.p[k]) return true;
+  return false;
+}
 template <class Op>
 void flat_loop(const Slot* slots) {
   typedef typename Op::Index Index;
@@ -163,8 +172,15 @@ void flat_loop(const Slot* slots) {
     }
   });
   Index i = head + wides * W;
-  if constexpr (!Op::kCheap)
+  if constexpr (!Op::kCheap && Op::kRecompute) {
+    if (i < n && wides > 0 && !outputs_are_inputs(f)) {
+      flat_offsets(f, n - W, off);
+      Op::template apply<W>(f.p, off, f.u);
+      i = n;
+    }
+  } else if constexpr (!Op::kCheap) {
     for (; i + P <= n; i += P) { flat_offsets(f, i, off); Op::template apply<P>(f.p, off, f.u); }
+  }
   for (; i < n; ++i) { flat_offsets(f, i, off); Op::template apply<1>(f.p, off, f.u); }
 }
 
