@@ -1525,21 +1525,23 @@ def test_every_bfloat16_dividend_by_the_divisors_of_the_host_table_path(conventi
         assert same_bits(got, want), mismatches(got, want, *np.broadcast_arrays(a, b))
 
 
-@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int64"])
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int64", "int8"])
 def test_flat_tails_of_every_length_in_place_or_not(dtype):
-    """A flat kernel's tail (cpu/loops.h flat_loop): a built-in op with arithmetic takes the
-    last wide pack again over elements it already wrote, except where its output is one of
-    its inputs, which must then see none of its own results. Every length up to three wide
-    packs and more (float16's is 32 elements), contiguous, by a scalar and beside a periodic
+    """A flat kernel's tail (cpu/loops.h flat_loop): a built-in op takes the last wide pack
+    again over elements it already wrote, except where its output is one of its inputs, which
+    must then see none of its own results. Every length up to three wide packs and more
+    (float16's is 32 elements, int8 add's 64), contiguous, by a scalar and beside a periodic
     row (short_rows), into a new array and in place on either operand, against NumPy."""
     rng = np.random.default_rng(11)
     dt = np.dtype(NP.get(dtype, dtype))
-    for n in list(range(1, 100)) + [1023, 4097]:
-        a = (rng.standard_normal(n) * 3e3).astype(dt)
-        b = (rng.standard_normal(n) * 7).astype(dt)
+    for n in list(range(1, 140)) + [1023, 4097]:
         if dt.kind == "i":
-            b[b == 0] = -3
-        for op in ("remainder", "fmod", "floor_divide"):
+            a = rng.integers(-100, 100, n).astype(dt)
+            b = rng.integers(1, 9, n).astype(dt) * rng.choice(np.array([-1, 1], dt), n)
+        else:
+            a = (rng.standard_normal(n) * 3e3).astype(dt)
+            b = (rng.standard_normal(n) * 7).astype(dt)
+        for op in ("remainder", "fmod", "floor_divide", "add"):
             fn, want_fn = getattr(sw, op), getattr(np, op)
             with np.errstate(all="ignore"):
                 want = want_fn(a, b)

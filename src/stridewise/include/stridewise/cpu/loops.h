@@ -135,11 +135,11 @@ template <class Op, class Index> SW_INLINE Index chunk_of(Index n) {
 
 // contiguous and scalar: peel `aux` head elements so every pack is aligned, then wide packs,
 // then the tail, under one wide pack. A pack loop for it (apply<P>) would be a third
-// instantiation of the op, a fifth of the kernel's build (int8 add 133 -> 104 ms), so a cheap
-// op's tail goes element by element (nanoseconds a call), and a built-in op with arithmetic
-// to amortize takes the last wide pack again, whose first elements it rewrites with the same
-// values (float16 remainder's 31-element tail one at a time cost 4.75 -> 5.03 us a call at
-// 1023 elements); where an output is also an input, or for a user kernel, packs first.
+// instantiation of the op, a fifth of the kernel's build (int8 add 133 -> 104 ms), so a
+// built-in op takes the last wide pack again, whose first elements it rewrites with the same
+// values, unless an output is also an input (which that pack would read back); those tails,
+// and a user kernel's, go element by element, after packs where the op has arithmetic to
+// amortize (float16 remainder's 31-element tail one at a time: 4.75 -> 5.03 us a call).
 template <class Op>
 SW_INLINE bool outputs_are_inputs(const Frame<Op>& f) {
   for (int j = 0; j < Op::kOutputs; ++j)
@@ -172,7 +172,7 @@ void flat_loop(const Slot* slots) {
     }
   });
   Index i = head + wides * W;
-  if constexpr (!Op::kCheap && Op::kRecompute) {
+  if constexpr (Op::kRecompute) {
     if (i < n && wides > 0 && !outputs_are_inputs(f)) {
       flat_offsets(f, n - W, off);
       Op::template apply<W>(f.p, off, f.u);
