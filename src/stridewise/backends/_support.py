@@ -3,13 +3,13 @@ again, built once per compiler, flags and header version, and loaded before the 
 
 Today that is the host's outlined exact packs (functors.h `fmod_double_steps_pack`: float32
 remainder, fmod and floor_divide, and 16-bit float ops computed through them): a call from
-every such kernel anyway, and a third of its build. The library is a verified cache entry like any kernel,
-loaded RTLD_GLOBAL so that kernels bind to it. Its functions live in an inline namespace
-named after its own cache key (`-DSW_SUPPORT=...`, which the kernels are built with too), so
-a kernel binds only to the library of its headers and flags, whatever else the process has
-loaded; everything else in it is hidden. Only a disk cache keeps it past a process (without
-one, each process would build it first), so without one, or with `STRIDEWISE_SUPPORT=0`,
-or where its build fails, kernels instantiate the packs themselves, as they did before.
+every such kernel anyway, and a third of its build. The library is a verified cache entry
+like any kernel, loaded RTLD_GLOBAL so that kernels bind to it. Its functions live in an
+inline namespace named after its own cache key (`-DSW_SUPPORT=...`, which the kernels are
+built with too), so a kernel binds only to the library of its headers and flags, whatever
+else the process has loaded; everything else in it is hidden. Only a disk cache keeps it
+past a process (without one, each process would build it first), so without one, with
+`STRIDEWISE_SUPPORT=0`, or where its build fails, kernels instantiate the packs themselves.
 """
 from __future__ import annotations
 
