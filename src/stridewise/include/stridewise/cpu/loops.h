@@ -137,9 +137,10 @@ template <class Op, class Index> SW_INLINE Index chunk_of(Index n) {
 // then the tail, under one wide pack. A pack loop for it (apply<P>) would be a third
 // instantiation of the op, a fifth of the kernel's build (int8 add 133 -> 104 ms), so a
 // built-in op takes the last wide pack again, whose first elements it rewrites with the same
-// values, unless an output is also an input (which that pack would read back); those tails,
-// and a user kernel's, go element by element, after packs where the op has arithmetic to
-// amortize (float16 remainder's 31-element tail one at a time: 4.75 -> 5.03 us a call).
+// values, unless an output is also an input (which that pack would read back): those tails
+// go element by element (float16 remainder in place, a 31-element tail: 5.03 us a call at
+// 1023 elements, where packs first took 4.75). A user kernel's go in packs first where the
+// op has arithmetic to amortize, then element by element.
 template <class Op>
 SW_INLINE bool outputs_are_inputs(const Frame<Op>& f) {
   for (int j = 0; j < Op::kOutputs; ++j)
