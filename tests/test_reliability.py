@@ -407,7 +407,6 @@ def test_kernels_build_unoptimized(tmp_path, monkeypatch, level):
 
 
 def test_cxxflags_hook_reaches_the_build_and_the_key(tmp_path, monkeypatch):
-    from stridewise import cache as _cache
     from stridewise.backends import _support
 
     monkeypatch.setenv("STRIDEWISE_CACHE_DIR", str(tmp_path))
