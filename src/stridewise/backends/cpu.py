@@ -153,8 +153,8 @@ _NO_SLP = ("-fno-tree-slp-vectorize",)
 def fast_linker() -> tuple[str, ...]:
     """-fuse-ld= for a linker faster than GNU ld where one is installed (mold, lld, gold), else
     (). Linking is a fifth of a cold kernel build with GNU ld (0.05-0.07 of 0.27 s; gold 0.01:
-    docs/decisions.md); the code it links is the compiler's either way. A build the linker
-    fails retries with GNU ld (`compile`)."""
+    docs/decisions.md); the code it links is the compiler's either way, so the linker is no
+    part of any cache key. A build the linker fails retries with GNU ld (`build_library`)."""
     import shutil
 
     for name in ("mold", "lld", "gold"):
@@ -168,12 +168,11 @@ _linker_failed = False      # a build failed with fast_linker() and passed witho
 
 def build_flags() -> tuple[tuple, tuple]:
     """(g++ flags, libraries to link) of every kernel build: FLAGS, vector math where the host
-    has it, a fast linker where there is one, STRIDEWISE_CXXFLAGS, and `-DSW_SUPPORT=...`
-    naming the support library built with the rest (_support; loaded here, before any kernel
-    that calls it)."""
+    has it, STRIDEWISE_CXXFLAGS, and `-DSW_SUPPORT=...` naming the support library built with
+    the rest (_support; loaded here, before any kernel that calls it). What the cache keys
+    hold; the linker is build_library's."""
     defines, libs = vector_math()
-    linker = () if _linker_failed else fast_linker()
-    flags = FLAGS + defines + linker + extra_flags()
+    flags = FLAGS + defines + extra_flags()
     return flags + _support.flags(*compiler(), flags, libs), libs
 
 
@@ -195,7 +194,9 @@ def compile(source: str, name: str, device, options=()) -> bytes:
 
 
 def build_library(cxx: str, flags: tuple, libs: tuple, source: str, name: str) -> bytes:
-    """g++ `flags` over `source`, linked with `libs`: the shared library's bytes."""
+    """g++ `flags` over `source`, linked with `libs` (by fast_linker() until it fails once in
+    this process, then GNU ld): the shared library's bytes."""
+    global _linker_failed
     import subprocess   # only a cold build needs these; a warm first call stays cheap
     import tempfile
 
@@ -206,14 +207,12 @@ def build_library(cxx: str, flags: tuple, libs: tuple, source: str, name: str) -
         # the output named relative to the build directory: gold writes the name it is
         # given into the library, and the same source must give the same bytes
         cmd = [cxx, *flags, f"-I{_cache.INCLUDE_DIR}", str(src), "-o", lib.name, *libs]
-        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
-        linker = fast_linker()
-        if proc.returncode != 0 and linker and linker[0] in cmd and str(src) not in proc.stderr:
+        linker = () if _linker_failed else fast_linker()
+        proc = subprocess.run([cxx, *linker, *cmd[1:]], capture_output=True, text=True, cwd=tmp)
+        if proc.returncode != 0 and linker and str(src) not in proc.stderr:
             # not an error in the source: the same build with GNU ld, once a process
-            retry = subprocess.run([c for c in cmd if c != linker[0]], capture_output=True,
-                                   text=True, cwd=tmp)
+            retry = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
             if retry.returncode == 0:
-                global _linker_failed
                 _linker_failed = True
             proc = retry
         if proc.returncode != 0:
