@@ -294,10 +294,8 @@ from stridewise import cache
 from stridewise.backends import _pch, _support, cpu
 cpu.fast_linker = lambda: ("-fuse-ld=no-such-linker",)    # found on the PATH, yet failing
 before = cpu.build_flags()
-ok = True
-for dt in (np.float32, np.int64, np.float16):
-    x = np.arange(1, 40, 2, dtype=dt)
-    ok &= bool(np.array_equal(sw.remainder(x * 7, 20 - x), np.remainder(x * 7, 20 - x)))
+x = np.arange(1, 40, 2, dtype=np.float32)     # float32 remainder calls the support library
+ok = bool(np.array_equal(sw.remainder(x * 7, 20 - x), np.remainder(x * 7, 20 - x)))
 print(json.dumps({"ok": ok, "fell_back": cpu._linker_failed, "same_flags": cpu.build_flags() == before,
                   "builds": [sum(c.values()) for c in (cache.builds, _support.builds, _pch.builds)]}))
 """
@@ -311,6 +309,6 @@ def test_a_fast_linker_that_fails_falls_back_to_gnu_ld_under_the_same_keys(tmp_p
     process had built one kernel again under the other linker's key, and the support library."""
     monkeypatch.setenv("STRIDEWISE_CACHE_DIR", str(tmp_path))
     first = json.loads(_run(LINKER_CHILD).splitlines()[-1])
-    assert first == {"ok": True, "fell_back": True, "same_flags": True, "builds": [3, 1, 1]}
+    assert first == {"ok": True, "fell_back": True, "same_flags": True, "builds": [1, 1, 1]}
     again = json.loads(_run(LINKER_CHILD).splitlines()[-1])
     assert again == {"ok": True, "fell_back": False, "same_flags": True, "builds": [0, 0, 0]}
