@@ -535,8 +535,8 @@ def test_numpy_16bit_abs_negative_copysign_move_bits(dtype):
                       (sw.abs(x[::3]), bits[::3] & 0x7FFF),
                       (sw.copysign(x, y), (bits & 0x7FFF) | (bits[::-1] & 0x8000))):
         assert got.dtype == NP[dtype] and np.array_equal(got.view(np.uint16), want)
-    # a Python float beside bfloat16 is NumPy's promotion with ml_dtypes': bfloat16 with 0.7
-    # (NEP 50), float32 with 0.6 (NumPy's own copysign then moves float32 bits)
+    # a Python float beside bfloat16 promotes as NumPy does with the installed ml_dtypes:
+    # to bfloat16 with 0.7 (NEP 50), to float32 with 0.6 (NumPy's copysign then moves float32 bits)
     got, own = sw.copysign(x, -1.0), np.copysign(x, -1.0)
     assert got.dtype == own.dtype
     if own.dtype == x.dtype:
