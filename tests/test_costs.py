@@ -13,7 +13,6 @@ import sys
 import typing
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 import stridewise as sw
@@ -24,8 +23,9 @@ OPTIONAL = ("ml_dtypes", "torch", "cupy", "rich", "matplotlib", "cuda.core", "cu
             "numpy.ma", "dask")
 
 
-def _run(code: str) -> str:
-    env = {**os.environ, "PYTHONPATH": str(SRC.parent)}
+def _run(code: str, **env: str) -> str:
+    """`code` in a fresh Python process (its environment: this one's, then `env`): its output."""
+    env = {**os.environ, "PYTHONPATH": str(SRC.parent), **env}
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                           timeout=300)
     assert proc.returncode == 0, proc.stderr
@@ -113,12 +113,7 @@ def test_cold_builds_read_the_precompiled_header_and_build_the_same_library(tmp_
     seen = {}
     for pch in ("1", "0"):
         cache = tmp_path / pch
-        env = {**os.environ, "PYTHONPATH": str(SRC.parent), "STRIDEWISE_CACHE_DIR": str(cache),
-               "STRIDEWISE_PCH": pch}
-        proc = subprocess.run([sys.executable, "-c", COLD], capture_output=True, text=True,
-                              env=env, timeout=300)
-        assert proc.returncode == 0, proc.stderr
-        seen[pch] = json.loads(proc.stdout)
+        seen[pch] = json.loads(_run(COLD, STRIDEWISE_CACHE_DIR=str(cache), STRIDEWISE_PCH=pch))
         seen[pch]["entries"] = {p.name: p.read_bytes() for p in (cache / "cpu").iterdir()
                                 if not p.name.endswith(".lock")}
     on, off = seen["1"], seen["0"]
@@ -157,18 +152,12 @@ print(json.dumps({"same": same, "support": sum(_support.builds.values()),
 def test_kernels_bind_the_exact_packs_of_the_support_library_built_once(tmp_path):
     """The host's exact packs are built once into the support library, which the float32
     remainder, fmod and floor_divide kernels and float16 floor_divide's call (their libraries
-    name its namespace);
-    the next process reads it from the cache; and with STRIDEWISE_SUPPORT=0 the kernels
-    instantiate the packs themselves. Results are NumPy's, bit for bit, every way."""
-    seen = []
-    for support, cache in (("1", "one"), ("1", "one"), ("0", "off")):
-        env = {**os.environ, "PYTHONPATH": str(SRC.parent), "STRIDEWISE_SUPPORT": support,
-               "STRIDEWISE_CACHE_DIR": str(tmp_path / cache)}
-        proc = subprocess.run([sys.executable, "-c", SUPPORT], capture_output=True, text=True,
-                              env=env, timeout=300)
-        assert proc.returncode == 0, proc.stderr
-        seen.append(json.loads(proc.stdout))
-    first, again, off = seen
+    name its namespace); the next process reads it from the cache; and with
+    STRIDEWISE_SUPPORT=0 the kernels instantiate the packs themselves. Results are NumPy's,
+    bit for bit, every way."""
+    first, again, off = (json.loads(_run(SUPPORT, STRIDEWISE_SUPPORT=support,
+                                         STRIDEWISE_CACHE_DIR=str(tmp_path / cache)))
+                         for support, cache in (("1", "one"), ("1", "one"), ("0", "off")))
     assert all(first["same"]) and all(again["same"]) and all(off["same"])
     assert (first["support"], first["kernels"]) == (1, 4)
     # 4 kernels and the library itself name the namespace
@@ -301,14 +290,13 @@ print(json.dumps({"ok": ok, "fell_back": cpu._linker_failed, "same_flags": cpu.b
 """
 
 
-def test_a_fast_linker_that_fails_falls_back_to_gnu_ld_under_the_same_keys(tmp_path, monkeypatch):
+def test_a_fast_linker_that_fails_falls_back_to_gnu_ld_under_the_same_keys(tmp_path):
     """A build the fast linker (cpu.fast_linker) fails is retried with GNU ld, which the
     process then keeps. The linker is no part of any cache key (kernels, the support library,
     the precompiled header), so the next process, which tries the fast linker again, finds
     everything built: where ld.gold was installed but failed (the H200 machine's image), each
     process had built one kernel again under the other linker's key, and the support library."""
-    monkeypatch.setenv("STRIDEWISE_CACHE_DIR", str(tmp_path))
-    first = json.loads(_run(LINKER_CHILD).splitlines()[-1])
+    first, again = (json.loads(_run(LINKER_CHILD, STRIDEWISE_CACHE_DIR=str(tmp_path)))
+                    for _ in range(2))
     assert first == {"ok": True, "fell_back": True, "same_flags": True, "builds": [1, 1, 1]}
-    again = json.loads(_run(LINKER_CHILD).splitlines()[-1])
     assert again == {"ok": True, "fell_back": False, "same_flags": True, "builds": [0, 0, 0]}
