@@ -14,7 +14,6 @@ past a process (without one, each process would build it first), so without one,
 from __future__ import annotations
 
 import collections
-import ctypes
 import os
 import threading
 
