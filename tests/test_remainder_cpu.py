@@ -448,35 +448,39 @@ def _bounds_50():
 def test_int64_host_fast_path_matches_integer_division(wide):
     """The host's branch-free forms (functors.h int64_remainder_fast_host<kWide>), element by
     element through a user kernel, both on any CPU: the wide form (int64_divmod_host, the
-    kernels' with AVX-512DQ) never asks for the slow path (a zero divisor is a lane like any
-    other), the 50-bit one (int64_divmod_50, theirs otherwise) exactly where |b| is 2^50 or
-    more, whatever the dividend; each equal to NumPy wherever it keeps the lane (0 for b = 0), and to
-    int64_remainder_fast (the GPU's) where that one is defined (b != 0). The operands, and the
-    large-divisor ones, cover the wide form's two forms (|b| below 2^62 and from 2^62 up),
-    the 2^50 boundary of its first form's arguments and of the narrow form."""
+    kernels' with AVX-512DQ) holds for every divisor (a zero divisor is a lane like any
+    other), the 50-bit one (int64_divmod_50, theirs otherwise) wherever int64_past_50 (the
+    kernels' check first) says |b| is below 2^50, whatever the dividend; neither sets the
+    flag. Each equals NumPy wherever it holds (0 for b = 0), and int64_remainder_fast (the
+    GPU's) where that one is defined (b != 0). The operands, and the large-divisor ones,
+    cover the wide form's two forms (|b| below 2^62 and from 2^62 up), the 2^50 boundary of
+    its first form's arguments and of the narrow form."""
     k = sw.ElementwiseKernel(
-        "int64 a, int64 b", "int64 y, bool s, int64 g",
+        "int64 a, int64 b", "int64 y, bool s, bool past, int64 g",
         f"sw::FastFlag slow = 0, gslow = 0; y = sw::int64_remainder_fast_host<{str(wide).lower()}>(a, b, slow); "
-        "s = slow != 0; g = sw::int64_remainder_fast(a, sw::Divisor<sw::i64>::make(b), gslow);",
+        "s = slow != 0; past = sw::int64_past_50(b); "
+        "g = sw::int64_remainder_fast(a, sw::Divisor<sw::i64>::make(b), gslow);",
         name="int64_remainder_fast_host")
     zeros = kept = 0
     for A, B in (_int64_operands(), _int64_large_divisor_operands(), _bounds_50(),
                  _int64_multiples_whole_range()):
-        y, slow, g = k(A, B)
-        np.testing.assert_array_equal(slow, False if wide else _past_50_bits(B))
+        y, slow, past, g = k(A, B)
+        np.testing.assert_array_equal(slow, False)
+        np.testing.assert_array_equal(past, _past_50_bits(B))
+        holds = np.ones_like(past) if wide else ~past
         with np.errstate(divide="ignore"):
-            np.testing.assert_array_equal(y[~slow], np.remainder(A, B)[~slow])
-        np.testing.assert_array_equal(y[(B != 0) & ~slow], g[(B != 0) & ~slow])
-        zeros += ((B == 0) & ~slow).sum()
-        kept += (~slow).sum()
+            np.testing.assert_array_equal(y[holds], np.remainder(A, B)[holds])
+        np.testing.assert_array_equal(y[(B != 0) & holds], g[(B != 0) & holds])
+        zeros += ((B == 0) & holds).sum()
+        kept += holds.sum()
     assert zeros > 0 and kept > 4000
 
 
 @pytest.mark.parametrize("wide", [True, False])
 def test_int64_host_fmod_and_floor_divide_forms_match_numpy(wide):
     """int64_fmod_fast_host and int64_floor_divide_fast_host (functors.h) in both forms, as
-    above, element by element through a user kernel: slow exactly as the form says, and equal
-    to NumPy wherever they keep the lane (0 for b = 0)."""
+    above, element by element through a user kernel: never flagged, and equal to NumPy
+    wherever the form holds (0 for b = 0)."""
     w = str(wide).lower()
     k = sw.ElementwiseKernel(
         "int64 a, int64 b", "int64 f, int64 q, bool s",
@@ -486,10 +490,58 @@ def test_int64_host_fmod_and_floor_divide_forms_match_numpy(wide):
     for A, B in (_int64_operands(), _int64_large_divisor_operands(), _bounds_50(),
                  _int64_multiples_whole_range()):
         f, q, slow = k(A, B)
-        np.testing.assert_array_equal(slow, False if wide else _past_50_bits(B))
+        np.testing.assert_array_equal(slow, False)
+        holds = np.ones(A.shape, bool) if wide else ~_past_50_bits(B)
         with np.errstate(all="ignore"):
-            np.testing.assert_array_equal(f[~slow], np.fmod(A, B)[~slow])
-            np.testing.assert_array_equal(q[~slow], np.floor_divide(A, B)[~slow])
+            np.testing.assert_array_equal(f[holds], np.fmod(A, B)[holds])
+            np.testing.assert_array_equal(q[holds], np.floor_divide(A, B)[holds])
+
+
+def _int64_multiples_past_50():
+    """Divisors of every length from 51 to 64 bits (2^50 to INT64_MIN) against dividends over
+    the whole range at, and one or a divisor less one either side of, a multiple: where
+    int64_divmod_big's biased quotient is n - 1 and its one compare must carry it to n."""
+    rng = np.random.default_rng(17)
+    lo, hi = np.iinfo(np.int64).min, np.iinfo(np.int64).max
+    B = [lo, hi, 1 << 50, -(1 << 50), 1 << 62, -(1 << 62), (1 << 62) - 1]
+    for k in rng.integers(51, 64, 20000):
+        B.append(int(rng.integers(1 << (int(k) - 1), (1 << int(k)) - 1)) * int(rng.choice([-1, 1])))
+    A = []
+    for b in B:
+        q = int(rng.integers(lo // abs(b), hi // abs(b) + 1))
+        d = int(rng.choice([-1, 0, 1, abs(b) - 1, 1 - abs(b)]))
+        A.append(max(lo, min(hi, q * b + d)))
+    return np.array(A, dtype=np.int64), np.array(B, dtype=np.int64)
+
+
+def test_int64_exact_forms_match_numpy():
+    """The int64 kernels' exact forms on a host without AVX-512DQ (functors.h, a flagged
+    pack's int64_divide_pack), element by element through a user kernel on any CPU:
+    int64_divmod_any for every divisor, int64_divmod_big where |b| is 2^50 or more, and
+    int64_divide_pack of one element (which picks between them), for remainder, fmod and
+    floor_divide, against NumPy."""
+    k = sw.ElementwiseKernel(
+        "int64 a, int64 b", "int64 r, int64 f, int64 q, int64 rb, int64 fb, int64 qb, int64 rp",
+        "const sw::DivMod64 d = sw::int64_divmod_any(a, b), g = sw::int64_divmod_big(a, b); "
+        "r = sw::int64_remainder_of(d, b); f = sw::int64_fmod_of(d, b); "
+        "q = sw::int64_floor_divide_of(d, b); rb = sw::int64_remainder_of(g, b); "
+        "fb = sw::int64_fmod_of(g, b); qb = sw::int64_floor_divide_of(g, b); "
+        "sw::int64_divide_pack<sw::kInt64Remainder, 1>(&rp, &a, &b);",
+        name="int64_exact_forms")
+    big = 0
+    for A, B in (_int64_operands(), _int64_large_divisor_operands(), _bounds_50(),
+                 _int64_multiples_whole_range(), _int64_multiples_past_50()):
+        r, f, q, rb, fb, qb, rp = k(A, B)
+        past = _past_50_bits(B)
+        with np.errstate(all="ignore"):
+            want = np.remainder(A, B), np.fmod(A, B), np.floor_divide(A, B)
+        for got, w in zip((r, f, q), want):
+            assert same_bits(got, w), mismatches(got, w, A, B)
+        for got, w in zip((rb, fb, qb), want):
+            assert same_bits(got[past], w[past]), mismatches(got[past], w[past], A[past], B[past])
+        assert same_bits(rp, want[0]), mismatches(rp, want[0], A, B)
+        big += past.sum()
+    assert big > 20000
 
 
 def _int64_layouts(A, B):
@@ -514,16 +566,18 @@ def _int64_layouts(A, B):
 @pytest.mark.parametrize("convention", ["torch", "numpy"])
 def test_int64_layouts_fast_and_slow_packs(convention):
     """int64 remainder in every layout, against NumPy: once with divisors below 2^50 (the
-    first form's first argument) and once with every divisor mixed in (2^50 and beyond,
-    INT64_MIN, -1, and 0)."""
+    50-bit form's), once with every divisor mixed in (2^50 and beyond, INT64_MIN, -1, and 0),
+    and once with divisors of 2^50 and beyond only (packs whose every lane is past it)."""
     A, B = _int64_operands()
     rng = np.random.default_rng(11)
     perm = rng.permutation(A.size)
     A, B = A[perm], B[perm]
     mag = np.abs(B.astype(object))
     ok = np.array([0 < m < 1 << 50 for m in mag])
+    A2, B2 = _int64_multiples_past_50()
     for name, (a, b) in {**{f"fast {k}": v for k, v in _int64_layouts(A[ok], B[ok]).items()},
-                         **{f"mixed {k}": v for k, v in _int64_layouts(A, B).items()}}.items():
+                         **{f"mixed {k}": v for k, v in _int64_layouts(A, B).items()},
+                         **{f"past 2^50 {k}": v for k, v in _int64_layouts(A2[:4800], B2[:4800]).items()}}.items():
         got = sw.remainder(a, b, convention=convention)
         want = ORACLES[convention](a, b)
         assert same_bits(got, want), (name, mismatches(got, want, a, b))
@@ -1207,18 +1261,20 @@ def test_hypothesis_float32_bit_patterns(pairs, convention):
 @pytest.mark.parametrize("name", ["fmod", "floor_divide"])
 def test_int64_fmod_and_floor_divide_fast_and_slow_packs(name):
     """int64 fmod and floor_divide through the host's division (functors.h int64_divmod: the
-    wide form with AVX-512DQ, the 50-bit one and `%` past it otherwise) in every layout,
-    against NumPy: the int64 edges, random dividends and dividends at and beside multiples of
-    divisors of every size (0, -1, INT64_MIN, 2^50 and beyond, 2^62 and beyond) mixed in, and
-    then only those below 2^50."""
+    wide form with AVX-512DQ, the 50-bit one and int64_divide_pack past it otherwise) in
+    every layout, against NumPy: the int64 edges, random dividends and dividends at and
+    beside multiples of divisors of every size (0, -1, INT64_MIN, 2^50 and beyond, 2^62 and
+    beyond) mixed in, then only those below 2^50, then only those of 2^50 and beyond."""
     A, B = _int64_operands()
     A2, B2 = _int64_large_divisor_operands()
     A, B = np.concatenate([A, A2[:4000]]), np.concatenate([B, B2[:4000]])
     perm = np.random.default_rng(5).permutation(A.size)
     A, B = A[perm], B[perm]
     ok = np.array([0 < m < 1 << 50 for m in np.abs(B.astype(object))])
+    A2, B2 = _int64_multiples_past_50()
     for label, (a, b) in {**{f"fast {k}": v for k, v in _int64_layouts(A[ok], B[ok]).items()},
-                          **{f"mixed {k}": v for k, v in _int64_layouts(A, B).items()}}.items():
+                          **{f"mixed {k}": v for k, v in _int64_layouts(A, B).items()},
+                          **{f"past 2^50 {k}": v for k, v in _int64_layouts(A2[:4800], B2[:4800]).items()}}.items():
         got = getattr(sw, name)(a, b)
         with np.errstate(all="ignore"):
             want = getattr(np, name)(a, b)

@@ -2,8 +2,9 @@
 again, built once per compiler, flags and header version, and loaded before the kernels.
 
 Today that is the host's outlined exact packs (functors.h `fmod_double_steps_pack`: float32
-remainder, fmod and floor_divide, and 16-bit float ops computed through them): a call from
-every such kernel anyway, and a third of its build. The library is a verified cache entry
+remainder, fmod and floor_divide, and 16-bit float ops computed through them;
+`int64_divide_pack`: int64's, where the CPU lacks AVX-512DQ): a call from every such kernel
+anyway, and a third of its build. The library is a verified cache entry
 like any kernel, loaded RTLD_GLOBAL so that kernels bind to it. Its functions live in an
 inline namespace named after its own cache key (`-DSW_SUPPORT=...`, which the kernels are
 built with too), so a kernel binds only to the library of its headers and flags, whatever
@@ -24,7 +25,14 @@ __all__ = ["flags"]
 SOURCE = ("#include <stridewise/functors.h>\n"
           "#define SW_DEFINE_PACK(P) template void sw::fmod_double_steps_pack<P>"
           "(float*, const float*, const float*);\n"
-          "SW_SUPPORT_WIDTHS(SW_DEFINE_PACK)\n")
+          "SW_SUPPORT_WIDTHS(SW_DEFINE_PACK)\n"
+          "#if !SW_HOST_INT64_DIVISION\n"
+          "#define SW_DEFINE_INT64(P) template void sw::int64_divide_pack<sw::kInt64Remainder, P>"
+          "(sw::i64*, const sw::i64*, const sw::i64*); template void sw::int64_divide_pack<"
+          "sw::kInt64Fmod, P>(sw::i64*, const sw::i64*, const sw::i64*); template void "
+          "sw::int64_divide_pack<sw::kInt64FloorDivide, P>(sw::i64*, const sw::i64*, const sw::i64*);\n"
+          "SW_SUPPORT_WIDTHS(SW_DEFINE_INT64)\n"
+          "#endif\n")
 
 _loaded: dict = {}        # (compiler, fingerprint, flags, libs, headers) -> the -D flags, or ()
 builds: collections.Counter = collections.Counter()   # key -> builds by this process

@@ -441,7 +441,7 @@ def generate(spec: KernelSpec, entry_point) -> str:
 
         def elementwise(fast_args):
             fast = f"sw::call_fast<F, P>({', '.join(['slow'] + fast_args)})"
-            wide = f"SW_UNROLL for (int e = 0; e < P; ++e) {fast.replace('call_fast', 'call_wide')};"
+            wide = f"SW_SIMD_OR(slow) for (int e = 0; e < P; ++e) {fast.replace('call_fast', 'call_wide')};"
             if pairs and fast_args == call_args:
                 # the check two lanes at a time where the functor has that form (functors.h Wide2)
                 wide = (f"if constexpr (sw::Wide2Pack<P, F, T>::value) {{\n"
@@ -461,7 +461,7 @@ def generate(spec: KernelSpec, entry_point) -> str:
                 f"        }} else\n")
             # a flagged pack's warp redoes every pack in the exact form (functors.h FlagsFirst)
             flags_first = (f"{wide}\n        slow = sw::any_lane(slow);\n"
-                           f"        if (!slow) SW_UNROLL for (int e = 0; e < P; ++e) y[e] = {fast};")
+                           f"        if (!slow) SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) y[e] = {fast};")
             flags_first_short = flags_first.replace("\n", "\n  ")   # nested one level deeper
             return (f"typedef decltype(F()({', '.join(f'{a}()' for a in arg_types)})) R;\n"
                     f"    R y[P];\n"

@@ -116,8 +116,9 @@ template <> struct FmodFunctor<double> {
   }
 };
 // int64: remainder's vectorized division (functors.h int64_divmod), for every divisor (0
-// included) with AVX-512DQ, for divisors below 2^50 otherwise (`%` past them).
-template <> struct FmodFunctor<i64> {
+// included) with AVX-512DQ, else for divisors below 2^50 and a flagged pack again with
+// int64_divmod_any.
+template <> struct FmodFunctor<i64> : Int64HostDivision<kInt64Fmod> {
   SW_INLINE i64 operator()(i64 a, i64 b) const { return int_fmod(a, b); }
   SW_INLINE static i64 fast(i64 a, i64 b, FastFlag& slow) { return int64_fmod_fast_host(a, b, slow); }
 };
@@ -166,7 +167,7 @@ template <class T> struct FloorDivideFunctor {
   }
 };
 #if !defined(__CUDA_ARCH__)
-template <> struct FloorDivideFunctor<i64> {   // as FmodFunctor<i64>
+template <> struct FloorDivideFunctor<i64> : Int64HostDivision<kInt64FloorDivide> {   // as FmodFunctor<i64>
   SW_INLINE i64 operator()(i64 a, i64 b) const { return int_floor_divide(a, b); }
   SW_INLINE static i64 fast(i64 a, i64 b, FastFlag& slow) { return int64_floor_divide_fast_host(a, b, slow); }
 };
