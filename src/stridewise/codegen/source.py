@@ -503,7 +503,7 @@ def generate(spec: KernelSpec, entry_point) -> str:
             compute = (f"if constexpr (sw::Apply2Pack<P, F, T>::value) {{\n"
                        f"      SW_UNROLL for (int e = 0; e < P; e += 2)\n"
                        f"        sw::set_pair(r0.elem + e, sw::Apply2Pack<P, F, T>::run({', '.join(pair)}));\n"
-                       f"    }} else {{\n      " + nested(compute) + "\n    }")
+                       "    } else {\n      " + nested(compute) + "\n    }")
         if pairs and d2 is not None:
             # Two lanes per instruction with the prepared divisor pairs; a pack past the form
             # is redone element by element (functors.h Fast2: its check comes first, and with
@@ -521,8 +521,8 @@ def generate(spec: KernelSpec, entry_point) -> str:
                        f"      if (!(F2::kVote ? sw::any_lane(F2::slow(flag)) : F2::slow(flag))) {{\n"
                        f"        SW_UNROLL for (int e = 0; e < P; e += 2)\n"
                        f"          sw::set_pair(r0.elem + e, F2::finish({', '.join(pair)}, part[e / 2]));\n"
-                       f"      }} else {{\n        " + nested(nested(again)) + "\n      }\n"
-                       f"    }} else {{\n      " + nested(compute) + "\n    }")
+                       "      } else {\n        " + nested(nested(again)) + "\n      }\n"
+                       "    } else {\n      " + nested(compute) + "\n    }")
     else:
         compute = (f"SW_UNROLL for (int e = 0; e < P; ++e) "
                    f"{targets[0]} = sw::convert<{spec.arrays[0].ctype}>({call});")
