@@ -1171,12 +1171,27 @@ def test_every_float16_dividend_by_the_divisors_that_leave_fast_paths(convention
     assert same_bits(got, want), mismatches(got, want, a[:, None], b[None, :])
 
 
-def test_every_float16_converts_exactly():
-    """The host's branch-free float16 -> float32 conversion, for all 65536 bit patterns
-    (subnormals through an exact integer conversion, NaN stays NaN), against NumPy's."""
+@pytest.mark.parametrize("other", ["float16", "float32", "float64"])
+def test_every_float16_converts_exactly(other):
+    """The host's float16 -> float conversion of a kernel's packs (types.h Widened: F16C's
+    8-lane instruction where the host has it, else half_to_float's branch-free form), for all
+    65536 bit patterns (subnormals exact, NaN stays NaN), against NumPy's: each half times 1
+    of `other` (float16 arithmetic in float, or a half read as float32 or float64), as a
+    dense pack, a row of a broadcast, a strided view, a permuted one and a tail of 7."""
     h = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16)
-    got = sw.multiply(h, np.ones(h.size, np.float32))    # float16 * float32 widens each half
-    assert same_bits(got, h.astype(np.float32))
+    want = h.astype(np.result_type(h, np.dtype(other)))
+    one = np.ones(h.size, other)
+    layouts = {
+        "dense": (h, one, want),
+        "row": (h.reshape(256, 256), one[:256], want.reshape(256, 256)),
+        "column": (h.reshape(256, 256), one[:256, None], want.reshape(256, 256)),
+        "strided": (np.repeat(h, 2)[::2], one, want),
+        "permuted": (h.reshape(256, 256).T, one.reshape(256, 256), want.reshape(256, 256).T),
+        "tail": (h[:7], one[:7], want[:7]),
+    }
+    for name, (x, y, w) in layouts.items():
+        got = sw.multiply(x, y)
+        assert same_bits(got, w), (name, mismatches(got, w, *np.broadcast_arrays(x, y)))
 
 
 @pytest.mark.parametrize("convention", ["numpy", "torch"])

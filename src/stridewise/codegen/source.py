@@ -370,8 +370,18 @@ def generate(spec: KernelSpec, entry_point) -> str:
                       else (f"u.p{i}", spec.params[i].ctype))
         types = spec.arg_types[n_in] if spec.arg_types else None
         raws.append(raw)
-        if raw.endswith(".elem[e]") and types is None and spec.arrays[i] is spec.compute:
-            call_args.append(f"sw::widen<M>({raw[:-3]}, e)")   # a pack of the compute dtype
+        # A pack is widened as a whole where the host can (types.h Widened), but for the
+        # prepared operand, which its load prepares element by element.
+        pack = raw.endswith(".elem[e]")
+        whole = pack and i != _prepared(spec)
+        if pack and types is None and spec.arrays[i] is spec.compute:
+            if whole:
+                refs.append(f"const typename sw::WidenedOf<M, P, {ctype}>::type w{i}({raw[:-3]});")
+            call_args.append(f"w{i}[e]" if whole else f"sw::widen<M>({raw[:-3]}, e)")
+        elif whole and ctype == "sw::half" and (types[0] if types else t) != ctype:
+            # float16 read as another type: through float (exact)
+            refs.append(f"const typename sw::WidenedOf<float, P, {ctype}>::type w{i}({raw[:-3]});")
+            call_args.append(_convert(f"w{i}[e]", "float", types))
         else:
             call_args.append(_convert(raw, ctype, types))
         arg_types.append("M" if types is None else types[1])

@@ -1321,7 +1321,7 @@ SW_HOST_DEVICE SW_INLINE i64 int64_remainder_fast(i64 a, const Divisor<i64>& d, 
 #define SW_HOST_INT64_DIVISION 0
 #endif
 struct DivMod64 { u64 Q, R, sa, sb; };
-SW_INLINE DivMod64 int64_divmod_host(i64 a, i64 b, FastFlag& slow) {
+SW_INLINE DivMod64 int64_divmod_host(i64 a, i64 b) {
   const u64 sa = (u64)(a >> 63), sb = (u64)(b >> 63);
   const u64 U = ((u64)a ^ sa) - sa;
   const u64 V0 = ((u64)b ^ sb) - sb;
@@ -1408,10 +1408,10 @@ SW_INLINE DivMod64 int64_divmod_any(i64 a, i64 b) {
   const u64 big = 0ull - (u64)(((((u64)b ^ s.sb) - s.sb) >> 50) != 0);
   return {(s.Q & ~big) | (l.Q & big), (s.R & ~big) | (l.R & big), s.sa, s.sb};
 }
-// The host's form: kWide = int64_divmod_host (every divisor, never slow), else int64_divmod_50.
+// The host's form: kWide = int64_divmod_host (every divisor), else int64_divmod_50.
 template <bool kWide = SW_HOST_INT64_DIVISION>
-SW_INLINE DivMod64 int64_divmod(i64 a, i64 b, FastFlag& slow) {
-  if constexpr (kWide) return int64_divmod_host(a, b, slow);
+SW_INLINE DivMod64 int64_divmod(i64 a, i64 b) {
+  if constexpr (kWide) return int64_divmod_host(a, b);
   else return int64_divmod_50(a, b);
 }
 // The three results from a DivMod64 of a and b.
@@ -1427,17 +1427,19 @@ SW_INLINE i64 int64_floor_divide_of(const DivMod64& d, i64) {
   const u64 s = d.sa ^ d.sb;
   return (i64)(((d.Q ^ s) - s) + (s & (0ull - (u64)(d.R != 0))));   // (x & 1) kept GCC 12 scalar
 }
+// The functors' fast paths (they never flag a lane: the 50-bit form's functors ask
+// int64_past_50 first, below).
 template <bool kWide = SW_HOST_INT64_DIVISION>
-SW_INLINE i64 int64_remainder_fast_host(i64 a, i64 b, FastFlag& slow) {
-  return int64_remainder_of(int64_divmod<kWide>(a, b, slow), b);
+SW_INLINE i64 int64_remainder_fast_host(i64 a, i64 b, FastFlag&) {
+  return int64_remainder_of(int64_divmod<kWide>(a, b), b);
 }
 template <bool kWide = SW_HOST_INT64_DIVISION>
-SW_INLINE i64 int64_fmod_fast_host(i64 a, i64 b, FastFlag& slow) {
-  return int64_fmod_of(int64_divmod<kWide>(a, b, slow), b);
+SW_INLINE i64 int64_fmod_fast_host(i64 a, i64 b, FastFlag&) {
+  return int64_fmod_of(int64_divmod<kWide>(a, b), b);
 }
 template <bool kWide = SW_HOST_INT64_DIVISION>
-SW_INLINE i64 int64_floor_divide_fast_host(i64 a, i64 b, FastFlag& slow) {
-  return int64_floor_divide_of(int64_divmod<kWide>(a, b, slow), b);
+SW_INLINE i64 int64_floor_divide_fast_host(i64 a, i64 b, FastFlag&) {
+  return int64_floor_divide_of(int64_divmod<kWide>(a, b), b);
 }
 // Whether int64_divmod_50 leaves the lane: |b| >= 2^50 (b + 2^50 - 1 outside [0, 2^51 - 2]).
 SW_INLINE bool int64_past_50(i64 b) { return (u64)b + ((1ull << 50) - 1) > (1ull << 51) - 2; }
@@ -1448,7 +1450,7 @@ template <int kOp> SW_INLINE i64 int64_result(const DivMod64& d, i64 b) {
   else return int64_floor_divide_of(d, b);
 }
 // A pack past the 50-bit form, exactly: int64_divmod_big alone where every divisor is past
-// 2^50 (|b| >= 2^61: 1.2x faster than `%`), else int64_divmod_any. Not inlined, and in the
+// 2^50 (|b| >= 2^61: 1.15x faster than `%`), else int64_divmod_any. Not inlined, and in the
 // support library (as fmod_double_steps_pack, above, and for the same reasons): inline, the
 // int64 kernels built 40% slower (remainder 221 -> 299 ms).
 #if defined(SW_SUPPORT)

@@ -20,7 +20,8 @@ SW_HOST_DEVICE SW_INLINE float half_to_float(u16 h) {
   asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
   return f;
 #elif !defined(__CUDACC__) && !defined(__CUDACC_RTC__)
-  // Branch-free so GCC vectorizes it across a pack (F16C's _cvtsh_ss is one lane only): the
+  // Branch-free so GCC vectorizes it across a pack where F16C is missing (with it, a kernel's
+  // packs convert 8 lanes at a time: Widened, below; _cvtsh_ss is one lane only): the
   // significand as an integer m (the implicit bit set for a normal half), converted exactly,
   // times 2^(max(e, 1) - 25) gives every finite value, with no subnormal float anywhere: a
   // multiply with a subnormal operand takes a microcode assist on Intel cores (~150 cycles;
@@ -253,6 +254,38 @@ SW_DEVICE SW_INLINE M widen(const bfloat16 (&x)[P], int e) {
     return convert<M>(x[e]);
   }
 }
+#endif
+
+// A pack's elements as OpMath type M, for a kernel's compute loop: element e converted on
+// demand (widen), or, where the host converts 8 lanes in one instruction (float16 -> float
+// with F16C, exact for every half, subnormals included), the whole pack first. GCC 12
+// vectorizes neither _Float16's conversion nor the one-lane builtin, so half_to_float's
+// branch-free form took about 12 vector instructions for each 8 lanes. NaN payloads may
+// come back quieted, as the store's conversion already quiets them.
+template <class M, int P, class T, bool kPack8 = false> struct Widened {
+  const T (&x)[P];
+  SW_HOST_DEVICE SW_INLINE explicit Widened(const T (&x)[P]) : x(x) {}
+  SW_HOST_DEVICE SW_INLINE M operator[](int e) const { return widen<M>(x, e); }
+};
+#if !defined(__CUDACC__) && !defined(__CUDACC_RTC__) && defined(__F16C__) && !defined(__clang__)
+template <int P> struct Widened<float, P, half, true> {
+  float v[P];
+  SW_INLINE explicit Widened(const half (&x)[P]) {
+    typedef float V8sf __attribute__((vector_size(32)));
+    typedef short V8hi __attribute__((vector_size(16)));
+    SW_UNROLL for (int e = 0; e < P; e += 8) {
+      V8hi h;
+      __builtin_memcpy(&h, x + e, sizeof h);
+      const V8sf f = __builtin_ia32_vcvtph2ps256(h);
+      __builtin_memcpy(v + e, &f, sizeof f);
+    }
+  }
+  SW_INLINE float operator[](int e) const { return v[e]; }
+};
+template <class M, int P, class T> struct WidenedOf { typedef Widened<M, P, T> type; };
+template <int P> struct WidenedOf<float, P, half> { typedef Widened<float, P, half, P % 8 == 0> type; };
+#else
+template <class M, int P, class T> struct WidenedOf { typedef Widened<M, P, T> type; };
 #endif
 
 // Two consecutive elements as one 2 x 16-bit (or wider) register: the half2 / bfloat162 unit.
