@@ -359,6 +359,7 @@ def generate(spec: KernelSpec, entry_point) -> str:
         else:
             targets.append(f"reinterpret_cast<{c}*>(p[{k}])[off[{k}] + e * u.step{k}]")
     raws, call_args, arg_types, n_in = [], [], [], 0
+    prepared, pairs = _prepared(spec), _pairs(spec)
     for src, i in spec.args:
         if src == "out":
             call_args.append(f"y{i}")
@@ -373,7 +374,7 @@ def generate(spec: KernelSpec, entry_point) -> str:
         # A pack is widened as a whole where the host can (types.h Widened), but for the
         # prepared operand, which its load prepares element by element.
         pack = raw.endswith(".elem[e]")
-        whole = pack and i != _prepared(spec)
+        whole = pack and i != prepared
         if pack and types is None and spec.arrays[i] is spec.compute:
             if whole:
                 refs.append(f"const typename sw::WidenedOf<M, P, {ctype}>::type w{i}({raw[:-3]});")
@@ -388,7 +389,6 @@ def generate(spec: KernelSpec, entry_point) -> str:
         n_in += 1
     call = f"F()({', '.join(call_args)})"
     fast_args = list(call_args)
-    prepared, pairs = _prepared(spec), _pairs(spec)
     d2 = None       # the divisor pair of the two-lane form (functors.h Fast2), where prepared
     if _uniform_last(spec):
         # a uniform last input (a host scalar, a device scalar read once): prepared once per
@@ -469,7 +469,8 @@ def generate(spec: KernelSpec, entry_point) -> str:
                 + " ".join(f"x{i}[e] = {a};" for i, a in enumerate(call_args)) + " }\n"
                 f"          sw::exact_pack<F, P>(y, {', '.join(f'x{i}' for i in range(len(call_args)))});\n"
                 f"        }} else\n")
-            # a flagged pack's warp redoes every pack in the exact form (functors.h FlagsFirst)
+            # a flagged pack's warp redoes every pack in the exact form (functors.h FlagsFirst;
+            # on the host the check is a vector reduction and the form a vector loop)
             flags_first = (f"{wide}\n        slow = sw::any_lane(slow);\n"
                            f"        if (!slow) SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) y[e] = {fast};")
             flags_first_short = flags_first.replace("\n", "\n  ")   # nested one level deeper

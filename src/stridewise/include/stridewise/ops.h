@@ -116,8 +116,8 @@ template <> struct FmodFunctor<double> {
   }
 };
 // int64: remainder's vectorized division (functors.h int64_divmod), for every divisor (0
-// included) with AVX-512DQ, else for divisors below 2^50 and a flagged pack again with
-// int64_divmod_any.
+// included) with AVX-512DQ, else for divisors below 2^50, asked first, and a flagged pack
+// by int64_divide_pack (functors.h Int64HostDivision).
 template <> struct FmodFunctor<i64> : Int64HostDivision<kInt64Fmod> {
   SW_INLINE i64 operator()(i64 a, i64 b) const { return int_fmod(a, b); }
   SW_INLINE static i64 fast(i64 a, i64 b, FastFlag& slow) { return int64_fmod_fast_host(a, b, slow); }
