@@ -446,7 +446,7 @@ def _bounds_50():
 
 @pytest.mark.parametrize("wide", [True, False])
 def test_int64_host_fast_path_matches_integer_division(wide):
-    """The host's branch-free forms (functors.h int64_remainder_fast_host<kWide>), element by
+    """The host's branch-free forms (functors.h int64_fast_host<kOp, kWide>), element by
     element through a user kernel, both on any CPU: the wide form (int64_divmod_host, the
     kernels' with AVX-512DQ) holds for every divisor (a zero divisor is a lane like any
     other), the 50-bit one (int64_divmod_50, theirs otherwise) wherever int64_past_50 (the
@@ -457,10 +457,10 @@ def test_int64_host_fast_path_matches_integer_division(wide):
     its first form's arguments and of the narrow form."""
     k = sw.ElementwiseKernel(
         "int64 a, int64 b", "int64 y, bool s, bool past, int64 g",
-        f"sw::FastFlag slow = 0, gslow = 0; y = sw::int64_remainder_fast_host<{str(wide).lower()}>(a, b, slow); "
+        f"sw::FastFlag slow = 0, gslow = 0; y = sw::int64_fast_host<sw::kInt64Remainder, {str(wide).lower()}>(a, b, slow); "
         "s = slow != 0; past = sw::int64_past_50(b); "
         "g = sw::int64_remainder_fast(a, sw::Divisor<sw::i64>::make(b), gslow);",
-        name="int64_remainder_fast_host")
+        name="int64_fast_host")
     zeros = kept = 0
     for A, B in (_int64_operands(), _int64_large_divisor_operands(), _bounds_50(),
                  _int64_multiples_whole_range()):
@@ -478,14 +478,14 @@ def test_int64_host_fast_path_matches_integer_division(wide):
 
 @pytest.mark.parametrize("wide", [True, False])
 def test_int64_host_fmod_and_floor_divide_forms_match_numpy(wide):
-    """int64_fmod_fast_host and int64_floor_divide_fast_host (functors.h) in both forms, as
+    """fmod and floor_divide by int64_fast_host (functors.h) in both forms, as
     above, element by element through a user kernel: never flagged, and equal to NumPy
     wherever the form holds (0 for b = 0)."""
     w = str(wide).lower()
     k = sw.ElementwiseKernel(
         "int64 a, int64 b", "int64 f, int64 q, bool s",
-        f"sw::FastFlag slow = 0; f = sw::int64_fmod_fast_host<{w}>(a, b, slow); "
-        f"q = sw::int64_floor_divide_fast_host<{w}>(a, b, slow); s = slow != 0;",
+        f"sw::FastFlag slow = 0; f = sw::int64_fast_host<sw::kInt64Fmod, {w}>(a, b, slow); "
+        f"q = sw::int64_fast_host<sw::kInt64FloorDivide, {w}>(a, b, slow); s = slow != 0;",
         name="int64_divmod_host_forms")
     for A, B in (_int64_operands(), _int64_large_divisor_operands(), _bounds_50(),
                  _int64_multiples_whole_range()):

@@ -1427,20 +1427,6 @@ SW_INLINE i64 int64_floor_divide_of(const DivMod64& d, i64) {
   const u64 s = d.sa ^ d.sb;
   return (i64)(((d.Q ^ s) - s) + (s & (0ull - (u64)(d.R != 0))));   // (x & 1) kept GCC 12 scalar
 }
-// The functors' fast paths (they never flag a lane: the 50-bit form's functors ask
-// int64_past_50 first, below).
-template <bool kWide = SW_HOST_INT64_DIVISION>
-SW_INLINE i64 int64_remainder_fast_host(i64 a, i64 b, FastFlag&) {
-  return int64_remainder_of(int64_divmod<kWide>(a, b), b);
-}
-template <bool kWide = SW_HOST_INT64_DIVISION>
-SW_INLINE i64 int64_fmod_fast_host(i64 a, i64 b, FastFlag&) {
-  return int64_fmod_of(int64_divmod<kWide>(a, b), b);
-}
-template <bool kWide = SW_HOST_INT64_DIVISION>
-SW_INLINE i64 int64_floor_divide_fast_host(i64 a, i64 b, FastFlag&) {
-  return int64_floor_divide_of(int64_divmod<kWide>(a, b), b);
-}
 // Whether int64_divmod_50 leaves the lane: |b| >= 2^50 (b + 2^50 - 1 outside [0, 2^51 - 2]).
 SW_INLINE bool int64_past_50(i64 b) { return (u64)b + ((1ull << 50) - 1) > (1ull << 51) - 2; }
 enum Int64Op { kInt64Remainder, kInt64Fmod, kInt64FloorDivide };
@@ -1449,6 +1435,10 @@ template <int kOp> SW_INLINE i64 int64_result(const DivMod64& d, i64 b) {
   else if constexpr (kOp == kInt64Fmod) return int64_fmod_of(d, b);
   else return int64_floor_divide_of(d, b);
 }
+// The functors' fast path: kOp's result by the host's form (never flagged: the 50-bit form's
+// functors ask int64_past_50 first, Int64HostDivision below).
+template <int kOp, bool kWide = SW_HOST_INT64_DIVISION>
+SW_INLINE i64 int64_fast_host(i64 a, i64 b, FastFlag&) { return int64_result<kOp>(int64_divmod<kWide>(a, b), b); }
 // A pack past the 50-bit form, exactly: int64_divmod_big alone where every divisor is past
 // 2^50 (|b| >= 2^61: 1.15x faster than `%`), else int64_divmod_any. Not inlined, and in the
 // support library (as fmod_double_steps_pack, above, and for the same reasons): inline, the
@@ -1476,16 +1466,20 @@ SW_SUPPORT_WIDTHS(SW_EXTERN_PACK)
 #if defined(SW_SUPPORT)
 }  // inline namespace SW_SUPPORT
 #endif
-// The host's int64 remainder, fmod and floor_divide where the fast form is the 50-bit one:
-// flags first (FlagsFirst: the divisors' check, then the form alone where no lane is past it),
-// a flagged pack redone by int64_divide_pack (ExactPack). uint32's operands (the same
-// functors) convert to int64; they are never past 2^50.
+// The host's int64 remainder, fmod and floor_divide (their functors' base): the fast path, and
+// where it is the 50-bit form, flags first (FlagsFirst: the divisors' check, then the form
+// alone where no lane is past it) and a flagged pack redone by int64_divide_pack (ExactPack).
+// uint32's operands (the same functors) are copied to int64; they are never past 2^50.
 template <int kOp> struct Int64HostDivision {
   enum { kFlagsFirst = !SW_HOST_INT64_DIVISION, kExactPack = !SW_HOST_INT64_DIVISION };
+  SW_INLINE static i64 fast(i64 a, i64 b, FastFlag& slow) { return int64_fast_host<kOp>(a, b, slow); }
   SW_INLINE static bool wide(i64, i64 b) { return int64_past_50(b); }
+  template <int P> SW_INLINE static void exact(i64* y, const i64* a, const i64* b) {
+    int64_divide_pack<kOp, P>(y, a, b);
+  }
   template <int P, class A> SW_INLINE static void exact(i64* y, const A* a, const A* b) {
     i64 a2[P], b2[P];
-    for (int e = 0; e < P; ++e) a2[e] = a[e], b2[e] = b[e];   // a copy the compiler drops for int64
+    for (int e = 0; e < P; ++e) a2[e] = a[e], b2[e] = b[e];
     int64_divide_pack<kOp, P>(y, a2, b2);
   }
 };
@@ -1505,8 +1499,6 @@ template <Convention C> struct RemainderFunctor<i64, C>
   SW_DEVICE SW_INLINE static i64 fast(i64 a, const Divisor<i64>& d, FastFlag& slow) {
     return int64_remainder_fast(a, d, slow);
   }
-#else
-  static SW_INLINE i64 fast(i64 a, i64 b, FastFlag& slow) { return int64_remainder_fast_host(a, b, slow); }
 #endif
 };
 

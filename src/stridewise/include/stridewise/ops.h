@@ -120,7 +120,6 @@ template <> struct FmodFunctor<double> {
 // by int64_divide_pack (functors.h Int64HostDivision).
 template <> struct FmodFunctor<i64> : Int64HostDivision<kInt64Fmod> {
   SW_INLINE i64 operator()(i64 a, i64 b) const { return int_fmod(a, b); }
-  SW_INLINE static i64 fast(i64 a, i64 b, FastFlag& slow) { return int64_fmod_fast_host(a, b, slow); }
 };
 // int32: remainder's double division (functors.h int32_divide_host), exact for every pair.
 template <> struct FmodFunctor<i32> {
@@ -169,7 +168,6 @@ template <class T> struct FloorDivideFunctor {
 #if !defined(__CUDA_ARCH__)
 template <> struct FloorDivideFunctor<i64> : Int64HostDivision<kInt64FloorDivide> {   // as FmodFunctor<i64>
   SW_INLINE i64 operator()(i64 a, i64 b) const { return int_floor_divide(a, b); }
-  SW_INLINE static i64 fast(i64 a, i64 b, FastFlag& slow) { return int64_floor_divide_fast_host(a, b, slow); }
 };
 // int32: the truncated quotient less 1 where r != 0 and r's sign differs from b's, in
 // double (in [-2^31, 2^31]); a zero divisor gives 0, and INT_MIN // -1 (q = 2^31) wraps to

@@ -267,6 +267,7 @@ template <class M, int P, class T, bool kPack8 = false> struct Widened {
   SW_HOST_DEVICE SW_INLINE explicit Widened(const T (&x)[P]) : x(x) {}
   SW_HOST_DEVICE SW_INLINE M operator[](int e) const { return widen<M>(x, e); }
 };
+template <class M, int P, class T> struct WidenedOf { typedef Widened<M, P, T> type; };
 #if !defined(__CUDACC__) && !defined(__CUDACC_RTC__) && defined(__F16C__) && !defined(__clang__)
 template <int P> struct Widened<float, P, half, true> {
   float v[P];
@@ -282,10 +283,7 @@ template <int P> struct Widened<float, P, half, true> {
   }
   SW_INLINE float operator[](int e) const { return v[e]; }
 };
-template <class M, int P, class T> struct WidenedOf { typedef Widened<M, P, T> type; };
 template <int P> struct WidenedOf<float, P, half> { typedef Widened<float, P, half, P % 8 == 0> type; };
-#else
-template <class M, int P, class T> struct WidenedOf { typedef Widened<M, P, T> type; };
 #endif
 
 // Two consecutive elements as one 2 x 16-bit (or wider) register: the half2 / bfloat162 unit.
