@@ -1596,6 +1596,55 @@ def test_every_bfloat16_dividend_by_the_divisors_of_the_host_table_path(conventi
         assert same_bits(got, want), mismatches(got, want, *np.broadcast_arrays(a, b))
 
 
+def _bfloat16_at_exponents(eb, d, n, rng):
+    """bfloat16 pairs (a, b) with b's exponent field eb and a's eb + d, random significands
+    and signs, dividends at multiples of b and one bfloat16 step either side among them."""
+    f32 = np.float32
+    sig = lambda: (128 + rng.integers(0, 128, n)) / 128.0   # noqa: E731
+    b = sig() * 2.0 ** (eb - 127)
+    a = sig() * 2.0 ** (eb + d - 127)
+    mult = np.floor(a / b)[: n // 2] * b[: n // 2]          # k b with k < 2^(d + 1): bfloat16 for d < 8
+    a[: n // 2] = np.where(np.abs(mult) < np.finfo(f32).max, mult, a[: n // 2])
+    a, b = a.astype(f32).astype(NP["bfloat16"]), b.astype(f32).astype(NP["bfloat16"])
+    step = rng.choice([-1, 0, 1], n).astype(np.int16)
+    a = (a.view(np.uint16).astype(np.int32) + step).clip(0, 0x7f7f).astype(np.uint16).view(NP["bfloat16"])
+    sign = lambda: rng.choice([-1.0, 1.0], n).astype(NP["bfloat16"])   # noqa: E731
+    return a * sign(), b * sign()
+
+
+@pytest.mark.parametrize("convention", ["torch", "numpy"])
+def test_bfloat16_host_fast_form_at_its_range_edges(convention):
+    """The host's bfloat16 fast form (functors.h fmod_short) where bf16_fmod.h bf16_far_host
+    lets it run: divisors of exponent 2^-100 and 2^100 (its ends), quotients near 2^39 and
+    2^-101, and zero, infinite and NaN operands, in arrays of such pairs alone, so that every
+    pack takes the fast form; then one step past each end, the table's; each also as an outer
+    product of the same operands (ranges mixed). remainder, fmod and floor_divide against
+    NumPy (in float32, rounded once)."""
+    rng = np.random.default_rng(39)
+    bf = NP["bfloat16"]
+    inside = [(eb, d) for eb in (27, 28, 101, 127, 216, 226, 227) for d in (-100, -99, -1, 0, 7, 37, 38)
+              if 1 <= eb + d <= 254]   # a normal (exponent field eb + d)
+    # past an end: b's exponent, the quotient either way, a subnormal a (field 0)
+    outside = [(26, 0), (228, 0), (127, 39), (200, 39), (127, -101), (227, -101), (20, 30), (240, -50),
+               (127, 45), (60, 90), (127, -127), (27, -27)]
+    specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.5, -3.0], np.float32).astype(bf)
+    for pairs in (inside, outside):
+        a, b = (np.concatenate(x) for x in zip(*(_bfloat16_at_exponents(eb, d, 256, rng) for eb, d in pairs)))
+        if pairs is inside:   # specials by each other and by in-range divisors stay fast
+            x, y = np.meshgrid(specials, np.concatenate([specials, b[:65]]))
+            a, b = np.concatenate([a, x.ravel()]), np.concatenate([b, y.ravel()])
+        for x, y in ((a, b), (a.reshape(-1, 8)[:, :1], b.reshape(-1, 8)[:1, :])):
+            got = sw.remainder(x, y, convention=convention)
+            want = ORACLES[convention](x, y)
+            assert same_bits(got, want), mismatches(got, want, *np.broadcast_arrays(x, y))
+            if convention == "numpy":
+                for name in ("fmod", "floor_divide"):
+                    got = getattr(sw, name)(x, y)
+                    with np.errstate(all="ignore"):
+                        want = getattr(np, name)(x.astype(np.float32), y.astype(np.float32)).astype(bf)
+                    assert same_bits(got, want), (name, mismatches(got, want, *np.broadcast_arrays(x, y)))
+
+
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int64", "int8"])
 def test_flat_tails_of_every_length_in_place_or_not(dtype):
     """A flat kernel's tail (cpu/loops.h flat_loop): a built-in op takes the last wide pack

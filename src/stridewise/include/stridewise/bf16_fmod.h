@@ -100,6 +100,17 @@ SW_INLINE float bf16_fmod_host(float a, float b) {
   const u32 bits = (((bit_cast<u32>(res) & ~keep) | (ia & keep)) & ~nan) | (0x7fc00000u & nan);
   return bit_cast<float>(bits | (bit_cast<u32>(a) & 0x80000000u));
 }
+// Whether a bfloat16 pair (as floats) is the table's on the host: outside the range where the
+// host's fast form is exact (functors.h fmod_short: |b| normal and below 2^101, and
+// |a / b| < 2^39; or b zero, infinite or NaN). On the magnitudes' bits, whose order is the
+// values': with |a| = (1 + fa) 2^ea and |b| = (1 + fb) 2^eb, ia - ib is (ea - eb + fa - fb) 2^23,
+// below 39 2^23 only where ea - eb <= 38, or 39 with fa < fb: either way |a / b| < 2^39.
+SW_INLINE bool bf16_far_host(float a, float b) {
+  const i32 ia = (i32)(bit_cast<u32>(a) & 0x7fffffffu), ib = (i32)(bit_cast<u32>(b) & 0x7fffffffu);
+  const bool in = (ib >= 0x00800000) & (ib < 0x72000000);   // |b| in [2^-126, 2^101)
+  const bool special = (ib == 0) | (ib >= 0x7f800000);
+  return in ? (ia - ib >= 0x13800000) & (ia < 0x7f800000) : !special;
+}
 #endif
 
 #if defined(__CUDA_ARCH__)

@@ -1,9 +1,10 @@
 // stridewise/bf16_ops.h: fmod and floor_divide chosen by storage type. Every dtype computes
-// in its OpMath type's functor (ops.h), except bfloat16, whose lanes past the fast path's
-// range take remainder's table (bf16_fmod.h) in place of float's exact steps: a bfloat16 has
-// 8 significant bits, which the table's argument needs, and a float32 value does not.
-// Only bfloat16 operands reach these functors: an operand of another dtype is rounded to
-// bfloat16 on load, and torch's unrounded float32 number makes the op compute in float
+// in its OpMath type's functor (ops.h), except the 16-bit floats: bfloat16, whose lanes past
+// the fast path's range take remainder's table (bf16_fmod.h) in place of float's exact steps
+// (a bfloat16 has 8 significant bits, which the table's argument needs, and a float32 value
+// does not), and on the host float16, whose every pair one float form serves (fmod_short).
+// Only operands of the 16-bit type reach these functors: an operand of another dtype is
+// rounded to it on load, and torch's unrounded float32 number makes the op compute in float
 // (pipeline.py torch_numbers).
 #pragma once
 #include "ops.h"
@@ -87,14 +88,14 @@ template <class T> struct TorchFloorDivideByNumber16 {
 //   huge quotients 264 against 222-223.
 // The float functor's step 0 in every lane would keep huge quotients at 222 us but leaves
 //   narrow at 0.85x torch eager; this form is at 1.0x torch eager or more in every cell.
-// - host: fmod_double's fast path (quotients below 2^50, vectorized), bf16_fmod_host for a
-//   flagged pack (vectorized too).
+// - host: remainder's too: bf16_far_host first, fmod_short (float, 8 lanes a vector) where
+//   no lane of the pack is flagged, else bf16_fmod_host in every lane.
 // tests/test_cuda_bf16_ops.py runs every bfloat16 pair through fmod and floor_divide on the
 // device, divisors dense and prepared; tests/test_bf16_ops.py every dividend by the host
 // table's divisors.
 struct Bf16Fmod {
-#if defined(__CUDA_ARCH__)
   enum { kFlagsFirst = 1 };
+#if defined(__CUDA_ARCH__)
   SW_DEVICE SW_INLINE float operator()(float a, float b) const { return bf16_fmod(a, b); }
   SW_DEVICE SW_INLINE static Divisor<float> prepare(float b) { return Divisor<float>::make(b); }
   SW_DEVICE SW_INLINE static bool wide(float a, float b) { return remainder_wide<false>(a, b); }
@@ -108,7 +109,8 @@ struct Bf16Fmod {
 #else
   enum { kVectorExact = 1 };
   SW_INLINE float operator()(float a, float b) const { return bf16_fmod_host(a, b); }
-  SW_INLINE static float fast(float a, float b, FastFlag& slow) { return fmod_double(a, b, slow); }
+  SW_INLINE static bool wide(float a, float b) { return bf16_far_host(a, b); }
+  SW_INLINE static float fast(float a, float b, FastFlag&) { return fmod_short(a, b); }
 #endif
 };
 
@@ -123,11 +125,22 @@ struct Bf16FloorDivide : Bf16Fmod {
   SW_INLINE float operator()(float a, float b) const {
     return floor_divide_from_fmod(a, b, bf16_fmod_host(a, b));
   }
-  SW_INLINE static float fast(float a, float b, FastFlag& slow) {
-    return floor_divide_from_fmod(a, b, fmod_double(a, b, slow));
+  SW_INLINE static float fast(float a, float b, FastFlag&) {
+    return floor_divide_from_fmod(a, b, fmod_short(a, b));
   }
 };
 template <> struct FloorDivideSelect<bfloat16, kNumpy> { typedef Bf16FloorDivide type; };
+
+// float16 on the host: fmod_short (functors.h), exact for every pair, so no fast path and no
+// flag: float's double form ran 4 lanes a vector and a division each.
+struct HalfFmod {
+  SW_INLINE float operator()(float a, float b) const { return fmod_short(a, b); }
+};
+struct HalfFloorDivide {
+  SW_INLINE float operator()(float a, float b) const { return floor_divide_from_fmod(a, b, fmod_short(a, b)); }
+};
+template <> struct FmodSelect<half> { typedef HalfFmod type; };
+template <> struct FloorDivideSelect<half, kNumpy> { typedef HalfFloorDivide type; };
 #endif
 
 template <> struct FmodSelect<bfloat16> { typedef Bf16Fmod type; };

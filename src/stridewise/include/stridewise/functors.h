@@ -671,10 +671,14 @@ SW_DEVICE SW_INLINE float sw_fmod(float a, float b) {
 // - No operation sees a subnormal float: a multiply or divide with one takes a microcode
 //   assist on Intel cores (~150 cycles, 40x a normal lane).
 
-// fmod of two float16 values (as floats), exactly, for every pair, in float. With e(x) the
-// exponent of x, every float16 x (subnormals too) and x 2^20 are multiples of
-// u(x) = 2^(e(x) - 10), and for x >= y u(y) divides u(x). With A = |a| <= 65504,
-// B = |b| >= 2^-24, x = A / B < 2^40; inv = 1 / B (one rounding, normal: 2^-16 < inv <= 2^24).
+// fmod of two 16-bit float values (float16 or bfloat16, as floats), exactly, in float, for
+// every float16 pair and every bfloat16 pair that bf16_far_host leaves (bf16_fmod.h): with
+// B = |b| and A = |a|, B in [2^-100, 2^101) and A = 0 or 2^-101 < A / B < 2^39. Every float16
+// pair is in that range (B >= 2^-24, A <= 65504, a nonzero A >= 2^-24), and every value below
+// is then a normal float or zero. With e(x) the exponent of x, an operand of at most 11
+// significant bits (float16's subnormals too) and x 2^20 are multiples of
+// u(x) = 2^(e(x) - 10), and for x >= y u(y) divides u(x). x = A / B < 2^39; inv = 1 / B (one
+// rounding, normal: 2^-101 < inv <= 2^100).
 // Step 1 reduces modulo Bs = B 2^20 (exact), with inv1 = inv 2^-20 (exact): p1 = A inv1 is
 // within 2^-22.9 x1 < 0.13 of x1 = A / Bs < 2^20, so q1 = rn(p1) is n1 or n1 + 1 and
 // r1 = A - q1 Bs is in [-Bs, Bs). It is exact: for n1 >= 1, A >= Bs, both are multiples of
@@ -685,20 +689,23 @@ SW_DEVICE SW_INLINE float sw_fmod(float a, float b) {
 // is in [-B, B). It is exact: where q1 = 1 or A >= B, r1 is a multiple of u(B) (u(Bs) and,
 // by the above, u(A) are), and so is r, with |r| <= B < 2^11 u(B); else r1 = A < B, and q = 1
 // needs A > 0.37 B, so u(A) >= u(B) / 4 and |r| < 2^13 u(A).
-// Specials: b = +-inf is replaced by 2^17 (A / 2^17 < 1/2: q1 = q = 0, r = A = fmod(a, inf));
-// b = 0 gives inv = inf and r1 = fma(-inf or NaN, 0, A) = NaN; a = +-inf gives
-// r1 = inf - inf = NaN; NaN stays NaN: fmod's NaNs all arise with no test. Quotients up to
-// 2^40 (subnormal divisors) cost what narrow ones do. tests/test_remainder_cpu.py runs every
-// float16 dividend against every 61st divisor and the divisors that used to leave the fast
-// path, both conventions.
-SW_INLINE float fmod_half(float a, float b) {
-  const u32 iB = bit_cast<u32>(b) & 0x7fffffffu, inf = (u32)0 - (u32)(iB == 0x7f800000u);
-  const float A = fabsf(a), B = bit_cast<float>((iB & ~inf) | (0x48000000u & inf));   // 2^17
+// Normal: p1 > 2^-121 where A > 0; r1 and r are A, zero, or multiples of u(B) / 4 >= 2^-112,
+// and |p| >= min(A / B, 2^-13).
+// Specials: b = 0 gives inv = inf and r1 = fma(-inf or NaN, 0, A) = NaN; a = +-inf gives
+// r1 = inf - inf = NaN; b = +-inf gives inv = 0, q1 = 0 and r1 = 0 * inf = NaN, and a finite
+// a then takes A by a mask (fmod(a, inf) = a); NaN stays NaN. Quotients up to 2^39 cost what
+// narrow ones do. tests/test_remainder_cpu.py runs every float16 dividend against every 61st
+// divisor, every bfloat16 dividend against divisors across the range, and the bfloat16
+// range's edges on both sides, both conventions.
+SW_INLINE float fmod_short(float a, float b) {
+  const u32 iA = bit_cast<u32>(a) & 0x7fffffffu, iB = bit_cast<u32>(b) & 0x7fffffffu;
+  const float A = bit_cast<float>(iA), B = bit_cast<float>(iB);
   const float inv = 1.0f / B, Bs = B * 0x1p20f, inv1 = inv * 0x1p-20f;
   const float r1 = fmaf(-((A * inv1 + 0x1.8p23f) - 0x1.8p23f), Bs, A);
   const float r = fmaf(-((r1 * inv + 0x1.8p23f) - 0x1.8p23f), B, r1);
-  const float m = r + bit_cast<float>(bit_cast<u32>(B) & (u32)((i32)bit_cast<u32>(r) >> 31));
-  return bit_cast<float>(bit_cast<u32>(m) | (bit_cast<u32>(a) & 0x80000000u));
+  const u32 m = bit_cast<u32>(r + bit_cast<float>(iB & (u32)((i32)bit_cast<u32>(r) >> 31)));
+  const u32 keep = (u32)0 - (u32)((iB == 0x7f800000u) & (iA < 0x7f800000u));   // b = +-inf
+  return bit_cast<float>((m & ~keep) | (iA & keep) | (bit_cast<u32>(a) & 0x80000000u));
 }
 
 // fmod of two floats (float32 or bfloat16 values) in double, exactly where the quotient is
@@ -898,7 +905,7 @@ struct RemainderFunctor {
 template <bool kBf16, Convention C>   // operands of float16, or (kBf16) bfloat16
 struct ShortRemainderFunctor : RemainderFunctor<float, C> {
   // `prepare` and `fast` are float's, whose fast path is exact for every float, so for 16-bit
-  // operands too (the host's float16 has its own, fmod_half, below). On the device both skip
+  // operands too (the host's 16-bit floats have their own, fmod_short, below). On the device both skip
   // step 0: float16's quotients are below 2^40, so its fast path covers every pair;
   // bfloat16's contiguous kernel is bound by instructions, and step 0 cost 219 against 190 us
   // at 2^27 (0.89x torch eager), while its quotients past 2^40 take bf16_fmod, flags first.
@@ -934,17 +941,17 @@ struct ShortRemainderFunctor : RemainderFunctor<float, C> {
     return remainder_fast<C, false, false>(a, d, slow);
   }
 #else
-  // On the host float16 takes fmod_half, exact for every pair, and never sets `slow`;
-  // bfloat16 takes float's fast path (quotients below 2^50) and bf16_fmod_host for the packs
-  // it leaves (its quotients reach 2^261), element by element (not float's ExactPack).
-  enum { kVectorExact = 1, kExactPack = 0 };
+  // On the host both take fmod_short, 8 lanes a vector: float16 for every pair (it never
+  // sets `slow`); bfloat16 where bf16_far_host leaves the pair, asked first, and
+  // bf16_fmod_host for a flagged pack (its quotients reach 2^261), in a vector loop too.
+  enum { kVectorExact = 1, kExactPack = 0, kFlagsFirst = kBf16 };
   SW_INLINE float operator()(float a, float b) const {
     if constexpr (kBf16) return RemainderFunctor<float, C>::adjust(bf16_fmod_host(a, b), b);
-    else return RemainderFunctor<float, C>::adjust(fmod_half(a, b), b);
+    else return RemainderFunctor<float, C>::adjust(fmod_short(a, b), b);
   }
-  SW_INLINE static float fast(float a, float b, FastFlag& slow) {
-    if constexpr (kBf16) return RemainderFunctor<float, C>::fast(a, b, slow);
-    else return RemainderFunctor<float, C>::adjust(fmod_half(a, b), b);
+  SW_INLINE static bool wide(float a, float b) { return bf16_far_host(a, b); }
+  SW_INLINE static float fast(float a, float b, FastFlag&) {
+    return RemainderFunctor<float, C>::adjust(fmod_short(a, b), b);
   }
 #endif
 };
