@@ -659,6 +659,24 @@ def test_cast_every_16bit_value_to_float32():
         assert same_bits(sw.cast(x, "float32"), x.astype(np.float32)), dt
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_cast_float32_to_16bit_at_every_rounding_edge(dtype):
+    """The host's 8-lane float32 -> 16-bit stores (types.h Pack8) against torch's conversion:
+    every upper half of the bits with lower halves at the rounding edges (ties either side of
+    even, one past, all ones, zero) and random ones, so every exponent, sign, subnormal, inf
+    and NaN, NaNs whose payload lies in the dropped bits included (NaN as any NaN). A cast,
+    and a float32 product by 1 into a 16-bit out=, which rounds the same way."""
+    rng = np.random.default_rng(16)
+    hi = np.arange(1 << 16, dtype=np.uint32) << np.uint32(16)
+    lo = np.array([0, 1, 0x0fff, 0x1000, 0x1001, 0x7fff, 0x8000, 0x8001, 0xffff], np.uint32)
+    bits = np.concatenate([(hi[:, None] | lo[None, :]).ravel(), rng.integers(0, 1 << 32, 1 << 18, dtype=np.uint32)])
+    x = torch.from_numpy(bits.view(np.float32))
+    want = x.to(getattr(torch, dtype))
+    for got in (sw.cast(x, want.dtype), sw.multiply(x, 1.0, out=torch.empty_like(want))):
+        assert got.dtype == want.dtype
+        assert _nan_aware_mismatches(got, want) == 0
+
+
 def _transposed_where_operands(rng, dtype, rows, cols):
     """A bool condition and a dividend transposed (unit stride along dim 0), y contiguous."""
     c = (rng.random((cols, rows)) < 0.5).T

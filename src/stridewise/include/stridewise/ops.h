@@ -95,8 +95,8 @@ template <class T> struct FmodFunctor {
   }
 };
 #if !defined(__CUDA_ARCH__)
-// float32, and float16 and bfloat16 (computed in float), on the host: fmod_double's vectorized
-// fast path (every float16 pair stays on it), fmod_double_steps_pack for the packs it leaves.
+// float32 on the host (the 16-bit floats have their own: bf16_ops.h): fmod_double's vectorized
+// fast path, fmod_double_steps_pack for the packs it leaves.
 template <> struct FmodFunctor<float> {
   enum { kExactPack = 1 };
   SW_INLINE float operator()(float a, float b) const { return fmod_double_steps(a, b); }
@@ -214,9 +214,9 @@ template <class M> SW_INLINE M floor_divide_from_fmod(M a, M b, M mod) {
   const U r = (bit_cast<U>(fl) & ~zero) | (((bit_cast<U>(q) & sign)) & zero);
   return bit_cast<M>((r & ~bzero) | (bit_cast<U>(q) & bzero));
 }
-// float32, and float16 and bfloat16 (in float): fmod_double's fast path, fmod_double_steps_pack
-// for the lanes it leaves, both vectorized. float64: fmod_fast_any, and fmod_wide_pack for
-// packs with quotients of 2^52 and more.
+// float32 (and the 16-bit floats' torch-number forms, pipeline.py torch_numbers):
+// fmod_double's fast path, fmod_double_steps_pack for the lanes it leaves, both vectorized.
+// float64: fmod_fast_any, and fmod_wide_pack for packs with quotients of 2^52 and more.
 template <> struct FloorDivideFunctor<float> {
   enum { kExactPack = 1 };
   SW_INLINE float operator()(float a, float b) const { return floor_divide_from_fmod(a, b, fmod_double_steps(a, b)); }

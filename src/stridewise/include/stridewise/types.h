@@ -285,19 +285,19 @@ template <int P> struct Widened<float, P, half, true> {
 };
 template <int P> struct WidenedOf<float, P, half> { typedef Widened<float, P, half, P % 8 == 0> type; };
 #endif
-#if !defined(__CUDACC__) && !defined(__CUDACC_RTC__) && defined(__GNUC__) && !defined(__clang__)
-// bfloat16 -> float 8 lanes at a time in GCC's vector types (a zero extension and a shift):
-// element by element, GCC 12 copied a pack to the stack in 16-byte pieces and read it back
-// in 32 (a store-forwarding stall per read).
+#if !defined(__CUDACC__) && !defined(__CUDACC_RTC__) && defined(__AVX2__) && !defined(__clang__)
+// bfloat16 -> float 8 lanes at a time (AVX2's zero extension, then a shift): element by
+// element, GCC 12 copied a pack to the stack in 16-byte pieces and read it back in 32 (a
+// store-forwarding stall per read), and its generic vector conversion took 5 instructions.
 template <int P> struct Widened<float, P, bfloat16, true> {
   float v[P];
   SW_INLINE explicit Widened(const bfloat16 (&x)[P]) {
-    typedef u16 V8hu __attribute__((vector_size(16)));
-    typedef u32 V8su __attribute__((vector_size(32)));
+    typedef short V8hi __attribute__((vector_size(16)));
+    typedef int V8si __attribute__((vector_size(32)));
     SW_UNROLL for (int e = 0; e < P; e += 8) {
-      V8hu h;
+      V8hi h;
       __builtin_memcpy(&h, x + e, sizeof h);
-      const V8su f = __builtin_convertvector(h, V8su) << 16;
+      const V8si f = __builtin_ia32_pmovzxwd256(h) << 16;
       __builtin_memcpy(v + e, &f, sizeof f);
     }
   }
@@ -349,21 +349,25 @@ template <> struct Pack8<half, float> {
   }
 };
 #endif
-#if !defined(__CUDACC__) && !defined(__CUDACC_RTC__) && defined(__GNUC__) && !defined(__clang__)
-// float -> bfloat16 in GCC's vector types, float_to_bfloat16's rounding 8 lanes at a time:
-// GCC 12 vectorized the element form but kept each pack in a stack slot and read it back in
-// pieces to store it (bfloat16 add 582 against float16's 153 us at 2^20, one thread).
+#if !defined(__CUDACC__) && !defined(__CUDACC_RTC__) && defined(__AVX2__) && !defined(__clang__)
+// float -> bfloat16 8 lanes at a time, float_to_bfloat16's rounding in AVX2 integer lanes and
+// one unsigned pack: GCC 12 vectorized the element form but kept each pack in a stack slot
+// and read it back in pieces to store it (bfloat16 add 582 against float16's 153 us at 2^20,
+// one thread).
 template <> struct Pack8<bfloat16, float> {
   enum { value = 1 };
   static SW_INLINE void apply(bfloat16* dst, const float* y) {
-    typedef u32 V8su __attribute__((vector_size(32)));
-    typedef u16 V8hu __attribute__((vector_size(16)));
-    V8su x;
+    typedef int V8si __attribute__((vector_size(32)));
+    typedef long long V4di __attribute__((vector_size(32)));
+    V8si x;
     __builtin_memcpy(&x, y, sizeof x);
-    const V8su nan = (V8su)((x & 0x7FFFFFFFu) > 0x7F800000u);   // all ones where NaN
-    const V8su r = ((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16 & ~nan) | (((x >> 16) | 0x40u) & nan);
-    const V8hu h = __builtin_convertvector(r, V8hu);
-    __builtin_memcpy(dst, &h, sizeof h);
+    const V8si hi = (V8si)((unsigned __attribute__((vector_size(32))))x >> 16);
+    const V8si nan = (x & 0x7FFFFFFF) > 0x7F800000;               // all ones where NaN
+    const V8si even = (V8si)((unsigned __attribute__((vector_size(32))))(x + 0x7FFF + (hi & 1)) >> 16);
+    const V8si r = (even & ~nan) | ((hi | 0x40) & nan);            // each in [0, 0xffff]
+    const V4di packed = (V4di)__builtin_ia32_packusdw256(r, r);    // lanes 0-3 | 4-7, twice
+    const V4di low = __builtin_ia32_permdi256(packed, 0x08);      // quadwords 0 and 2
+    __builtin_memcpy(dst, &low, 16);
   }
 };
 #endif
