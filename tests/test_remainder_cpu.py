@@ -1,6 +1,7 @@
 """remainder on the CPU backend, bit for bit against independent oracles."""
 import numpy as np
 import pytest
+import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -1213,6 +1214,28 @@ def test_every_float16_dividend_by_every_61st_divisor(convention):
                 with np.errstate(all="ignore"):
                     want = getattr(np, name)(x, y)
                 assert same_bits(got, want), (name, mismatches(got, want, x, y))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_torch_16bit_floor_divide_of_every_dividend(dtype):
+    """torch's CPU floor_divide of 16-bit tensors (bf16_ops.h TorchFloorDivide16: every step
+    rounded to the 16-bit type; float16's a pack at a time with F16C, bfloat16's range check
+    first) against torch's own: every bit pattern as a dividend, by every 251st pattern and the
+    specials, in both signs (NaN as any NaN), into a dense out and element by element."""
+    tdt = getattr(torch, dtype)
+    a = torch.arange(1 << 16, dtype=torch.int32).to(torch.int16).view(tdt)[:, None]
+    picks = np.r_[0:1 << 16:251, 0x0001, 0x03ff, 0x0400, 0x7bff, 0x7c00, 0x7e00, 0x0080, 0x7f7f, 0x7f80, 0x7fc0]
+    picks = np.concatenate([picks, picks | 0x8000]).astype(np.uint16)
+    for lo in range(0, picks.size, 128):
+        b = torch.from_numpy(picks[lo:lo + 128].view(np.int16)).view(tdt)[None, :]
+        want = torch.floor_divide(a, b)
+        # a dense output (packs of 8), and one of step 2, which runs element by element
+        strided = torch.empty((a.shape[0], 2 * b.shape[1]), dtype=tdt)[:, ::2]
+        for got in (sw.floor_divide(a, b), sw.floor_divide(a, b, out=strided)):
+            assert got.dtype == want.dtype
+            nan = torch.isnan(got) & torch.isnan(want)
+            bad = (got.view(torch.int16) != want.view(torch.int16)) & ~nan
+            assert not bool(bad.any()), (a.expand_as(bad)[bad][:8], b.expand_as(bad)[bad][:8], got[bad][:8], want[bad][:8])
 
 
 def _every_exponent_gap(dtype, n, rng):

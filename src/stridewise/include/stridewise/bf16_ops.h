@@ -31,12 +31,54 @@ template <class T, Convention C = kNumpy> using FloorDivideOf = typename FloorDi
 // branch); on the CPU a number, or a divisor of one value broadcast (TensorIterator's
 // is_scalar), takes NumPy's form in float32: ElementwiseOp.torch_numbers picks. fmod is exact
 // in any precision.
-#if defined(__CUDA_ARCH__)
-#define SW_TORCH_EVERY_STEP false
+#if !defined(__CUDA_ARCH__)
+// The host's steps in a 16-bit float T: x rounded to T and back, branch-free so that GCC
+// vectorizes it (F16C's one-lane conversion keeps a loop scalar), and T's exact fmod.
+template <class T> struct Short16;
+template <> struct Short16<half> {
+  enum { kChecked = 0 };   // fmod_short holds for every pair
+#if defined(__F16C__) && !defined(__clang__)
+  enum { kPack8 = 1 };
+  static SW_INLINE void round_pack(float* v, int n) {   // n a multiple of 8, a constant
+    typedef float V8sf __attribute__((vector_size(32)));
+    typedef short V8hi __attribute__((vector_size(16)));
+    for (int e = 0; e < n; e += 8) {
+      V8sf x;
+      __builtin_memcpy(&x, v + e, sizeof x);
+      x = __builtin_ia32_vcvtph2ps256(__builtin_ia32_vcvtps2ph256(x, 0));
+      __builtin_memcpy(v + e, &x, sizeof x);
+    }
+  }
 #else
-#define SW_TORCH_EVERY_STEP true
+  enum { kPack8 = 0 };
 #endif
-template <class T, bool EveryStep = SW_TORCH_EVERY_STEP> struct TorchFloorDivide16 {
+  // x + M - M with M = 1.5 2^23 q rounds x to a multiple of q, to nearest even (the sum lies
+  // where the spacing is q), and q = 2^(e - 10), or 2^-24 below float16's normals, is
+  // float16's spacing at x; 65536 and more is inf (x from 65520 up), NaN stays NaN, and x's
+  // sign stays on a zero.
+  static SW_INLINE float round(float x) {
+    const u32 ix = bit_cast<u32>(x), e = (ix >> 23) & 0xffu;
+    const u32 q = e < 113u ? 103u : e > 143u ? 133u : e - 10u;   // q's exponent field
+    const float M = bit_cast<float>(((q + 23u) << 23) | 0x400000u);
+    const u32 r = bit_cast<u32>((x + M) - M) | (ix & 0x80000000u), ar = r & 0x7fffffffu;
+    const u32 over = 0u - (u32)((ar >= 0x47800000u) & (ar <= 0x7f800000u));
+    return bit_cast<float>((r & ~over) | (((ix & 0x80000000u) | 0x7f800000u) & over));
+  }
+  static SW_INLINE float fmod(float a, float b) { return fmod_short(a, b); }
+};
+template <> struct Short16<bfloat16> {
+  enum { kChecked = 1, kPack8 = 0 };   // fmod_short where bf16_far_host passes, the table elsewhere
+  static SW_INLINE float round(float x) {   // float_to_bfloat16's rounding, as masks
+    const u32 ix = bit_cast<u32>(x), nan = 0u - (u32)((ix & 0x7fffffffu) > 0x7f800000u);
+    const u32 r = (ix + 0x7fffu + ((ix >> 16) & 1u)) & 0xffff0000u;
+    return bit_cast<float>((r & ~nan) | ((ix | 0x400000u) & 0xffff0000u & nan));
+  }
+  static SW_INLINE float fmod(float a, float b) { return bf16_fmod_host(a, b); }
+};
+#endif
+
+template <class T> struct TorchFloorDivide16 {
+#if defined(__CUDA_ARCH__)
   SW_HOST_DEVICE SW_INLINE static float r(float x) { return convert<float>(convert<T>(x)); }
   // the floor rounded to T, then the +1 fix for a quotient that rounded below an integer
   SW_HOST_DEVICE SW_INLINE static float floor_rounded(float div) {
@@ -47,18 +89,68 @@ template <class T, bool EveryStep = SW_TORCH_EVERY_STEP> struct TorchFloorDivide
     if (b == 0) return a / b;
     const float mod = FmodFunctor<float>()(a, b);
     const bool fix = mod != 0 && ((b < 0) != (mod < 0));
-    float div;
-    if constexpr (EveryStep) {
-      div = r(r(a - mod) / b);
-      if (fix) div = r(div - 1.0f);
-    } else {
-      div = (a - mod) / b;
-      if (fix) div -= 1.0f;
-    }
+    float div = (a - mod) / b;
+    if (fix) div -= 1.0f;
     return div == 0 ? sw_copysign(0.0f, a / b) : floor_rounded(div);
   }
+#else
+  // The CPU's steps, each rounded to T, as masks and selects so that GCC vectorizes them (the
+  // element form, with F16C's one-lane conversion and float's six-step fmod per element, ran
+  // at 0.05x torch CPU), from T's exact fmod: for bfloat16 fmod_short where its range check
+  // passes, asked first, as Bf16Fmod. float16 with F16C takes its steps a whole pack at a
+  // time (Short16<half>::Pack8: FlagsFirst with every lane flagged, then ExactPack), so that
+  // each rounding is F16C's two 8-lane conversions, not ~14 integer and float instructions.
+  enum { kPack8 = Short16<T>::kPack8, kVectorExact = 1, kFlagsFirst = Short16<T>::kChecked || kPack8,
+         kExactPack = kPack8 };
+  SW_INLINE float operator()(float a, float b) const { return from_fmod(a, b, Short16<T>::fmod(a, b)); }
+  SW_INLINE static bool wide(float a, float b) { return kPack8 || bf16_far_host(a, b); }
+  SW_INLINE static float fast(float a, float b, FastFlag&) { return from_fmod(a, b, fmod_short(a, b)); }
+  template <int P> SW_INLINE static void exact(float* y, const float* a, const float* b) {
+    if constexpr (P % 8 == 0 && kPack8) {
+      float t[P], d[P], fl[P], up[P];
+      SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) y[e] = fmod_short(a[e], b[e]), t[e] = a[e] - y[e];
+      Short16<T>::round_pack(t, P);
+      SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) d[e] = t[e] / b[e];
+      Short16<T>::round_pack(d, P);
+      SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) t[e] = d[e] - 1.0f;
+      Short16<T>::round_pack(t, P);
+      SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) d[e] = fix_of(b[e], y[e]) ? t[e] : d[e], fl[e] = sw_floor(d[e]);
+      Short16<T>::round_pack(fl, P);
+      SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) up[e] = fl[e] + 1.0f;
+      Short16<T>::round_pack(up, P);
+      SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) y[e] = finish(a[e], b[e], d[e], fl[e], up[e]);
+    } else {
+      SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) y[e] = TorchFloorDivide16()(a[e], b[e]);
+    }
+  }
+  // torch's -1 fix: mod nonzero, of a sign other than b's (sign bits: b = +-0 and NaN lanes
+  // take another result below)
+  SW_INLINE static bool fix_of(float b, float mod) {
+    const u32 um = bit_cast<u32>(mod);
+    return ((um & 0x7fffffffu) != 0) & (((um ^ bit_cast<u32>(b)) & 0x80000000u) != 0);
+  }
+  // The last step from the quotient div (the fix applied, rounded), its floor fl and fl + 1
+  // (each rounded): fl, or fl + 1 where div - fl > 1/2; a zero of a / b's sign for a zero div;
+  // a / b for b = +-0 (inf of the quotient's sign, NaN for a zero or NaN a).
+  SW_INLINE static float finish(float a, float b, float div, float fl, float up) {
+    const u32 sign = 0x80000000u, ub = bit_cast<u32>(b), aa = bit_cast<u32>(a) & ~sign;
+    const u32 sq = (bit_cast<u32>(a) ^ ub) & sign, more = 0u - (u32)(div - fl > 0.5f);
+    const u32 q = (bit_cast<u32>(up) & more) | (bit_cast<u32>(fl) & ~more);
+    const u32 zero = 0u - (u32)(div == 0.0f), bzero = 0u - (u32)((ub & ~sign) == 0);
+    const u32 nan = 0u - (u32)((aa == 0) | (aa > 0x7f800000u));
+    const u32 by_zero = ((0x7f800000u | sq) & ~nan) | (0x7fc00000u & nan);
+    const u32 r = (q & ~zero) | (sq & zero);
+    return bit_cast<float>((r & ~bzero) | (by_zero & bzero));
+  }
+  SW_INLINE static float from_fmod(float a, float b, float mod) {
+    typedef Short16<T> S;
+    const float d0 = S::round(S::round(a - mod) / b);
+    const float div = fix_of(b, mod) ? S::round(d0 - 1.0f) : d0;
+    const float fl = S::round(sw_floor(div));
+    return finish(a, b, div, fl, S::round(fl + 1.0f));
+  }
+#endif
 };
-#undef SW_TORCH_EVERY_STEP
 template <> struct FloorDivideSelect<half, kTorch> { typedef TorchFloorDivide16<half> type; };
 template <> struct FloorDivideSelect<bfloat16, kTorch> { typedef TorchFloorDivide16<bfloat16> type; };
 
