@@ -143,9 +143,11 @@ def host_cpu() -> str:
 
 # GCC 12.2 at -O3 miscompiles a vectorized select over bool lanes (a user kernel's
 # `z = x < y ? x : y` in rows mode gave true for every element; tools/fuzz.py --case 1:12:0):
-# a kernel with bool operands builds without SLP vectorization, which the packs of the other
-# dtypes keep.
-_BOOL_LANES = re.compile(r"\bbool\b")
+# a kernel that reads bool operands builds without SLP vectorization, which the packs of the
+# other dtypes keep. A bool result alone (the comparisons, isnan, the logical ops of numbers)
+# keeps it: without SLP their 4- and 8-byte operands were read element by element into a
+# stack copy that the vector compares read back whole (float32 less 0.4x torch CPU).
+_BOOL_LANES = re.compile(r"= f\([^)]*\bbool\b")
 _NO_SLP = ("-fno-tree-slp-vectorize",)
 
 
@@ -183,7 +185,7 @@ def compile(source: str, name: str, device, options=()) -> bytes:
     reach g++ through the source)."""
     cxx, version = compiler()
     flags, libs = build_flags()
-    if _BOOL_LANES.search(source.split("\n", 1)[0]):    # codegen's first line: the dtypes
+    if _BOOL_LANES.search(source.split("\n", 1)[0]):    # codegen's first line: the operands
         flags += _NO_SLP
     key = _cache.cache_key(source, flags + libs, "cpu", version, host_cpu())
 
