@@ -72,8 +72,8 @@ def test_bfloat16_fmod_compiles_remainders_checks_and_floor_divide_keeps_floats(
              'template <class A> struct Same<A, A> { enum { value = 1 }; };\n'
              'static_assert(Same<sw::FloorDivideOf<sw::bfloat16>, sw::FloorDivideFunctor<float> >::value, "fd");\n'
              'static_assert(sw::Wide2<sw::FmodOf<sw::bfloat16>, sw::bfloat16>::value == 1, "wide2");\n'
-             # torch's 16-bit floor_divide: its own functor (on the device the quotient in float)
-             'static_assert(Same<sw::FloorDivideOf<sw::half, sw::kTorch>, sw::TorchFloorDivide16<sw::half> >::value, "t16");\n'
+             # torch's 16-bit floor_divide on the device: the quotient in float (EveryStep false)
+             'static_assert(Same<sw::FloorDivideOf<sw::half, sw::kTorch>, sw::TorchFloorDivide16<sw::half, false> >::value, "t16");\n'
              '__device__ float torch_forms(float a, float b) {\n'
              '  return sw::FloorDivideOf<sw::bfloat16, sw::kTorch>()(a, b) + sw::TorchFloorDivideByNumber16<sw::half>()(a, b);\n}\n'
              + "".join(f'static_assert(Same<sw::FmodOf<{t}>, sw::FmodFunctor<{m}> >::value, "{t}");\n'

@@ -77,8 +77,15 @@ template <> struct Short16<bfloat16> {
 };
 #endif
 
-template <class T> struct TorchFloorDivide16 {
 #if defined(__CUDA_ARCH__)
+#define SW_TORCH_EVERY_STEP false
+#else
+#define SW_TORCH_EVERY_STEP true
+#endif
+template <class T, bool EveryStep = SW_TORCH_EVERY_STEP> struct TorchFloorDivide16;
+#undef SW_TORCH_EVERY_STEP
+// CUDA's: the quotient in float (a host build of it serves tests/test_numbers.py)
+template <class T> struct TorchFloorDivide16<T, false> {
   SW_HOST_DEVICE SW_INLINE static float r(float x) { return convert<float>(convert<T>(x)); }
   // the floor rounded to T, then the +1 fix for a quotient that rounded below an integer
   SW_HOST_DEVICE SW_INLINE static float floor_rounded(float div) {
@@ -93,12 +100,14 @@ template <class T> struct TorchFloorDivide16 {
     if (fix) div -= 1.0f;
     return div == 0 ? sw_copysign(0.0f, a / b) : floor_rounded(div);
   }
-#else
+};
+#if !defined(__CUDA_ARCH__)
+template <class T> struct TorchFloorDivide16<T, true> {
   // The CPU's steps, each rounded to T, as masks and selects so that GCC vectorizes them (the
   // element form, with F16C's one-lane conversion and float's six-step fmod per element, ran
   // at 0.05x torch CPU), from T's exact fmod: for bfloat16 fmod_short where its range check
   // passes, asked first, as Bf16Fmod. float16 with F16C takes its steps a whole pack at a
-  // time (Short16<half>::Pack8: FlagsFirst with every lane flagged, then ExactPack), so that
+  // time (Short16<half>::round_pack; FlagsFirst with every lane flagged, then ExactPack), so that
   // each rounding is F16C's two 8-lane conversions, not ~14 integer and float instructions.
   enum { kPack8 = Short16<T>::kPack8, kVectorExact = 1, kFlagsFirst = Short16<T>::kChecked || kPack8,
          kExactPack = kPack8 };
@@ -149,8 +158,8 @@ template <class T> struct TorchFloorDivide16 {
     const float fl = S::round(sw_floor(div));
     return finish(a, b, div, fl, S::round(fl + 1.0f));
   }
-#endif
 };
+#endif
 template <> struct FloorDivideSelect<half, kTorch> { typedef TorchFloorDivide16<half> type; };
 template <> struct FloorDivideSelect<bfloat16, kTorch> { typedef TorchFloorDivide16<bfloat16> type; };
 
@@ -162,7 +171,7 @@ template <class T> struct TorchFloorDivideByNumber16 {
     const float inv = 1.0f / b, mod = FmodFunctor<float>()(a, b);
     float div = (a - mod) * inv;
     if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1.0f;
-    return div == 0 ? sw_copysign(0.0f, a * inv) : TorchFloorDivide16<T>::floor_rounded(div);
+    return div == 0 ? sw_copysign(0.0f, a * inv) : TorchFloorDivide16<T, false>::floor_rounded(div);
   }
 };
 
