@@ -40,8 +40,6 @@ template <> struct Short16<half> {
 #if defined(__F16C__) && !defined(__clang__)
   enum { kPack8 = 1 };
   static SW_INLINE void round_pack(float* v, int n) {   // n a multiple of 8, a constant
-    typedef float V8sf __attribute__((vector_size(32)));
-    typedef short V8hi __attribute__((vector_size(16)));
     for (int e = 0; e < n; e += 8) {
       V8sf x;
       __builtin_memcpy(&x, v + e, sizeof x);

@@ -673,12 +673,10 @@ SW_DEVICE SW_INLINE float sw_fmod(float a, float b) {
 
 // fmod of two 16-bit float values (float16 or bfloat16, as floats), exactly, in float, for
 // every float16 pair and every bfloat16 pair that bf16_far_host leaves (bf16_fmod.h): with
-// B = |b| and A = |a|, B in [2^-100, 2^101) and A = 0 or 2^-101 < A / B < 2^39. Every float16
-// pair is in that range (B >= 2^-24, A <= 65504, a nonzero A >= 2^-24), and every value below
-// is then a normal float or zero. With e(x) the exponent of x, an operand of at most 11
-// significant bits (float16's subnormals too) and x 2^20 are multiples of
-// u(x) = 2^(e(x) - 10), and for x >= y u(y) divides u(x). x = A / B < 2^39; inv = 1 / B (one
-// rounding, normal: 2^-101 < inv <= 2^100).
+// B = |b| and A = |a|, B normal and below 2^101 and A / B < 2^39 (b zero, inf or NaN below).
+// With e(x) the exponent of x, an operand of at most 11 significant bits (float16's
+// subnormals too) and x 2^20 are multiples of u(x) = 2^(e(x) - 10), and for x >= y u(y)
+// divides u(x). x = A / B < 2^39; inv = 1 / B (one rounding, normal: 2^-101 < inv <= 2^126).
 // Step 1 reduces modulo Bs = B 2^20 (exact), with inv1 = inv 2^-20 (exact): p1 = A inv1 is
 // within 2^-22.9 x1 < 0.13 of x1 = A / Bs < 2^20, so q1 = rn(p1) is n1 or n1 + 1 and
 // r1 = A - q1 Bs is in [-Bs, Bs). It is exact: for n1 >= 1, A >= Bs, both are multiples of
@@ -689,8 +687,11 @@ SW_DEVICE SW_INLINE float sw_fmod(float a, float b) {
 // is in [-B, B). It is exact: where q1 = 1 or A >= B, r1 is a multiple of u(B) (u(Bs) and,
 // by the above, u(A) are), and so is r, with |r| <= B < 2^11 u(B); else r1 = A < B, and q = 1
 // needs A > 0.37 B, so u(A) >= u(B) / 4 and |r| < 2^13 u(A).
-// Normal: p1 > 2^-121 where A > 0; r1 and r are A, zero, or multiples of u(B) / 4 >= 2^-112,
-// and |p| >= min(A / B, 2^-13).
+// No subnormal for float16 (B >= 2^-24, A <= 65504, a nonzero A >= 2^-24): p1, p, r1 and r
+// are zero or above 2^-61. A bfloat16 pair with A / B below 2^-100 or B below 2^-100 may form
+// a subnormal on the way, exactly still (a p1 or p below 1/2 gives q = 0 whatever its
+// rounding, and a remainder is A or a multiple of u(B) / 4 >= 2^-138), at the price of
+// Intel's assist in such rare lanes.
 // Specials: b = 0 gives inv = inf and r1 = fma(-inf or NaN, 0, A) = NaN; a = +-inf gives
 // r1 = inf - inf = NaN; b = +-inf gives inv = 0, q1 = 0 and r1 = 0 * inf = NaN, and a finite
 // a then takes A by a mask (fmod(a, inf) = a); NaN stays NaN. Quotients up to 2^39 cost what

@@ -257,53 +257,43 @@ SW_DEVICE SW_INLINE M widen(const bfloat16 (&x)[P], int e) {
 #endif
 
 // A pack's elements as OpMath type M, for a kernel's compute loop: element e converted on
-// demand (widen), or, where the host converts 8 lanes in one instruction (float16 -> float
-// with F16C, exact for every half, subnormals included), the whole pack first. GCC 12
+// demand (widen), or, where the host converts 8 lanes at a time (widen8), the whole pack
+// first. float16 -> float with F16C, exact for every half, subnormals included: GCC 12
 // vectorizes neither _Float16's conversion nor the one-lane builtin, so half_to_float's
-// branch-free form took about 12 vector instructions for each 8 lanes. NaN payloads may
-// come back quieted, as the store's conversion already quiets them.
+// branch-free form took about 12 vector instructions for each 8 lanes (NaN payloads may come
+// back quieted, as the store's conversion already quiets them). bfloat16 -> float with
+// AVX2's zero extension and a shift: element by element, GCC 12 copied a pack to the stack in
+// 16-byte pieces and read it back in 32 (a store-forwarding stall per read), and its generic
+// vector conversion took 5 instructions.
 template <class M, int P, class T, bool kPack8 = false> struct Widened {
   const T (&x)[P];
   SW_HOST_DEVICE SW_INLINE explicit Widened(const T (&x)[P]) : x(x) {}
   SW_HOST_DEVICE SW_INLINE M operator[](int e) const { return widen<M>(x, e); }
 };
 template <class M, int P, class T> struct WidenedOf { typedef Widened<M, P, T> type; };
-#if !defined(__CUDACC__) && !defined(__CUDACC_RTC__) && defined(__F16C__) && !defined(__clang__)
-template <int P> struct Widened<float, P, half, true> {
-  float v[P];
-  SW_INLINE explicit Widened(const half (&x)[P]) {
-    typedef float V8sf __attribute__((vector_size(32)));
-    typedef short V8hi __attribute__((vector_size(16)));
-    SW_UNROLL for (int e = 0; e < P; e += 8) {
-      V8hi h;
-      __builtin_memcpy(&h, x + e, sizeof h);
-      const V8sf f = __builtin_ia32_vcvtph2ps256(h);
-      __builtin_memcpy(v + e, &f, sizeof f);
-    }
-  }
-  SW_INLINE float operator[](int e) const { return v[e]; }
-};
+#if !defined(__CUDACC__) && !defined(__CUDACC_RTC__) && !defined(__clang__)
+typedef float V8sf __attribute__((vector_size(32)));
+typedef short V8hi __attribute__((vector_size(16)));
+#if defined(__F16C__)
+SW_INLINE V8sf widen8(V8hi h, half) { return __builtin_ia32_vcvtph2ps256(h); }
 template <int P> struct WidenedOf<float, P, half> { typedef Widened<float, P, half, P % 8 == 0> type; };
 #endif
-#if !defined(__CUDACC__) && !defined(__CUDACC_RTC__) && defined(__AVX2__) && !defined(__clang__)
-// bfloat16 -> float 8 lanes at a time (AVX2's zero extension, then a shift): element by
-// element, GCC 12 copied a pack to the stack in 16-byte pieces and read it back in 32 (a
-// store-forwarding stall per read), and its generic vector conversion took 5 instructions.
-template <int P> struct Widened<float, P, bfloat16, true> {
+#if defined(__AVX2__)
+SW_INLINE V8sf widen8(V8hi h, bfloat16) { return (V8sf)(__builtin_ia32_pmovzxwd256(h) << 16); }
+template <int P> struct WidenedOf<float, P, bfloat16> { typedef Widened<float, P, bfloat16, P % 8 == 0> type; };
+#endif
+template <int P, class T> struct Widened<float, P, T, true> {
   float v[P];
-  SW_INLINE explicit Widened(const bfloat16 (&x)[P]) {
-    typedef short V8hi __attribute__((vector_size(16)));
-    typedef int V8si __attribute__((vector_size(32)));
+  SW_INLINE explicit Widened(const T (&x)[P]) {
     SW_UNROLL for (int e = 0; e < P; e += 8) {
       V8hi h;
       __builtin_memcpy(&h, x + e, sizeof h);
-      const V8si f = __builtin_ia32_pmovzxwd256(h) << 16;
+      const V8sf f = widen8(h, T());
       __builtin_memcpy(v + e, &f, sizeof f);
     }
   }
   SW_INLINE float operator[](int e) const { return v[e]; }
 };
-template <int P> struct WidenedOf<float, P, bfloat16> { typedef Widened<float, P, bfloat16, P % 8 == 0> type; };
 #endif
 
 // Two consecutive elements as one 2 x 16-bit (or wider) register: the half2 / bfloat162 unit.
@@ -340,8 +330,6 @@ template <class To, class From> struct Pack8 { enum { value = 0 }; };
 template <> struct Pack8<half, float> {
   enum { value = 1 };
   static SW_INLINE void apply(half* dst, const float* y) {
-    typedef float V8sf __attribute__((vector_size(32)));
-    typedef short V8hi __attribute__((vector_size(16)));
     V8sf v;
     __builtin_memcpy(&v, y, sizeof v);
     const V8hi h = __builtin_ia32_vcvtps2ph256(v, 0);
