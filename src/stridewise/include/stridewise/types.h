@@ -279,7 +279,10 @@ SW_INLINE V8sf widen8(V8hi h, half) { return __builtin_ia32_vcvtph2ps256(h); }
 template <int P> struct WidenedOf<float, P, half> { typedef Widened<float, P, half, P % 8 == 0> type; };
 #endif
 #if defined(__AVX2__)
-SW_INLINE V8sf widen8(V8hi h, bfloat16) { return (V8sf)(__builtin_ia32_pmovzxwd256(h) << 16); }
+SW_INLINE V8sf widen8(V8hi h, bfloat16) {
+  typedef u32 V8su __attribute__((vector_size(32)));
+  return (V8sf)((V8su)__builtin_ia32_pmovzxwd256(h) << 16);
+}
 template <int P> struct WidenedOf<float, P, bfloat16> { typedef Widened<float, P, bfloat16, P % 8 == 0> type; };
 #endif
 template <int P, class T> struct Widened<float, P, T, true> {
@@ -345,14 +348,15 @@ template <> struct Pack8<half, float> {
 template <> struct Pack8<bfloat16, float> {
   enum { value = 1 };
   static SW_INLINE void apply(bfloat16* dst, const float* y) {
-    typedef int V8si __attribute__((vector_size(32)));
+    typedef u32 V8su __attribute__((vector_size(32)));   // the sum wraps, as the element form's
+    typedef int V8si __attribute__((vector_size(32)));   // compares and selects (AVX2's are signed)
     typedef long long V4di __attribute__((vector_size(32)));
-    V8si x;
+    V8su x;
     __builtin_memcpy(&x, y, sizeof x);
-    const V8si hi = (V8si)((unsigned __attribute__((vector_size(32))))x >> 16);
-    const V8si nan = (x & 0x7FFFFFFF) > 0x7F800000;               // all ones where NaN
-    const V8si even = (V8si)((unsigned __attribute__((vector_size(32))))(x + 0x7FFF + (hi & 1)) >> 16);
-    const V8si r = (even & ~nan) | ((hi | 0x40) & nan);            // each in [0, 0xffff]
+    const V8su hi = x >> 16;
+    const V8si nan = (V8si)(x & 0x7FFFFFFFu) > 0x7F800000;        // all ones where NaN
+    const V8si even = (V8si)((x + 0x7FFFu + (hi & 1u)) >> 16);
+    const V8si r = (even & ~nan) | ((V8si)(hi | 0x40u) & nan);    // each in [0, 0xffff]
     const V4di packed = (V4di)__builtin_ia32_packusdw256(r, r);    // lanes 0-3 | 4-7, twice
     const V4di low = __builtin_ia32_permdi256(packed, 0x08);      // quadwords 0 and 2
     __builtin_memcpy(dst, &low, 16);
