@@ -66,11 +66,7 @@ template <> struct Short16<half> {
 };
 template <> struct Short16<bfloat16> {
   enum { kChecked = 1, kPack8 = 0 };   // fmod_short where bf16_far_host passes, the table elsewhere
-  static SW_INLINE float round(float x) {   // float_to_bfloat16's rounding, as masks
-    const u32 ix = bit_cast<u32>(x), nan = 0u - (u32)((ix & 0x7fffffffu) > 0x7f800000u);
-    const u32 r = (ix + 0x7fffu + ((ix >> 16) & 1u)) & 0xffff0000u;
-    return bit_cast<float>((r & ~nan) | ((ix | 0x400000u) & 0xffff0000u & nan));
-  }
+  static SW_INLINE float round(float x) { return bfloat16_to_float(float_to_bfloat16(x)); }
   static SW_INLINE float fmod(float a, float b) { return bf16_fmod_host(a, b); }
 };
 #endif

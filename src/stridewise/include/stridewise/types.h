@@ -101,9 +101,9 @@ SW_HOST_DEVICE SW_INLINE u16 float_to_bfloat16(float f) {
   asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
   return h;
 #else
-  const u32 x = bit_cast<u32>(f);
-  if ((x & 0x7FFFFFFFu) > 0x7F800000u) return (u16)((x >> 16) | 0x40u);  // quiet NaN
-  return (u16)((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);                   // nearest even
+  // nearest even, and NaN kept quiet, as masks so that a loop around it vectorizes
+  const u32 x = bit_cast<u32>(f), nan = 0u - (u32)((x & 0x7FFFFFFFu) > 0x7F800000u);
+  return (u16)((((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16) & ~nan) | (((x >> 16) | 0x40u) & nan));
 #endif
 }
 
@@ -274,15 +274,15 @@ template <class M, int P, class T> struct WidenedOf { typedef Widened<M, P, T> t
 #if !defined(__CUDACC__) && !defined(__CUDACC_RTC__) && !defined(__clang__)
 typedef float V8sf __attribute__((vector_size(32)));
 typedef short V8hi __attribute__((vector_size(16)));
+typedef u32 V8su __attribute__((vector_size(32)));
+typedef int V8si __attribute__((vector_size(32)));
+typedef long long V4di __attribute__((vector_size(32)));
 #if defined(__F16C__)
 SW_INLINE V8sf widen8(V8hi h, half) { return __builtin_ia32_vcvtph2ps256(h); }
 template <int P> struct WidenedOf<float, P, half> { typedef Widened<float, P, half, P % 8 == 0> type; };
 #endif
 #if defined(__AVX2__)
-SW_INLINE V8sf widen8(V8hi h, bfloat16) {
-  typedef u32 V8su __attribute__((vector_size(32)));
-  return (V8sf)((V8su)__builtin_ia32_pmovzxwd256(h) << 16);
-}
+SW_INLINE V8sf widen8(V8hi h, bfloat16) { return (V8sf)((V8su)__builtin_ia32_pmovzxwd256(h) << 16); }
 template <int P> struct WidenedOf<float, P, bfloat16> { typedef Widened<float, P, bfloat16, P % 8 == 0> type; };
 #endif
 template <int P, class T> struct Widened<float, P, T, true> {
@@ -348,10 +348,8 @@ template <> struct Pack8<half, float> {
 template <> struct Pack8<bfloat16, float> {
   enum { value = 1 };
   static SW_INLINE void apply(bfloat16* dst, const float* y) {
-    typedef u32 V8su __attribute__((vector_size(32)));   // the sum wraps, as the element form's
-    typedef int V8si __attribute__((vector_size(32)));   // compares and selects (AVX2's are signed)
-    typedef long long V4di __attribute__((vector_size(32)));
-    V8su x;
+    V8su x;   // the sum in unsigned lanes (it wraps, as the element form's); compares and
+              // selects in signed ones (AVX2's are)
     __builtin_memcpy(&x, y, sizeof x);
     const V8su hi = x >> 16;
     const V8si nan = (V8si)(x & 0x7FFFFFFFu) > 0x7F800000;        // all ones where NaN
