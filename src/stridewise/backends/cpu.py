@@ -23,9 +23,11 @@ __all__ = ["entry_point", "compile", "load", "configure", "launch", "bind", "com
 # correct. -ffp-contract=off keeps every rounding where the source puts it (exact results).
 # -fno-trapping-math: no kernel reads the floating-point exception flags, and without it GCC
 # keeps floor, ceil and trunc scalar (float32 floor at 2^16: 0.17x torch CPU); it changes no
-# result.
+# result. -mprefer-vector-width=512: GCC's vectors as wide as the headers' own (types.h
+# HostLanes: 16 lanes where AVX-512 is on), whatever -mtune's preference; where they differed,
+# every pack stalled on store forwarding. Without AVX-512 it changes nothing.
 FLAGS = ("-O3", "-std=c++17", "-fopenmp", "-shared", "-fPIC", "-fno-math-errno",
-         "-fno-trapping-math", "-march=native", "-ffp-contract=off")
+         "-fno-trapping-math", "-march=native", "-mprefer-vector-width=512", "-ffp-contract=off")
 
 
 class CompileError(RuntimeError):

@@ -39,12 +39,12 @@ template <> struct Short16<half> {
   enum { kChecked = 0 };   // fmod_short holds for every pair
 #if defined(__F16C__) && !defined(__clang__)
   enum { kPack8 = 1 };
-  static SW_INLINE void round_pack(float* v, int n) {   // n a multiple of 8, a constant
-    for (int e = 0; e < n; e += 8) {
-      V8sf x;
-      __builtin_memcpy(&x, v + e, sizeof x);
-      x = __builtin_ia32_vcvtph2ps256(__builtin_ia32_vcvtps2ph256(x, 0));
-      __builtin_memcpy(v + e, &x, sizeof x);
+  template <int P> static SW_INLINE void round_pack(float* v) {   // P a multiple of 8
+    constexpr int N = host_lanes(P);
+    SW_UNROLL for (int e = 0; e < P; e += N) {
+      half h[N];
+      store_lanes(h, narrow_lanes<half, N>(v + e));
+      HostLanes<half>::template widen<N>(v + e, h);
     }
   }
 #else
@@ -112,15 +112,15 @@ template <class T> struct TorchFloorDivide16<T, true> {
     if constexpr (P % 8 == 0 && kPack8) {
       float t[P], d[P], fl[P], up[P];
       SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) y[e] = fmod_short(a[e], b[e]), t[e] = a[e] - y[e];
-      Short16<T>::round_pack(t, P);
+      Short16<T>::template round_pack<P>(t);
       SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) d[e] = t[e] / b[e];
-      Short16<T>::round_pack(d, P);
+      Short16<T>::template round_pack<P>(d);
       SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) t[e] = d[e] - 1.0f;
-      Short16<T>::round_pack(t, P);
+      Short16<T>::template round_pack<P>(t);
       SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) d[e] = fix_of(b[e], y[e]) ? t[e] : d[e], fl[e] = sw_floor(d[e]);
-      Short16<T>::round_pack(fl, P);
+      Short16<T>::template round_pack<P>(fl);
       SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) up[e] = fl[e] + 1.0f;
-      Short16<T>::round_pack(up, P);
+      Short16<T>::template round_pack<P>(up);
       SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) y[e] = finish(a[e], b[e], d[e], fl[e], up[e]);
     } else {
       SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) y[e] = TorchFloorDivide16()(a[e], b[e]);

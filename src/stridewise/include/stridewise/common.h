@@ -42,6 +42,10 @@ typedef signed char i8;
 typedef unsigned char u8;
 typedef short i16;
 
+// Same<A, B>::value: whether A and B are one type (NVRTC has no <type_traits>).
+template <class A, class B> struct Same { enum { value = 0 }; };
+template <class A> struct Same<A, A> { enum { value = 1 }; };
+
 // Every host-written argument is one 8-byte slot, so the host packs a flat little-endian
 // record and both backends read the same layout: pointers, extents, strides and scalars.
 union Slot {

@@ -256,44 +256,139 @@ SW_DEVICE SW_INLINE M widen(const bfloat16 (&x)[P], int e) {
 }
 #endif
 
+// HostLanes<T>: float16 / bfloat16 <-> float, N lanes an instruction on the host, where one
+// lane at a time would keep a loop scalar. N is host_lanes(P): 16 where AVX-512 is on, else
+// 8. Kernels build with -mprefer-vector-width=512 (backends/cpu.py), so GCC's own vectors are
+// as wide as these: a pack written in 32-byte pieces and read back in 64-byte ones (or the
+// reverse) stalls on store forwarding at each read, and on an AVX-512 core 8-lane conversions
+// inside 16-lane loops made float16 add 0.15x torch CPU and bfloat16 abs 0.06x.
+// - float16 with F16C: vcvtph2ps / vcvtps2ph (nearest even, immediate 0), exact for every half,
+//   subnormals included; GCC 12 vectorizes neither _Float16's conversion nor the one-lane
+//   builtin (half_to_float's branch-free form took ~12 vector instructions for 8 lanes; NaN
+//   payloads may come back quieted, as the store's conversion already quiets them).
+// - bfloat16 with AVX2: a zero extension and a shift; the store rounds as float_to_bfloat16,
+//   in integer lanes, then packs (element by element, GCC 12 kept each pack in a stack slot
+//   written in 16-byte pieces and read in 32; its generic vector conversions took 5
+//   instructions for 8 lanes).
+// GCC's builtins, not <immintrin.h>: that header (every AVX-512 header under -march=native)
+// took 0.2 s of each 0.5-0.7 s cold build.
+template <class T> struct HostLanes { enum { value = 0 }; };
+#if !defined(__CUDACC__) && !defined(__CUDACC_RTC__) && !defined(__clang__)
+#if defined(__AVX512F__)
+enum { kHostLanes = 16 };
+#else
+enum { kHostLanes = 8 };
+#endif
+SW_HOST_DEVICE constexpr int host_lanes(int P) { return P % kHostLanes == 0 ? kHostLanes : 8; }
+typedef float V8sf __attribute__((vector_size(32)));
+typedef short V8hi __attribute__((vector_size(16)));
+typedef short V16hi __attribute__((vector_size(32)));
+typedef u32 V8su __attribute__((vector_size(32)));
+typedef int V8si __attribute__((vector_size(32)));
+typedef long long V4di __attribute__((vector_size(32)));
+#if defined(__AVX512F__)
+typedef float V16sf __attribute__((vector_size(64)));
+typedef short V32hi __attribute__((vector_size(64)));
+typedef u32 V16su __attribute__((vector_size(64)));
+typedef int V16si __attribute__((vector_size(64)));
+typedef long long V8di __attribute__((vector_size(64)));
+#endif
+template <class V, class E> SW_INLINE V load_lanes(const E* x) {
+  V v;
+  __builtin_memcpy(&v, x, sizeof v);
+  return v;
+}
+template <class V, class E> SW_INLINE void store_lanes(E* dst, const V& v) { __builtin_memcpy(dst, &v, sizeof v); }
+#if defined(__AVX512F__)
+// Two narrowed groups as one register, so that a pack's results go out in one 64-byte store:
+// stored apart and read back whole (GCC moves a 64-byte pack as one zmm), they stalled on
+// store forwarding (float16 add 154 -> 66 us at 2^20, one thread). With AVX2, GCC moves the
+// pack in 16-byte pieces, and a joined pair cost float16 add 72 -> 102 us.
+SW_INLINE V32hi join_lanes(V16hi lo, V16hi hi) {
+  return (V32hi)__builtin_ia32_inserti64x4_mask((V8di)__builtin_ia32_si512_256si((V8si)lo), (V4di)hi, 1,
+                                                V8di{}, (u8)-1);
+}
+#endif
+#if defined(__F16C__)
+template <> struct HostLanes<half> {
+  enum { value = 1 };
+  template <int N> static SW_INLINE void widen(float* v, const half* x) {
+#if defined(__AVX512F__)
+    if constexpr (N == 16) {
+      store_lanes(v, __builtin_ia32_vcvtph2ps512_mask(load_lanes<V16hi>(x), V16sf{}, (u16)-1, 4));
+      return;
+    }
+#endif
+    store_lanes(v, __builtin_ia32_vcvtph2ps256(load_lanes<V8hi>(x)));
+  }
+#if defined(__AVX512F__)
+  static SW_INLINE V16hi narrow(const V16sf& y) { return __builtin_ia32_vcvtps2ph512_mask(y, 0, V16hi{}, (u16)-1); }
+#endif
+  static SW_INLINE V8hi narrow(const V8sf& y) { return __builtin_ia32_vcvtps2ph256(y, 0); }
+};
+#endif
+#if defined(__AVX2__)
+// float_to_bfloat16's rounding on the bits in 32-bit lanes, each result in [0, 0xffff]: the sum
+// in unsigned lanes (it wraps, as the element form's), compares and selects in signed ones.
+template <class VI, class VU> SW_INLINE VI bfloat16_round_lanes(VU x) {
+  const VU hi = x >> 16;
+  const VI nan = (VI)(x & 0x7FFFFFFFu) > 0x7F800000;        // all ones where NaN
+  const VI even = (VI)((x + 0x7FFFu + (hi & 1u)) >> 16);
+  return (even & ~nan) | ((VI)(hi | 0x40u) & nan);
+}
+template <> struct HostLanes<bfloat16> {
+  enum { value = 1 };
+  template <int N> static SW_INLINE void widen(float* v, const bfloat16* x) {
+#if defined(__AVX512F__)
+    if constexpr (N == 16) {
+      store_lanes(v, (V16su)__builtin_ia32_pmovzxwd512_mask(load_lanes<V16hi>(x), V16si{}, (u16)-1) << 16);
+      return;
+    }
+#endif
+    store_lanes(v, (V8su)__builtin_ia32_pmovzxwd256(load_lanes<V8hi>(x)) << 16);
+  }
+#if defined(__AVX512F__)
+  static SW_INLINE V16hi narrow(const V16sf& y) {   // vpmovdw: each lane's low 16 bits
+    return __builtin_ia32_pmovdw512_mask(bfloat16_round_lanes<V16si>((V16su)y), V16hi{}, (u16)-1);
+  }
+#endif
+  static SW_INLINE V8hi narrow(const V8sf& y) {
+    const V8si r = bfloat16_round_lanes<V8si>((V8su)y);
+    const V4di packed = (V4di)__builtin_ia32_packusdw256(r, r);   // lanes 0-3 | 4-7, twice
+    return (V8hi)__builtin_ia32_extract128i256(__builtin_ia32_permdi256(packed, 0x08), 0);
+  }
+};
+#endif
+// N floats narrowed: the lanes' vector type, and HostLanes<To>::narrow of it.
+template <int N> struct FloatLanes { typedef V8sf type; };
+#if defined(__AVX512F__)
+template <> struct FloatLanes<16> { typedef V16sf type; };
+#endif
+template <class To, int N> SW_INLINE auto narrow_lanes(const float* y) {
+  return HostLanes<To>::narrow(load_lanes<typename FloatLanes<N>::type>(y));
+}
+#endif
+
 // A pack's elements as OpMath type M, for a kernel's compute loop: element e converted on
-// demand (widen), or, where the host converts 8 lanes at a time (widen8), the whole pack
-// first. float16 -> float with F16C, exact for every half, subnormals included: GCC 12
-// vectorizes neither _Float16's conversion nor the one-lane builtin, so half_to_float's
-// branch-free form took about 12 vector instructions for each 8 lanes (NaN payloads may come
-// back quieted, as the store's conversion already quiets them). bfloat16 -> float with
-// AVX2's zero extension and a shift: element by element, GCC 12 copied a pack to the stack in
-// 16-byte pieces and read it back in 32 (a store-forwarding stall per read), and its generic
-// vector conversion took 5 instructions.
-template <class M, int P, class T, bool kPack8 = false> struct Widened {
+// demand (widen), or, where HostLanes converts T, the whole pack first.
+template <class M, int P, class T, bool kLanes = false> struct Widened {
   const T (&x)[P];
   SW_HOST_DEVICE SW_INLINE explicit Widened(const T (&x)[P]) : x(x) {}
   SW_HOST_DEVICE SW_INLINE M operator[](int e) const { return widen<M>(x, e); }
 };
 template <class M, int P, class T> struct WidenedOf { typedef Widened<M, P, T> type; };
 #if !defined(__CUDACC__) && !defined(__CUDACC_RTC__) && !defined(__clang__)
-typedef float V8sf __attribute__((vector_size(32)));
-typedef short V8hi __attribute__((vector_size(16)));
-typedef u32 V8su __attribute__((vector_size(32)));
-typedef int V8si __attribute__((vector_size(32)));
-typedef long long V4di __attribute__((vector_size(32)));
-#if defined(__F16C__)
-SW_INLINE V8sf widen8(V8hi h, half) { return __builtin_ia32_vcvtph2ps256(h); }
-template <int P> struct WidenedOf<float, P, half> { typedef Widened<float, P, half, P % 8 == 0> type; };
-#endif
-#if defined(__AVX2__)
-SW_INLINE V8sf widen8(V8hi h, bfloat16) { return (V8sf)((V8su)__builtin_ia32_pmovzxwd256(h) << 16); }
-template <int P> struct WidenedOf<float, P, bfloat16> { typedef Widened<float, P, bfloat16, P % 8 == 0> type; };
-#endif
+template <int P> struct WidenedOf<float, P, half> {
+  typedef Widened<float, P, half, P % 8 == 0 && HostLanes<half>::value> type;
+};
+template <int P> struct WidenedOf<float, P, bfloat16> {
+  typedef Widened<float, P, bfloat16, P % 8 == 0 && HostLanes<bfloat16>::value> type;
+};
 template <int P, class T> struct Widened<float, P, T, true> {
   float v[P];
   SW_INLINE explicit Widened(const T (&x)[P]) {
-    SW_UNROLL for (int e = 0; e < P; e += 8) {
-      V8hi h;
-      __builtin_memcpy(&h, x + e, sizeof h);
-      const V8sf f = widen8(h, T());
-      __builtin_memcpy(v + e, &f, sizeof f);
-    }
+    constexpr int N = host_lanes(P);
+    SW_UNROLL for (int e = 0; e < P; e += N) HostLanes<T>::template widen<N>(v + e, x + e);
   }
   SW_INLINE float operator[](int e) const { return v[e]; }
 };
@@ -324,50 +419,22 @@ SW_CONVERT2(bfloat16, "bf16")
 #undef SW_CONVERT2
 #endif
 
-// Pack8<To, From>: 8 lanes converted in one instruction on the host, where one lane at a time
-// would keep the loop scalar. float -> half with F16C: float_to_half's one-lane builtin left
-// every loop that stores float16 scalar (add 4.5x slower than torch CPU); this is the same
-// instruction and rounding (nearest even, immediate 0), so the same bits.
-template <class To, class From> struct Pack8 { enum { value = 0 }; };
-#if !defined(__CUDACC__) && !defined(__CUDACC_RTC__) && defined(__F16C__) && !defined(__clang__)
-template <> struct Pack8<half, float> {
-  enum { value = 1 };
-  static SW_INLINE void apply(half* dst, const float* y) {
-    V8sf v;
-    __builtin_memcpy(&v, y, sizeof v);
-    const V8hi h = __builtin_ia32_vcvtps2ph256(v, 0);
-    __builtin_memcpy(dst, &h, sizeof h);
-  }
-};
-#endif
-#if !defined(__CUDACC__) && !defined(__CUDACC_RTC__) && defined(__AVX2__) && !defined(__clang__)
-// float -> bfloat16 8 lanes at a time, float_to_bfloat16's rounding in AVX2 integer lanes and
-// one unsigned pack: GCC 12 vectorized the element form but kept each pack in a stack slot
-// and read it back in pieces to store it (bfloat16 add 582 against float16's 153 us at 2^20,
-// one thread).
-template <> struct Pack8<bfloat16, float> {
-  enum { value = 1 };
-  static SW_INLINE void apply(bfloat16* dst, const float* y) {
-    V8su x;   // the sum in unsigned lanes (it wraps, as the element form's); compares and
-              // selects in signed ones (AVX2's are)
-    __builtin_memcpy(&x, y, sizeof x);
-    const V8su hi = x >> 16;
-    const V8si nan = (V8si)(x & 0x7FFFFFFFu) > 0x7F800000;        // all ones where NaN
-    const V8si even = (V8si)((x + 0x7FFFu + (hi & 1u)) >> 16);
-    const V8si r = (even & ~nan) | ((V8si)(hi | 0x40u) & nan);    // each in [0, 0xffff]
-    const V4di packed = (V4di)__builtin_ia32_packusdw256(r, r);    // lanes 0-3 | 4-7, twice
-    const V4di low = __builtin_ia32_permdi256(packed, 0x08);      // quadwords 0 and 2
-    __builtin_memcpy(dst, &low, 16);
-  }
-};
-#endif
-
 // The one rounding of a pack of results to the storage type, pairwise where Convert2 allows.
 template <int P, class To, class From>
 SW_HOST_DEVICE SW_INLINE void convert_pack(To* dst, const From* y) {
-  if constexpr (P % 8 == 0 && Pack8<To, From>::value) {
-    SW_UNROLL for (int e = 0; e < P; e += 8) Pack8<To, From>::apply(dst + e, y + e);
-  } else if constexpr (P % 2 == 0 && Convert2<To, From>::value) {
+#if !defined(__CUDACC__) && !defined(__CUDACC_RTC__) && !defined(__clang__)
+  if constexpr (P % 8 == 0 && Same<From, float>::value && HostLanes<To>::value) {
+    constexpr int N = host_lanes(P);
+    if constexpr (N == 16 && P % 32 == 0) {
+      SW_UNROLL for (int e = 0; e < P; e += 32)
+        store_lanes(dst + e, join_lanes(narrow_lanes<To, N>(y + e), narrow_lanes<To, N>(y + e + N)));
+    } else {
+      SW_UNROLL for (int e = 0; e < P; e += N) store_lanes(dst + e, narrow_lanes<To, N>(y + e));
+    }
+    return;
+  }
+#endif
+  if constexpr (P % 2 == 0 && Convert2<To, From>::value) {
     SW_UNROLL for (int e = 0; e < P; e += 2) set_pair(dst + e, Convert2<To, From>::apply(y[e], y[e + 1]));
   } else {
     SW_UNROLL for (int e = 0; e < P; ++e) dst[e] = convert<To>(y[e]);
