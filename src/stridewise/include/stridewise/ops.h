@@ -371,7 +371,7 @@ template <class T> struct IsFiniteFunctor {
   SW_HOST_DEVICE SW_INLINE bool operator()(T a) const { return a - a == T(0); }
 };
 template <class T> struct IsInfFunctor {
-  SW_HOST_DEVICE SW_INLINE bool operator()(T a) const { return !is_nan(a) && !(a - a == T(0)); }
+  SW_HOST_DEVICE SW_INLINE bool operator()(T a) const { return !is_nan(a) & !(a - a == T(0)); }   // no branch
 };
 
 // Bitwise ops on integers and bool (bool: and, or, xor, not).
