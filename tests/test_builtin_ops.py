@@ -548,6 +548,22 @@ def test_numpy_16bit_abs_negative_copysign_move_bits(dtype):
         assert np.array_equal(np.copysign(x, y).view(np.uint16), sw.copysign(x, y).view(np.uint16))
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16bit_log_of_every_value(dtype):
+    """log of every 16-bit pattern (subnormals, zeros, negatives, inf and NaN included)
+    within the op's tolerance of NumPy's (float32's log, rounded once), NaN where NumPy's is,
+    for NumPy arrays and torch tensors alike: on the host the 16-bit results take libmvec's
+    logf (math.h LogFunctor), whose float32 error must not reach a second 16-bit ulp."""
+    bits = np.arange(65536, dtype=np.uint32).astype(np.uint16)
+    x = bits.view(NP[dtype])
+    with np.errstate(all="ignore"):
+        want = np.log(x.astype(np.float32)).astype(NP[dtype])
+    for got in (sw.log(x), from_torch(sw.log(to_torch(x))), sw.log(x[::-1])[::-1]):
+        assert got.dtype == NP[dtype]
+        assert np.array_equal(np.isnan(got.astype(np.float32)), np.isnan(want.astype(np.float32)))
+        assert ulp_diff(got, want) <= TOLERANCE_ULP["log"][dtype]
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_where_moves_bits_on_cuda(dtype):

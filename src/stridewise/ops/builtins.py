@@ -207,7 +207,7 @@ _TABLE = (
     Row("exp", _X, "sw::ExpFunctor<{M}>", _FLOATS, "exp",
         "e ** x (within TOLERANCE_ULP['exp'] of NumPy and torch).", promote="float", ulp=_LIBM,
         cheap=False, header=_MATH),
-    Row("log", _X, "sw::LogFunctor<{M}>", _FLOATS, "log",
+    Row("log", _X, "sw::LogFunctor<{M}, {T}>", _FLOATS, "log",
         "Natural logarithm (within TOLERANCE_ULP['log']).", promote="float", ulp=_LIBM,
         cheap=False, header=_MATH),
     Row("sqrt", _X, "sw::SqrtFunctor<{M}>", _FLOATS, "sqrt",

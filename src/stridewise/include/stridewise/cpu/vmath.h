@@ -141,6 +141,10 @@ SW_VM_FLOAT(1, sin, v, (sw_vm_hf), (x))
 SW_VM_FLOAT(1, cos, v, (sw_vm_hf), (x))
 SW_VM_FLOAT(1, tanh, v, (sw_vm_hf), (x))
 SW_VM_FLOAT(2, pow, vv, (sw_vm_hf, sw_vm_hf), (x, y))
+// logf only for a result rounded to 16 bits (math.h LogFunctor): 6 ulp of float32 moves such
+// a result by at most its one ulp of tolerance.
+SW_VM_FLOAT(1, log, v, (sw_vm_hf), (x))
+#define SW_VM_LOGF16 1
 SW_VM_DOUBLE(1, tanh, v, (sw_vm_hd), (x))
 SW_VM_DOUBLE(1, log, v, (sw_vm_hd), (x))
 SW_VM_DOUBLE(2, pow, vv, (sw_vm_hd, sw_vm_hd), (x, y))
