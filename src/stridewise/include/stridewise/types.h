@@ -332,9 +332,8 @@ template <> struct HostLanes<half> {
 // in unsigned lanes (it wraps, as the element form's), compares and selects in signed ones.
 template <class VI, class VU> SW_INLINE VI bfloat16_round_lanes(VU x) {
   const VU hi = x >> 16;
-  const VI nan = (VI)(x & 0x7FFFFFFFu) > 0x7F800000;        // all ones where NaN
   const VI even = (VI)((x + 0x7FFFu + (hi & 1u)) >> 16);
-  return (even & ~nan) | ((VI)(hi | 0x40u) & nan);
+  return (VI)(x & 0x7FFFFFFFu) > 0x7F800000 ? (VI)(hi | 0x40u) : even;   // NaN: quieted
 }
 template <> struct HostLanes<bfloat16> {
   enum { value = 1 };
