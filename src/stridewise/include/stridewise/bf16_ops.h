@@ -38,17 +38,13 @@ template <class T> struct Short16;
 template <> struct Short16<half> {
   enum { kChecked = 0 };   // fmod_short holds for every pair
 #if defined(__F16C__) && !defined(__clang__)
-  enum { kPack8 = 1 };
+  enum { kRoundPack = 1 };
   template <int P> static SW_INLINE void round_pack(float* v) {   // P a multiple of 8
     constexpr int N = host_lanes(P);
-    SW_UNROLL for (int e = 0; e < P; e += N) {
-      half h[N];
-      store_lanes(h, narrow_lanes<half, N>(v + e));
-      HostLanes<half>::template widen<N>(v + e, h);
-    }
+    SW_UNROLL for (int e = 0; e < P; e += N) store_lanes(v + e, HostLanes<half>::widen(narrow_lanes<half, N>(v + e)));
   }
 #else
-  enum { kPack8 = 0 };
+  enum { kRoundPack = 0 };
 #endif
   // x + M - M with M = 1.5 2^23 q rounds x to a multiple of q, to nearest even (the sum lies
   // where the spacing is q), and q = 2^(e - 10), or 2^-24 below float16's normals, is
@@ -65,7 +61,7 @@ template <> struct Short16<half> {
   static SW_INLINE float fmod(float a, float b) { return fmod_short(a, b); }
 };
 template <> struct Short16<bfloat16> {
-  enum { kChecked = 1, kPack8 = 0 };   // fmod_short where bf16_far_host passes, the table elsewhere
+  enum { kChecked = 1, kRoundPack = 0 };   // fmod_short where bf16_far_host passes, the table elsewhere
   static SW_INLINE float round(float x) { return bfloat16_to_float(float_to_bfloat16(x)); }
   static SW_INLINE float fmod(float a, float b) { return bf16_fmod_host(a, b); }
 };
@@ -102,14 +98,14 @@ template <class T> struct TorchFloorDivide16<T, true> {
   // at 0.05x torch CPU), from T's exact fmod: for bfloat16 fmod_short where its range check
   // passes, asked first, as Bf16Fmod. float16 with F16C takes its steps a whole pack at a
   // time (Short16<half>::round_pack; FlagsFirst with every lane flagged, then ExactPack), so that
-  // each rounding is F16C's two 8-lane conversions, not ~14 integer and float instructions.
-  enum { kPack8 = Short16<T>::kPack8, kVectorExact = 1, kFlagsFirst = Short16<T>::kChecked || kPack8,
-         kExactPack = kPack8 };
+  // each rounding is two F16C conversions of 8 or 16 lanes, not ~14 integer and float instructions.
+  enum { kRoundPack = Short16<T>::kRoundPack, kVectorExact = 1, kFlagsFirst = Short16<T>::kChecked || kRoundPack,
+         kExactPack = kRoundPack };
   SW_INLINE float operator()(float a, float b) const { return from_fmod(a, b, Short16<T>::fmod(a, b)); }
-  SW_INLINE static bool wide(float a, float b) { return kPack8 || bf16_far_host(a, b); }
+  SW_INLINE static bool wide(float a, float b) { return kRoundPack || bf16_far_host(a, b); }
   SW_INLINE static float fast(float a, float b, FastFlag&) { return from_fmod(a, b, fmod_short(a, b)); }
   template <int P> SW_INLINE static void exact(float* y, const float* a, const float* b) {
-    if constexpr (P % 8 == 0 && kPack8) {
+    if constexpr (P % 8 == 0 && kRoundPack) {
       float t[P], d[P], fl[P], up[P];
       SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) y[e] = fmod_short(a[e], b[e]), t[e] = a[e] - y[e];
       Short16<T>::template round_pack<P>(t);

@@ -21,7 +21,7 @@ SW_HOST_DEVICE SW_INLINE float half_to_float(u16 h) {
   return f;
 #elif !defined(__CUDACC__) && !defined(__CUDACC_RTC__)
   // Branch-free so GCC vectorizes it across a pack where F16C is missing (with it, a kernel's
-  // packs convert 8 lanes at a time: Widened, below; _cvtsh_ss is one lane only): the
+  // packs convert 8 or 16 lanes at a time: HostLanes, below; _cvtsh_ss is one lane only): the
   // significand as an integer m (the implicit bit set for a normal half), converted exactly,
   // times 2^(max(e, 1) - 25) gives every finite value, with no subnormal float anywhere: a
   // multiply with a subnormal operand takes a microcode assist on Intel cores (~150 cycles;
@@ -279,7 +279,7 @@ enum { kHostLanes = 16 };
 #else
 enum { kHostLanes = 8 };
 #endif
-SW_HOST_DEVICE constexpr int host_lanes(int P) { return P % kHostLanes == 0 ? kHostLanes : 8; }
+constexpr int host_lanes(int P) { return P % kHostLanes == 0 ? kHostLanes : 8; }
 typedef float V8sf __attribute__((vector_size(32)));
 typedef short V8hi __attribute__((vector_size(16)));
 typedef short V16hi __attribute__((vector_size(32)));
@@ -312,19 +312,12 @@ SW_INLINE V32hi join_lanes(V16hi lo, V16hi hi) {
 #if defined(__F16C__)
 template <> struct HostLanes<half> {
   enum { value = 1 };
-  template <int N> static SW_INLINE void widen(float* v, const half* x) {
+  static SW_INLINE V8sf widen(const V8hi& h) { return __builtin_ia32_vcvtph2ps256(h); }
+  static SW_INLINE V8hi narrow(const V8sf& y) { return __builtin_ia32_vcvtps2ph256(y, 0); }
 #if defined(__AVX512F__)
-    if constexpr (N == 16) {
-      store_lanes(v, __builtin_ia32_vcvtph2ps512_mask(load_lanes<V16hi>(x), V16sf{}, (u16)-1, 4));
-      return;
-    }
-#endif
-    store_lanes(v, __builtin_ia32_vcvtph2ps256(load_lanes<V8hi>(x)));
-  }
-#if defined(__AVX512F__)
+  static SW_INLINE V16sf widen(const V16hi& h) { return __builtin_ia32_vcvtph2ps512_mask(h, V16sf{}, (u16)-1, 4); }
   static SW_INLINE V16hi narrow(const V16sf& y) { return __builtin_ia32_vcvtps2ph512_mask(y, 0, V16hi{}, (u16)-1); }
 #endif
-  static SW_INLINE V8hi narrow(const V8sf& y) { return __builtin_ia32_vcvtps2ph256(y, 0); }
 };
 #endif
 #if defined(__AVX2__)
@@ -337,34 +330,33 @@ template <class VI, class VU> SW_INLINE VI bfloat16_round_lanes(VU x) {
 }
 template <> struct HostLanes<bfloat16> {
   enum { value = 1 };
-  template <int N> static SW_INLINE void widen(float* v, const bfloat16* x) {
-#if defined(__AVX512F__)
-    if constexpr (N == 16) {
-      store_lanes(v, (V16su)__builtin_ia32_pmovzxwd512_mask(load_lanes<V16hi>(x), V16si{}, (u16)-1) << 16);
-      return;
-    }
-#endif
-    store_lanes(v, (V8su)__builtin_ia32_pmovzxwd256(load_lanes<V8hi>(x)) << 16);
-  }
-#if defined(__AVX512F__)
-  static SW_INLINE V16hi narrow(const V16sf& y) {   // vpmovdw: each lane's low 16 bits
-    return __builtin_ia32_pmovdw512_mask(bfloat16_round_lanes<V16si>((V16su)y), V16hi{}, (u16)-1);
-  }
-#endif
+  static SW_INLINE V8sf widen(const V8hi& h) { return (V8sf)((V8su)__builtin_ia32_pmovzxwd256(h) << 16); }
   static SW_INLINE V8hi narrow(const V8sf& y) {
     const V8si r = bfloat16_round_lanes<V8si>((V8su)y);
     const V4di packed = (V4di)__builtin_ia32_packusdw256(r, r);   // lanes 0-3 | 4-7, twice
     return (V8hi)__builtin_ia32_extract128i256(__builtin_ia32_permdi256(packed, 0x08), 0);
   }
+#if defined(__AVX512F__)
+  static SW_INLINE V16sf widen(const V16hi& h) {
+    return (V16sf)((V16su)__builtin_ia32_pmovzxwd512_mask(h, V16si{}, (u16)-1) << 16);
+  }
+  static SW_INLINE V16hi narrow(const V16sf& y) {   // vpmovdw: each lane's low 16 bits
+    return __builtin_ia32_pmovdw512_mask(bfloat16_round_lanes<V16si>((V16su)y), V16hi{}, (u16)-1);
+  }
+#endif
 };
 #endif
-// N floats narrowed: the lanes' vector type, and HostLanes<To>::narrow of it.
-template <int N> struct FloatLanes { typedef V8sf type; };
+// N lanes' vector types (16 only where AVX-512 is on), and HostLanes' conversions of N lanes
+// in memory.
+template <int N> struct Lanes { typedef V8sf f32; typedef V8hi b16; };
 #if defined(__AVX512F__)
-template <> struct FloatLanes<16> { typedef V16sf type; };
+template <> struct Lanes<16> { typedef V16sf f32; typedef V16hi b16; };
 #endif
+template <class T, int N> SW_INLINE auto widen_lanes(const T* x) {
+  return HostLanes<T>::widen(load_lanes<typename Lanes<N>::b16>(x));
+}
 template <class To, int N> SW_INLINE auto narrow_lanes(const float* y) {
-  return HostLanes<To>::narrow(load_lanes<typename FloatLanes<N>::type>(y));
+  return HostLanes<To>::narrow(load_lanes<typename Lanes<N>::f32>(y));
 }
 #endif
 
@@ -387,7 +379,7 @@ template <int P, class T> struct Widened<float, P, T, true> {
   float v[P];
   SW_INLINE explicit Widened(const T (&x)[P]) {
     constexpr int N = host_lanes(P);
-    SW_UNROLL for (int e = 0; e < P; e += N) HostLanes<T>::template widen<N>(v + e, x + e);
+    SW_UNROLL for (int e = 0; e < P; e += N) store_lanes(v + e, widen_lanes<T, N>(x + e));
   }
   SW_INLINE float operator[](int e) const { return v[e]; }
 };
