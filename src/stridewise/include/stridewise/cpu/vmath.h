@@ -72,6 +72,39 @@ SW_INLINE __m512d over(Home home, __m512d x, __m512d y) {
 #endif
 template <class E, class Home>
 SW_INLINE E one(Home home, E x, E y) { return first(home(splat(x), splat(y))); }
+
+// How a home calls its routine: as it is, or (pow) with a negative base's lanes as the C
+// library defines them from |x|. libmvec hands every lane it does not take itself to the
+// scalar libm, negative bases included: half of a random base's lanes, 9 ns an element. glibc's
+// pow and powf give (-x)^y = -(x^y) for odd integral y, x^y for even or infinite y, and for
+// a finite x < 0 with finite non-integral y the invalid operation's NaN; a NaN x or y keeps
+// the routine's own lane (pow(-1, NaN) is NaN, where |x| would give 1).
+template <class H, class F> SW_INLINE H plain(F f, H x, H y) { return f(x, y); }
+SW_INLINE __m256 pick(__m256 a, __m256 b, __m256 m) { return _mm256_blendv_ps(a, b, m); }
+SW_INLINE __m256d pick(__m256d a, __m256d b, __m256d m) { return _mm256_blendv_pd(a, b, m); }
+#define SW_VM_POW_SIGNS(H, s, E, ibits)                                                    \
+  template <class F> SW_INLINE H pow_signs(F f, H x, H y) {                                \
+    const H sign = _mm256_set1_##s(E(-0.0)), half = _mm256_set1_##s(E(0.5));              \
+    const H nan_x = _mm256_cmp_##s(x, x, _CMP_UNORD_Q);                                   \
+    const H either_nan = _mm256_or_##s(nan_x, _mm256_cmp_##s(y, y, _CMP_UNORD_Q));        \
+    const H r = f(pick(_mm256_andnot_##s(sign, x), x, either_nan), y);                     \
+    const H whole = _mm256_cmp_##s(y, _mm256_round_##s(y, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC), \
+                                   _CMP_EQ_OQ);  /* infinities too, NaN not */             \
+    const H h = _mm256_mul_##s(y, half);                                                   \
+    const H odd = _mm256_andnot_##s(                                                       \
+        _mm256_cmp_##s(h, _mm256_round_##s(h, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC), _CMP_EQ_OQ), \
+        whole);                                                                            \
+    const H flip = _mm256_and_##s(_mm256_andnot_##s(nan_x, _mm256_and_##s(x, sign)), odd); \
+    const H invalid = _mm256_andnot_##s(                                                   \
+        _mm256_or_##s(whole, either_nan),                                                  \
+        _mm256_and_##s(_mm256_cmp_##s(x, _mm256_setzero_##s(), _CMP_LT_OQ),                \
+                       _mm256_cmp_##s(x, _mm256_set1_##s(-__builtin_inf()), _CMP_GT_OQ))); \
+    const H indefinite = _mm256_castsi256_##s(_mm256_set1_##ibits); /* x86's default NaN */ \
+    return pick(_mm256_xor_##s(r, flip), indefinite, invalid);                             \
+  }
+SW_VM_POW_SIGNS(__m256, ps, float, epi32(int(0xffc00000u)))
+SW_VM_POW_SIGNS(__m256d, pd, double, epi64x((long long)0xfff8000000000000ull))
+#undef SW_VM_POW_SIGNS
 }  // namespace vm
 }  // namespace sw
 
@@ -110,11 +143,12 @@ SW_INLINE E one(Home home, E x, E y) { return first(home(splat(x), splat(y))); }
 #endif
 // One (function, type): the home's declaration, the scalar function with its simd attribute
 // (GCC's vectorizer calls its clones), its one-lane definition, and the clones.
-#define SW_VM_DEFINE(K, name, lib, E, H, W, args, V4, V8, V16, n4, n8, n16, params, pass)  \
+#define SW_VM_DEFINE(K, name, lib, E, H, W, args, V4, V8, V16, n4, n8, n16, params, pass, form) \
   extern "C" H SW_VM_HOME_(SW_VM_ISA, W, args, lib) params;                                \
   extern "C" E sw_vm_##lib(SW_VM_ARGS##K(E)) __attribute__((simd("notinbranch"), const, nothrow)); \
   namespace sw { namespace vm {                                                            \
-  SW_INLINE H home_##lib(H x, H y) { (void)y; return SW_VM_HOME_(SW_VM_ISA, W, args, lib) pass; } \
+  SW_INLINE H call_##lib(H x, H y) { (void)y; return SW_VM_HOME_(SW_VM_ISA, W, args, lib) pass; } \
+  SW_INLINE H home_##lib(H x, H y) { return form(call_##lib, x, y); }                      \
   }}                                                                                       \
   extern "C" __attribute__((visibility("hidden"))) E sw_vm_one_##lib(SW_VM_ARGS##K(E))     \
       __asm__("sw_vm_" #lib);                                                              \
@@ -128,26 +162,26 @@ SW_INLINE E one(Home home, E x, E y) { return first(home(splat(x), splat(y))); }
 #define SW_VM_PARAMS2(E) E x, E y
 #define SW_VM_PASS1 x, x
 #define SW_VM_PASS2 x, y
-#define SW_VM_FLOAT(K, name, args, params, pass)                                           \
-  SW_VM_DEFINE(K, name, name##f, float, sw_vm_hf, SW_VM_WF, args, __m128, __m256, __m512, 4, 8, 16, params, pass)
-#define SW_VM_DOUBLE(K, name, args, params, pass)                                          \
-  SW_VM_DEFINE(K, name, name, double, sw_vm_hd, SW_VM_WD, args, __m128d, __m256d, __m512d, 2, 4, 8, params, pass)
+#define SW_VM_FLOAT(K, name, args, params, pass, form)                                     \
+  SW_VM_DEFINE(K, name, name##f, float, sw_vm_hf, SW_VM_WF, args, __m128, __m256, __m512, 4, 8, 16, params, pass, form)
+#define SW_VM_DOUBLE(K, name, args, params, pass, form)                                    \
+  SW_VM_DEFINE(K, name, name, double, sw_vm_hd, SW_VM_WD, args, __m128d, __m256d, __m512d, 2, 4, 8, params, pass, form)
 
 // Which functions, per type: those within stridewise's tolerances of NumPy (ops/builtins.py
 // TOLERANCE_ULP: 4 ulp float32, 2 ulp float64) over 3 x 2^20 inputs of every exponent. Left
 // to libm: logf (6 ulp from NumPy's) and double exp, sin, cos (3 ulp).
-SW_VM_FLOAT(1, exp, v, (sw_vm_hf), (x))
-SW_VM_FLOAT(1, sin, v, (sw_vm_hf), (x))
-SW_VM_FLOAT(1, cos, v, (sw_vm_hf), (x))
-SW_VM_FLOAT(1, tanh, v, (sw_vm_hf), (x))
-SW_VM_FLOAT(2, pow, vv, (sw_vm_hf, sw_vm_hf), (x, y))
+SW_VM_FLOAT(1, exp, v, (sw_vm_hf), (x), sw::vm::plain)
+SW_VM_FLOAT(1, sin, v, (sw_vm_hf), (x), sw::vm::plain)
+SW_VM_FLOAT(1, cos, v, (sw_vm_hf), (x), sw::vm::plain)
+SW_VM_FLOAT(1, tanh, v, (sw_vm_hf), (x), sw::vm::plain)
+SW_VM_FLOAT(2, pow, vv, (sw_vm_hf, sw_vm_hf), (x, y), sw::vm::pow_signs)
 // logf only for a result rounded to 16 bits (math.h LogFunctor): 6 ulp of float32 moves such
 // a result by at most its one ulp of tolerance.
-SW_VM_FLOAT(1, log, v, (sw_vm_hf), (x))
+SW_VM_FLOAT(1, log, v, (sw_vm_hf), (x), sw::vm::plain)
 #define SW_VM_LOGF16 1
-SW_VM_DOUBLE(1, tanh, v, (sw_vm_hd), (x))
-SW_VM_DOUBLE(1, log, v, (sw_vm_hd), (x))
-SW_VM_DOUBLE(2, pow, vv, (sw_vm_hd, sw_vm_hd), (x, y))
+SW_VM_DOUBLE(1, tanh, v, (sw_vm_hd), (x), sw::vm::plain)
+SW_VM_DOUBLE(1, log, v, (sw_vm_hd), (x), sw::vm::plain)
+SW_VM_DOUBLE(2, pow, vv, (sw_vm_hd, sw_vm_hd), (x, y), sw::vm::pow_signs)
 
 // libm's spelling for everything else (integers, half, mixed types), looked up as the
 // operation would have looked it up: at namespace scope, with argument-dependent lookup.
