@@ -2,6 +2,7 @@
 sits (pack lanes, heads, tails, layouts, modes), results stay within TOLERANCE_ULP of NumPy,
 and without libmvec the operation calls libm as written."""
 import ctypes
+import subprocess
 import sys
 
 import numpy as np
@@ -16,10 +17,25 @@ from test_builtin_ops import ulp_diff  # noqa: E402
 
 # the functions vmath.h vectorizes, per dtype, and the NumPy ufunc each is compared with
 VECTOR = [("exp", "float32"), ("sin", "float32"), ("cos", "float32"), ("tanh", "float32"),
-          ("pow", "float32"), ("tanh", "float64"), ("log", "float64"), ("pow", "float64")]
+          ("log", "float32"), ("pow", "float32"), ("exp", "float64"), ("tanh", "float64"),
+          ("log", "float64"), ("pow", "float64")]
 NUMPY = {"exp": np.exp, "sin": np.sin, "cos": np.cos, "tanh": np.tanh, "log": np.log,
          "pow": np.power}
 pytestmark = pytest.mark.skipif(not cpu.vector_math()[0], reason="no libmvec on this host")
+
+
+def _kernels_have_avx2() -> bool:
+    """vmath.h's condition besides libmvec: kernels built for x86-64 with AVX2 (-march=native
+    and STRIDEWISE_CXXFLAGS, as the kernels are)."""
+    cxx = cpu.compiler()[0]
+    flags = [f for f in cpu.build_flags()[0] if f.startswith(("-m", "-D"))]
+    macros = subprocess.run([cxx, *flags, "-dM", "-E", "-x", "c++", "/dev/null"],
+                            capture_output=True, text=True).stdout
+    return "__AVX2__" in macros and "__x86_64__" in macros
+
+
+# vmath.h's own routines (float64 exp, float32 log), not libm's
+own_routines = pytest.mark.skipif(not _kernels_have_avx2(), reason="kernels without AVX2 call libm")
 
 
 def kernel(op):
@@ -121,6 +137,41 @@ def test_pow_of_a_negative_base_is_the_c_librarys(dtype):
     invalid = np.isfinite(x) & (x > 0) & np.isfinite(y) & ~whole   # among the special ones
     assert np.isnan(want[invalid]).all() and np.signbit(want[invalid]).all()
     assert invalid.sum() > 20 and odd.sum() > 20 and special.sum() > 40
+
+
+@own_routines
+def test_float64_exp_is_within_an_ulp_of_the_correctly_rounded_result():
+    """vmath.h's own exp of doubles, against mpmath at 120 bits: the whole range where it
+    computes (|x| <= 708), the reduction's edges (odd multiples of ln 2 / 2) and small
+    arguments; beyond 708 and at specials, glibc's exp bit for bit (NumPy's on this host)."""
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.prec = 120
+    rng = np.random.default_rng(4)
+    half_ln2 = np.log(2) / 2 * (rng.integers(-1021, 1021, 3000) * 2 + 1)
+    x = np.concatenate([rng.uniform(-708, 708, 4000), rng.uniform(-1, 1, 2000),
+                        half_ln2, np.nextafter(half_ln2, 0), rng.standard_normal(2000) * 1e-9,
+                        [0.0, -0.0, 707.99, -707.99, 708.0, -708.0]])
+    got = kernel("exp")(x)
+    want = np.array([float(mpmath.exp(mpmath.mpf(float(v)))) for v in x])
+    assert ulp_diff(got, want) <= 1
+    edge = np.array([708.0001, 709.78, 709.79, -708.0001, -745.13, -745.14, -1e300, 1e300,
+                     np.inf, -np.inf, np.nan, -np.nan], "float64")
+    libm = ctypes.CDLL("libm.so.6")
+    libm.exp.argtypes, libm.exp.restype = [ctypes.c_double], ctypes.c_double
+    np.testing.assert_array_equal(bits(kernel("exp")(edge)),
+                                  bits(np.array([libm.exp(float(v)) for v in edge])))
+
+
+@own_routines
+def test_float32_log_rounds_once_from_double_precision():
+    """vmath.h's own logf: every 61st positive float (35 million, all exponents, subnormals and
+    the rest to libm's logf) against log in doubles rounded to float32: within an ulp, and
+    equal but for 1 in 10^6 (where the double itself sits within 2^-29 ulp of a midpoint)."""
+    x = np.arange(1, 0x7F800001, 61, dtype=np.uint32).view(np.float32)
+    got = kernel("log")(x)
+    want = np.log(x.astype(np.float64)).astype(np.float32)
+    assert ulp_diff(got, want) <= 1
+    assert np.count_nonzero(got != want) <= x.size // 10**6
 
 
 def test_hoisted_and_unhoisted_forms_agree_with_vector_math():

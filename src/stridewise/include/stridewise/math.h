@@ -42,15 +42,14 @@ SW_MATH_FUNCTOR(ExpFunctor, exp)
 SW_MATH_FUNCTOR(SinFunctor, sin)
 SW_MATH_FUNCTOR(CosFunctor, cos)
 #undef SW_MATH_FUNCTOR
-// log of T, computed in M. A float16 or bfloat16 result takes the host's vector logf where
-// libmvec is in (float32's stays libm's for its accuracy: cpu/vmath.h): 0.2x torch CPU
-// through libm's.
+// log of T, computed in M. A float16 or bfloat16 result takes libmvec's logf on the host
+// (cpu/vmath.h), within its 1-ulp tolerance and 2.5x faster than float32's own form.
 template <class M, class T = M> struct LogFunctor : UserMath {
   SW_HOST_DEVICE SW_INLINE M operator()(M a) const { return log(a); }
 };
 #if defined(SW_VM_LOGF16)
 template <> struct LogFunctor<float, half> {
-  SW_INLINE float operator()(float a) const { return sw_vm_logf(a); }
+  SW_INLINE float operator()(float a) const { return sw_vm_logf16(a); }
 };
 template <> struct LogFunctor<float, bfloat16> : LogFunctor<float, half> {};
 #endif

@@ -18,14 +18,25 @@
 #if defined(SW_VMATH) && defined(__x86_64__) && defined(__AVX2__)
 #include <immintrin.h>
 
-// The home: libmvec's AVX2 routines (8 floats, 4 doubles), also where AVX-512 is present:
-// GCC vectorizes for 256-bit registers there, so its clones map one to one, and a wrapper that
-// widened them to the AVX-512 routines ran 10x slower than either routine alone.
+// The home: libmvec's widest routines this build can run, AVX-512's (16 floats, 8 doubles)
+// or AVX2's (8, 4). Kernels build with -mprefer-vector-width=512 (backends/cpu.py), so on an
+// AVX-512 host GCC calls the 16-lane clone, which is the home itself: on a Zen 5, 2^20 lanes
+// on one thread, powf 1912 -> 1265 us, tanhf 537 -> 203, pow 3738 -> 2284 against two AVX2
+// calls. The two ISAs' routines differ in their last bits (tanhf on ~40% of inputs); a build
+// uses one of them for every lane, so an element's bits never depend on its position.
+#if defined(__AVX512F__)
+#define SW_VM_ISA e
+#define SW_VM_WF 16
+#define SW_VM_WD 8
+typedef __m512 sw_vm_hf;
+typedef __m512d sw_vm_hd;
+#else
 #define SW_VM_ISA d
 #define SW_VM_WF 8
 #define SW_VM_WD 4
 typedef __m256 sw_vm_hf;
 typedef __m256d sw_vm_hd;
+#endif
 #define SW_VM_HOME(isa, w, args, name) _ZGV##isa##N##w##args##_##name
 #define SW_VM_HOME_(isa, w, args, name) SW_VM_HOME(isa, w, args, name)
 
@@ -35,9 +46,36 @@ namespace vm {
 // valid input: a padding lane is discarded, and a copy never takes libm's special-input
 // path unless the first lane does), and the home's result back to the clone's width.
 // Intrinsics, not memcpy through arrays: those stalled on store forwarding (10x slower).
-SW_INLINE __m256 widen(__m128 x) { return _mm256_insertf128_ps(_mm256_set1_ps(_mm_cvtss_f32(x)), x, 0); }
+SW_INLINE __m256 widen8(__m128 x) { return _mm256_insertf128_ps(_mm256_set1_ps(_mm_cvtss_f32(x)), x, 0); }
+SW_INLINE __m256d widen4(__m128d x) { return _mm256_insertf128_pd(_mm256_set1_pd(_mm_cvtsd_f64(x)), x, 0); }
+#if defined(__AVX512F__)
+SW_INLINE __m512 widen(__m256 x) {
+  return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_set1_ps(_mm256_cvtss_f32(x))),
+                                             _mm256_castps_pd(x), 0));
+}
+SW_INLINE __m512 widen(__m128 x) { return widen(widen8(x)); }
+SW_INLINE __m512 widen(__m512 x) { return x; }
+SW_INLINE __m512d widen(__m256d x) {
+  return _mm512_insertf64x4(_mm512_set1_pd(_mm256_cvtsd_f64(x)), x, 0);
+}
+SW_INLINE __m512d widen(__m128d x) { return widen(widen4(x)); }
+SW_INLINE __m512d widen(__m512d x) { return x; }
+SW_INLINE void narrow(__m512 r, __m128* v) { *v = _mm512_castps512_ps128(r); }
+SW_INLINE void narrow(__m512 r, __m256* v) { *v = _mm512_castps512_ps256(r); }
+SW_INLINE void narrow(__m512 r, __m512* v) { *v = r; }
+SW_INLINE void narrow(__m512d r, __m128d* v) { *v = _mm512_castpd512_pd128(r); }
+SW_INLINE void narrow(__m512d r, __m256d* v) { *v = _mm512_castpd512_pd256(r); }
+SW_INLINE void narrow(__m512d r, __m512d* v) { *v = r; }
+SW_INLINE __m512 splat(float x) { return _mm512_set1_ps(x); }
+SW_INLINE __m512d splat(double x) { return _mm512_set1_pd(x); }
+SW_INLINE float first(__m512 r) { return _mm512_cvtss_f32(r); }
+SW_INLINE double first(__m512d r) { return _mm512_cvtsd_f64(r); }
+SW_INLINE __m512 trunc_lanes(__m512 x) { return _mm512_roundscale_ps(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC); }
+SW_INLINE __m512d trunc_lanes(__m512d x) { return _mm512_roundscale_pd(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC); }
+#else
+SW_INLINE __m256 widen(__m128 x) { return widen8(x); }
 SW_INLINE __m256 widen(__m256 x) { return x; }
-SW_INLINE __m256d widen(__m128d x) { return _mm256_insertf128_pd(_mm256_set1_pd(_mm_cvtsd_f64(x)), x, 0); }
+SW_INLINE __m256d widen(__m128d x) { return widen4(x); }
 SW_INLINE __m256d widen(__m256d x) { return x; }
 SW_INLINE void narrow(__m256 r, __m128* v) { *v = _mm256_castps256_ps128(r); }
 SW_INLINE void narrow(__m256 r, __m256* v) { *v = r; }
@@ -47,29 +85,15 @@ SW_INLINE __m256 splat(float x) { return _mm256_set1_ps(x); }
 SW_INLINE __m256d splat(double x) { return _mm256_set1_pd(x); }
 SW_INLINE float first(__m256 r) { return _mm256_cvtss_f32(r); }
 SW_INLINE double first(__m256d r) { return _mm256_cvtsd_f64(r); }
+SW_INLINE __m256 trunc_lanes(__m256 x) { return _mm256_round_ps(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC); }
+SW_INLINE __m256d trunc_lanes(__m256d x) { return _mm256_round_pd(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC); }
+#endif
 template <class V, class Home>
 SW_INLINE V over(Home home, V x, V y) {
   V v;
   narrow(home(widen(x), widen(y)), &v);
   return v;
 }
-#if defined(__AVX512F__)
-// an AVX-512 clone (GCC vectorizes 512 bits wide only where asked to): two halves
-template <class Home>
-SW_INLINE __m512 over(Home home, __m512 x, __m512 y) {
-  const __m256d lo = _mm256_castps_pd(home(_mm512_castps512_ps256(x), _mm512_castps512_ps256(y)));
-  const __m256d hi = _mm256_castps_pd(home(
-      _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x), 1)),
-      _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(y), 1))));
-  return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(lo), hi, 1));
-}
-template <class Home>
-SW_INLINE __m512d over(Home home, __m512d x, __m512d y) {
-  const __m256d lo = home(_mm512_castpd512_pd256(x), _mm512_castpd512_pd256(y));
-  const __m256d hi = home(_mm512_extractf64x4_pd(x, 1), _mm512_extractf64x4_pd(y, 1));
-  return _mm512_insertf64x4(_mm512_castpd256_pd512(lo), hi, 1);
-}
-#endif
 template <class E, class Home>
 SW_INLINE E one(Home home, E x, E y) { return first(home(splat(x), splat(y))); }
 
@@ -77,51 +101,110 @@ SW_INLINE E one(Home home, E x, E y) { return first(home(splat(x), splat(y))); }
 // library defines them from |x|. libmvec hands every lane it does not take itself to the
 // scalar libm, negative bases included: half of a random base's lanes, 9 ns an element. glibc's
 // pow and powf give (-x)^y = -(x^y) for odd integral y, x^y for even or infinite y, and for
-// a finite x < 0 with finite non-integral y the invalid operation's NaN; a NaN x or y keeps
-// the routine's own lane (pow(-1, NaN) is NaN, where |x| would give 1).
+// a finite x < 0 with finite non-integral y the invalid operation's NaN (x86's, sign set); a
+// NaN x or y keeps the routine's own lane (pow(-1, NaN) is NaN, where |x| would give 1).
+// GCC's vector extensions: a compare gives integer lanes of all ones or zeros, `?:` selects.
 template <class H, class F> SW_INLINE H plain(F f, H x, H y) { return f(x, y); }
-SW_INLINE __m256 pick(__m256 a, __m256 b, __m256 m) { return _mm256_blendv_ps(a, b, m); }
-SW_INLINE __m256d pick(__m256d a, __m256d b, __m256d m) { return _mm256_blendv_pd(a, b, m); }
-#define SW_VM_POW_SIGNS(H, s, E, ibits)                                                    \
-  template <class F> SW_INLINE H pow_signs(F f, H x, H y) {                                \
-    const H sign = _mm256_set1_##s(E(-0.0)), half = _mm256_set1_##s(E(0.5));              \
-    const H nan_x = _mm256_cmp_##s(x, x, _CMP_UNORD_Q);                                   \
-    const H either_nan = _mm256_or_##s(nan_x, _mm256_cmp_##s(y, y, _CMP_UNORD_Q));        \
-    const H r = f(pick(_mm256_andnot_##s(sign, x), x, either_nan), y);                     \
-    const H whole = _mm256_cmp_##s(y, _mm256_round_##s(y, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC), \
-                                   _CMP_EQ_OQ);  /* infinities too, NaN not */             \
-    const H h = _mm256_mul_##s(y, half);                                                   \
-    const H odd = _mm256_andnot_##s(                                                       \
-        _mm256_cmp_##s(h, _mm256_round_##s(h, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC), _CMP_EQ_OQ), \
-        whole);                                                                            \
-    const H flip = _mm256_and_##s(_mm256_andnot_##s(nan_x, _mm256_and_##s(x, sign)), odd); \
-    const H invalid = _mm256_andnot_##s(                                                   \
-        _mm256_or_##s(whole, either_nan),                                                  \
-        _mm256_and_##s(_mm256_cmp_##s(x, _mm256_setzero_##s(), _CMP_LT_OQ),                \
-                       _mm256_cmp_##s(x, _mm256_set1_##s(-__builtin_inf()), _CMP_GT_OQ))); \
-    const H indefinite = _mm256_castsi256_##s(_mm256_set1_##ibits); /* x86's default NaN */ \
-    return pick(_mm256_xor_##s(r, flip), indefinite, invalid);                             \
-  }
-SW_VM_POW_SIGNS(__m256, ps, float, epi32(int(0xffc00000u)))
-SW_VM_POW_SIGNS(__m256d, pd, double, epi64x((long long)0xfff8000000000000ull))
-#undef SW_VM_POW_SIGNS
+template <class H, class F> SW_INLINE H pow_signs(F f, H x, H y) {
+  typedef __typeof__(x[0]) E;
+  typedef __typeof__(x < y) I;                        // the lanes' integers, as wide as E
+  const I sign = (I)(-H{});                           // -0.0's bits
+  const I either_nan = (x != x) | (y != y);
+  const H r = f(either_nan ? x : (H)((I)x & ~sign), y);
+  const H t = trunc_lanes(y), h = y * E(0.5);
+  const I odd = (y == t) & (h != trunc_lanes(h));     // an infinity is whole and even
+  const I flip = (I)x & sign & odd & ~(x != x);
+  const I invalid = (x < E(0)) & (x > E(-__builtin_inf())) & (y != t) & (y - y == E(0));
+  return invalid ? (H)(sign | (I)(H{} + E(__builtin_nan("")))) : (H)((I)r ^ flip);
+}
+
+// exp of doubles: libmvec's is 3 ulp from the correctly rounded result (float64's tolerance is
+// 2 ulp of NumPy, itself within 1), and glibc's scalar exp one element at a time ran 0.46x
+// torch CPU. Here: x = k ln 2 + r, |r| <= ln 2 / 2 (ln 2 in two parts, each product rounded
+// once by an FMA), e^r to degree 13 by Taylor's coefficients (the first term left out,
+// 4e-18 < 2^-56), and 2^k added to the exponent's bits. Every lane with |x| > 708 (a result
+// that overflows, is subnormal or underflows) or NaN is the C library's exp, lane by lane.
+// Within 1 ulp of the correctly rounded result (tests/test_vmath.py, against mpmath).
+#if defined(__AVX512F__)
+SW_INLINE __m512d fma_lanes(__m512d a, __m512d b, __m512d c) { return _mm512_fmadd_pd(a, b, c); }
+SW_INLINE bool any_lane(__m512d m) { return _mm512_test_epi64_mask((__m512i)m, (__m512i)m) != 0; }
+template <class M> SW_INLINE bool any_lane(M m) {   // a compare's integer lanes
+  return _mm512_test_epi32_mask((__m512i)m, (__m512i)m) != 0;
+}
+#else
+#if defined(__FMA__)
+SW_INLINE __m256d fma_lanes(__m256d a, __m256d b, __m256d c) { return _mm256_fmadd_pd(a, b, c); }
+#else
+SW_INLINE __m256d fma_lanes(__m256d a, __m256d b, __m256d c) { return _mm256_add_pd(_mm256_mul_pd(a, b), c); }
+#endif
+SW_INLINE bool any_lane(__m256d m) { return _mm256_movemask_pd(m) != 0; }
+template <class M> SW_INLINE bool any_lane(M m) { return _mm256_movemask_ps((__m256)m) != 0; }
+#endif
+template <class H> SW_INLINE H exp_lanes(H x) {
+  typedef __typeof__(x < x) I;
+  const H shift = H{} + 0x1.8p52;                     // k rounded to an integer in the low bits
+  const H kd = fma_lanes(x, H{} + 0x1.71547652b82fep0, shift);
+  const H k = kd - shift;
+  H r = fma_lanes(k, H{} - 0x1.62e42fefa39efp-1, x);
+  r = fma_lanes(k, H{} - 0x1.abc9e3b39803fp-56, r);
+  static const double c[] = {0x1.6124613a86d09p-33, 0x1.1eed8eff8d898p-29, 0x1.ae64567f544e4p-26,
+                             0x1.27e4fb7789f5cp-22, 0x1.71de3a556c734p-19, 0x1.a01a01a01a01ap-16,
+                             0x1.a01a01a01a01ap-13, 0x1.6c16c16c16c17p-10, 0x1.1111111111111p-7,
+                             0x1.5555555555555p-5, 0x1.5555555555555p-3, 0x1p-1};   // 1/13! .. 1/2!
+  H q = H{} + c[0];
+  for (int i = 1; i < 12; ++i) q = fma_lanes(q, r, H{} + c[i]);
+  const H e = 1.0 + fma_lanes(r * r, q, r);           // e^r in [0.70, 1.42]
+  H out = (H)((I)e + (((I)kd - (I)shift) << 52));
+  const I special = ~((x < 708.0) & (x > -708.0));    // NaN too
+  if (__builtin_expect(any_lane((H)special), 0))
+    for (int i = 0; i < int(sizeof(H) / sizeof(double)); ++i)
+      if (special[i]) out[i] = ::exp(x[i]);
+  return out;
+}
+template <class H, class F> SW_INLINE H own_exp(F, H x, H) { return exp_lanes(x); }
+
+// log of floats in double precision: libmvec's logf is 4-6 ulp from NumPy's (float32's
+// tolerance is 4), and glibc's scalar logf ran 0.49x torch CPU. x = 2^e m with m in
+// [sqrt(1/2), sqrt(2)), log m = 2 atanh(s) with s = (m - 1) / (m + 1), |s| <= 0.172, to s^17
+// (the next term's share 0.0295^8 < 2^-40), plus e ln 2, all in doubles, then rounded once to
+// float: within half an ulp and 2^-40 of it. Zero, negative, subnormal, infinite and NaN lanes
+// are the C library's logf, lane by lane.
+template <class H> SW_INLINE H logf_lanes(H x) {
+  typedef __typeof__(x < x) I;
+  typedef double D __attribute__((vector_size(2 * sizeof(H))));
+  const I shifted = (I)x - 0x3f3504f3;                // m's exponent from sqrt(1/2)
+  const I e = shifted >> 23;
+  const H m = (H)((shifted & 0x7fffff) + 0x3f3504f3);
+  const D md = __builtin_convertvector(m, D);
+  const D s = (md - 1.0) / (md + 1.0), z = s * s;
+  D p = D{} + 1.0 / 17;
+  for (int k = 15; k >= 3; k -= 2) p = p * z + 1.0 / k;   // exact sum, two roundings a step
+  const D r = __builtin_convertvector(e, D) * 0x1.62e42fefa39efp-1 + (2.0 * s + 2.0 * s * z * p);
+  H out = __builtin_convertvector(r, H);
+  const I special = ~((x >= 0x1p-126f) & (x < __builtin_inff()));   // NaN too
+  if (__builtin_expect(any_lane(special), 0))
+    for (int i = 0; i < int(sizeof(H) / sizeof(float)); ++i)
+      if (special[i]) out[i] = ::logf(x[i]);
+  return out;
+}
+template <class H, class F> SW_INLINE H own_logf(F, H x, H) { return logf_lanes(x); }
 }  // namespace vm
 }  // namespace sw
 
-// One function: libmvec's routine `lib` (float or double) as the home, the scalar function
-// `sw_vm_<lib>` GCC's vectorizer knows to have clones, and those clones for every ISA this
+// One function: libmvec's routine `lib` (float or double) in the home, the scalar function
+// `sw_vm_<fn>` GCC's vectorizer knows to have clones, and those clones for every ISA this
 // build can run. The scalar function and the clones are defined under their assembler names
 // only (hidden: one copy per kernel library), so GCC never makes clones of its own.
-#define SW_VM_CLONE1(V, isa, n, lib, E, W, H, home)                                        \
+#define SW_VM_CLONE1(V, isa, n, fn, E, W, H, home)                                        \
   extern "C" __attribute__((visibility("hidden"))) V                                       \
-  sw_vm_clone_##isa##_##lib(V x) __asm__("_ZGV" #isa "N" #n "v_sw_vm_" #lib);             \
-  extern "C" V sw_vm_clone_##isa##_##lib(V x) {                                            \
+  sw_vm_clone_##isa##_##fn(V x) __asm__("_ZGV" #isa "N" #n "v_sw_vm_" #fn);             \
+  extern "C" V sw_vm_clone_##isa##_##fn(V x) {                                            \
     return sw::vm::over(home, x, x);                                                       \
   }
-#define SW_VM_CLONE2(V, isa, n, lib, E, W, H, home)                                        \
+#define SW_VM_CLONE2(V, isa, n, fn, E, W, H, home)                                        \
   extern "C" __attribute__((visibility("hidden"))) V                                       \
-  sw_vm_clone_##isa##_##lib(V x, V y) __asm__("_ZGV" #isa "N" #n "vv_sw_vm_" #lib);       \
-  extern "C" V sw_vm_clone_##isa##_##lib(V x, V y) {                                       \
+  sw_vm_clone_##isa##_##fn(V x, V y) __asm__("_ZGV" #isa "N" #n "vv_sw_vm_" #fn);       \
+  extern "C" V sw_vm_clone_##isa##_##fn(V x, V y) {                                       \
     return sw::vm::over(home, x, y);                                                       \
   }
 // the clones GCC may call, per ISA this build has: simdlen b 4, c 8, d 8, e 16 floats
@@ -143,45 +226,48 @@ SW_VM_POW_SIGNS(__m256d, pd, double, epi64x((long long)0xfff8000000000000ull))
 #endif
 // One (function, type): the home's declaration, the scalar function with its simd attribute
 // (GCC's vectorizer calls its clones), its one-lane definition, and the clones.
-#define SW_VM_DEFINE(K, name, lib, E, H, W, args, V4, V8, V16, n4, n8, n16, params, pass, form) \
+#define SW_VM_DEFINE(K, fn, lib, E, H, W, args, V4, V8, V16, n4, n8, n16, params, pass, form) \
   extern "C" H SW_VM_HOME_(SW_VM_ISA, W, args, lib) params;                                \
-  extern "C" E sw_vm_##lib(SW_VM_ARGS##K(E)) __attribute__((simd("notinbranch"), const, nothrow)); \
+  extern "C" E sw_vm_##fn(SW_VM_ARGS##K(E)) __attribute__((simd("notinbranch"), const, nothrow)); \
   namespace sw { namespace vm {                                                            \
-  SW_INLINE H call_##lib(H x, H y) { (void)y; return SW_VM_HOME_(SW_VM_ISA, W, args, lib) pass; } \
-  SW_INLINE H home_##lib(H x, H y) { return form(call_##lib, x, y); }                      \
+  SW_INLINE H call_##fn(H x, H y) { (void)y; return SW_VM_HOME_(SW_VM_ISA, W, args, lib) pass; } \
+  SW_INLINE H home_##fn(H x, H y) { return form(call_##fn, x, y); }                        \
   }}                                                                                       \
-  extern "C" __attribute__((visibility("hidden"))) E sw_vm_one_##lib(SW_VM_ARGS##K(E))     \
-      __asm__("sw_vm_" #lib);                                                              \
-  extern "C" E sw_vm_one_##lib(SW_VM_PARAMS##K(E)) {                                       \
-    return sw::vm::one(sw::vm::home_##lib, SW_VM_PASS##K);                                 \
+  extern "C" __attribute__((visibility("hidden"))) E sw_vm_one_##fn(SW_VM_ARGS##K(E))      \
+      __asm__("sw_vm_" #fn);                                                               \
+  extern "C" E sw_vm_one_##fn(SW_VM_PARAMS##K(E)) {                                        \
+    return sw::vm::one(sw::vm::home_##fn, SW_VM_PASS##K);                                  \
   }                                                                                        \
-  SW_VM_CLONES(K, lib, E, W, H, sw::vm::home_##lib, V4, V8, V16, n4, n8, n16)
+  SW_VM_CLONES(K, fn, E, W, H, sw::vm::home_##fn, V4, V8, V16, n4, n8, n16)
 #define SW_VM_ARGS1(E) E
 #define SW_VM_ARGS2(E) E, E
 #define SW_VM_PARAMS1(E) E x
 #define SW_VM_PARAMS2(E) E x, E y
 #define SW_VM_PASS1 x, x
 #define SW_VM_PASS2 x, y
-#define SW_VM_FLOAT(K, name, args, params, pass, form)                                     \
-  SW_VM_DEFINE(K, name, name##f, float, sw_vm_hf, SW_VM_WF, args, __m128, __m256, __m512, 4, 8, 16, params, pass, form)
-#define SW_VM_DOUBLE(K, name, args, params, pass, form)                                    \
-  SW_VM_DEFINE(K, name, name, double, sw_vm_hd, SW_VM_WD, args, __m128d, __m256d, __m512d, 2, 4, 8, params, pass, form)
+#define SW_VM_FLOAT(K, fn, name, args, params, pass, form)                                 \
+  SW_VM_DEFINE(K, fn, name##f, float, sw_vm_hf, SW_VM_WF, args, __m128, __m256, __m512, 4, 8, 16, params, pass, form)
+#define SW_VM_DOUBLE(K, fn, name, args, params, pass, form)                                \
+  SW_VM_DEFINE(K, fn, name, double, sw_vm_hd, SW_VM_WD, args, __m128d, __m256d, __m512d, 2, 4, 8, params, pass, form)
 
 // Which functions, per type: those within stridewise's tolerances of NumPy (ops/builtins.py
 // TOLERANCE_ULP: 4 ulp float32, 2 ulp float64) over 3 x 2^20 inputs of every exponent. Left
 // to libm: logf (6 ulp from NumPy's) and double exp, sin, cos (3 ulp).
-SW_VM_FLOAT(1, exp, v, (sw_vm_hf), (x), sw::vm::plain)
-SW_VM_FLOAT(1, sin, v, (sw_vm_hf), (x), sw::vm::plain)
-SW_VM_FLOAT(1, cos, v, (sw_vm_hf), (x), sw::vm::plain)
-SW_VM_FLOAT(1, tanh, v, (sw_vm_hf), (x), sw::vm::plain)
-SW_VM_FLOAT(2, pow, vv, (sw_vm_hf, sw_vm_hf), (x, y), sw::vm::pow_signs)
-// logf only for a result rounded to 16 bits (math.h LogFunctor): 6 ulp of float32 moves such
-// a result by at most its one ulp of tolerance.
-SW_VM_FLOAT(1, log, v, (sw_vm_hf), (x), sw::vm::plain)
+SW_VM_FLOAT(1, expf, exp, v, (sw_vm_hf), (x), sw::vm::plain)
+SW_VM_FLOAT(1, sinf, sin, v, (sw_vm_hf), (x), sw::vm::plain)
+SW_VM_FLOAT(1, cosf, cos, v, (sw_vm_hf), (x), sw::vm::plain)
+SW_VM_FLOAT(1, tanhf, tanh, v, (sw_vm_hf), (x), sw::vm::plain)
+SW_VM_FLOAT(2, powf, pow, vv, (sw_vm_hf, sw_vm_hf), (x, y), sw::vm::pow_signs)
+SW_VM_FLOAT(1, logf, log, v, (sw_vm_hf), (x), sw::vm::own_logf)
+// libmvec's logf itself for a result rounded to 16 bits (math.h LogFunctor): 6 ulp of float32
+// move such a result by at most its one ulp of tolerance, and the own form's two double
+// divisions a pack made it 2.5x slower.
+SW_VM_FLOAT(1, logf16, log, v, (sw_vm_hf), (x), sw::vm::plain)
 #define SW_VM_LOGF16 1
-SW_VM_DOUBLE(1, tanh, v, (sw_vm_hd), (x), sw::vm::plain)
-SW_VM_DOUBLE(1, log, v, (sw_vm_hd), (x), sw::vm::plain)
-SW_VM_DOUBLE(2, pow, vv, (sw_vm_hd, sw_vm_hd), (x, y), sw::vm::pow_signs)
+SW_VM_DOUBLE(1, exp, exp, v, (sw_vm_hd), (x), sw::vm::own_exp)
+SW_VM_DOUBLE(1, tanh, tanh, v, (sw_vm_hd), (x), sw::vm::plain)
+SW_VM_DOUBLE(1, log, log, v, (sw_vm_hd), (x), sw::vm::plain)
+SW_VM_DOUBLE(2, pow, pow, vv, (sw_vm_hd, sw_vm_hd), (x, y), sw::vm::pow_signs)
 
 // libm's spelling for everything else (integers, half, mixed types), looked up as the
 // operation would have looked it up: at namespace scope, with argument-dependent lookup.
@@ -202,11 +288,11 @@ namespace sw {
 // A user operation's unqualified calls find these members first (class scope before
 // namespace scope): the types above exactly, anything else as libm would take it.
 struct UserMath {
-  SW_VM_MEMBER(float, exp, expf) SW_VM_LIBM1(exp)
+  SW_VM_MEMBER(float, exp, expf) SW_VM_MEMBER(double, exp, exp) SW_VM_LIBM1(exp)
   SW_VM_MEMBER(float, sin, sinf) SW_VM_LIBM1(sin)
   SW_VM_MEMBER(float, cos, cosf) SW_VM_LIBM1(cos)
   SW_VM_MEMBER(float, tanh, tanhf) SW_VM_MEMBER(double, tanh, tanh) SW_VM_LIBM1(tanh)
-  SW_VM_MEMBER(double, log, log) SW_VM_LIBM1(log)
+  SW_VM_MEMBER(float, log, logf) SW_VM_MEMBER(double, log, log) SW_VM_LIBM1(log)
   static SW_INLINE float pow(float x, float y) { return sw_vm_powf(x, y); }
   static SW_INLINE double pow(double x, double y) { return sw_vm_pow(x, y); }
   template <class X, class Y>
