@@ -17,8 +17,8 @@ from test_builtin_ops import ulp_diff  # noqa: E402
 
 # the functions vmath.h vectorizes, per dtype, and the NumPy ufunc each is compared with
 VECTOR = [("exp", "float32"), ("sin", "float32"), ("cos", "float32"), ("tanh", "float32"),
-          ("log", "float32"), ("pow", "float32"), ("exp", "float64"), ("tanh", "float64"),
-          ("log", "float64"), ("pow", "float64")]
+          ("log", "float32"), ("pow", "float32"), ("exp", "float64"), ("sin", "float64"),
+          ("cos", "float64"), ("tanh", "float64"), ("log", "float64"), ("pow", "float64")]
 NUMPY = {"exp": np.exp, "sin": np.sin, "cos": np.cos, "tanh": np.tanh, "log": np.log,
          "pow": np.power}
 pytestmark = pytest.mark.skipif(not cpu.vector_math()[0], reason="no libmvec on this host")
@@ -34,7 +34,7 @@ def _kernels_have_avx2() -> bool:
     return "__AVX2__" in macros and "__x86_64__" in macros
 
 
-# vmath.h's own routines (float64 exp, float32 log), not libm's
+# vmath.h's own routines (float64 exp, sin and cos, float32 log), not libm's
 own_routines = pytest.mark.skipif(not _kernels_have_avx2(), reason="kernels without AVX2 call libm")
 
 
@@ -139,27 +139,46 @@ def test_pow_of_a_negative_base_is_the_c_librarys(dtype):
     assert invalid.sum() > 20 and odd.sum() > 20 and special.sum() > 40
 
 
+def _own_float64_inputs(op, rng):
+    """Where each own routine computes, and its edges: exp's reduction edges (odd multiples of
+    ln 2 / 2) and |x| up to 708; sin's and cos's multiples of pi/2 (where r cancels) up to
+    2^28, their neighbours, and |x| near 2^-26 (sin x = x below)."""
+    if op == "exp":
+        edges = np.log(2) / 2 * (rng.integers(-1021, 1021, 3000) * 2 + 1)
+        return np.concatenate([rng.uniform(-708, 708, 4000), rng.uniform(-1, 1, 2000), edges,
+                               np.nextafter(edges, 0), rng.standard_normal(2000) * 1e-9,
+                               [0.0, -0.0, 707.99, -707.99, 708.0, -708.0]])
+    quarters = np.round(rng.uniform(-2.0 ** 27, 2.0 ** 27, 2000)) * (np.pi / 2)
+    small = np.arange(1, 400) * (np.pi / 2)
+    return np.concatenate([rng.uniform(-4, 4, 3000), rng.uniform(-1e4, 1e4, 2000),
+                           rng.uniform(-2.0 ** 28, 2.0 ** 28, 1000), quarters,
+                           np.nextafter(quarters, np.inf), small, -small, np.nextafter(small, 0),
+                           rng.standard_normal(500) * 1e-8,
+                           [0.0, -0.0, 2.0 ** -26, -(2.0 ** -26), np.nextafter(2.0 ** -26, 0),
+                            1e-300, 5e-324, 2.0 ** 28 - 1, np.pi / 4, -np.pi / 4]])
+
+
 @own_routines
-def test_float64_exp_is_within_an_ulp_of_the_correctly_rounded_result():
-    """vmath.h's own exp of doubles, against mpmath at 120 bits: the whole range where it
-    computes (|x| <= 708), the reduction's edges (odd multiples of ln 2 / 2) and small
-    arguments; beyond 708 and at specials, glibc's exp bit for bit (NumPy's on this host)."""
+@pytest.mark.parametrize("op", ["exp", "sin", "cos"])
+def test_float64_own_routines_are_within_an_ulp_of_the_correctly_rounded_result(op):
+    """vmath.h's own exp, sin and cos of doubles against mpmath at 200 bits; past their ranges
+    (|x| > 708, |x| >= 2^28) and at infinities and NaN, glibc's own, bit for bit."""
     mpmath = pytest.importorskip("mpmath")
-    mpmath.mp.prec = 120
-    rng = np.random.default_rng(4)
-    half_ln2 = np.log(2) / 2 * (rng.integers(-1021, 1021, 3000) * 2 + 1)
-    x = np.concatenate([rng.uniform(-708, 708, 4000), rng.uniform(-1, 1, 2000),
-                        half_ln2, np.nextafter(half_ln2, 0), rng.standard_normal(2000) * 1e-9,
-                        [0.0, -0.0, 707.99, -707.99, 708.0, -708.0]])
-    got = kernel("exp")(x)
-    want = np.array([float(mpmath.exp(mpmath.mpf(float(v)))) for v in x])
+    mpmath.mp.prec = 200
+    x = _own_float64_inputs(op, np.random.default_rng(4))
+    got = kernel(op)(x)
+    exact = getattr(mpmath, op)
+    want = np.array([float(exact(mpmath.mpf(float(v)))) for v in x])
     assert ulp_diff(got, want) <= 1
-    edge = np.array([708.0001, 709.78, 709.79, -708.0001, -745.13, -745.14, -1e300, 1e300,
-                     np.inf, -np.inf, np.nan, -np.nan], "float64")
+    zeros = x[x == 0]                                 # mpmath has no -0.0: NumPy's signs
+    np.testing.assert_array_equal(bits(got[x == 0]), bits(NUMPY[op](zeros)))
+    edge = np.array([708.0001, 709.78, 709.79, -708.0001, -745.13, -745.14, 2.0 ** 28,
+                     -(2.0 ** 28), 1e22, -1e300, 1e300, np.inf, -np.inf, np.nan, -np.nan])
     libm = ctypes.CDLL("libm.so.6")
-    libm.exp.argtypes, libm.exp.restype = [ctypes.c_double], ctypes.c_double
-    np.testing.assert_array_equal(bits(kernel("exp")(edge)),
-                                  bits(np.array([libm.exp(float(v)) for v in edge])))
+    f = getattr(libm, op)
+    f.argtypes, f.restype = [ctypes.c_double], ctypes.c_double
+    np.testing.assert_array_equal(bits(kernel(op)(edge)),
+                                  bits(np.array([f(float(v)) for v in edge])))
 
 
 @own_routines

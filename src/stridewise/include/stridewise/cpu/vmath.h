@@ -1,19 +1,20 @@
-// stridewise/cpu/vmath.h: glibc's vector math (libmvec) for user kernels on the host, with
-// every element's result independent of where it sits.
+// stridewise/cpu/vmath.h: vector math for CPU kernels on the host (glibc's libmvec, and own
+// routines where libmvec's error is above stridewise's tolerances), with every element's
+// result independent of where it sits.
 //
-// A user operation's unqualified expf, sinf, cosf, tanhf, powf, tanh, log and pow (by their
-// arguments' types: the list below) resolve here (UserMath, a base of the generated UserOp),
-// and the element loop of a user kernel is an `omp simd` loop (SW_USER_LOOP), so GCC calls the
-// functions' vector clones for whole packs.
-// libmvec's variants per ISA differ in their last bits (its AVX2 and AVX-512 tanhf disagree
-// on ~40% of inputs), and GCC picks whichever clone fits the loop it vectorized (or the scalar
-// function, for a tail). So every clone and the scalar function go through ONE routine,
-// libmvec's AVX2 one: a clone pads or splits its lanes, the scalar function runs one lane. libmvec computes each lane from that lane alone (special
-// inputs go to the scalar libm per lane), so an element's bits do not depend on its position,
-// the mode, the pack or the hoisted form.
+// A user operation's unqualified expf, sinf, cosf, tanhf, logf, powf, exp, sin, cos, tanh, log
+// and pow (by their arguments' types: the list below), and the built-in math functors (math.h),
+// resolve here (UserMath, a base of the generated UserOp and of the functors), and their
+// element loops are `omp simd` loops (SW_USER_LOOP), so GCC calls the functions' vector clones
+// for whole packs. libmvec's variants per ISA differ in their last bits (its AVX2 and AVX-512
+// tanhf disagree on ~40% of inputs), and GCC picks whichever clone fits the loop it vectorized
+// (or the scalar function, for a tail). So every clone and the scalar function go through ONE
+// routine, the home: a clone pads or splits its lanes, the scalar function runs one lane.
+// Each lane is computed from that lane alone (special inputs go to the scalar libm per lane),
+// so an element's bits do not depend on its position, the mode, the pack or the hoisted form.
 //
-// Compiled in only where the CPU backend found libmvec (-DSW_VMATH=1 -l:libmvec.so.1);
-// elsewhere UserMath is empty and the operation calls libm as written.
+// Compiled in only where the CPU backend found libmvec (-DSW_VMATH=1 -l:libmvec.so.1) and the
+// build has AVX2; elsewhere UserMath is empty and the operation calls libm as written.
 #pragma once
 #if defined(SW_VMATH) && defined(__x86_64__) && defined(__AVX2__)
 #include <immintrin.h>
@@ -163,6 +164,59 @@ template <class H> SW_INLINE H exp_lanes(H x) {
 }
 template <class H, class F> SW_INLINE H own_exp(F, H x, H) { return exp_lanes(x); }
 
+// sin and cos of doubles: libmvec's are 3-4 ulp from the correctly rounded result, and glibc's
+// scalar ones ran 0.16x torch CPU. x = k pi/2 + r with pi/2 in three parts: x - k P1 is exact
+// (a multiple of 2^-52 below 1), k P2 is split exactly by an FMA, so r is a double-double with
+// an error near k 2^-131, where no double below 2^28 comes closer to a multiple of pi/2 than
+// 2^-61 (so r keeps 2^-70 of its size). sin r = r + r^3 S(r^2) and cos r = 1 - r^2/2 + r^4 C(r^2) by
+// Taylor's coefficients to r^17 and r^18 (the next terms 2^-70 of the result), cos's 1 - r^2/2
+// with its rounding error carried (r^2 exact by an FMA), r's low part through the
+// derivatives. The quadrant k mod 4 picks +-sin r or +-cos r (cos x = sin(x + pi/2): quarter
+// = 1). |x| < 2^-26 gives sin x = x (its sign kept at -0.0). Lanes with |x| >= 2^28, an
+// infinity or NaN are the C library's, lane by lane. Within an ulp of the correctly rounded
+// result (tests/test_vmath.py, against mpmath).
+template <class H> SW_INLINE H sincos_lanes(H x, int quarter) {
+  typedef __typeof__(x < x) I;
+  const H shift = H{} + 0x1.8p52;
+  const H kd = fma_lanes(x, H{} + 0x1.45f306dc9c883p-1, shift);   // x 2/pi to an integer
+  const H k = kd - shift;
+  const H p2 = H{} + 0x1.1a62633145c07p-54;
+  const H r1 = fma_lanes(k, H{} - 0x1.921fb54442d18p+0, x);   // exact
+  const H t = k * p2, t_err = fma_lanes(k, p2, -t);
+  const H r = r1 - t;                                       // two-sum of r1 and -t
+  const H rr = r - r1;
+  const H r_lo = ((r1 - (r - rr)) + (-t - rr)) - fma_lanes(k, H{} - 0x1.f1976b7ed8fbcp-110, t_err);
+  const H z = r * r, z_lo = fma_lanes(r, r, -z);
+  static const double cs[] = {0x1.952c77030ad4ap-49, -0x1.ae7f3e733b81fp-41,
+                              0x1.6124613a86d09p-33, -0x1.ae64567f544e4p-26, 0x1.71de3a556c734p-19,
+                              -0x1.a01a01a01a01ap-13, 0x1.1111111111111p-7, -0x1.5555555555555p-3};
+  static const double cc[] = {-0x1.6827863b97d97p-53, 0x1.ae7f3e733b81fp-45,
+                              -0x1.93974a8c07c9dp-37, 0x1.1eed8eff8d898p-29, -0x1.27e4fb7789f5cp-22,
+                              0x1.a01a01a01a01ap-16, -0x1.6c16c16c16c17p-10, 0x1.5555555555555p-5};
+  H ps = H{} + cs[0], pc = H{} + cc[0];
+  for (int i = 1; i < 8; ++i) {
+    ps = fma_lanes(ps, z, H{} + cs[i]);
+    pc = fma_lanes(pc, z, H{} + cc[i]);
+  }
+  const H sin_r = r + fma_lanes(r * z, ps, r_lo * (1.0 - 0.5 * z));
+  const H hz = 0.5 * z, w = 1.0 - hz;
+  const H cos_r = w + (((1.0 - w) - hz) + fma_lanes(z * z, pc, -(r * r_lo + 0.5 * z_lo)));
+  const I n = (I)kd + quarter;
+  const H mag = (n & 1) != 0 ? cos_r : sin_r;
+  H out = (H)((I)mag ^ ((n & 2) << (8 * sizeof(double) - 2)));
+  if (quarter == 0) {
+    const H ax = (H)((I)x & ~(I)(-H{}));
+    out = ax < 0x1p-26 ? x : out;
+  }
+  const I special = ~((x < 0x1p28) & (x > -0x1p28));   // NaN too
+  if (__builtin_expect(any_lane((H)special), 0))
+    for (int i = 0; i < int(sizeof(H) / sizeof(double)); ++i)
+      if (special[i]) out[i] = quarter ? ::cos(x[i]) : ::sin(x[i]);
+  return out;
+}
+template <class H, class F> SW_INLINE H own_sin(F, H x, H) { return sincos_lanes(x, 0); }
+template <class H, class F> SW_INLINE H own_cos(F, H x, H) { return sincos_lanes(x, 1); }
+
 // log of floats in double precision: libmvec's logf is 4-6 ulp from NumPy's (float32's
 // tolerance is 4), and glibc's scalar logf ran 0.49x torch CPU. x = 2^e m with m in
 // [sqrt(1/2), sqrt(2)), log m = 2 atanh(s) with s = (m - 1) / (m + 1), |s| <= 0.172, to s^17
@@ -250,9 +304,10 @@ template <class H, class F> SW_INLINE H own_logf(F, H x, H) { return logf_lanes(
 #define SW_VM_DOUBLE(K, fn, name, args, params, pass, form)                                \
   SW_VM_DEFINE(K, fn, name, double, sw_vm_hd, SW_VM_WD, args, __m128d, __m256d, __m512d, 2, 4, 8, params, pass, form)
 
-// Which functions, per type: those within stridewise's tolerances of NumPy (ops/builtins.py
-// TOLERANCE_ULP: 4 ulp float32, 2 ulp float64) over 3 x 2^20 inputs of every exponent. Left
-// to libm: logf (6 ulp from NumPy's) and double exp, sin, cos (3 ulp).
+// Which functions, per type, and how: libmvec's routine where it is within stridewise's
+// tolerances of NumPy (ops/builtins.py TOLERANCE_ULP: 4 ulp float32, 2 ulp float64) over 3 x
+// 2^20 inputs of every exponent; own routines for logf (libmvec's 4-6 ulp from NumPy's) and
+// double exp, sin, cos (3-4 ulp).
 SW_VM_FLOAT(1, expf, exp, v, (sw_vm_hf), (x), sw::vm::plain)
 SW_VM_FLOAT(1, sinf, sin, v, (sw_vm_hf), (x), sw::vm::plain)
 SW_VM_FLOAT(1, cosf, cos, v, (sw_vm_hf), (x), sw::vm::plain)
@@ -265,6 +320,8 @@ SW_VM_FLOAT(1, logf, log, v, (sw_vm_hf), (x), sw::vm::own_logf)
 SW_VM_FLOAT(1, logf16, log, v, (sw_vm_hf), (x), sw::vm::plain)
 #define SW_VM_LOGF16 1
 SW_VM_DOUBLE(1, exp, exp, v, (sw_vm_hd), (x), sw::vm::own_exp)
+SW_VM_DOUBLE(1, sin, sin, v, (sw_vm_hd), (x), sw::vm::own_sin)
+SW_VM_DOUBLE(1, cos, cos, v, (sw_vm_hd), (x), sw::vm::own_cos)
 SW_VM_DOUBLE(1, tanh, tanh, v, (sw_vm_hd), (x), sw::vm::plain)
 SW_VM_DOUBLE(1, log, log, v, (sw_vm_hd), (x), sw::vm::plain)
 SW_VM_DOUBLE(2, pow, pow, vv, (sw_vm_hd, sw_vm_hd), (x, y), sw::vm::pow_signs)
@@ -289,8 +346,8 @@ namespace sw {
 // namespace scope): the types above exactly, anything else as libm would take it.
 struct UserMath {
   SW_VM_MEMBER(float, exp, expf) SW_VM_MEMBER(double, exp, exp) SW_VM_LIBM1(exp)
-  SW_VM_MEMBER(float, sin, sinf) SW_VM_LIBM1(sin)
-  SW_VM_MEMBER(float, cos, cosf) SW_VM_LIBM1(cos)
+  SW_VM_MEMBER(float, sin, sinf) SW_VM_MEMBER(double, sin, sin) SW_VM_LIBM1(sin)
+  SW_VM_MEMBER(float, cos, cosf) SW_VM_MEMBER(double, cos, cos) SW_VM_LIBM1(cos)
   SW_VM_MEMBER(float, tanh, tanhf) SW_VM_MEMBER(double, tanh, tanh) SW_VM_LIBM1(tanh)
   SW_VM_MEMBER(float, log, logf) SW_VM_MEMBER(double, log, log) SW_VM_LIBM1(log)
   static SW_INLINE float pow(float x, float y) { return sw_vm_powf(x, y); }
