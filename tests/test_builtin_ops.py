@@ -549,6 +549,27 @@ def test_numpy_16bit_abs_negative_copysign_move_bits(dtype):
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_torch_16bit_abs_negative_copysign_quiet_a_nan(dtype):
+    """torch tensors take the float path's bits (docs/semantics.md): the sign moved as NumPy's
+    loops move it, and a NaN's quiet bit set, its payload kept (the host's conversions quiet a
+    signaling NaN so). Every 16-bit pattern, contiguous, shifted by one element and strided; the
+    oracle works on the bits as uint16."""
+    bits = np.arange(65536, dtype=np.uint32).astype(np.uint16)
+    quiet, top = (0x0200, 0x7C00) if dtype == "float16" else (0x0040, 0x7F80)
+
+    def quieted(b):
+        return np.where((b & 0x7FFF) > top, b | quiet, b).astype(np.uint16)
+
+    x = to_torch(bits.view(NP[dtype]))
+    y = to_torch(bits[::-1].copy().view(NP[dtype]))
+    for got, want in ((sw.abs(x), quieted(bits & 0x7FFF)), (sw.negative(x), quieted(bits ^ 0x8000)),
+                      (sw.abs(x[1:]), quieted(bits[1:] & 0x7FFF)),
+                      (sw.negative(x[::3]), quieted(bits[::3] ^ 0x8000)),
+                      (sw.copysign(x, y), quieted((bits & 0x7FFF) | (bits[::-1] & 0x8000)))):
+        assert got.dtype == x.dtype and np.array_equal(from_torch(got).view(np.uint16), want)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_16bit_log_of_every_value(dtype):
     """log of every 16-bit pattern (subnormals, zeros, negatives, inf and NaN included)
     within the op's tolerance of NumPy's (float32's log, rounded once), NaN where NumPy's is,
@@ -861,6 +882,10 @@ def test_every_op_compiles_with_nvrtc():
     for a, b in [(np.ones(64, np.int64), np.ones(64, np.uint64)), (np.ones(64, np.uint64), np.ones(64, np.int64))]:
         sources.append(_ops._call(OPS["less"], (a, b), dry=True).spec)     # NumPy's exact int64 / uint64
     sources.append(_ops._call(OPS["pow"], (torch.ones(64, dtype=torch.complex64), 2.0), dry=True).spec)
+    for name in ("abs", "negative", "copysign"):         # torch's 16-bit forms (Bits16's Quiet)
+        for dtype in (torch.float16, torch.bfloat16):
+            t = torch.ones(64, dtype=dtype)
+            sources.append(_ops._call(OPS[name], (t,) * OPS[name].nin, dry=True).spec)
     k = sw.ElementwiseKernel("float *out, float *a, float *b", "out[i] = sin(a[i]) + max(a[i], b[i])")
     a = np.ones((8, 64), np.float32)
     sources.append(k._explain((np.empty_like(a), a, a[0]), {}).spec)

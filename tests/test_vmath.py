@@ -5,6 +5,7 @@ import ctypes
 import subprocess
 import sys
 
+import mpmath
 import numpy as np
 import pytest
 
@@ -163,7 +164,6 @@ def _own_float64_inputs(op, rng):
 def test_float64_own_routines_are_within_an_ulp_of_the_correctly_rounded_result(op):
     """vmath.h's own exp, sin and cos of doubles against mpmath at 200 bits; past their ranges
     (|x| > 708, |x| >= 2^28) and at infinities and NaN, glibc's own, bit for bit."""
-    mpmath = pytest.importorskip("mpmath")
     mpmath.mp.prec = 200
     x = _own_float64_inputs(op, np.random.default_rng(4))
     got = kernel(op)(x)

@@ -280,9 +280,11 @@ class ElementwiseOp:
         if self.name in _TRUTH_NUMBERS and lib in ("numpy", "cupy"):
             number = compute.as_truth() if lib == "numpy" else compute.as_int64()
         functor = self.functor_for(compute, convention)
-        if lib == "numpy" and self.name in _BITS16 and compute.name in ("float16", "bfloat16"):
-            # NumPy's 16-bit loops move these ops' bits (ops.h AbsBits16): on the storage
-            functor = f"sw::{_BITS16[self.name]}<{compute.ctype}>"
+        if self.name in _BITS16 and compute.name in ("float16", "bfloat16"):
+            # NumPy's 16-bit loops move these ops' bits, torch's and CuPy's quiet a NaN too
+            # (ops.h AbsBits16): on the storage
+            quiet = "false" if lib == "numpy" else "true"
+            functor = f"sw::{_BITS16[self.name]}<{compute.ctype}, {quiet}>"
             arg_types = ((compute.ctype, compute.ctype),) * self.nin
         if lib != "torch" and self.name in _MIXED_INTS and len(key) == 2 and set(key) == {"int64", "uint64"} \
                 and getattr(np, self.ufunc).resolve_dtypes((*(DTYPES[k].numpy for k in key), None))[:2] \
