@@ -345,6 +345,9 @@ SW_BOOL_FUNCTOR2(GreaterEqualFunctor, a >= b)
 SW_BOOL_FUNCTOR2(LogicalAndFunctor, (a != T(0)) & (b != T(0)))
 SW_BOOL_FUNCTOR2(LogicalOrFunctor, (a != T(0)) | (b != T(0)))
 SW_BOOL_FUNCTOR2(LogicalXorFunctor, (a != T(0)) != (b != T(0)))
+// add of bools is or (NumPy's and torch's): as a wrapped byte sum tested against 0 it ran
+// 0.52x NumPy's at 2^20 on one core
+template <> struct AddFunctor<bool> : LogicalOrFunctor<bool> {};
 #undef SW_BOOL_FUNCTOR2
 // An int64 against a uint64 as NumPy 2's exact loops compare them (qQ->?, Qq->?): a negative
 // int64 is below every uint64, the others compare as uint64s. F: the comparison, of ints.
@@ -363,15 +366,33 @@ template <class T> struct LogicalNotFunctor {
 template <> struct LogicalNotFunctor<bool> {
   SW_HOST_DEVICE SW_INLINE bool operator()(bool a) const { return bit_cast<u8>(a) == 0; }
 };
-// a - a is 0 exactly for finite values (inf - inf and NaN - NaN are NaN); integers are finite.
+// Integers are finite: a constant. A float's magnitude against the largest finite value, one
+// compare (NaN compares false); isinf as !isnan & !isfinite read two compares and an
+// and, 0.48x NumPy's float64 isinf at 2^20 on one core. Complex: a - a is 0 exactly for
+// finite values (inf - inf and NaN - NaN are NaN); its isinf is complex.h's.
+template <class T> struct Real { enum { value = Same<T, float>::value || Same<T, double>::value }; };
+template <class T> SW_HOST_DEVICE SW_INLINE constexpr T largest_finite() {
+  if constexpr (Same<T, float>::value) return 0x1.fffffep127f;
+  else return 0x1.fffffffffffffp1023;
+}
 template <class T> struct IsNanFunctor {
-  SW_HOST_DEVICE SW_INLINE bool operator()(T a) const { return is_nan(a); }
+  SW_HOST_DEVICE SW_INLINE bool operator()(T a) const {
+    if constexpr (IsInt<T>::value) return false;
+    else return is_nan(a);
+  }
 };
 template <class T> struct IsFiniteFunctor {
-  SW_HOST_DEVICE SW_INLINE bool operator()(T a) const { return a - a == T(0); }
+  SW_HOST_DEVICE SW_INLINE bool operator()(T a) const {
+    if constexpr (IsInt<T>::value) return true;
+    else if constexpr (Real<T>::value) return fabs(a) <= largest_finite<T>();
+    else return a - a == T(0);
+  }
 };
 template <class T> struct IsInfFunctor {
-  SW_HOST_DEVICE SW_INLINE bool operator()(T a) const { return !is_nan(a) & !(a - a == T(0)); }   // no branch
+  SW_HOST_DEVICE SW_INLINE bool operator()(T a) const {
+    if constexpr (IsInt<T>::value) return false;
+    else return fabs(a) > largest_finite<T>();
+  }
 };
 
 // Bitwise ops on integers and bool (bool: and, or, xor, not).

@@ -218,27 +218,79 @@ template <class H, class F> SW_INLINE H own_sin(F, H x, H) { return sincos_lanes
 template <class H, class F> SW_INLINE H own_cos(F, H x, H) { return sincos_lanes(x, 1); }
 
 // log of floats in double precision: libmvec's logf is 4-6 ulp from NumPy's (float32's
-// tolerance is 4), and glibc's scalar logf ran 0.49x torch CPU. x = 2^e m with m in
-// [sqrt(1/2), sqrt(2)), log m = 2 atanh(s) with s = (m - 1) / (m + 1), |s| <= 0.172, to s^17
-// (the next term's share 0.0295^8 < 2^-40), plus e ln 2, all in doubles, then rounded once to
-// float: within half an ulp and 2^-40 of it. Zero, negative, subnormal, infinite and NaN lanes
-// are the C library's logf, lane by lane.
+// tolerance is 4), and glibc's scalar logf ran 0.49x torch CPU. x = 2^k z with z in
+// [0.699, 1.398) (0x3f330000 up), split by z's top 4 bits into 16 intervals, each with a
+// double near 1/c for its centre c (1 exactly for the one holding 1.0, so that no cancellation
+// meets x near 1) and log(c) rounded from mpmath: r = z / c - 1 by an FMA, |r| < 0.03, log1p(r)
+// by Taylor to r^7 (the next term's share 2^-37), log x = k ln 2 + log c + log1p(r) in
+// doubles, rounded once to float. Zero, negative, subnormal, infinite and NaN lanes are the C
+// library's logf, lane by lane. Its tables are read by a permute (AVX-512) or a gather.
+// (The same form with log z = 2 atanh((z - 1) / (z + 1)) took two double divisions a pack:
+// 0.36x NumPy's AVX-512 logf.)
+alignas(64) static const double kLogfInvC[16] = {
+    0x1.661ec6a5122f9p+0, 0x1.571ed3c506b3ap+0, 0x1.49539e3b2d067p+0, 0x1.3c995a47babe7p+0,
+    0x1.30d190130d190p+0, 0x1.25e22708092f1p+0, 0x1.1bb4a4046ed29p+0, 0x1.12358e75d3033p+0,
+    0x1.0953f39010954p+0, 0x1.0000000000000p+0, 0x1.e573ac901e574p-1, 0x1.ca4b3055ee191p-1,
+    0x1.b2036406c80d9p-1, 0x1.9c2d14ee4a102p-1, 0x1.886e5f0abb04ap-1, 0x1.767dce434a9b1p-1};
+alignas(64) static const double kLogfLogC[16] = {
+    -0x1.57bf753c8d1fbp-2, -0x1.2bef07cdc9355p-2, -0x1.01eae5626c691p-2, -0x1.b31d8575bce3bp-3,
+    -0x1.6574ebe8c1339p-3, -0x1.1aa2b7e23f729p-3, -0x1.a4e7640b1bc38p-4, -0x1.1973bd1465561p-4,
+    -0x1.252f32f8d1840p-5, 0x0.0p+0, 0x1.b42dd711971b9p-5, 0x1.c5e548f5bc743p-4,
+    0x1.526e5e3a1b438p-3, 0x1.bc286742d8cd4p-3, 0x1.1058bf9ae4ad4p-2, 0x1.404308686a7e4p-2};
+// A float home's lanes as two halves of doubles (h = 0, 1), a table entry per lane, and back.
+#if defined(__AVX512F__)
+typedef __m512d sw_vm_half;
+typedef __m512i sw_vm_int;
+template <int h> SW_INLINE __m512d half_pd(__m512 x) {
+  return _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x), h)));
+}
+template <int h> SW_INLINE __m512d half_pd(__m512i k) {
+  return _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(k, h));
+}
+template <int h> SW_INLINE __m512d half_lookup(const double* t, __m512i i) {
+  return _mm512_permutex2var_pd(_mm512_load_pd(t), _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(i, h)),
+                                _mm512_load_pd(t + 8));
+}
+SW_INLINE __m512 join_ps(__m512d lo, __m512d hi) {
+  return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo))),
+                                             _mm256_castps_pd(_mm512_cvtpd_ps(hi)), 1));
+}
+#else
+typedef __m256d sw_vm_half;
+typedef __m256i sw_vm_int;
+template <int h> SW_INLINE __m256d half_pd(__m256 x) { return _mm256_cvtps_pd(_mm256_extractf128_ps(x, h)); }
+template <int h> SW_INLINE __m256d half_pd(__m256i k) {
+  return _mm256_cvtepi32_pd(_mm256_extracti128_si256(k, h));
+}
+template <int h> SW_INLINE __m256d half_lookup(const double* t, __m256i i) {
+  const __m128i q = _mm256_extracti128_si256(i, h);
+  return _mm256_set_pd(t[_mm_extract_epi32(q, 3)], t[_mm_extract_epi32(q, 2)],
+                       t[_mm_extract_epi32(q, 1)], t[_mm_cvtsi128_si32(q)]);
+}
+SW_INLINE __m256 join_ps(__m256d lo, __m256d hi) {
+  return _mm256_set_m128(_mm256_cvtpd_ps(hi), _mm256_cvtpd_ps(lo));
+}
+#endif
+template <int h, class H> SW_INLINE sw_vm_half logf_half(H z, sw_vm_int k, sw_vm_int i) {
+  typedef sw_vm_half D;
+  const D r = fma_lanes(half_pd<h>(z), half_lookup<h>(kLogfInvC, i), D{} - 1.0);
+  static const double c[] = {0x1.2492492492492p-3, -0x1.5555555555555p-3, 0x1.999999999999ap-3,
+                             -0x1p-2, 0x1.5555555555555p-2, -0x1p-1};   // 1/7 .. -1/2
+  D p = D{} + c[0];
+  for (int n = 1; n < 6; ++n) p = fma_lanes(p, r, D{} + c[n]);
+  const D log1p_r = fma_lanes(r * r, p, r);
+  return fma_lanes(half_pd<h>(k), D{} + 0x1.62e42fefa39efp-1, half_lookup<h>(kLogfLogC, i) + log1p_r);
+}
 template <class H> SW_INLINE H logf_lanes(H x) {
   typedef __typeof__(x < x) I;
-  typedef double D __attribute__((vector_size(2 * sizeof(H))));
-  const I shifted = (I)x - 0x3f3504f3;                // m's exponent from sqrt(1/2)
-  const I e = shifted >> 23;
-  const H m = (H)((shifted & 0x7fffff) + 0x3f3504f3);
-  const D md = __builtin_convertvector(m, D);
-  const D s = (md - 1.0) / (md + 1.0), z = s * s;
-  D p = D{} + 1.0 / 17;
-  for (int k = 15; k >= 3; k -= 2) p = p * z + 1.0 / k;   // exact sum, two roundings a step
-  const D r = __builtin_convertvector(e, D) * 0x1.62e42fefa39efp-1 + (2.0 * s + 2.0 * s * z * p);
-  H out = __builtin_convertvector(r, H);
+  const I t = (I)x - 0x3f330000;
+  const I k = t >> 23, i = (t >> 19) & 15;
+  const H z = (H)((I)x - (t & (I)(I{} + int(0xff800000u))));   // x / 2^k
+  H out = join_ps(logf_half<0>(z, (sw_vm_int)k, (sw_vm_int)i), logf_half<1>(z, (sw_vm_int)k, (sw_vm_int)i));
   const I special = ~((x >= 0x1p-126f) & (x < __builtin_inff()));   // NaN too
   if (__builtin_expect(any_lane(special), 0))
-    for (int i = 0; i < int(sizeof(H) / sizeof(float)); ++i)
-      if (special[i]) out[i] = ::logf(x[i]);
+    for (int n = 0; n < int(sizeof(H) / sizeof(float)); ++n)
+      if (special[n]) out[n] = ::logf(x[n]);
   return out;
 }
 template <class H, class F> SW_INLINE H own_logf(F, H x, H) { return logf_lanes(x); }
