@@ -5,14 +5,16 @@ a dtype) that no bench matrix names.
     python tools/op_sweep.py [OUT.json] [--lib torch|numpy] [--device cpu] [--threads 1]
                              [--log2 20] [--ops exp,pow] [--dtypes float64,bfloat16]
 
-Each (op, dtype) with a counterpart in the library: contiguous operands of 2^log2 elements drawn as user
-data is (normal values times 3; positive divisors, logarithm and square-root arguments; shift
-counts below 7; random bools), `out=` given on both sides. The result is checked against
-the library's (floats within TOLERANCE_ULP and at least one ulp, since torch's CPU sqrt is not
-correctly rounded everywhere; exact otherwise; NaN where the library's is NaN) before it is
-timed (NumPy: bfloat16 through ml_dtypes, one thread as NumPy's loops are): medians of interleaved rounds, each round the best of 3 calls. The table, worst
-first, and a summary (calls under 0.9x and 0.5x torch, geometric mean); the JSON holds every
-row.
+Each (op, dtype) with a counterpart in the library: contiguous operands of 2^log2 elements
+drawn as user data is (normal values times 3; positive divisors, logarithm and square-root
+arguments; shift counts below 7; random bools), `out=` given on both sides. The result is
+checked against the library's (floats within TOLERANCE_ULP and at least one ulp, since
+torch's CPU sqrt is not correctly rounded everywhere; exact otherwise; NaN where the
+library's is NaN) before it is timed: medians of interleaved rounds, each round the best of 3
+calls. NumPy's bfloat16 is ml_dtypes'. `--threads` is torch's and stridewise's alike: torch
+loads the libgomp.so.1 that the CPU kernels then bind to (1 matches NumPy's loops). The
+table, worst first, and a summary (calls under 0.9x and 0.5x, geometric mean); the JSON
+holds every row.
 """
 from __future__ import annotations
 
