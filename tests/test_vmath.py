@@ -26,17 +26,17 @@ pytestmark = pytest.mark.skipif(not cpu.vector_math()[0], reason="no libmvec on 
 
 
 def _kernels_have_avx2() -> bool:
-    """vmath.h's condition besides libmvec: kernels built for x86-64 with AVX2 (-march=native
-    and STRIDEWISE_CXXFLAGS, as the kernels are)."""
+    """vmath.h's condition besides libmvec: kernels built for x86-64 with AVX2 and FMA
+    (-march=native and STRIDEWISE_CXXFLAGS, as the kernels are)."""
     cxx = cpu.compiler()[0]
     flags = [f for f in cpu.build_flags()[0] if f.startswith(("-m", "-D"))]
     macros = subprocess.run([cxx, *flags, "-dM", "-E", "-x", "c++", "/dev/null"],
                             capture_output=True, text=True).stdout
-    return "__AVX2__" in macros and "__x86_64__" in macros
+    return all(f"#define {m} " in macros for m in ("__AVX2__", "__FMA__", "__x86_64__"))
 
 
 # vmath.h's own routines (float64 exp, sin and cos, float32 log), not libm's
-own_routines = pytest.mark.skipif(not _kernels_have_avx2(), reason="kernels without AVX2 call libm")
+own_routines = pytest.mark.skipif(not _kernels_have_avx2(), reason="kernels without AVX2 and FMA call libm")
 
 
 def kernel(op):
