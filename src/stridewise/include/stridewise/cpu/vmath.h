@@ -138,8 +138,18 @@ SW_INLINE __m256d fma_lanes(__m256d a, __m256d b, __m256d c) { return _mm256_fma
 SW_INLINE bool any_lane(__m256d m) { return _mm256_movemask_pd(m) != 0; }
 template <class M> SW_INLINE bool any_lane(M m) { return _mm256_movemask_ps((__m256)m) != 0; }
 #endif
+// A vector's lanes as unsigned integers of their width, for arithmetic on bits: it wraps,
+// where a compare's signed lanes would overflow (undefined) on lanes libm's results replace.
+template <int Bytes> struct UnsignedOf;
+template <> struct UnsignedOf<4> { typedef unsigned type; };
+template <> struct UnsignedOf<8> { typedef unsigned long long type; };
+template <class H> struct BitsOf {
+  typedef typename UnsignedOf<sizeof(H{}[0])>::type U;
+  typedef U type __attribute__((vector_size(sizeof(H))));
+};
 template <class H> SW_INLINE H exp_lanes(H x) {
   typedef __typeof__(x < x) I;
+  typedef typename BitsOf<H>::type U;
   const H shift = H{} + 0x1.8p52;                     // k rounded to an integer in the low bits
   const H kd = fma_lanes(x, H{} + 0x1.71547652b82fep0, shift);
   const H k = kd - shift;
@@ -152,7 +162,7 @@ template <class H> SW_INLINE H exp_lanes(H x) {
   H q = H{} + c[0];
   for (int i = 1; i < 12; ++i) q = fma_lanes(q, r, H{} + c[i]);
   const H e = 1.0 + fma_lanes(r * r, q, r);           // e^r in [0.70, 1.42]
-  H out = (H)((I)e + (((I)kd - (I)shift) << 52));
+  H out = (H)((U)e + (((U)kd - (U)shift) << 52));
   const I special = ~((x < 708.0) & (x > -708.0));    // NaN too
   if (__builtin_expect(any_lane((H)special), 0))
     for (int i = 0; i < int(sizeof(H) / sizeof(double)); ++i)
@@ -174,6 +184,7 @@ template <class H, class F> SW_INLINE H own_exp(F, H x, H) { return exp_lanes(x)
 // result (tests/test_vmath.py, against mpmath).
 template <class H> SW_INLINE H sincos_lanes(H x, int quarter) {
   typedef __typeof__(x < x) I;
+  typedef typename BitsOf<H>::type U;
   const H shift = H{} + 0x1.8p52;
   const H kd = fma_lanes(x, H{} + 0x1.45f306dc9c883p-1, shift);   // x 2/pi to an integer
   const H k = kd - shift;
@@ -198,9 +209,9 @@ template <class H> SW_INLINE H sincos_lanes(H x, int quarter) {
   const H sin_r = r + fma_lanes(r * z, ps, r_lo * (1.0 - 0.5 * z));
   const H hz = 0.5 * z, w = 1.0 - hz;
   const H cos_r = w + (((1.0 - w) - hz) + fma_lanes(z * z, pc, -(r * r_lo + 0.5 * z_lo)));
-  const I n = (I)kd + quarter;
+  const U n = (U)kd + (unsigned long long)quarter;
   const H mag = (n & 1) != 0 ? cos_r : sin_r;
-  H out = (H)((I)mag ^ ((n & 2) << (8 * sizeof(double) - 2)));
+  H out = (H)((U)mag ^ ((n & 2) << (8 * sizeof(double) - 2)));
   if (quarter == 0) {
     const H ax = (H)((I)x & ~(I)(-H{}));
     out = ax < 0x1p-26 ? x : out;
@@ -281,9 +292,10 @@ template <int h, class H> SW_INLINE sw_vm_half logf_half(H z, sw_vm_int k, sw_vm
 }
 template <class H> SW_INLINE H logf_lanes(H x) {
   typedef __typeof__(x < x) I;
-  const I t = (I)x - 0x3f330000;
-  const I k = t >> 23, i = (t >> 19) & 15;
-  const H z = (H)((I)x - (t & (I)(I{} + int(0xff800000u))));   // x / 2^k
+  typedef typename BitsOf<H>::type U;
+  const U t = (U)x - 0x3f330000u;
+  const I k = (I)t >> 23, i = (I)((t >> 19) & 15u);
+  const H z = (H)((U)x - (t & 0xff800000u));          // x / 2^k
   H out = join_ps(logf_half<0>(z, (sw_vm_int)k, (sw_vm_int)i), logf_half<1>(z, (sw_vm_int)k, (sw_vm_int)i));
   const I special = ~((x >= 0x1p-126f) & (x < __builtin_inff()));   // NaN too
   if (__builtin_expect(any_lane(special), 0))
