@@ -123,6 +123,8 @@ def main() -> int:
     p.add_argument("--dtypes", default=",".join(DTYPES))
     p.add_argument("--lib", choices=("torch", "numpy"), default="torch")
     a = p.parse_args()
+    if a.lib == "numpy" and a.device != "cpu":
+        p.error("--lib numpy runs on the CPU: leave --device out (or take --lib torch for cuda)")
     torch.set_num_threads(a.threads)
     lib = NumpyLib() if a.lib == "numpy" else None
     ops = set(filter(None, a.ops.split(",")))
