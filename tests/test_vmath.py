@@ -2,6 +2,7 @@
 sits (pack lanes, heads, tails, layouts, modes), results stay within TOLERANCE_ULP of NumPy,
 and without libmvec the operation calls libm as written."""
 import ctypes
+import functools
 import subprocess
 import sys
 
@@ -25,9 +26,12 @@ NUMPY = {"exp": np.exp, "sin": np.sin, "cos": np.cos, "tanh": np.tanh, "log": np
 pytestmark = pytest.mark.skipif(not cpu.vector_math()[0], reason="no libmvec on this host")
 
 
-def _kernels_have_avx2() -> bool:
-    """vmath.h's condition besides libmvec: kernels built for x86-64 with AVX2 and FMA
-    (-march=native and STRIDEWISE_CXXFLAGS, as the kernels are)."""
+@functools.cache
+def builds_own_routines() -> bool:
+    """Whether kernels carry vmath.h's routines: libmvec found, and kernels built for x86-64
+    with AVX2 and FMA (-march=native and STRIDEWISE_CXXFLAGS, as the kernels are)."""
+    if not cpu.vector_math()[0]:
+        return False
     cxx = cpu.compiler()[0]
     flags = [f for f in cpu.build_flags()[0] if f.startswith(("-m", "-D"))]
     macros = subprocess.run([cxx, *flags, "-dM", "-E", "-x", "c++", "/dev/null"],
@@ -36,7 +40,7 @@ def _kernels_have_avx2() -> bool:
 
 
 # vmath.h's own routines (float64 exp, sin and cos, float32 log), not libm's
-own_routines = pytest.mark.skipif(not _kernels_have_avx2(), reason="kernels without AVX2 and FMA call libm")
+own_routines = pytest.mark.skipif(not builds_own_routines(), reason="kernels without AVX2 and FMA call libm")
 
 
 def kernel(op):

@@ -129,13 +129,10 @@ template <class H, class F> SW_INLINE H pow_signs(F f, H x, H y) {
 // Within 1 ulp of the correctly rounded result (tests/test_vmath.py, against mpmath).
 #if defined(__AVX512F__)
 SW_INLINE __m512d fma_lanes(__m512d a, __m512d b, __m512d c) { return _mm512_fmadd_pd(a, b, c); }
-SW_INLINE bool any_lane(__m512d m) { return _mm512_test_epi64_mask((__m512i)m, (__m512i)m) != 0; }
-template <class M> SW_INLINE bool any_lane(M m) {   // a compare's integer lanes
-  return _mm512_test_epi32_mask((__m512i)m, (__m512i)m) != 0;
-}
+// any lane of a compare's mask set (lanes of all ones or zeros, 32 or 64 bits wide)
+template <class M> SW_INLINE bool any_lane(M m) { return _mm512_test_epi32_mask((__m512i)m, (__m512i)m) != 0; }
 #else
 SW_INLINE __m256d fma_lanes(__m256d a, __m256d b, __m256d c) { return _mm256_fmadd_pd(a, b, c); }
-SW_INLINE bool any_lane(__m256d m) { return _mm256_movemask_pd(m) != 0; }
 template <class M> SW_INLINE bool any_lane(M m) { return _mm256_movemask_ps((__m256)m) != 0; }
 #endif
 // A vector's lanes as unsigned integers of their width, for arithmetic on bits: it wraps,
@@ -164,7 +161,7 @@ template <class H> SW_INLINE H exp_lanes(H x) {
   const H e = 1.0 + fma_lanes(r * r, q, r);           // e^r in [0.70, 1.42]
   H out = (H)((U)e + (((U)kd - (U)shift) << 52));
   const I special = ~((x < 708.0) & (x > -708.0));    // NaN too
-  if (__builtin_expect(any_lane((H)special), 0))
+  if (__builtin_expect(any_lane(special), 0))
     for (int i = 0; i < int(sizeof(H) / sizeof(double)); ++i)
       if (special[i]) out[i] = ::exp(x[i]);
   return out;
@@ -217,7 +214,7 @@ template <class H> SW_INLINE H sincos_lanes(H x, int quarter) {
     out = ax < 0x1p-26 ? x : out;
   }
   const I special = ~((x < 0x1p28) & (x > -0x1p28));   // NaN too
-  if (__builtin_expect(any_lane((H)special), 0))
+  if (__builtin_expect(any_lane(special), 0))
     for (int i = 0; i < int(sizeof(H) / sizeof(double)); ++i)
       if (special[i]) out[i] = quarter ? ::cos(x[i]) : ::sin(x[i]);
   return out;
