@@ -1,7 +1,5 @@
 """Broadcast-invariant hoisting: hoisted user kernels are bit-identical to unhoisted ones, never
 allocate at output scale, and whatever is outside the parsed subset runs as before."""
-import sys
-
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -10,9 +8,7 @@ import stridewise as sw
 from stridewise.operands import arrays as _arrays
 from stridewise.codegen import hoist as _hoist
 from stridewise.ops.builtins import TOLERANCE_ULP
-
-sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from test_builtin_ops import ulp_diff  # noqa: E402
+from test_builtin_ops import ulp_diff
 
 OFF, ON = sw.Auto(hoist=False), sw.Auto(hoist=True)
 

@@ -4,7 +4,6 @@ NumPy's allowed ulp error per dtype), against stridewise's built-in ops on NumPy
 host's vector math (cpu/vmath.h) and its own routines meet NumPy's bounds; the own float64 exp,
 sin and cos and the float32 log are also held to one ulp where the build has them."""
 import csv
-import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -12,10 +11,8 @@ import numpy as np
 import pytest
 
 import stridewise as sw
-
-sys.path.insert(0, str(Path(__file__).parent))
-from test_builtin_ops import ulp_diff  # noqa: E402
-from test_vmath import builds_own_routines  # noqa: E402
+from test_builtin_ops import ulp_diff
+from test_vmath import builds_own_routines
 
 OWN = {("exp", "float64"), ("sin", "float64"), ("cos", "float64"), ("log", "float32")}
 
