@@ -108,6 +108,34 @@ def same_bits(got: np.ndarray, want: np.ndarray) -> bool:
     return bool(np.array_equal(gnan, wnan) and np.array_equal(g[~gnan], w[~wnan]))
 
 
+def same_values(got, want) -> np.ndarray:
+    """Per element: equal bits, or NaN in the same parts (NumPy and glibc leave NaN payloads
+    and signs to the hardware)."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    if got.dtype == bool:
+        return got == want
+    parts = 2 if got.dtype.kind == "c" else 1
+    g = np.ascontiguousarray(got).reshape(-1).view(got.real.dtype).reshape(-1, parts)
+    w = np.ascontiguousarray(want).reshape(-1).view(want.real.dtype).reshape(-1, parts)
+    bits = g.view(f"u{g.itemsize}") == w.view(f"u{w.itemsize}")
+    return ((bits | (np.isnan(g) & np.isnan(w))).all(axis=1)).reshape(got.shape)
+
+
+def complex_ulps(got, want) -> float:
+    """Largest norm-wise difference: max over parts of |got - want| in ulps of the larger part
+    of want (finite results; non-finite ones must match exactly)."""
+    got, want = np.asarray(got), np.asarray(want)
+    real = got.real.dtype
+    finite = np.isfinite(want.real) & np.isfinite(want.imag)
+    assert same_values(got[~finite], want[~finite]).all()
+    g, w = got[finite], want[finite]
+    big = np.maximum(np.abs(w.real), np.abs(w.imag)) if np.iscomplexobj(w) else np.abs(w)
+    unit = np.spacing(np.maximum(big, np.finfo(real).tiny).astype(real))
+    err = np.maximum(np.abs((g - w).real), np.abs((g - w).imag)) if np.iscomplexobj(w) else np.abs(g - w)
+    return float(np.max(err / unit)) if err.size else 0.0
+
+
 def mismatches(got, want, a, b, limit=8):
     got, want = np.asarray(got).ravel(), np.asarray(want).ravel()
     a, b = np.broadcast_arrays(a, b)

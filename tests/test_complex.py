@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import stridewise as sw
+from oracle import complex_ulps as ulps, same_values as same
 from stridewise.ops.builtins import COMPLEX_TOLERANCE_ULP as TOLERANCE_ULP, OPS
 from stridewise.ops.complex import COMPLEX_OPS, NUMPY_ONLY, ORDER
 
@@ -41,33 +42,6 @@ def values(dtype, n=2053, seed=0, specials=True):
         sp = [complex(r, i) for r in parts for i in parts]
         x[: len(sp)] = sp
     return x.astype(dtype)
-
-
-def same(got, want) -> np.ndarray:
-    """Per element: equal bits, or NaN in the same parts (NumPy and glibc leave NaN payloads
-    and signs to the hardware)."""
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.dtype == want.dtype, (got.dtype, want.dtype)
-    if got.dtype == bool:
-        return got == want
-    g = got.view(got.real.dtype).reshape(-1, 2 if got.dtype.kind == "c" else 1)
-    w = want.view(want.real.dtype).reshape(-1, g.shape[1])
-    bits = g.view(f"u{g.itemsize}") == w.view(f"u{w.itemsize}")
-    return ((bits | (np.isnan(g) & np.isnan(w))).all(axis=1)).reshape(got.shape)
-
-
-def ulps(got, want) -> float:
-    """Largest norm-wise difference: max over parts of |got - want| in ulps of the larger part
-    of want (finite results; non-finite ones must match exactly)."""
-    got, want = np.asarray(got), np.asarray(want)
-    real = got.real.dtype
-    finite = np.isfinite(want.real) & np.isfinite(want.imag)
-    assert same(got[~finite], want[~finite]).all()
-    g, w = got[finite], want[finite]
-    big = np.maximum(np.abs(w.real), np.abs(w.imag)) if np.iscomplexobj(w) else np.abs(w)
-    unit = np.spacing(np.maximum(big, np.finfo(real).tiny).astype(real))
-    err = np.maximum(np.abs((g - w).real), np.abs((g - w).imag)) if np.iscomplexobj(w) else np.abs(g - w)
-    return float(np.max(err / unit)) if err.size else 0.0
 
 
 def numpy_op(op, *args):
