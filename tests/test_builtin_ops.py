@@ -376,6 +376,27 @@ def test_integer_pow(dtype):
         sw.pow(a, -1)
 
 
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"])
+def test_integer_pow_of_every_exponent_size(dtype):
+    """Every exponent below 256 (math.h int_pow_small's eight steps) and larger ones among
+    them, so that packs mix that form with int_pow's loop; bases past the wrap, odd and even:
+    NumPy's bits, and torch's where torch has the dtype's pow."""
+    rng = np.random.default_rng(12)
+    top = min(int(np.iinfo(NP[dtype]).max), 2**63 - 1)
+    small = np.arange(min(top, 255) + 1)
+    b = rng.permutation(np.concatenate([small, small, rng.integers(256 if top > 255 else 0, top, 700,
+                                                                   endpoint=True)]))
+    b = b.astype(NP[dtype])
+    a = rng.integers(-300, 300, len(b)).astype(NP[dtype])
+    for x, y in ((a, b), (a, np.sort(b)), (a[:300], b[:300].min())):   # sorted: whole packs of one form
+        assert same_bits(sw.pow(x, y), np.power(x, y))
+    if dtype in ("int8", "uint8", "int16", "int32", "int64"):
+        assert torch.equal(sw.pow(to_torch(a), to_torch(b)), torch.pow(to_torch(a), to_torch(b)))
+    if dtype in ("int8", "int16", "int32", "int64"):     # torch's trunc(a ** b) below 0, in packs
+        a[::3], b[::5] = rng.choice([1, -1, 0, 2, -2], len(a[::3])), rng.integers(-99, 0, len(b[::5]))
+        assert torch.equal(sw.pow(to_torch(a), to_torch(b)), torch.pow(to_torch(a), to_torch(b)))
+
+
 # -- where, cast, fma -------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", DTYPES)
