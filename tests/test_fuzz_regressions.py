@@ -600,3 +600,19 @@ def test_torch_clamp_of_bool_tensors_by_one_bound():
     for lo, hi in ((None, t), (t, None), (None, 2)):
         got, want = sw.clip(x, lo, hi), torch.clamp(x, lo, hi)
         assert got.dtype == want.dtype and torch.equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+def test_torch_complex_isinf_takes_the_real_views_layout(dtype):
+    """torch's isinf of a complex tensor is isinf(x.real) | isinf(x.imag): its TensorIterator
+    reads the real view, whose layout can order the output otherwise than one over x itself
+    (the fuzz found (1, 17, 5, 1) with strides (1, 1, 17, 85): torch (1, 1, 17, 85), where
+    isnan's is (85, 1, 17, 17)). Values and strides against torch, over permuted views."""
+    base = torch.tensor([complex(math.inf, 1), complex(0, math.nan), 2 + 3j] * 60, dtype=dtype)
+    views = [torch.as_strided(base, (1, 17, 5, 1), (1, 1, 17, 85))]
+    for shape, perm in (((1, 3, 1, 5), (2, 0, 3, 1)), ((5, 1, 3), (1, 2, 0)), ((2, 1, 1, 3), (3, 1, 2, 0))):
+        views.append(base[: math.prod(shape)].reshape(shape).permute(perm))
+        views.append(base[: 2 * math.prod(shape)].reshape(shape + (2,))[..., 0].permute(perm))
+    for x in views:
+        got, want = sw.isinf(x), torch.isinf(x)
+        assert got.stride() == want.stride() and torch.equal(got, want), (x.shape, x.stride())

@@ -62,7 +62,8 @@ class Typing:
         "like" its one input (torch's `.to()`, complex abs, and isfinite and isinf of
         integers: empty_like; NumPy's astype),
         "unary" (a TensorIterator over the first input alone: torch's Scalar overloads, whose
-        other inputs are numbers), "contiguous" (torch's pow of a number), "iterator" (NumPy's
+        other inputs are numbers), "real" (a TensorIterator over the input's real view: torch's
+        complex isinf), "contiguous" (torch's pow of a number), "iterator" (NumPy's
         nditer in order K, without the ufunc's trivial loop: np.where); "" otherwise.
     """
 
@@ -302,6 +303,8 @@ class ElementwiseOp:
             return "like"
         if lib == "torch" and self.name in ("isfinite", "isinf") and not (compute.is_float or compute.is_complex):
             return "like"            # ones_like / zeros_like of an integer or bool tensor
+        if lib == "torch" and self.name == "isinf" and compute.is_complex:
+            return "real"            # isinf(x.real) | isinf(x.imag)
         if lib == "torch" and self.name == "pow" and isinstance(key[0], type):
             return "contiguous"      # pow.Scalar's meta sets its output without strides
         if lib == "torch" and self.name == "pow" and isinstance(key[1], type):
@@ -472,7 +475,13 @@ def _new_strides(lib: str, shape: tuple, operands, common: str, backend: str,
     one place eager allocation and torch's fake implementations take them from."""
     ins = tuple((o.shape, o.strides, o.dtype.name) if isinstance(o, View) else ((), (), "")
                 for o in operands)[:1 if alloc == "unary" else None]
+    if alloc == "real":     # TensorIterator over the input's real view: strides doubled, in floats
+        ins = tuple((s, tuple(2 * t for t in st), _REAL_OF[dt]) for s, st, dt in ins)
+        common = _REAL_OF[common]
     return _layout.output_strides(lib, shape, ins, common, backend, loop_dtype, nout, alloc), ins
+
+
+_REAL_OF = {"complex64": "float32", "complex128": "float64"}
 
 
 def _build(op, operands, outs: list, info, algorithm, index=None) -> Prepared:

@@ -127,6 +127,8 @@ def layout_reason(lib: str, shape: tuple, inputs: tuple, strides: tuple, alloc: 
         rule = "torch's empty_like of the input" if lib == "torch" else "the library's astype (order='K')"
     elif lib == "torch" and alloc == "unary":
         rule = "torch's TensorIterator over the first input (its overload taking numbers)"
+    elif lib == "torch" and alloc == "real":
+        rule = "torch's TensorIterator over the input's real view (its complex isinf)"
     elif lib == "torch" and alloc == "contiguous":
         rule = "torch's pow of a number (C-contiguous)"
     elif lib == "torch":
