@@ -397,6 +397,25 @@ def test_integer_pow_of_every_exponent_size(dtype):
         assert torch.equal(sw.pow(to_torch(a), to_torch(b)), torch.pow(to_torch(a), to_torch(b)))
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_masks_with_numbers(dtype):
+    """A bool mask beside another dtype (the host's kernels that read bool operands hold its
+    lanes as bytes and move 64 bytes of bool a pack: pack.h, cpu/loops.h): where, a mask times
+    the data and a logical op with it, dense and strided, lengths off the packs, masks whose
+    bytes are not 0 or 1 (a uint8 array viewed as bool: its truth), against NumPy's bits."""
+    rng = np.random.default_rng(23)
+    n = 64 * 37 + 13
+    bytes_ = rng.integers(0, 4, n, dtype=np.uint8) * rng.integers(0, 2, n, dtype=np.uint8) * 63
+    for c in (rng.random(n) < 0.5, bytes_.view(np.bool_)):
+        x, y = values(rng, dtype, n), values(rng, dtype, n)
+        for view in (slice(None), slice(3, None, 2)):
+            cv, xv, yv = c[view], x[view], y[view]
+            assert same_bits(sw.where(cv, xv, yv), numpy_op(np.where, cv, xv, yv))
+            assert same_bits(sw.multiply(cv, xv), numpy_op(np.multiply, cv, xv))
+            assert same_bits(sw.logical_and(cv, xv), numpy_op(np.logical_and, cv, xv))
+            assert same_bits(sw.add(xv, cv), numpy_op(np.add, xv, cv))
+
+
 # -- where, cast, fma -------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", DTYPES)

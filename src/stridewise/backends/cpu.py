@@ -149,8 +149,10 @@ def host_cpu() -> str:
 # other dtypes keep. A bool result alone (the comparisons, isnan, the logical ops of numbers)
 # keeps it: without SLP their 4- and 8-byte operands were read element by element into a
 # stack copy that the vector compares read back whole (float32 less 0.4x torch CPU).
+# SW_NO_SLP tells the headers: such a kernel moves every pack as one vector of bytes and
+# widens its packs to 64 bytes of bool (pack.h, cpu/loops.h wide_elements).
 _BOOL_LANES = re.compile(r"= f\([^)]*\bbool\b")
-_NO_SLP = ("-fno-tree-slp-vectorize",)
+_NO_SLP = ("-fno-tree-slp-vectorize", "-DSW_NO_SLP=1")
 
 
 @functools.cache

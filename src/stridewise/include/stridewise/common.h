@@ -57,6 +57,12 @@ union Slot {
   u16 u16v;
 };
 
+// The type a pack holds a T lane as (pack.h Pack): bool as a byte on the host.
+template <class T> struct Lane { typedef T type; };
+#if !defined(__CUDA_ARCH__)
+template <> struct Lane<bool> { typedef u8 type; };
+#endif
+
 template <class T, class U>
 SW_HOST_DEVICE SW_INLINE T bit_cast(const U& u) {
   static_assert(sizeof(T) == sizeof(U), "bit_cast needs equal sizes");

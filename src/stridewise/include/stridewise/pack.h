@@ -21,6 +21,14 @@ struct alignas(sizeof(T) * P) Pack<T, P, true> {
     u32 words[P / 4];
   };
 };
+#else
+// On the host a pack of bool holds its lanes as bytes, 0 or 1 (load_pack reads the truth):
+// GCC 12's vectorizer finds no vector type for a loop that loads bool lanes beside wider
+// ones ("no vectype"), and converts bytes.
+template <int P, bool kWords>
+struct alignas(P) Pack<bool, P, kWords> {
+  typename Lane<bool>::type elem[P];
+};
 #endif
 
 #if !defined(__CUDA_ARCH__)
@@ -74,6 +82,12 @@ SW_HOST_DEVICE SW_INLINE Pack<T, P> truth(const Pack<T, P>& v) {
   }
 }
 
+// Kernels built without SLP vectorization (backends/cpu.py: those reading bool operands) move
+// every pack as one vector of bytes: their element loops stayed scalar stores that the
+// vectorized compute loop then read back whole, a store-forwarding stall a pack.
+#ifndef SW_NO_SLP
+#define SW_NO_SLP 0
+#endif
 // Typed pointer arithmetic widens to 64 bits, so a 32-bit element index never overflows in
 // bytes. The device moves a pack as one aligned access (the plan aligns packs of kPack); the
 // host copies, so cpu/loops.h may also move packs wider than the plan aligned.
@@ -84,7 +98,7 @@ SW_HOST_DEVICE SW_INLINE Pack<T, P> load_pack(const char* base, Index off) {
 #else
   const T* a = reinterpret_cast<const T*>(base) + off;
   Pack<T, P> v;
-  if constexpr (sizeof(T) >= 4) {
+  if constexpr (sizeof(T) >= 4 && !SW_NO_SLP) {
     SW_UNROLL for (int e = 0; e < P; ++e) v.elem[e] = a[e];
   } else {
     typedef typename HostBytes<sizeof(v)>::type W;
@@ -201,7 +215,7 @@ SW_HOST_DEVICE SW_INLINE void store_pack(char* base, Index off, const Pack<T, P>
   *reinterpret_cast<Pack<T, P>*>(reinterpret_cast<T*>(base) + off) = v;
 #else
   T* a = reinterpret_cast<T*>(base) + off;
-  if constexpr (sizeof(T) >= 4) {
+  if constexpr (sizeof(T) >= 4 && !SW_NO_SLP) {
     SW_UNROLL for (int e = 0; e < P; ++e) a[e] = v.elem[e];
   } else {
     typedef typename HostBytes<sizeof(v)>::type W;

@@ -363,8 +363,8 @@ template <class To, int N> SW_INLINE auto narrow_lanes(const float* y) {
 // A pack's elements as OpMath type M, for a kernel's compute loop: element e converted on
 // demand (widen), or, where HostLanes converts T, the whole pack first.
 template <class M, int P, class T, bool kLanes = false> struct Widened {
-  const T (&x)[P];
-  SW_HOST_DEVICE SW_INLINE explicit Widened(const T (&x)[P]) : x(x) {}
+  const typename Lane<T>::type (&x)[P];
+  SW_HOST_DEVICE SW_INLINE explicit Widened(const typename Lane<T>::type (&x)[P]) : x(x) {}
   SW_HOST_DEVICE SW_INLINE M operator[](int e) const { return widen<M>(x, e); }
 };
 template <class M, int P, class T> struct WidenedOf { typedef Widened<M, P, T> type; };
@@ -410,9 +410,10 @@ SW_CONVERT2(bfloat16, "bf16")
 #undef SW_CONVERT2
 #endif
 
-// The one rounding of a pack of results to the storage type, pairwise where Convert2 allows.
+// The one rounding of a pack of results to the storage type To, pairwise where Convert2
+// allows, into the pack's lanes (a bool as its byte on the host: Lane).
 template <int P, class To, class From>
-SW_HOST_DEVICE SW_INLINE void convert_pack(To* dst, const From* y) {
+SW_HOST_DEVICE SW_INLINE void convert_pack(typename Lane<To>::type* dst, const From* y) {
 #if !defined(__CUDACC__) && !defined(__CUDACC_RTC__) && !defined(__clang__)
   if constexpr (P % 8 == 0 && Same<From, float>::value && HostLanes<To>::value) {
     constexpr int N = host_lanes(P);

@@ -39,11 +39,14 @@ static const int kWide = 4;
 // The elements of a wide pack: kWide packs, doubled while the narrowest operand's part is under
 // 16 bytes. GCC 12 finds no vector type for 8 one-byte lanes beside 8-byte ones ("no
 // vectype"), so float64 and int64 comparisons and logical ops ran element by element
-// (float64 less 798 -> 158 us at 2^20 on one thread, torch CPU 347).
+// (float64 less 798 -> 158 us at 2^20 on one thread, torch CPU 347). A kernel that reads bool
+// operands (SW_NO_SLP) doubles to 64 bytes of bool: GCC gives every type in a loop the vector
+// size of its bytes, so 16 bool lanes kept int32 in 16-byte vectors (bool * int32 at 2^20 on
+// one thread 385 -> 94 us, torch CPU 159).
 template <class Op> constexpr int wide_elements() {
   int narrowest = Op::size(0), w = kWide * Op::kPack;
   for (int k = 1; k < Op::kArrays; ++k) narrowest = Op::size(k) < narrowest ? Op::size(k) : narrowest;
-  while (w * narrowest < 16) w *= 2;
+  while (w * narrowest < (SW_NO_SLP ? 64 : 16)) w *= 2;
   return w;
 }
 // Dense operands are prefetched this many bytes ahead of the wide packs. A kernel whose
