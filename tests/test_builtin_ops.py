@@ -414,6 +414,10 @@ def test_masks_with_numbers(dtype):
             assert same_bits(sw.multiply(cv, xv), numpy_op(np.multiply, cv, xv))
             assert same_bits(sw.logical_and(cv, xv), numpy_op(np.logical_and, cv, xv))
             assert same_bits(sw.add(xv, cv), numpy_op(np.add, xv, cv))
+            other = c[::-1][view]      # masks alone: their or, and, and a select between them
+            assert same_bits(sw.maximum(cv, other), np.maximum(cv, other))
+            assert same_bits(sw.minimum(cv, other), np.minimum(cv, other))
+            assert same_bits(sw.where(cv, other, ~other), np.where(cv, other, ~other))
 
 
 # -- where, cast, fma -------------------------------------------------------------------------

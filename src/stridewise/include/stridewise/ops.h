@@ -267,14 +267,18 @@ template <> struct TieBound<double, kNumpy> { static constexpr bool value = true
 
 // The conditions combine with | (not ||): one select a lane, which the host vectorizes (with
 // || GCC kept a branch per element, 8x slower than torch's vector loop).
+// bool: or and and (equal bools are the same bits, so a tie's pick is no choice), which GCC
+// vectorizes where the select over bool lanes read from bytes became a branch an element.
 template <class T, bool First = false> struct MaximumFunctor {
   SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const {
-    return ((a > b) | (First & (a == b)) | is_nan(a)) ? a : b;
+    if constexpr (Same<T, bool>::value) return a | b;
+    else return ((a > b) | (First & (a == b)) | is_nan(a)) ? a : b;
   }
 };
 template <class T, bool First = false> struct MinimumFunctor {
   SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const {
-    return ((a < b) | (First & (a == b)) | is_nan(a)) ? a : b;
+    if constexpr (Same<T, bool>::value) return a & b;
+    else return ((a < b) | (First & (a == b)) | is_nan(a)) ? a : b;
   }
 };
 
@@ -314,7 +318,9 @@ template <> struct SelectBits<8> { typedef u64 type; };
 template <class T> struct WhereFunctor {
   SW_HOST_DEVICE SW_INLINE T operator()(bool c, T x, T y) const {
 #if !defined(__CUDA_ARCH__)
-    if constexpr (sizeof(T) <= 8) {
+    if constexpr (Same<T, bool>::value) {   // GCC folds a bool's not to a bit it keeps scalar
+      return y ^ (c & (x ^ y));
+    } else if constexpr (sizeof(T) <= 8) {
       typedef typename SelectBits<sizeof(T)>::type B;
       const B m = B(0) - B(c);
       return bit_cast<T>(B((bit_cast<B>(x) & m) | (bit_cast<B>(y) & B(~m))));
