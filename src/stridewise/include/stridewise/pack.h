@@ -24,7 +24,7 @@ struct alignas(sizeof(T) * P) Pack<T, P, true> {
 #else
 // On the host a pack of bool holds its lanes as bytes, 0 or 1 (load_pack reads the truth):
 // GCC 12's vectorizer finds no vector type for a loop that loads bool lanes beside wider
-// ones ("no vectype"), and converts bytes.
+// ones ("no vectype"), where it widens bytes (where(c, x, y), a mask times float32).
 template <int P, bool kWords>
 struct alignas(P) Pack<bool, P, kWords> {
   typename Lane<bool>::type elem[P];
