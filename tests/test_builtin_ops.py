@@ -420,6 +420,22 @@ def test_masks_with_numbers(dtype):
             assert same_bits(sw.where(cv, other, ~other), np.where(cv, other, ~other))
 
 
+@pytest.mark.parametrize("name", ["isnan", "isinf", "isfinite"])
+def test_integer_tests_are_constants_at_every_length(name):
+    """Of integers isnan, isinf and isfinite are constants, whose host loop moves 64-byte packs
+    of the result (functors.h Constant): every length up to past two such packs, dense,
+    strided and into a strided out=, against NumPy (torch: ones_like / zeros_like)."""
+    for dtype in ("int8", "uint16", "int32", "int64", "bool"):
+        x = np.arange(300).astype(dtype)
+        for n in (*range(0, 140), 257, 300):
+            for view in (x[:n], x[::-2][:n // 2]):
+                assert same_bits(getattr(sw, name)(view), getattr(np, name)(view)), (dtype, n)
+        out = np.empty(600, bool)[::2]
+        assert getattr(sw, name)(x, out=out) is out and same_bits(out, getattr(np, name)(x))
+        t = torch.from_numpy(x[::3].copy())
+        assert torch.equal(getattr(sw, name)(t), getattr(torch, name)(t))
+
+
 # -- where, cast, fma -------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", DTYPES)

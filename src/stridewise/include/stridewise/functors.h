@@ -69,6 +69,13 @@ template <class F, class M> struct Prepared { typedef decltype(prepare<F>(M())) 
 // which then runs alone: a pack of quotients past the fast path's range (float remainder)
 // costs the exact form plus a cheap check, not both forms. The warp decides as one (any_lane):
 // with a pack's flag alone, a warp that held flagged and unflagged packs ran both forms in turn.
+// Constant<F> (F::kConstant): F's result depends on no operand (isnan of an integer), so a
+// kernel's loads are dead and only its stores move bytes: the host's loop widens its packs
+// to 64 bytes of the result (cpu/loops.h wide_elements).
+template <class F, class = void> struct Constant { enum { value = 0 }; };
+template <class F> struct Constant<F, decltype((void)F::kConstant, void())> {
+  enum { value = F::kConstant };
+};
 template <class F, class = void> struct FlagsFirst { enum { value = 0 }; };
 template <class F> struct FlagsFirst<F, decltype((void)F::kFlagsFirst, void())> {
   enum { value = F::kFlagsFirst };

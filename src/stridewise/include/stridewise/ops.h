@@ -398,13 +398,16 @@ template <class T> SW_HOST_DEVICE SW_INLINE constexpr T largest_finite() {
   if constexpr (Same<T, float>::value) return 0x1.fffffep127f;
   else return 0x1.fffffffffffffp1023;
 }
+// Of integers the three tests are constants: the kernel reads nothing (functors.h Constant).
 template <class T> struct IsNanFunctor {
+  enum { kConstant = IsInt<T>::value };
   SW_HOST_DEVICE SW_INLINE bool operator()(T a) const {
     if constexpr (IsInt<T>::value) return false;
     else return is_nan(a);
   }
 };
 template <class T> struct IsFiniteFunctor {
+  enum { kConstant = IsInt<T>::value };
   SW_HOST_DEVICE SW_INLINE bool operator()(T a) const {
     if constexpr (IsInt<T>::value) return true;
     else if constexpr (IsReal<T>::value) return fabs(a) <= largest_finite<T>();
@@ -412,6 +415,7 @@ template <class T> struct IsFiniteFunctor {
   }
 };
 template <class T> struct IsInfFunctor {
+  enum { kConstant = IsInt<T>::value };
   SW_HOST_DEVICE SW_INLINE bool operator()(T a) const {
     if constexpr (IsInt<T>::value) return false;
     else return fabs(a) > largest_finite<T>();
