@@ -511,12 +511,11 @@ def run(lib: str, row, args, out_spec, alias, device: str = "cpu"):
     if lib == "cupy":
         import cupy
         is_array = cupy.ndarray
-    plain = ref(row, args, None)[0] if alias is not None else None
+    two_loops = lib == "torch" and device == "cpu" and row.name in TORCH_TWO_LOOPS
+    plain, perr = ref(row, args, None) if alias is not None or two_loops else (None, None)
     loops = ()
-    if lib == "torch" and device == "cpu" and row.name in TORCH_TWO_LOOPS:
-        result, err = ref(row, args, None)
-        if err is None and result.dtype.is_complex:
-            loops = torch_loops(row, args, tuple(result.shape))
+    if two_loops and perr is None and plain.dtype.is_complex:
+        loops = torch_loops(row, args, tuple(plain.shape))
     if alias is not None and tuple(args[0].shape) != tuple(np.shape(plain)):
         alias = None                   # only an input of the result's shape can be its out
     computed = None

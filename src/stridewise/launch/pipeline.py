@@ -476,12 +476,9 @@ def _new_strides(lib: str, shape: tuple, operands, common: str, backend: str,
     ins = tuple((o.shape, o.strides, o.dtype.name) if isinstance(o, View) else ((), (), "")
                 for o in operands)[:1 if alloc == "unary" else None]
     if alloc == "real":     # TensorIterator over the input's real view: strides doubled, in floats
-        ins = tuple((s, tuple(2 * t for t in st), _REAL_OF[dt]) for s, st, dt in ins)
-        common = _REAL_OF[common]
+        ins = tuple((s, tuple(2 * t for t in st), _complex.real_of(DTYPES[dt]).name) for s, st, dt in ins)
+        common = _complex.real_of(DTYPES[common]).name
     return _layout.output_strides(lib, shape, ins, common, backend, loop_dtype, nout, alloc), ins
-
-
-_REAL_OF = {"complex64": "float32", "complex128": "float64"}
 
 
 def _build(op, operands, outs: list, info, algorithm, index=None) -> Prepared:

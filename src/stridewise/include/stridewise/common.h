@@ -42,6 +42,13 @@ typedef signed char i8;
 typedef unsigned char u8;
 typedef short i16;
 
+// The unsigned integer of `Bytes` bytes: a value's bits as one word.
+template <int Bytes> struct UnsignedOf;
+template <> struct UnsignedOf<1> { typedef u8 type; };
+template <> struct UnsignedOf<2> { typedef u16 type; };
+template <> struct UnsignedOf<4> { typedef u32 type; };
+template <> struct UnsignedOf<8> { typedef u64 type; };
+
 // Same<A, B>::value: whether A and B are one type (NVRTC has no <type_traits>).
 template <class A, class B> struct Same { enum { value = 0 }; };
 template <class A> struct Same<A, A> { enum { value = 1 }; };

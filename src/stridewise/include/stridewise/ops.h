@@ -310,18 +310,13 @@ template <class T> struct SqrtFunctor {
 // selects by a mask of the bits, which GCC 12 vectorizes better than `c ? x : y` for 8-byte
 // lanes (2^20, one thread, random conditions: float64 461 -> 330 us, int64 442 -> 344; the
 // others equal); complex128 has no 16-byte integer and selects whole.
-template <int N> struct SelectBits;
-template <> struct SelectBits<1> { typedef u8 type; };
-template <> struct SelectBits<2> { typedef u16 type; };
-template <> struct SelectBits<4> { typedef u32 type; };
-template <> struct SelectBits<8> { typedef u64 type; };
 template <class T> struct WhereFunctor {
   SW_HOST_DEVICE SW_INLINE T operator()(bool c, T x, T y) const {
 #if !defined(__CUDA_ARCH__)
     if constexpr (Same<T, bool>::value) {   // GCC folds a bool's not to a bit it keeps scalar
       return y ^ (c & (x ^ y));
     } else if constexpr (sizeof(T) <= 8) {
-      typedef typename SelectBits<sizeof(T)>::type B;
+      typedef typename UnsignedOf<sizeof(T)>::type B;
       const B m = B(0) - B(c);
       return bit_cast<T>(B((bit_cast<B>(x) & m) | (bit_cast<B>(y) & B(~m))));
     }

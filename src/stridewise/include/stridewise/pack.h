@@ -144,11 +144,6 @@ SW_HOST_DEVICE SW_INLINE Pack<T, P> load_kept(const char* base, Index off) {
 // (kernels.cuh unshifted_packs), so that read stays inside the run.
 // Wider elements load one by one (int32 misaligned rows at 96% of copy): the two words held
 // 6-8 more registers, which put float32 rows over 64 (no 1024-thread blocks).
-template <int B> struct Word;
-template <> struct Word<2> { typedef u16 type; };
-template <> struct Word<4> { typedef u32 type; };
-template <> struct Word<8> { typedef u64 type; };
-
 template <class T, int P, class Index>
 SW_HOST_DEVICE SW_INLINE Pack<T, P> load_shifted(const char* base, Index off) {
 #if defined(__CUDA_ARCH__)
@@ -174,7 +169,7 @@ SW_HOST_DEVICE SW_INLINE Pack<T, P> load_shifted(const char* base, Index off) {
       return truth(bit_cast<Pack<T, P>>(r));
     } else {
       // narrower packs: the two aligned B-byte words the pack straddles, shifted together
-      typedef typename Word<B>::type W;
+      typedef typename UnsignedOf<B>::type W;
       const u32 mis = (u32)(reinterpret_cast<u64>(a) & (B - 1));
       const char* lo = a - mis;
       const char* hi = mis ? lo + B : lo;

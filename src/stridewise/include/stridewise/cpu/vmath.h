@@ -137,9 +137,6 @@ template <class M> SW_INLINE bool any_lane(M m) { return _mm256_movemask_ps((__m
 #endif
 // A vector's lanes as unsigned integers of their width, for arithmetic on bits: it wraps,
 // where a compare's signed lanes would overflow (undefined) on lanes libm's results replace.
-template <int Bytes> struct UnsignedOf;
-template <> struct UnsignedOf<4> { typedef unsigned type; };
-template <> struct UnsignedOf<8> { typedef unsigned long long type; };
 template <class H> struct BitsOf {
   typedef typename UnsignedOf<sizeof(H{}[0])>::type U;
   typedef U type __attribute__((vector_size(sizeof(H))));
