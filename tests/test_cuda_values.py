@@ -56,3 +56,30 @@ def test_bench_size_cells(values, case):
         assert bench.differing(out, torch.remainder(a, b)) == 0, (case, dtype, values)
         del a, b, out
         torch.cuda.empty_cache()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_every_exponent_gap_mixed_in_packs(dtype):
+    """Quotients from below 1 to 2^277, subnormal operands and specials mixed within every pack
+    (the host test's pairs, shuffled), so that a flagged warp's lanes take every step count of
+    the exact form (functors.h fmod_wide_fast; bfloat16: bf16_fmod) beside fast-path ones;
+    remainder in both conventions against NumPy and torch, dense, as an outer product, with a
+    divisor row and transposed (the tiled kernel)."""
+    from test_remainder_cpu import _every_exponent_gap
+    rng = np.random.default_rng(29)
+    a, b = _every_exponent_gap(dtype, 1 << 14, rng)
+    perm = rng.permutation(a.size)
+    ha, hb = a[perm].reshape(256, -1), b[perm].reshape(256, -1)
+    da, db = (torch.from_numpy(x.view(np.int16 if dtype == "bfloat16" else np.float32)).cuda()
+              for x in (ha, hb))
+    if dtype == "bfloat16":
+        da, db = da.view(torch.bfloat16), db.view(torch.bfloat16)
+    cases = {**layouts(da, db), "transposed": (da.T.contiguous().T, db)}
+    for layout, (x, y) in cases.items():
+        hx, hy = bench._as_numpy(x), bench._as_numpy(y)
+        for convention in ("torch", "numpy"):
+            got = bench._as_numpy(sw.remainder(x, y, convention=convention))
+            want = numpy_remainder(hx, hy) if convention == "numpy" else \
+                bench._as_numpy(torch.remainder(x, y))
+            assert same_bits(got, want), (layout, convention, mismatches(got, want, *np.broadcast_arrays(hx, hy)))
+
