@@ -341,6 +341,9 @@ def _departure(row, lib, args, error) -> bool:
         return True     # torch has no bool pow, but returns x for bool ** True (exponent 1)
     if lib != "torch" and row.name == "where" and isinstance(error, OverflowError):
         return True     # np.where casts an int beyond the range unsafely, where ufuncs raise
+    if lib == "torch" and row.name == "where" and isinstance(error, OverflowError) and all(
+            type(a) is int for a in args[1:]) and any(a >= 2**63 for a in args[1:]):
+        return True     # torch types two ints of 2^63 and more as uint64; stridewise raises
     if lib != "torch" and row.name == "where" and args[0].dtype.kind == "c":
         return "condition must be real" in str(error)     # a real condition only (documented)
     return False
@@ -514,7 +517,8 @@ def run(lib: str, row, args, out_spec, alias, device: str = "cpu"):
     two_loops = lib == "torch" and device == "cpu" and row.name in TORCH_TWO_LOOPS
     plain, perr = ref(row, args, None) if alias is not None or two_loops else (None, None)
     loops = ()
-    if two_loops and perr is None and plain.dtype.is_complex:
+    # (torch's complex32, which stridewise refuses: _departure)
+    if two_loops and perr is None and plain.dtype.is_complex and plain.dtype != torch.complex32:
         loops = torch_loops(row, args, tuple(plain.shape))
     if alias is not None and tuple(args[0].shape) != tuple(np.shape(plain)):
         alias = None                   # only an input of the result's shape can be its out

@@ -616,3 +616,23 @@ def test_torch_complex_isinf_takes_the_real_views_layout(dtype):
     for x in views:
         got, want = sw.isinf(x), torch.isinf(x)
         assert got.stride() == want.stride() and torch.equal(got, want), (x.shape, x.stride())
+
+
+def test_torch_where_of_two_ints_past_int64():
+    """torch.where(c, 2**63, 2**64 - 1) is uint64 (each int typed alone); stridewise raises a
+    clear OverflowError (docs/semantics.md) and nothing else, and takes them as uint64
+    tensors. Found by tools/fuzz_calls.py --lib torch, seed 3102."""
+    c = torch.tensor([True, False])
+    with pytest.raises(OverflowError, match="out of bounds for int64"):
+        sw.where(c, 2**63, 2**64 - 1)
+    x, y = (torch.tensor(v, dtype=torch.uint64) for v in (2**63, 2**64 - 1))
+    got, want = sw.where(c, x, y), torch.where(c, x, y)
+    assert got.dtype == want.dtype == torch.uint64 and torch.equal(got, want)
+
+
+def test_torch_multiply_into_complex32_refuses():
+    """float16 times a complex number is torch's complex32, which stridewise does not compute:
+    a TypeError naming the dtype (the fuzz's torch-loop check had failed on it first)."""
+    x = torch.tensor([[2.5], [7.0], [0.5]], dtype=torch.float16)
+    with pytest.raises(TypeError, match="complex32"):
+        sw.multiply(x, 1 + 2j)
