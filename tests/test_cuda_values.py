@@ -82,4 +82,3 @@ def test_every_exponent_gap_mixed_in_packs(dtype):
             want = numpy_remainder(hx, hy) if convention == "numpy" else \
                 bench._as_numpy(torch.remainder(x, y))
             assert same_bits(got, want), (layout, convention, mismatches(got, want, *np.broadcast_arrays(hx, hy)))
-
