@@ -1086,3 +1086,23 @@ def test_host_float32_to_float16_rounds_as_numpy_at_every_exponent():
         nan = np.isnan(want)
         assert np.array_equal(got.view(np.uint16)[~nan], want.view(np.uint16)[~nan])
         assert np.isnan(got[nan]).all()
+
+
+@pytest.mark.parametrize("dtype", ["int32", "uint32", "int64", "uint64", "int8", "uint16"])
+def test_logical_ops_of_integers_at_every_edge(dtype):
+    """logical_and, logical_or and logical_xor of integers (the host takes and as the unsigned
+    minimum against 0, and 8-byte xor from each operand's x | -x sign bit: ops.h): every pair
+    of 0, +-1, the powers of two and the extremes (the most negative value, whose negation
+    is itself), dense at lengths that leave pack tails, strided and broadcast, against NumPy."""
+    info = np.iinfo(dtype)
+    edges = {0, 1, info.max, info.min, info.max - 1, info.min + 1}
+    edges |= {1 << k for k in range(info.bits - (info.min < 0))}
+    edges |= {-(1 << k) for k in range(info.bits - 1)} if info.min < 0 else set()
+    v = np.array(sorted(edges), dtype=dtype)
+    a, b = np.repeat(v, v.size), np.tile(v, v.size)
+    n = (a.size - 1) // 3
+    for name in ("logical_and", "logical_or", "logical_xor"):
+        f, g = getattr(sw, name), getattr(np, name)
+        for x, y in ((a, b), (a[:-3], b[3:]), (a[::3][:n], b[1::3][:n]), (v[:, None], v[None, :])):
+            got, want = f(x, y), g(x, y)
+            assert got.dtype == want.dtype and np.array_equal(got, want), (name, x.shape)
