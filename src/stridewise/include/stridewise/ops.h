@@ -367,8 +367,8 @@ SW_BOOL_FUNCTOR2(LogicalOrFunctor, (a != T(0)) | (b != T(0)))
 // are nonzero where their unsigned minimum is; an 8-byte integer's truth is the sign bit of
 // x | -x (the most negative value's too), so xor is bit operations and one shift (int32's
 // read 5% slower so, and keeps its compares). One core, 2^20, us (compares / these / NumPy):
-// int64 logical_and 282 / 190 / 218, logical_xor 324 / 217 / 208, int32 logical_and
-// 105 / 93 / 94. GCC makes or's compares one already, of a | b.
+// int64 logical_and 266 / 157 / 197, logical_xor 332 / 236 / 222, int32 logical_and
+// 103 / 93 / 93. GCC makes or's compares one already, of a | b.
 template <class T> struct HostIntTruth {
 #if defined(__CUDA_ARCH__)
   enum { value = 0 };
