@@ -1106,3 +1106,18 @@ def test_logical_ops_of_integers_at_every_edge(dtype):
         for x, y in ((a, b), (a[:-3], b[3:]), (a[::3][:n], b[1::3][:n]), (v[:, None], v[None, :])):
             got, want = f(x, y), g(x, y)
             assert got.dtype == want.dtype and np.array_equal(got, want), (name, x.shape)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8"])
+def test_byte_shifts_of_every_pair(dtype):
+    """left_shift and right_shift of every pair of 8-bit values (counts past the width and
+    negative ones included: everything shifted out, or the sign filled in), which the host
+    computes in 16-bit lanes by a bounded count (ops.h ByteShift), dense and strided, against
+    NumPy."""
+    v = np.arange(256, dtype=np.uint8).view(dtype)
+    a, b = np.repeat(v, 256), np.tile(v, 256)
+    for name in ("left_shift", "right_shift"):
+        f, g = getattr(sw, name), getattr(np, name)
+        for x, y in ((a, b), (a[1:], b[:-1]), (a[::-3], b[::3])):
+            got, want = f(x, y), g(x, y)
+            assert got.dtype == want.dtype and np.array_equal(got, want), (name, x.strides)

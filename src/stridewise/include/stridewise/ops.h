@@ -475,14 +475,30 @@ template <class T> struct InvertFunctor {
 template <> struct InvertFunctor<bool> : LogicalNotFunctor<bool> {};
 // Shifts as NumPy and torch define them: a count outside [0, bits) (negative included, as an
 // unsigned compare) shifts everything out: 0, or for a right shift of a negative value -1.
+// 8-bit ones on the host shift in 16-bit lanes by the count bounded to 8 (7 for a signed
+// right shift), which shifts every bit out (or fills with the sign): as 32-bit shifts of the
+// values widened, with a compare for the range, GCC 12 did four lanes of work per byte. One
+// core, 2^20, us (before / after / torch CPU): int8 left 54.3 / 27.7 / 43.9, right
+// 55.2 / 27.2 / 44.4, uint8 left 47.3 / 31.2 / 43.6, right 47.6 / 27.4 / 44.0.
+template <class T> struct ByteShift {
+#if defined(__CUDA_ARCH__)
+  enum { value = 0 };
+#else
+  enum { value = IsInt<T>::value && sizeof(T) == 1 && !Same<T, bool>::value };
+#endif
+  SW_HOST_DEVICE SW_INLINE static u8 count(T b, u8 most) { return (u8)b < most ? (u8)b : most; }
+};
 template <class T> struct LeftShiftFunctor {
   SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const {
-    return SW_U(b) >= SW_U(8 * sizeof(T)) ? T(0) : (T)(SW_U(a) << SW_U(b));
+    if constexpr (ByteShift<T>::value) return (T)(u8)((u16)(u8)a << ByteShift<T>::count(b, 8));
+    else return SW_U(b) >= SW_U(8 * sizeof(T)) ? T(0) : (T)(SW_U(a) << SW_U(b));
   }
 };
 template <class T> struct RightShiftFunctor {
   SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const {
-    return SW_U(b) >= SW_U(8 * sizeof(T)) ? (a < T(0) ? T(-1) : T(0)) : (T)(a >> SW_U(b));
+    if constexpr (ByteShift<T>::value && T(-1) < T(0)) return (T)((i16)a >> ByteShift<T>::count(b, 7));
+    else if constexpr (ByteShift<T>::value) return (T)(u8)((u16)(u8)a >> ByteShift<T>::count(b, 8));
+    else return SW_U(b) >= SW_U(8 * sizeof(T)) ? (a < T(0) ? T(-1) : T(0)) : (T)(a >> SW_U(b));
   }
 };
 
