@@ -1009,6 +1009,25 @@ def test_bitwise_values_and_types(dt):
             check(got, want, name)
 
 
+@pytest.mark.parametrize("dt", ALL_INTEGER)
+@pytest.mark.parametrize("name", ["left_shift", "right_shift"])
+def test_shift_all_bits(dt, name):
+    """test_scalarmath.py::TestBitShifts::test_shift_all_bits (gh-2449): 5 and -5 (wrapped
+    into an unsigned dtype) shifted by the dtype's width and by 4 more give 0, except a
+    negative value shifted right, which keeps its sign: -1. Upstream's 32-element arrays,
+    and here also a shift count given as a NumPy scalar, and 31 elements (a pack's tail)."""
+    dt = np.dtype(dt)
+    width = 8 * dt.itemsize
+    for value in (5, -5):
+        for shift in (width, width + 4):
+            want = -1 if value < 0 and dt.kind == "i" and name == "right_shift" else 0
+            x = np.array([value] * 32).astype(dt)
+            s = np.array([shift] * 32).astype(dt)
+            for got in (getattr(sw, name)(x, s), getattr(sw, name)(x, dt.type(shift)),
+                        getattr(sw, name)(x[1:], s[1:])):
+                check(got, np.full(got.shape, want, dtype=dt), f"{value} {name} {shift}")
+
+
 def test_int_logical_not():
     """test_umath.py::TestInt::test_logical_not: logical_not of int16 ones into every other
     element of a bool array; the others untouched."""
