@@ -64,6 +64,14 @@ union Slot {
   u16 u16v;
 };
 
+// Whether the headers are being built for the host, as a constant for `if constexpr` (forms
+// chosen for GCC's vectorizer that the device leaves as they are).
+#if defined(__CUDA_ARCH__)
+enum { kOnHost = 0 };
+#else
+enum { kOnHost = 1 };
+#endif
+
 // The type a pack holds a T lane as (pack.h Pack): bool as a byte on the host.
 template <class T> struct Lane { typedef T type; };
 #if !defined(__CUDA_ARCH__)

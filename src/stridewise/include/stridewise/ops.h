@@ -369,22 +369,16 @@ SW_BOOL_FUNCTOR2(LogicalOrFunctor, (a != T(0)) | (b != T(0)))
 // read 5% slower so, and keeps its compares). One core, 2^20, us (compares / these / NumPy):
 // int64 logical_and 266 / 157 / 197, logical_xor 332 / 236 / 222, int32 logical_and
 // 103 / 93 / 93. GCC makes or's compares one already, of a | b.
-template <class T> struct HostIntTruth {
-#if defined(__CUDA_ARCH__)
-  enum { value = 0 };
-#else
-  enum { value = IsInt<T>::value && sizeof(T) >= 4 };
-#endif
-};
 template <class T> struct LogicalAndFunctor {
   SW_HOST_DEVICE SW_INLINE bool operator()(T a, T b) const {
-    if constexpr (HostIntTruth<T>::value) return (SW_U(a) < SW_U(b) ? SW_U(a) : SW_U(b)) != 0;
+    if constexpr (kOnHost && IsInt<T>::value && sizeof(T) >= 4)
+      return (SW_U(a) < SW_U(b) ? SW_U(a) : SW_U(b)) != 0;
     else return (a != T(0)) & (b != T(0));
   }
 };
 template <class T> struct LogicalXorFunctor {
   SW_HOST_DEVICE SW_INLINE bool operator()(T a, T b) const {
-    if constexpr (HostIntTruth<T>::value && sizeof(T) == 8)
+    if constexpr (kOnHost && IsInt<T>::value && sizeof(T) == 8)
       return (bool)(((SW_U(a) | (0 - SW_U(a))) ^ (SW_U(b) | (0 - SW_U(b)))) >> 63);
     else return (a != T(0)) != (b != T(0));
   }
@@ -481,11 +475,7 @@ template <> struct InvertFunctor<bool> : LogicalNotFunctor<bool> {};
 // core, 2^20, us (before / after / torch CPU): int8 left 54.3 / 27.7 / 43.9, right
 // 55.2 / 27.2 / 44.4, uint8 left 47.3 / 31.2 / 43.6, right 47.6 / 27.4 / 44.0.
 template <class T> struct ByteShift {
-#if defined(__CUDA_ARCH__)
-  enum { value = 0 };
-#else
-  enum { value = IsInt<T>::value && sizeof(T) == 1 && !Same<T, bool>::value };
-#endif
+  enum { value = kOnHost && IsInt<T>::value && sizeof(T) == 1 && !Same<T, bool>::value };
   SW_HOST_DEVICE SW_INLINE static u8 count(T b, u8 most) { return (u8)b < most ? (u8)b : most; }
 };
 template <class T> struct LeftShiftFunctor {
