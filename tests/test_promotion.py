@@ -2,11 +2,15 @@
 torch.result_type on the real operands (tensors with dimensions, 0-d tensors, Python numbers),
 NumPy 2's ufunc results (NEP 50: Python numbers are weak, 0-d arrays are not). Dry calls:
 the plan and the typing, no compile."""
+import itertools
+
+import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
 import stridewise as sw
+from oracle import numpy_op
 from stridewise.launch import pipeline as _ops
 from stridewise.ops import builtins as _builtins
 from stridewise.ops.builtins import OPS
@@ -121,6 +125,35 @@ def test_numpy_promotion_is_the_ufuncs(op, a, b, swap):
             out_dtype(fn, args)
         return
     assert out_dtype(fn, args) == want
+
+
+CLIP_NAMES = NAMES + ("complex64", "complex128")
+
+
+def clip_operand(kind, name):
+    if kind in ("dims", "0-d"):
+        dtype = ml_dtypes.bfloat16 if name == "bfloat16" else name
+        return np.ones(3 if kind == "dims" else (), dtype=dtype)
+    return {"bool": True, "int": 3, "float": 2.5, "complex": -1j}[kind]
+
+
+CLIP_BOUNDS = [("dims", n) for n in CLIP_NAMES] + [("0-d", "bfloat16"), ("0-d", "int64")] + [
+    (k, "") for k in ("bool", "int", "float", "complex")]
+
+
+@pytest.mark.parametrize("x", CLIP_NAMES)
+def test_numpy_clip_promotion_is_np_clips(x):
+    """np.clip's dtype, every pair of bounds: its ufunc's loop, the arrays and the weak
+    numbers together, whatever their order (np.clip(int8, -1j, bfloat16) is complex64, not
+    result_type's complex128); bfloat16 by ml_dtypes' promotion (oracle.numpy_op)."""
+    for lo, hi in itertools.product(CLIP_BOUNDS, CLIP_BOUNDS):
+        args = tuple(clip_operand(*k) for k in (("dims", x), lo, hi))
+        try:
+            want = numpy_op(np.clip, *args).dtype.name
+        except (TypeError, OverflowError):
+            continue
+        if want in OPS["clip"].dtypes:
+            assert out_dtype(OPS["clip"], args) == want, (x, lo, hi)
 
 
 def test_numpy_python_int_out_of_range_raises_like_numpy():

@@ -315,7 +315,15 @@ def _result_dtypes(lib: str, ufunc: str | None, key: tuple, zero_d: tuple,
             raise TypeError(f"unsupported dtype for {ufunc}: NumPy's {ufunc} has no loop for "
                             f"({names}) ({e})") from None
         return dtype_of(resolved[0]), dtype_of(resolved[-1])
-    dt = dtype_of(np.result_type(*(k(0) if isinstance(k, type) else k for k in np_args)))
+    # the arrays first, then the weak numbers (where bfloat16 takes part, result_type's answer
+    # depends on the order); bfloat16 as float32 but where that is the answer (ml_dtypes'
+    # promotion: np.clip(int8, -1j, bfloat16) is complex64, result_type's complex128)
+    ordered = sorted(np_args, key=lambda k: isinstance(k, type))
+    dt = np.result_type(*(k(0) if isinstance(k, type) else np.float32 if k.name == "bfloat16" else k
+                          for k in ordered))
+    if dt == np.float32:
+        dt = np.result_type(*(k(0) if isinstance(k, type) else k for k in ordered))
+    dt = dtype_of(dt)
     return dt, dt
 
 
