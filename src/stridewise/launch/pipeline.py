@@ -80,6 +80,7 @@ class Typing:
     options: tuple = ()      # user kernels: NVRTC ProgramOptions fields, (name, value) pairs
     alloc: str = ""
     loop: str = ""           # NumPy's loop dtype where it is not compute's (the output layout)
+    constant: bool = False   # reads no input (ops.h kConstant): planned as uniform inputs
 
 
 @dataclass(frozen=True, eq=False)   # identity hashing: ops key the warm-call memo
@@ -295,13 +296,14 @@ class ElementwiseOp:
         return Typing(compute, (out,), params + (number,) * nparams, functor,
                       arg_types, preamble="\n".join(
                           filter(None, (self.header and f"#include <{self.header}>", self.code))),
-                      loop=loop, alloc=self._alloc(lib, key, compute))
+                      loop=loop, alloc=self._alloc(lib, key, compute),
+                      constant=self.name in _CONSTANT_OF_INTEGERS and not (compute.is_float or compute.is_complex))
 
     def _alloc(self, lib: str, key: tuple, compute: DType) -> str:
         """Typing.alloc: where the library's own op allocates its result otherwise."""
         if self.name.startswith("cast_") or lib == "torch" and self.name == "abs" and compute.is_complex:
             return "like"
-        if lib == "torch" and self.name in ("isfinite", "isinf") and not (compute.is_float or compute.is_complex):
+        if lib == "torch" and self.name in _CONSTANT_OF_INTEGERS[1:] and not (compute.is_float or compute.is_complex):
             return "like"            # ones_like / zeros_like of an integer or bool tensor
         if lib == "torch" and self.name == "isinf" and compute.is_complex:
             return "real"            # isinf(x.real) | isinf(x.imag)
@@ -315,6 +317,11 @@ class ElementwiseOp:
             return "iterator"        # np.where: an nditer in order K always, no ufunc trivial loop
         return ""
 
+
+# Tests whose result is a constant for integers and bools (ops.h kConstant): the kernel reads
+# no input, so the plan takes the inputs as uniform and sizes packs by the output (isinf of
+# int64 on CUDA wrote 2-byte packs: 0.64x torch's fill at 2^24).
+_CONSTANT_OF_INTEGERS = ("isnan", "isfinite", "isinf")
 
 # NumPy's logical ops read a number's truth (DType.as_truth): its bool loop takes the number
 # itself, an int as an int64, whatever the arrays. CuPy's read an int as an int64 too, but cast
@@ -487,7 +494,8 @@ def _build(op, operands, outs: list, info, algorithm, index=None) -> Prepared:
     # an output is never staged, gathered or uniform, so its offset is always the index.
     lead = outs + ([] if index is None else [index])
     views = lead + [o for o in operands if isinstance(o, View)]
-    p = _plan.plan(shape, [(v.shape, v.strides, v.dtype.itemsize, v.ptr) for v in views],
+    p = _plan.plan(shape, [(v.shape, (0,) * len(v.shape) if typing.constant and k >= len(lead) else v.strides,
+                            v.dtype.itemsize, v.ptr) for k, v in enumerate(views)],
                    nout=len(lead), nparams=len(typing.params))
     backend = device[0]
     be, caps = get_backend(backend), capabilities(backend, device)
