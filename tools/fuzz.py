@@ -265,7 +265,10 @@ def result_dtype(key: Key, args) -> np.dtype:
         return npdtype(key.target)
     if key.op == "kernel":
         return args[0].dtype
-    return np.result_type(*(args[1:] if key.op == "where" else args))
+    # the arrays first: with bfloat16, result_type(0.5, x) is float32 and result_type(x, 0.5)
+    # bfloat16 (tests/oracle.py numpy_op takes the same order)
+    typed = args[1:] if key.op == "where" else args
+    return np.result_type(*sorted(typed, key=lambda a: not isinstance(a, np.ndarray)))
 
 
 def numpy_oracle(case: Case):
@@ -284,15 +287,18 @@ def numpy_oracle(case: Case):
                     defined = (w64 >= info.min) & (w64 < -float(info.min) if info.min
                                                    else w64 < 2.0 * (info.max // 2 + 1))
             return want, defined
-        if key.op == "where":
+        if key.op == "where" and not any(isinstance(a, np.ndarray) and a.dtype == BF16 for a in args):
             return np.asarray(np.where(*args)), None
         if key.op == "kernel":
             x, y = args
             lt = np.less(*(a.astype(np.float32) if a.dtype == BF16 else a for a in (x, y)))
             return np.asarray(np.where(lt, x, y)), None
-        ufunc = getattr(np, key.op)
+        ufunc = np.where if key.op == "where" else getattr(np, key.op)
         result = result_dtype(key, args)
-        bf = [isinstance(a, np.ndarray) and a.dtype == BF16 for a in args]
+        if key.op == "where":   # selected, not computed: a number is the result dtype's value
+            args = [args[0]] + [a if isinstance(a, np.ndarray) else np.asarray(a, result) for a in args[1:]]
+        first = int(key.op == "where")      # where's condition is a truth, not a value
+        bf = [k >= first and isinstance(a, np.ndarray) and a.dtype == BF16 for k, a in enumerate(args)]
         if any(bf):      # ml_dtypes' definition written out: compute in float32, round once
             r = ufunc(*(a.astype(np.float32) if w else a for a, w in zip(args, bf)))
             return np.asarray(r.astype(result) if r.dtype == np.float32 else r), None
