@@ -61,14 +61,12 @@ SW_HOST_DEVICE SW_INLINE Pack<T, P> truth(const Pack<T, P>& v) {
     Pack<T, P> r;
 #if defined(__CUDA_ARCH__)
     if constexpr (P % 4 == 0) {   // by words: bit 0 of each byte ORs its eight bits
-      u32 w[P / 4];
-      SW_MEMCPY(w, &v, P);
+      r = v;
       SW_UNROLL for (int i = 0; i < P / 4; ++i) {
-        u32 t = w[i] | (w[i] >> 4);
+        u32 t = r.words[i] | (r.words[i] >> 4);
         t |= t >> 2;
-        w[i] = (t | (t >> 1)) & 0x01010101u;
+        r.words[i] = (t | (t >> 1)) & 0x01010101u;
       }
-      SW_MEMCPY(&r, w, P);
       return r;
     }
 #endif
