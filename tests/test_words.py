@@ -56,26 +56,31 @@ def test_which_kernels_take_the_word_form():
     assert words.applies(_spec("remainder", a8.view(np.uint8), a8.view(np.uint8)))
     assert not words.applies(_spec("remainder", a8, a8.astype(np.int16)))
     assert not words.applies(_spec("remainder", a8.astype(np.int16), a8.astype(np.int16)))
-    assert not words.applies(_spec("equal", a8, a8))            # a bool result of int8 operands
+    assert words.applies(_spec("equal", a8, a8))                # a bool result of int8 operands
+    assert words.applies(_spec("logical_and", a8 > 0, a8 > 0))
+    assert not words.applies(_spec("less", a8, a8.astype(np.int16)))
+    assert not words.applies(_spec("less", a8.astype(np.float32), a8.astype(np.float32)))
 
 
 @pytest.mark.nvrtc
 def test_word_form_variants_compile(monkeypatch):
-    """int8 and uint8 remainder (the word form), fmod (none: the element form behind the
-    same branch) and bool xor in every layout above, at packs of 16, 8, 4 and 1."""
+    """int8 and uint8 remainder, comparisons and logical ops (the word form), fmod (none: the
+    element form behind the same branch) and bool xor and or in every layout above, at packs
+    of 16, 8, 4 and 1."""
     pytest.importorskip("cuda.core", reason="needs the cuda extra (cuda.core + NVRTC wheels)")
     from nvrtc_batch import FAST, compile_batched
 
     monkeypatch.setenv("STRIDEWISE_DISABLE_CACHE", "1")
     specs = []
-    for name, ops in (("int8", ("remainder", "fmod")), ("uint8", ("remainder",)), ("bool", ("bitwise_xor",))):
+    for name, ops in (("int8", ("remainder", "fmod", "less", "not_equal", "logical_and")),
+                      ("uint8", ("remainder", "less_equal")), ("bool", ("bitwise_xor", "logical_or"))):
         for op in ops:
             for args, alg in _layouts(np.bool_ if name == "bool" else name):
                 spec = _spec(op, *args, alg=alg)
                 assert words.applies(spec) == (spec.mode != "general")
                 for pack in ({1} if spec.mode == "general" else {16, 8, 4, 1}):
                     specs.append(dataclasses.replace(spec, pack=pack))
-    assert compile_batched(specs, options=FAST) == len(specs) == 4 * (7 * 4 + 1)
+    assert compile_batched(specs, options=FAST) == len(specs) == 9 * (7 * 4 + 1)
 
 
 def test_bool_xor_of_any_bytes_on_the_host():
@@ -87,6 +92,53 @@ def test_bool_xor_of_any_bytes_on_the_host():
     assert got.dtype == np.bool_
     np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
     np.testing.assert_array_equal(np.bitwise_xor(a, b).view(np.uint8), want.view(np.uint8))
+
+
+COMPARES = ("less", "less_equal", "greater", "greater_equal", "equal", "not_equal")
+LOGICAL = ("logical_and", "logical_or", "logical_xor")
+
+
+def _word(x):
+    """Four bytes a uint32 word, lane 0 lowest (a little-endian pack's words)."""
+    x = x.reshape(-1, 4).astype(np.uint32)
+    return x[:, 0] | x[:, 1] << 8 | x[:, 2] << 16 | x[:, 3] << 24
+
+
+def _bytes(w):
+    return np.stack([(w >> (8 * i)) & 0xFF for i in range(4)], 1).ravel()
+
+
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_compare_and_logical_words_every_byte_pair_in_numpy(shuffle):
+    """ops.h BytesOf and its Apply4 forms, step by step in uint32 words: every pair of bytes,
+    in order and shuffled across the lanes of a word, against NumPy's int8 and uint8 ops."""
+    H, L = np.uint32(0x80808080), np.uint32(0x7F7F7F7F)
+    v = np.arange(256, dtype=np.uint8)
+    a, b = (x.ravel() for x in np.meshgrid(v, v, indexing="ij"))
+    if shuffle:
+        p = np.random.default_rng(5).permutation(a.size)
+        a, b = a[p], b[p]
+    wa, wb = _word(a), _word(b)
+
+    def less(x, y, signed):
+        d = (x | H) - (y & L)
+        return ((x & ~y) if signed else (~x & y)) | (~(x ^ y) & ~d)
+
+    def nonzero(w):
+        return (((w & L) + L) | w) & H
+
+    def bools(top):
+        return _bytes((top & H) >> 7).astype(bool)
+
+    for name, signed in (("int8", True), ("uint8", False)):
+        x, y = a.view(name), b.view(name)
+        forms = {"less": less(wa, wb, signed), "greater": less(wb, wa, signed),
+                 "less_equal": ~less(wb, wa, signed), "greater_equal": ~less(wa, wb, signed),
+                 "equal": ~nonzero(wa ^ wb), "not_equal": nonzero(wa ^ wb),
+                 "logical_and": nonzero(wa) & nonzero(wb), "logical_or": nonzero(wa | wb),
+                 "logical_xor": nonzero(wa) ^ nonzero(wb)}
+        for op, top in forms.items():
+            np.testing.assert_array_equal(bools(top), getattr(np, op)(x, y), err_msg=f"{op} {name}")
 
 
 # -- the GPU -----------------------------------------------------------------------------------
@@ -145,3 +197,26 @@ def test_bool_xor_every_byte_pair_in_every_word_layout_on_the_gpu():
                                       err_msg=label)
     ones = torch.from_numpy(v % 2 == 1).cuda()                            # 0/1 bytes: torch agrees
     assert torch.equal(sw.bitwise_xor(ones[:, None], ones[None, :]), ones[:, None] ^ ones[None, :])
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("op", COMPARES + LOGICAL)
+@pytest.mark.parametrize("name", BYTE_DTYPES + ("bool",))
+def test_compare_and_logical_every_byte_pair_in_every_word_layout_on_the_gpu(op, name):
+    """Every pair of values (bool: of bytes, 0 and 1 or not) against NumPy's op of the same
+    values (bool: of their truth, as NumPy reads a uint8 array viewed as bool)."""
+    import torch
+
+    if name == "bool" and op in COMPARES:
+        pytest.skip("bool comparisons keep the element form")
+    v = np.arange(256, dtype=np.uint8) if name == "bool" else every_value(name)
+    x = v != 0 if name == "bool" else v
+    want = getattr(np, op)(x[:, None], x[None, :])
+    t = torch.from_numpy(v).cuda()
+    t = t.view(torch.bool) if name == "bool" else t
+    fn = getattr(sw, op)
+    for label, got in _gpu_layouts(fn, t, t):
+        assert got.dtype == torch.bool, label
+        exp = want[:, ::37] if label == "scalar" else want
+        np.testing.assert_array_equal(got.view(torch.uint8).cpu().numpy(), exp.astype(np.uint8),
+                                      err_msg=label)

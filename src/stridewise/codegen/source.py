@@ -104,9 +104,14 @@ class KernelSpec:
     def one_dtype(self) -> bool:
         """A one-output return form whose operands and output all have the compute dtype: what
         the multi-lane forms (Apply2 pairs, Apply4 words) take."""
+        return self.one_dtype_in and self.arrays[0] is self.compute
+
+    @property
+    def one_dtype_in(self) -> bool:
+        """one_dtype but for the output's dtype (a comparison's bool)."""
         dt = self.compute
         return (not self.out_types and self.nout == 1 and self.kinds[0] == "dense"
-                and not self.arg_types and all(a is dt for a in self.arrays)
+                and not self.arg_types and all(a is dt for a in self.arrays[1:])
                 and all(q is dt for q in self.params))
 
 

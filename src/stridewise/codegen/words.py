@@ -12,10 +12,11 @@ _BYTES = ("int8", "uint8", "bool")
 
 
 def applies(spec) -> bool:
-    """A one-dtype return form (KernelSpec.one_dtype) of a 1-byte dtype over whole arrays and
-    scalars."""
-    return (spec.compute.name in _BYTES and spec.one_dtype and spec.index < 0
-            and all(src in ("array", "param") for src, _ in spec.args))
+    """A return form of a 1-byte dtype over whole arrays and scalars whose operands have that
+    dtype and whose output has it too (KernelSpec.one_dtype) or is bool (a comparison)."""
+    return (spec.compute.name in _BYTES and spec.index < 0
+            and all(src in ("array", "param") for src, _ in spec.args)
+            and spec.one_dtype_in and spec.arrays[0].name in (spec.compute.name, "bool"))
 
 
 def prepared_fields(k: int) -> tuple[str, str]:
