@@ -464,9 +464,8 @@ template <> struct Apply4<BitwiseXorFunctor<bool>, bool> : Apply4<void, void> {
 };
 // Comparisons and logical ops of int8 and uint8 (logical ops of bool too) four lanes to a
 // word of bools. Element by element each byte is taken out and sign- or zero-extended, set
-// into a predicate and widened back, about 6 instructions an element (SASS: less of int8),
-// which made these memory-bound kernels issue-bound (one-byte compares 0.85-0.92x torch on
-// an H100 at 2^24). As words, every step is exact per byte (no carry or borrow crosses one):
+// into a predicate and widened back (SASS of contiguous int8 less: 368 instructions, 168 as
+// words). As words, every step is exact per byte (no carry or borrow crosses one):
 //   d = (a | 0x80) - (b & 0x7f) never borrows, and its top bit says a's low 7 bits >= b's;
 //   a < b where the top bits differ is b's top bit set (unsigned) or a's (signed), and where
 //   they agree is d's top bit clear: one three-input logic op each;
