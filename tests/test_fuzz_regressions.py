@@ -636,3 +636,26 @@ def test_torch_multiply_into_complex32_refuses():
     x = torch.tensor([[2.5], [7.0], [0.5]], dtype=torch.float16)
     with pytest.raises(TypeError, match="complex32"):
         sw.multiply(x, 1 + 2j)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_numpy_power_by_one_exponent_value_as_the_installed_numpy(dtype):
+    """NumPy 2's float32 and float64 power takes sqrt for an exponent of 0.5 that is one
+    value along its loop (a number, a NumPy scalar, a 0-d or one-element array, a broadcast
+    view of one), so -0.0 ** 0.5 is -0.0 and -inf ** 0.5 NaN, where pow gives +0.0 and +inf;
+    an exponent array of several elements, and float16, keep pow. Compared with the
+    installed NumPy itself, whichever its release does. Found by tools/fuzz_calls.py --lib
+    numpy, seed 3206 (a (17, 1, 1, 2) view by a 0-d exponent)."""
+    x = np.array([-0.0, 0.0, -np.inf, np.inf, -4.0, 4.0, 2.0, np.nan, 1e-30], dtype=dtype)
+    x2 = np.broadcast_to(x, (3, x.size)).T.copy().T            # a transposed 2-d view
+    for e in (0.5, np.float64(0.5), np.float32(0.5), np.array(0.5), np.array([0.5]),
+              np.broadcast_to(np.array(0.5), x.shape), np.full(x.shape, 0.5), 0.25, -0.5, 2.0):
+        for base in (x, x2):
+            with np.errstate(all="ignore"):
+                want = np.power(base, e)
+            got = sw.pow(base, e)
+            assert got.dtype == want.dtype, (e, base.shape)
+            assert np.array_equal(np.isnan(got), np.isnan(want)), (e, base.shape, got, want)
+            finite = ~np.isnan(want)
+            assert np.array_equal(np.signbit(got[finite]), np.signbit(want[finite])), (e, got, want)
+            assert ulps(got, want) <= TOLERANCE_ULP["pow"].get(str(want.dtype), 0), (e, got, want)

@@ -143,6 +143,13 @@ template <class T> struct TorchPowByNumberFunctor : UserMath {
   }
 };
 
+// NumPy's float32 and float64 pow by one exponent value (its loop's exponent stride 0): 0.5
+// is sqrt, as torch's (pipeline.py numpy_numbers); its other special exponents (-1, 0, 1, 2)
+// give pow's values within its tolerance.
+template <class T> struct NumpyPowByOneValueFunctor : UserMath {
+  SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const { return b == T(0.5) ? sqrt(a) : pow(a, b); }
+};
+
 template <class T> struct TanhFunctor : UserMath {
   SW_HOST_DEVICE SW_INLINE T operator()(T a) const { return tanh(a); }
 };
