@@ -9,7 +9,7 @@ import pytest
 
 import stridewise as sw
 from oracle import numpy_op, same_bits
-from stridewise.ops.builtins import TOLERANCE_ULP
+from stridewise.ops.builtins import COMPLEX_TOLERANCE_ULP, TOLERANCE_ULP
 from test_fuzz import ulps
 
 torch = pytest.importorskip("torch")
@@ -396,10 +396,14 @@ def _check_pow_by_half(x, e):
 
 def test_torch_pow_by_a_half_is_its_square_root():
     """torch.pow(x, 0.5) is sqrt(x) and pow(x, -0.5) one over it: pow(-0.0, 0.5) is -0.0 and
-    pow(-0.0, -0.5) is -inf, where C's pow (and NumPy) give +0.0 and +inf."""
+    pow(-0.0, -0.5) is -inf, where C's pow gives +0.0 and +inf. A NumPy array's -0.5 keeps
+    pow (NumPy's own, whichever its release: test_numpy_power_by_one_exponent_value_...)."""
     for x, e in _pow_by_half_cases("cpu"):
         _check_pow_by_half(x, e)
-    assert sw.pow(np.array([-0.0]), 0.5)[0] == 0 and not np.signbit(sw.pow(np.array([-0.0]), 0.5)[0])
+    with np.errstate(all="ignore"):
+        want = np.power(np.array([-0.0, -0.0]), np.array([0.5, -0.5]))
+    got = sw.pow(np.array([-0.0, -0.0]), np.array([0.5, -0.5]))
+    assert np.array_equal(got, want) and np.array_equal(np.signbit(got), np.signbit(want))
 
 
 @pytest.mark.gpu
@@ -659,3 +663,32 @@ def test_numpy_power_by_one_exponent_value_as_the_installed_numpy(dtype):
             finite = ~np.isnan(want)
             assert np.array_equal(np.signbit(got[finite]), np.signbit(want[finite])), (e, got, want)
             assert ulps(got, want) <= TOLERANCE_ULP["pow"].get(str(want.dtype), 0), (e, got, want)
+
+
+def test_torch_clamp_of_bool_by_a_float_and_an_int_past_int64():
+    """A float number beside bool tensors makes torch's result float32 first, so an int
+    bound of 2^63 or more is a float there, not a refused uint64 (found by
+    tools/fuzz_calls.py --lib torch, seed 3209); without a float torch refuses, as stridewise."""
+    t = torch.tensor([True, False])
+    for lo, hi in ((0.0, 2**64 - 1), (0.5, 2**63), (-2.5, 2**63 + 5)):
+        got, want = sw.clip(t, lo, hi), torch.clamp(t, lo, hi)
+        assert got.dtype == want.dtype and torch.equal(got, want), (lo, hi)
+    with pytest.raises(RuntimeError, match="uint64"):
+        torch.clamp(t, 0, 2**64 - 1)
+    with pytest.raises(OverflowError, match="out of bounds for int64"):
+        sw.clip(t, 0, 2**64 - 1)
+
+
+def test_torch_complex64_divide_near_the_float_maximum():
+    """A quotient one part of which overflows: the inf parts as torch's, the finite part
+    within divide's tolerance of torch's CPU kernel (which scales by an approximate
+    reciprocal; complex.h), as for finite quotients (tools/fuzz_calls.py --lib torch, seed
+    3209, read the finite part exactly)."""
+    from oracle import complex_ulps
+
+    big = 3.4028234663852886e38
+    a = torch.tensor([complex(big, big), complex(big, -big), complex(-big, big)], dtype=torch.complex64)
+    b = torch.tensor([2.5 - 3j, -3 + 2.5j], dtype=torch.complex64)
+    got, want = sw.divide(a[:, None], b[None, :]), torch.divide(a[:, None], b[None, :])
+    assert not torch.isfinite(want).all()
+    assert complex_ulps(got.numpy(), want.numpy()) <= COMPLEX_TOLERANCE_ULP["divide"]["torch complex64"]

@@ -170,11 +170,13 @@ class ElementwiseOp:
             typing = dataclasses.replace(typing, params=tuple(p.wrapping() for p in typing.params))
         promoted = [k for k in (key[1:] if self.promote == "where" else key) if k is not None]
         arrays = [k for k in promoted if isinstance(k, str)]
-        if int in promoted and arrays and all(k == "bool" for k in arrays):
+        if int in promoted and arrays and all(k == "bool" for k in arrays) \
+                and float not in promoted and complex not in promoted:
             # an int beside bool tensors (where's condition takes no part) is promoted as a
             # tensor of its own: one of 2^63 or more would be torch's uint64, whose promotion
             # it refuses in every op (true divide's float result too); read it as an int64
-            # (DType.as_int64)
+            # (DType.as_int64). A float number beside it makes the result float first
+            # (torch.clamp(bool_tensor, 0.0, 2**64 - 1) is float32).
             typing = dataclasses.replace(typing, params=tuple(p.as_int64() for p in typing.params))
         float32_ops = _TORCH_NUMBERS.get(backend, ())   # meta tensors: no values to read
         # pow by a number: sqrt for 0.5 (math.h TorchPowByNumberFunctor), in every float
