@@ -521,8 +521,12 @@ def _build(op, operands, outs: list, info, algorithm, index=None) -> Prepared:
     # an output is never staged, gathered or uniform, so its offset is always the index.
     lead = outs + ([] if index is None else [index])
     views = lead + [o for o in operands if isinstance(o, View)]
-    p = _plan.plan(shape, [(v.shape, (0,) * len(v.shape) if typing.constant and k >= len(lead) else v.strides,
-                            v.dtype.itemsize, v.ptr) for k, v in enumerate(views)],
+    # a constant result's inputs are never read (Typing.constant): one element each, of the
+    # output's size, so that neither their strides nor their width size the packs
+    unread = typing.constant and (0,) * len(shape)
+    p = _plan.plan(shape, [(v.shape, v.strides, v.dtype.itemsize, v.ptr) if not unread or k < len(lead)
+                           else (v.shape, unread[:len(v.shape)], lead[0].dtype.itemsize, v.ptr)
+                           for k, v in enumerate(views)],
                    nout=len(lead), nparams=len(typing.params))
     backend = device[0]
     be, caps = get_backend(backend), capabilities(backend, device)
