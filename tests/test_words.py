@@ -1,5 +1,5 @@
-"""The word form of 1-byte packs (words.h Apply4): int8 and uint8 remainder and bool xor four
-lanes a 32-bit word on the GPU.
+"""The word form of 1-byte packs (words.h Apply4): int8 and uint8 remainder, comparisons and
+logical ops, and bool xor and logical ops, four lanes a 32-bit word on the GPU.
 
 The remainder's argument is checked step by step in NumPy (test_small_int_div.py,
 test_word_form_every_8bit_pair_in_every_lane). Here: which kernels take the word form, that

@@ -81,7 +81,7 @@ class Typing:
     options: tuple = ()      # user kernels: NVRTC ProgramOptions fields, (name, value) pairs
     alloc: str = ""
     loop: str = ""           # NumPy's loop dtype where it is not compute's (the output layout)
-    constant: bool = False   # reads no input (ops.h kConstant): planned as uniform inputs
+    constant: bool = False   # reads no input (ops.h kConstant): _build plans them as unread
 
 
 @dataclass(frozen=True, eq=False)   # identity hashing: ops key the warm-call memo
@@ -321,7 +321,7 @@ class ElementwiseOp:
         """Typing.alloc: where the library's own op allocates its result otherwise."""
         if self.name.startswith("cast_") or lib == "torch" and self.name == "abs" and compute.is_complex:
             return "like"
-        if lib == "torch" and self.name in _CONSTANT_OF_INTEGERS[1:] and not (compute.is_float or compute.is_complex):
+        if lib == "torch" and self.name in ("isfinite", "isinf") and not (compute.is_float or compute.is_complex):
             return "like"            # ones_like / zeros_like of an integer or bool tensor
         if lib == "torch" and self.name == "isinf" and compute.is_complex:
             return "real"            # isinf(x.real) | isinf(x.imag)
@@ -521,11 +521,10 @@ def _build(op, operands, outs: list, info, algorithm, index=None) -> Prepared:
     # an output is never staged, gathered or uniform, so its offset is always the index.
     lead = outs + ([] if index is None else [index])
     views = lead + [o for o in operands if isinstance(o, View)]
-    # a constant result's inputs are never read (Typing.constant): one element each, of the
-    # output's size, so that neither their strides nor their width size the packs
-    unread = typing.constant and (0,) * len(shape)
-    p = _plan.plan(shape, [(v.shape, v.strides, v.dtype.itemsize, v.ptr) if not unread or k < len(lead)
-                           else (v.shape, unread[:len(v.shape)], lead[0].dtype.itemsize, v.ptr)
+    # a constant result's inputs are never read (Typing.constant): planned as one element of
+    # the output's size, so that neither their strides nor their width size the packs
+    p = _plan.plan(shape, [(v.shape, (0,) * len(v.shape), lead[0].dtype.itemsize, v.ptr)
+                           if typing.constant and k >= len(lead) else (v.shape, v.strides, v.dtype.itemsize, v.ptr)
                            for k, v in enumerate(views)],
                    nout=len(lead), nparams=len(typing.params))
     backend = device[0]
