@@ -663,6 +663,14 @@ def test_numpy_power_by_one_exponent_value_as_the_installed_numpy(dtype):
             finite = ~np.isnan(want)
             assert np.array_equal(np.signbit(got[finite]), np.signbit(want[finite])), (e, got, want)
             assert ulps(got, want) <= TOLERANCE_ULP["pow"].get(str(want.dtype), 0), (e, got, want)
+    # the keywords' ops read the exponent as the plain call does
+    mask = np.arange(x.size) % 3 != 2
+    with np.errstate(all="ignore"):
+        for kw in ({"where": mask, "out": np.full(x.shape, 7.0, dtype)}, {"dtype": np.float64}, {"order": "F"}):
+            want = np.power(x, 0.5, **{k: v.copy() if k == "out" else v for k, v in kw.items()})
+            got = sw.pow(x, 0.5, **kw)
+            assert got.dtype == want.dtype and np.array_equal(got, want, equal_nan=True), kw
+            assert np.array_equal(np.signbit(got), np.signbit(want)), kw
 
 
 def test_torch_clamp_of_bool_by_a_float_and_an_int_past_int64():

@@ -231,6 +231,11 @@ class _Derived(ElementwiseOp):
     def casting(self) -> str:
         return self.base.casting if self.base is not None else "same_kind"
 
+    def numpy_numbers(self, typing, operands):
+        """The base op's reading of its own operands (ElementwiseOp.numpy_numbers; a where=
+        mask comes first)."""
+        return self.base.numpy_numbers(typing, operands[len(operands) - self.base.nin:])
+
     def _base_typing(self, lib, key, out_key, convention) -> Typing:
         t = self.base.typing(lib, key, out_key, convention)
         return dataclasses.replace(t, preamble="\n".join(filter(None, (t.preamble, _HEADER))))
