@@ -233,7 +233,9 @@ class _Derived(ElementwiseOp):
 
     def numpy_numbers(self, typing, operands):
         """The base op's reading of its own operands (ElementwiseOp.numpy_numbers; a where=
-        mask comes first)."""
+        mask comes first); a kind of its own (no base) reads them as they are."""
+        if self.base is None:
+            return typing
         return self.base.numpy_numbers(typing, operands[len(operands) - self.base.nin:])
 
     def _base_typing(self, lib, key, out_key, convention) -> Typing:
