@@ -452,16 +452,7 @@ template <> struct BitwiseXorFunctor<bool> {   // any nonzero byte is true (word
     return (bit_cast<u8>(a) != 0) != (bit_cast<u8>(b) != 0);
   }
 };
-// bool xor four lanes to a word (words.h): any byte other than 0 is true, as NumPy and torch
-// read a uint8 array viewed as bool, so the word of 0/1 bytes is the nonzero bits' xor. The
-// element form tests each byte into a predicate and widens it back: 9 instructions a byte
-// (a rows bool xor at 80% of copy on the H200); this is 2. The host keeps its vector loop.
 #if defined(__CUDA_ARCH__)
-template <> struct Apply4<BitwiseXorFunctor<bool>, bool> : Apply4<void, void> {
-  enum { value = 1 };
-  SW_DEVICE SW_INLINE static u32 splat(bool v) { return splat_byte(v); }
-  SW_DEVICE SW_INLINE static u32 run(u32 a, u32 b) { return (nonzero_bytes(a) ^ nonzero_bytes(b)) >> 7; }
-};
 // Comparisons and logical ops of int8 and uint8 (logical ops of bool too) four lanes to a
 // word of bools. Element by element each byte is taken out and sign- or zero-extended, set
 // into a predicate and widened back (SASS of contiguous int8 less: 368 instructions, 168 as
@@ -497,6 +488,11 @@ template <class T> struct BytesOf {   // the word ops of 1-byte storage T
   SW_BYTE_WORDS(LogicalXorFunctor, T, nonzero_bytes(a) ^ nonzero_bytes(b))
 SW_BYTE_COMPARES(i8) SW_BYTE_COMPARES(u8)
 SW_BYTE_LOGICAL(i8) SW_BYTE_LOGICAL(u8) SW_BYTE_LOGICAL(bool)
+// bool xor: any byte other than 0 is true, as NumPy and torch read a uint8 array viewed as
+// bool, so the word of 0/1 bytes is the nonzero bits' xor. The element form tests each byte
+// into a predicate and widens it back: 9 instructions a byte (a rows bool xor at 80% of copy
+// on the H200); this is 2. The host keeps its vector loop.
+SW_BYTE_WORDS(BitwiseXorFunctor, bool, nonzero_bytes(a) ^ nonzero_bytes(b))
 #undef SW_BYTE_LOGICAL
 #undef SW_BYTE_COMPARES
 #undef SW_BYTE_WORDS
