@@ -1110,50 +1110,40 @@ def test_float64_wide_lane_matches_numpy():
 
 
 @pytest.mark.parametrize("ulps", [-2, 0, 2])
-def test_int64_device_large_divisor_argument(ulps):
-    """int64_remainder_fast's form for |b| >= 2^42 checked as arithmetic with Python integers
-    and exactly rounded doubles, with rcp_newton's float reciprocal anywhere within its 2 ulp:
-    the one quotient estimate is n or n + 1 and one conditional add of |b| gives U mod |b|."""
-    import math
-    rng = np.random.default_rng(13)
-    for _ in range(6000):
-        bits = int(rng.integers(43, 65))
-        V = min(int(rng.integers(1 << (bits - 2), 1 << (bits - 1))) * 2 + int(rng.integers(2)), 2**63)
-        U = [2**63, 2**63 - 1, int(rng.integers(0, 2**63)),
-             min(2**63, max(0, int(rng.integers(0, 2**63 // V + 1)) * V + int(rng.integers(-1, 2))))][
-            int(rng.integers(4))]
-        r = _rcp_newton_model(float(V), ulps)
-        up = _fma(r, 2.0**-40, r)
-        q0 = math.trunc(float(U) * up)
-        t = (U - q0 * V) % 2**64
-        assert t < V or t >= 2**64 - V, (U, V, ulps)   # in [-V, V): the sign bit tells
-        t = (t + (V if t >= 2**63 else 0)) % 2**64
-        assert t == U % V, (U, V, ulps)
-
-
-@pytest.mark.parametrize("ulps", [-2, 0, 2])
 def test_int64_device_quotient_steps_argument(ulps):
-    """int64_remainder_fast's two quotient steps checked as arithmetic with Python integers
-    and exactly rounded doubles, with rcp_newton's float reciprocal anywhere within its 2 ulp
-    (the host build of the same code, tested above, sees the correctly rounded one): the
-    second step's floor is the exact quotient, with no fix-up. Dividends at -2^63, 2^63 - 1,
-    random, and at and one either side of a multiple of b; divisors of every bit length up to
-    42, both signs."""
+    """int64_remainder_fast's two quotient steps and its one fix checked as arithmetic with
+    Python integers and exactly rounded doubles, with rcp_newton's float reciprocal anywhere
+    within its 2 ulp (the host build of the same code, tested above, sees the correctly
+    rounded one): step 1's remainder is an int64; below 2^42 the second floor is the exact
+    quotient; from 2^42 on it is that or one more, and one more only where the remainder is
+    nonzero. Dividends at -2^63, 2^63 - 1, random, and at and one either side of a multiple
+    of b; divisors of every bit length up to 2^63, both signs, and zero (taken as 1)."""
     import math
-    from fractions import Fraction
     rng = np.random.default_rng(9)
     wrap = lambda x: (x + 2**63) % 2**64 - 2**63          # noqa: E731 - wrapping int64
-    for _ in range(6000):
-        V = int(rng.integers(1, 2 ** int(rng.integers(1, 43))))
-        b = V if rng.integers(2) else -V
+    for _ in range(12000):
+        bits = int(rng.integers(0, 65))         # 0: a zero divisor; 64: -2^63
+        V = 2**63 if bits == 64 else int(rng.integers(1 << (bits - 1), (1 << bits) - 1, endpoint=True)) if bits else 0
+        b0 = -V if V == 2**63 or rng.integers(2) else V
+        b = b0 or 1
+        V = abs(b)
         m = int(rng.integers(-(2**63) // V, 2**63 // V)) * b
         a = [-2**63, 2**63 - 1, int(rng.integers(-2**63, 2**63)), wrap(m + int(rng.integers(-1, 2)))][
             int(rng.integers(4))]
-        inv = math.copysign(_rcp_newton_model(float(V), ulps), b)
-        q0 = min(math.trunc(float(a) * inv), 2**63 - 1)     # the device's conversion saturates
-        r = wrap(a - q0 * b)
-        y = float(Fraction(r) * Fraction(inv) + Fraction(abs(inv) / 2))   # fma: one rounding
-        assert wrap(r - math.floor(y) * b) == a % b, (a, b, ulps)
+        r = _rcp_newton_model(float(V), ulps)
+        inv = math.copysign(r, b)
+        c = 0.5 * r if V < 2**42 else 2.0**-30
+        q0 = max(min(math.trunc(float(a) * inv), 2**63 - 1), -(2**63))   # the conversion saturates
+        r1 = a - q0 * b
+        assert -(2**63) <= r1 < 2**63, (a, b, ulps)          # exact in wrapping arithmetic
+        q1 = math.floor(_fma(float(r1), inv, c))
+        n = (r1 - r1 % b) // b                                # floor(r1 / b), exactly
+        assert q1 == n or (V >= 2**42 and q1 == n + 1 and r1 % b != 0), (a, b, ulps)
+        got = r1 - q1 * b
+        assert -(2**63) <= got < 2**63, (a, b, ulps)
+        if got != 0 and (got < 0) != (b < 0):
+            got += b
+        assert got == a % b, (a, b0, ulps)       # a % 1 = 0 for a zero divisor
 
 
 @pytest.mark.parametrize("convention", ["numpy", "torch"])
