@@ -898,3 +898,20 @@ def test_every_mode_is_registered_with_an_example():
     from stridewise import modes
     from stridewise.plan import MODES
     assert {m.name for m in modes.registered()} >= set(MODES)
+
+
+@pytest.mark.parametrize("op", ["remainder", "fmod", "floor_divide"])
+def test_int64_division_by_every_divisor_size(op):
+    """int64 remainder, fmod and floor_divide on the device (functors.h int64_divmod_fast, no
+    64-bit `%` or `/`) against NumPy: dividends at the int64 edges, random and at and beside
+    multiples of the divisor; divisors of every size, both signs, -1 and 0 (NumPy's 0 and
+    -2^63 // -1 = -2^63); dense, and as an outer product (a divisor prepared once per column)."""
+    from test_remainder_cpu import _int64_large_divisor_operands, _int64_operands
+    for A, B in (_int64_operands(), _int64_large_divisor_operands()):
+        with np.errstate(divide="ignore", over="ignore"):
+            want = getattr(np, op)(A, B)
+            outer = getattr(np, op)(A[:512, None], B[None, :512])
+        got = getattr(sw, op)(tt(A), tt(B))
+        assert same_bits(host(got), want), mismatches(host(got), want, A, B)
+        got = getattr(sw, op)(tt(A[:512, None]), tt(B[None, :512]))
+        assert same_bits(host(got), outer), op

@@ -349,20 +349,25 @@ def _int64_large_divisor_operands():
             np.concatenate([np.tile(B, 3), cross[:, 1]]).astype(np.int64))
 
 
-def test_int64_remainder_fast_path_matches_integer_division():
-    """The GPU's int64 remainder fast path (functors.h int64_remainder_fast), built for the host
-    through a user kernel: equal to NumPy's floor remainder for divisors of every size (zero,
-    below 2^42 and 2^42 to 2^63), never asking for the slow path."""
-    k = sw.ElementwiseKernel("int64 a, int64 b", "int64 y, bool s",
+def test_int64_device_division_matches_numpy():
+    """The GPU's int64 division (functors.h int64_divmod_fast: remainder, fmod and
+    floor_divide), built for the host through a user kernel: equal to NumPy's for divisors of
+    every size (zero, below 2^42 and 2^42 to 2^63), remainder never asking for the slow path."""
+    k = sw.ElementwiseKernel("int64 a, int64 b", "int64 y, int64 f, int64 q, bool s",
                              "sw::FastFlag slow = 0;"
-                             "y = sw::int64_remainder_fast(a, sw::Divisor<sw::i64>::make(b), slow);"
+                             "const sw::Divisor<sw::i64> d = sw::Divisor<sw::i64>::make(b);"
+                             "y = sw::int64_remainder_fast(a, d, slow);"
+                             "f = sw::int64_fmod_fast(a, d);"
+                             "q = sw::int64_floor_divide_fast(a, d);"
                              "s = slow != 0;",
-                             name="int64_remainder_fast")
+                             name="int64_device_division")
     for A, B in (_int64_operands(), _int64_large_divisor_operands()):
-        y, slow = k(A, B)
+        y, f, q, slow = k(A, B)
         assert not slow.any()
-        with np.errstate(divide="ignore"):
+        with np.errstate(divide="ignore", over="ignore"):
             np.testing.assert_array_equal(y, np.remainder(A, B))
+            np.testing.assert_array_equal(f, np.fmod(A, B))
+            np.testing.assert_array_equal(q, np.floor_divide(A, B))
 
 
 def _fast_path_boundary_operands(name, rng):
@@ -1111,7 +1116,7 @@ def test_float64_wide_lane_matches_numpy():
 
 @pytest.mark.parametrize("ulps", [-2, 0, 2])
 def test_int64_device_quotient_steps_argument(ulps):
-    """int64_remainder_fast's two quotient steps and its one fix checked as arithmetic with
+    """int64_divmod_fast's two quotient steps and its one fix checked as arithmetic with
     Python integers and exactly rounded doubles, with rcp_newton's float reciprocal anywhere
     within its 2 ulp (the host build of the same code, tested above, sees the correctly
     rounded one): step 1's remainder is an int64; below 2^42 the second floor is the exact
@@ -1139,11 +1144,12 @@ def test_int64_device_quotient_steps_argument(ulps):
         q1 = math.floor(_fma(float(r1), inv, c))
         n = (r1 - r1 % b) // b                                # floor(r1 / b), exactly
         assert q1 == n or (V >= 2**42 and q1 == n + 1 and r1 % b != 0), (a, b, ulps)
-        got = r1 - q1 * b
+        got, quot = r1 - q1 * b, q0 + q1
         assert -(2**63) <= got < 2**63, (a, b, ulps)
         if got != 0 and (got < 0) != (b < 0):
-            got += b
+            got, quot = got + b, quot - 1
         assert got == a % b, (a, b0, ulps)       # a % 1 = 0 for a zero divisor
+        assert wrap(quot) == wrap(a // b), (a, b0, ulps)   # -2^63 // -1 wraps, as NumPy's
 
 
 @pytest.mark.parametrize("convention", ["numpy", "torch"])

@@ -1303,19 +1303,36 @@ SW_HOST_DEVICE SW_INLINE i64 floor_i64(double x) {
 template <> struct Divisor<i64> {
   i64 b;            // 1 for a zero divisor
   double inv, c;    // ~1/b; step 2's offset
+  bool zero;        // b = 0 (floor_divide's quotient is 0 there)
   SW_HOST_DEVICE SW_INLINE static Divisor make(i64 b0) {
     const i64 b = b0 | (i64)(b0 == 0);
     const u64 V = b < 0 ? 0ull - (u64)b : (u64)b;
     const double r = rcp_newton((double)V);
-    return {b, b < 0 ? -r : r, V < (1ull << 42) ? 0.5 * r : 0x1p-30};
+    return {b, b < 0 ? -r : r, V < (1ull << 42) ? 0.5 * r : 0x1p-30, b0 == 0};
   }
 };
-SW_HOST_DEVICE SW_INLINE i64 int64_remainder_fast(i64 a, const Divisor<i64>& d, FastFlag&) {
-  const u64 r = (u64)a - (u64)trunc_i64((double)a * d.inv) * (u64)d.b;
-  const u64 m = r - (u64)floor_i64(fma((double)(i64)r, d.inv, d.c)) * (u64)d.b;
+// The floor quotient beside the remainder: a = (q0 + q1) b + m, and the fix that adds b to m
+// takes 1 off the quotient (wrapping: -2^63 // -1 is -2^63, NumPy's).
+struct Int64DivMod { u64 q, m; };
+SW_HOST_DEVICE SW_INLINE Int64DivMod int64_divmod_fast(i64 a, const Divisor<i64>& d) {
+  const u64 q0 = (u64)trunc_i64((double)a * d.inv), r = (u64)a - q0 * (u64)d.b;
+  const u64 q1 = (u64)floor_i64(fma((double)(i64)r, d.inv, d.c)), m = r - q1 * (u64)d.b;
   const u64 sb = (u64)(d.b >> 63);
   const u64 fix = (u64)((i64)((m + sb) ^ sb) >> 63);
-  return (i64)(m + ((u64)d.b & fix));
+  return {q0 + q1 + fix, m + ((u64)d.b & fix)};
+}
+SW_HOST_DEVICE SW_INLINE i64 int64_remainder_fast(i64 a, const Divisor<i64>& d, FastFlag&) {
+  return (i64)int64_divmod_fast(a, d).m;
+}
+// fmod truncates: the floor remainder less b where it is nonzero and a's sign is not b's
+// (0 for a zero divisor, as int_fmod).
+SW_HOST_DEVICE SW_INLINE i64 int64_fmod_fast(i64 a, const Divisor<i64>& d) {
+  const u64 m = int64_divmod_fast(a, d).m;
+  return (i64)(m - ((u64)d.b & (0ull - (u64)((m != 0) & ((a ^ d.b) < 0)))));
+}
+// floor_divide: 0 for a zero divisor (NumPy's; int_floor_divide's)
+SW_HOST_DEVICE SW_INLINE i64 int64_floor_divide_fast(i64 a, const Divisor<i64>& d) {
+  return d.zero ? 0 : (i64)int64_divmod_fast(a, d).q;
 }
 
 #if !defined(__CUDA_ARCH__)
