@@ -1275,8 +1275,9 @@ SW_HOST_DEVICE SW_INLINE i64 floor_i64(double x) {
 #endif
 }
 
-// int64 remainder without 64-bit integer division (a long subroutine on the GPU, 2x slower
-// than memory for divisors of 2^61 and more): one fixed sequence for every divisor, so that a
+// int64 division on the GPU without 64-bit integer division (a long subroutine, 2x slower
+// than memory for divisors of 2^61 and more), the floor remainder and quotient that
+// remainder, fmod and floor_divide take: one fixed sequence for every divisor, so that a
 // warp whose divisors mix magnitudes runs it once (two forms split at |b| = 2^42 ran both in
 // such warps: outer products of negative divisors of every size at 455 us against 274 for
 // small ones, H200, 2^27). `slow` is never set. A zero divisor divides by 1 (remainder 0).
@@ -1297,9 +1298,10 @@ SW_HOST_DEVICE SW_INLINE i64 floor_i64(double x) {
 // nonzero and of the other sign, with |R - b| <= V and below 2^63 (f > 0 there); adding b to
 // it leaves R. So b is added where b > 0 and m < 0, or b < 0 and m > 0: where (m + s) ^ s is
 // negative, s = b >> 63 (all ones for b < 0, where (m - 1) ^ s is -m).
-// The GPU uses it as RemainderFunctor<i64>::fast, with the divisor's part prepared
-// (Divisor<i64>); tests/test_remainder_cpu.py checks the argument as Python arithmetic (with
-// rcp_newton's float reciprocal 2 ulp either way) and the host build against NumPy.
+// The GPU uses it as RemainderFunctor<i64>::fast (and ops.h FmodFunctor<i64> and
+// FloorDivideFunctor<i64>), the divisor's part prepared (Divisor<i64>);
+// tests/test_remainder_cpu.py checks the argument as Python arithmetic (with rcp_newton's
+// float reciprocal 2 ulp either way) and the host build against NumPy.
 template <> struct Divisor<i64> {
   i64 b;            // 1 for a zero divisor
   double inv, c;    // ~1/b; step 2's offset
