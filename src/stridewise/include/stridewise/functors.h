@@ -1285,7 +1285,7 @@ SW_HOST_DEVICE SW_INLINE i64 floor_i64(double x) {
 // Step 1: x = a * inv (a and the product rounded once each) is a / b (1 + e), |e| <= 2^-43.2,
 // and q0 = trunc(x) (saturating: 2^63 - 1 for a = -2^63, b = -1) is of x's sign with
 // |q0| <= |x|: so q0 b has a's sign and |q0 b| <= |a| (1 + 2^-43.2), and r = a - q0 b lies
-// between a and a 2^-43.2 on a's side of zero, an int64 (exact in wrapping arithmetic), with
+// between a and -a 2^-43.2, an int64 (exact in wrapping arithmetic), with
 // X = r / b = a / b - q0 below 1 + |a / b| 2^-43.2 <= 1 + 2^19.8 / V in magnitude.
 // Step 2: X = n + f with n = floor(X) and f a multiple of 1/V in [0, 1 - 1/V].
 // - V < 2^42: r is below 2^43 (exact as a double) and y = fma(r, inv, c) with c = |inv| / 2
