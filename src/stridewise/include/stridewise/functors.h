@@ -1337,6 +1337,21 @@ SW_HOST_DEVICE SW_INLINE i64 int64_floor_divide_fast(i64 a, const Divisor<i64>& 
   return d.zero ? 0 : (i64)int64_divmod_fast(a, d).q;
 }
 
+enum Int64Op { kInt64Remainder, kInt64Fmod, kInt64FloorDivide };
+#if defined(__CUDA_ARCH__)
+// The device's part of the three int64 functors (the host's: Int64HostDivision below): the
+// divisor prepared once (HasPrepare), the one form for every divisor; `slow` is never set.
+template <int kOp> struct Int64DeviceDivision {
+  SW_DEVICE SW_INLINE static Divisor<i64> prepare(i64 b) { return Divisor<i64>::make(b); }
+  SW_DEVICE SW_INLINE static i64 fast(i64 a, const Divisor<i64>& d, FastFlag& slow) {
+    if constexpr (kOp == kInt64Remainder) return int64_remainder_fast(a, d, slow);
+    else if constexpr (kOp == kInt64Fmod) return int64_fmod_fast(a, d);
+    else return int64_floor_divide_fast(a, d);
+  }
+  SW_DEVICE SW_INLINE static i64 fast(i64 a, i64 b, FastFlag& slow) { return fast(a, prepare(b), slow); }
+};
+#endif
+
 #if !defined(__CUDA_ARCH__)
 // int64 division for the host's `omp simd` pack loop, for every b != 0, with every select
 // written as masks. With U = |a| <= 2^63 and V = |b| < 2^62, the double quotient U * (1 / V)
@@ -1474,7 +1489,6 @@ SW_INLINE i64 int64_floor_divide_of(const DivMod64& d, i64) {
 }
 // Whether int64_divmod_50 leaves the lane: |b| >= 2^50 (b + 2^50 - 1 outside [0, 2^51 - 2]).
 SW_INLINE bool int64_past_50(i64 b) { return (u64)b + ((1ull << 50) - 1) > (1ull << 51) - 2; }
-enum Int64Op { kInt64Remainder, kInt64Fmod, kInt64FloorDivide };
 template <int kOp> SW_INLINE i64 int64_result(const DivMod64& d, i64 b) {
   if constexpr (kOp == kInt64Remainder) return int64_remainder_of(d, b);
   else if constexpr (kOp == kInt64Fmod) return int64_fmod_of(d, b);
@@ -1530,21 +1544,16 @@ template <int kOp> struct Int64HostDivision {
 };
 #endif
 
+// The host uses its own branch-free forms (above), which GCC vectorizes in every layout;
+// the device's form, built for the host, stayed scalar in periodic and strided layouts.
 template <Convention C> struct RemainderFunctor<i64, C>
-#if !defined(__CUDA_ARCH__)
+#if defined(__CUDA_ARCH__)
+    : Int64DeviceDivision<kInt64Remainder>
+#else
     : Int64HostDivision<kInt64Remainder>
 #endif
 {
   SW_HOST_DEVICE SW_INLINE i64 operator()(i64 a, i64 b) const { return int_remainder(a, b); }
-  // The host uses its own branch-free forms (above), which GCC vectorizes in every layout;
-  // the device's form, built for the host, stayed scalar in periodic and strided layouts.
-#if defined(__CUDA_ARCH__)
-  SW_DEVICE SW_INLINE static Divisor<i64> prepare(i64 b) { return Divisor<i64>::make(b); }
-  SW_DEVICE SW_INLINE static i64 fast(i64 a, i64 b, FastFlag& slow) { return fast(a, prepare(b), slow); }
-  SW_DEVICE SW_INLINE static i64 fast(i64 a, const Divisor<i64>& d, FastFlag& slow) {
-    return int64_remainder_fast(a, d, slow);
-  }
-#endif
 };
 
 // The other integer widths compute in a wider type's functor, fast paths included: every

@@ -166,18 +166,12 @@ template <class T> struct FloorDivideFunctor {
   }
 };
 #if defined(__CUDA_ARCH__)
-// int64 on the GPU: remainder's division (functors.h int64_divmod_fast) in place of `%` and
-// `/`, long subroutines; the divisor's part prepared as remainder's.
-template <> struct FmodFunctor<i64> {
-  SW_DEVICE SW_INLINE static Divisor<i64> prepare(i64 b) { return Divisor<i64>::make(b); }
-  SW_DEVICE SW_INLINE static i64 fast(i64 a, const Divisor<i64>& d, FastFlag&) { return int64_fmod_fast(a, d); }
-  SW_DEVICE SW_INLINE static i64 fast(i64 a, i64 b, FastFlag& slow) { return fast(a, prepare(b), slow); }
+// int64 on the GPU: remainder's division (functors.h Int64DeviceDivision) in place of `%`
+// and `/`, long subroutines.
+template <> struct FmodFunctor<i64> : Int64DeviceDivision<kInt64Fmod> {
   SW_DEVICE SW_INLINE i64 operator()(i64 a, i64 b) const { return int64_fmod_fast(a, prepare(b)); }
 };
-template <> struct FloorDivideFunctor<i64> {
-  SW_DEVICE SW_INLINE static Divisor<i64> prepare(i64 b) { return Divisor<i64>::make(b); }
-  SW_DEVICE SW_INLINE static i64 fast(i64 a, const Divisor<i64>& d, FastFlag&) { return int64_floor_divide_fast(a, d); }
-  SW_DEVICE SW_INLINE static i64 fast(i64 a, i64 b, FastFlag& slow) { return fast(a, prepare(b), slow); }
+template <> struct FloorDivideFunctor<i64> : Int64DeviceDivision<kInt64FloorDivide> {
   SW_DEVICE SW_INLINE i64 operator()(i64 a, i64 b) const { return int64_floor_divide_fast(a, prepare(b)); }
 };
 #endif
