@@ -1287,13 +1287,11 @@ SW_HOST_DEVICE SW_INLINE i64 floor_i64(double x) {
 // |q0| <= |x|: so q0 b has a's sign and |q0 b| <= |a| (1 + 2^-43.2), and r = a - q0 b lies
 // between a and -a 2^-43.2, an int64 (exact in wrapping arithmetic), with
 // X = r / b = a / b - q0 below 1 + |a / b| 2^-43.2 <= 1 + 2^19.8 / V in magnitude.
-// Step 2: X = n + f with n = floor(X) and f a multiple of 1/V in [0, 1 - 1/V].
-// - V < 2^42: r is below 2^43 (exact as a double) and y = fma(r, inv, c) with c = |inv| / 2
-//   lies within 2^-23.5 / V + 2^-43.3 of X + 1 / (2V) (inv's error on |X|, and y's rounding),
-//   so above X and below n + 1: floor(y) = n exactly.
-// - V >= 2^42: |X| < 1 + 2^-22.2; r rounds once to a double (2^-53), so r * inv is X within
-//   2^-43.1, and with c = 2^-30 y lies in (X, X + 1): floor(y) is n or n + 1, and n where
-//   f = 0 (y < n + 1).
+// Step 2: X = n + f with n = floor(X) and f a multiple of 1/V in [0, 1 - 1/V]. r as a double
+// is exact (|r| < V + 2^19.8, below 2^53 for V < 2^42) or rounded once (2^-53), and
+// y = fma(r, inv, 2^-20) lies within 2^-23.4 of X + 2^-20 (inv's error on |X|: 2^-23.5; r's
+// and y's roundings: 2^-33), so in (X, X + 1): floor(y) is n or n + 1, and n where f = 0.
+// One constant offset for every divisor: nothing of step 2 is prepared but inv.
 // m = r - floor(y) b is then the floor remainder R = f b (b's sign or zero, |R| < V), or R - b,
 // nonzero and of the other sign, with |R - b| <= V and below 2^63 (f > 0 there); adding b to
 // it leaves R. So b is added where b > 0 and m < 0, or b < 0 and m > 0: where (m + s) ^ s is
@@ -1304,13 +1302,13 @@ SW_HOST_DEVICE SW_INLINE i64 floor_i64(double x) {
 // float reciprocal 2 ulp either way) and the host build against NumPy.
 template <> struct Divisor<i64> {
   i64 b;            // 1 for a zero divisor
-  double inv, c;    // ~1/b; step 2's offset
+  double inv;       // ~1/b
   bool zero;        // b = 0 (floor_divide's quotient is 0 there)
   SW_HOST_DEVICE SW_INLINE static Divisor make(i64 b0) {
     const i64 b = b0 | (i64)(b0 == 0);
     const u64 V = b < 0 ? 0ull - (u64)b : (u64)b;
     const double r = rcp_newton((double)V);
-    return {b, b < 0 ? -r : r, V < (1ull << 42) ? 0.5 * r : 0x1p-30, b0 == 0};
+    return {b, b < 0 ? -r : r, b0 == 0};
   }
 };
 // The floor quotient beside the remainder: a = (q0 + q1) b + m, and the fix that adds b to m
@@ -1318,7 +1316,7 @@ template <> struct Divisor<i64> {
 struct Int64DivMod { u64 q, m; };
 SW_HOST_DEVICE SW_INLINE Int64DivMod int64_divmod_fast(i64 a, const Divisor<i64>& d) {
   const u64 q0 = (u64)trunc_i64((double)a * d.inv), r = (u64)a - q0 * (u64)d.b;
-  const u64 q1 = (u64)floor_i64(fma((double)(i64)r, d.inv, d.c)), m = r - q1 * (u64)d.b;
+  const u64 q1 = (u64)floor_i64(fma((double)(i64)r, d.inv, 0x1p-20)), m = r - q1 * (u64)d.b;
   const u64 sb = (u64)(d.b >> 63);
   const u64 fix = (u64)((i64)((m + sb) ^ sb) >> 63);
   return {q0 + q1 + fix, m + ((u64)d.b & fix)};
