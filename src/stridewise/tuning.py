@@ -371,7 +371,9 @@ _CUDA_KERNELS = KernelTables(
                    # 80 bfloat16 spilled 208 bytes; int8 takes 80, and capped at 64 lost 1.2%)
                    ("short_rows", "float16", "repeated"): 96, ("short_rows", "bfloat16", "repeated"): 128,
                    ("short_rows", "int8", "repeated"): 96, ("short_rows", "uint8", "repeated"): 96},
-    # An int64 outer product's packs go through the fast path together, then one branch.
+    # int64 rows kernels with a repeated row (outer products; misaligned and odd-length rows
+    # too) put their packs through the division together: their arithmetic interleaves
+    # (kernels.cuh run_packs kBatch; measured on outer products).
     batched={("rows", "int64", "repeated"): True},
     # Tall, narrow tiles (the tuning makes them 8 packs wide); int32 stays square.
     tile_rows={("tiled", "float16"): 128, ("tiled", "bfloat16"): 128, ("tiled", "float32"): 64,
