@@ -1119,11 +1119,12 @@ def test_int64_device_quotient_steps_argument(ulps):
     """int64_divmod_fast's two quotient steps and its one fix checked as arithmetic with
     Python integers and exactly rounded doubles, with rcp_newton's float reciprocal anywhere
     within its 2 ulp (the host build of the same code, tested above, sees the correctly
-    rounded one): step 1's remainder is an int64, and the second floor, offset by 2^-20, is
-    the exact quotient or one more, one more only where the remainder is nonzero (an offset
-    of 2^-30 fails below 2^42). Dividends at -2^63, 2^63 - 1, random, and at and one either
-    side of a multiple of b; divisors of every bit length up to 2^63, both signs, and zero
-    (taken as 1)."""
+    rounded one): step 1's remainder is an int64; the long form's second floor, offset by
+    2^-20, is the exact quotient or one more, one more only where the remainder is nonzero
+    (an offset of 2^-30 fails below 2^42); below 2^42 the short form's, offset by |1/b| / 2,
+    is the exact quotient (an offset of 0 fails). Dividends at -2^63, 2^63 - 1, random, and
+    at and one either side of a multiple of b; divisors of every bit length up to 2^63, both
+    signs, and zero (taken as 1)."""
     import math
     rng = np.random.default_rng(9)
     wrap = lambda x: (x + 2**63) % 2**64 - 2**63          # noqa: E731 - wrapping int64
@@ -1143,6 +1144,8 @@ def test_int64_device_quotient_steps_argument(ulps):
         assert -(2**63) <= r1 < 2**63, (a, b, ulps)          # exact in wrapping arithmetic
         q1 = math.floor(_fma(float(r1), inv, 2.0**-20))
         n = (r1 - r1 % b) // b                                # floor(r1 / b), exactly
+        if V < 2**42:                           # the short form's floor is n itself
+            assert math.floor(_fma(float(r1), inv, 0.5 * r)) == n, (a, b, ulps)
         assert q1 == n or (q1 == n + 1 and r1 % b != 0), (a, b, ulps)
         got, quot = r1 - q1 * b, q0 + q1
         assert -(2**63) <= got < 2**63, (a, b, ulps)

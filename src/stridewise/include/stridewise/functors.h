@@ -1277,38 +1277,50 @@ SW_HOST_DEVICE SW_INLINE i64 floor_i64(double x) {
 
 // int64 division on the GPU without 64-bit integer division (a long subroutine, 2x slower
 // than memory for divisors of 2^61 and more), the floor remainder and quotient that
-// remainder, fmod and floor_divide take: one fixed sequence for every divisor, so that a
-// warp whose divisors mix magnitudes runs it once (two forms split at |b| = 2^42 ran both in
-// such warps: outer products of negative divisors of every size at 455 us against 274 for
-// small ones, H200, 2^27). `slow` is never set. A zero divisor divides by 1 (remainder 0).
+// remainder, fmod and floor_divide take: two fixed sequences, a long form exact for every
+// divisor and a short form exact below 2^42, chosen per warp, so that a warp whose divisors
+// mix magnitudes runs one form (chosen per lane, a warp that mixed them ran both: outer
+// products of negative divisors of every size at 455 us against 274 for small ones, H200,
+// 2^27). `slow` is never set. A zero divisor divides by 1 (remainder 0).
 // inv = 1/b (rcp_newton of V = |b|, b's sign) is within 2^-43.3 of it (relative).
 // Step 1: x = a * inv (a and the product rounded once each) is a / b (1 + e), |e| <= 2^-43.2,
 // and q0 = trunc(x) (saturating: 2^63 - 1 for a = -2^63, b = -1) is of x's sign with
 // |q0| <= |x|: so q0 b has a's sign and |q0 b| <= |a| (1 + 2^-43.2), and r = a - q0 b lies
 // between a and -a 2^-43.2, an int64 (exact in wrapping arithmetic), with
 // X = r / b = a / b - q0 below 1 + |a / b| 2^-43.2 <= 1 + 2^19.8 / V in magnitude.
-// Step 2: X = n + f with n = floor(X) and f a multiple of 1/V in [0, 1 - 1/V]. r as a double
-// is exact (|r| < V + 2^19.8, below 2^53 for V < 2^42) or rounded once (2^-53), and
+// Step 2: X = n + f with n = floor(X) and f a multiple of 1/V in [0, 1 - 1/V].
+// Short form (V < 2^42): r is exact (|r| < V + 2^19.8), and y = fma(r, inv, |inv| / 2) lies
+// within 2^-23.5 / V + 2^-43.3 (inv's error on |X|) + 2^-33.2 / V + 2^-53 (half's and y's
+// roundings) of X + 1 / (2V): above X and below n + 1, so floor(y) = n and r - n b is the
+// floor remainder R = f b, b's sign or zero.
+// Long form (every V): r as a double is exact or rounded once (2^-53), and
 // y = fma(r, inv, 2^-20) lies within 2^-23.4 of X + 2^-20 (inv's error on |X|: 2^-23.5; r's
 // and y's roundings: 2^-33), so in (X, X + 1): floor(y) is n or n + 1, and n where f = 0.
-// One constant offset for every divisor: nothing of step 2 is prepared but inv.
-// m = r - floor(y) b is then the floor remainder R = f b (b's sign or zero, |R| < V), or R - b,
-// nonzero and of the other sign, with |R - b| <= V and below 2^63 (f > 0 there); adding b to
-// it leaves R. So b is added where b > 0 and m < 0, or b < 0 and m > 0: where (m + s) ^ s is
-// negative, s = b >> 63 (all ones for b < 0, where (m - 1) ^ s is -m).
+// m = r - floor(y) b is then R (|R| < V), or R - b, nonzero and of the other sign, with
+// |R - b| <= V and below 2^63 (f > 0 there); adding b to it leaves R. So b is added where
+// b > 0 and m < 0, or b < 0 and m > 0: where (m + s) ^ s is negative, s = b >> 63 (all ones
+// for b < 0, where (m - 1) ^ s is -m). That fix costs kernels that stream their inputs 2-14%
+// on the H200, so the short form is taken wherever a warp allows it.
+// The warp's choice is made where the divisor is prepared (Divisor<i64>::make, any_lane of
+// V >= 2^42): a shared row's divisor is prepared once for many dividends. Against the long
+// form alone, outer products of large divisors lose 7-9% so (a vote per element: 13%) and
+// the streaming layouts gain up to 11% (docs/decisions.md). A lane's own divisor is among
+// those voted on, so a lane takes the short form only where its V < 2^42.
 // The GPU uses it as RemainderFunctor<i64>::fast (and ops.h FmodFunctor<i64> and
 // FloorDivideFunctor<i64>), the divisor's part prepared (Divisor<i64>);
-// tests/test_remainder_cpu.py checks the argument as Python arithmetic (with rcp_newton's
-// float reciprocal 2 ulp either way) and the host build against NumPy.
+// tests/test_remainder_cpu.py checks both forms' argument as Python arithmetic (with
+// rcp_newton's float reciprocal 2 ulp either way) and the host build against NumPy.
 template <> struct Divisor<i64> {
   i64 b;            // 1 for a zero divisor
   double inv;       // ~1/b
+  double half;      // |inv| / 2, the short form's offset
   bool zero;        // b = 0 (floor_divide's quotient is 0 there)
+  bool big;         // the long form: |b| >= 2^42 in some lane of the warp (the host: this one)
   SW_HOST_DEVICE SW_INLINE static Divisor make(i64 b0) {
     const i64 b = b0 | (i64)(b0 == 0);
     const u64 V = b < 0 ? 0ull - (u64)b : (u64)b;
     const double r = rcp_newton((double)V);
-    return {b, b < 0 ? -r : r, b0 == 0};
+    return {b, b < 0 ? -r : r, 0.5 * r, b0 == 0, any_lane(V >= (1ull << 42))};
   }
 };
 // The floor quotient beside the remainder: a = (q0 + q1) b + m, and the fix that adds b to m
@@ -1316,6 +1328,10 @@ template <> struct Divisor<i64> {
 struct Int64DivMod { u64 q, m; };
 SW_HOST_DEVICE SW_INLINE Int64DivMod int64_divmod_fast(i64 a, const Divisor<i64>& d) {
   const u64 q0 = (u64)trunc_i64((double)a * d.inv), r = (u64)a - q0 * (u64)d.b;
+  if (!d.big) {
+    const u64 q1 = (u64)floor_i64(fma((double)(i64)r, d.inv, d.half));
+    return {q0 + q1, r - q1 * (u64)d.b};
+  }
   const u64 q1 = (u64)floor_i64(fma((double)(i64)r, d.inv, 0x1p-20)), m = r - q1 * (u64)d.b;
   const u64 sb = (u64)(d.b >> 63);
   const u64 fix = (u64)((i64)((m + sb) ^ sb) >> 63);
