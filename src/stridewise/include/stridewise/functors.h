@@ -1354,7 +1354,7 @@ SW_HOST_DEVICE SW_INLINE i64 int64_floor_divide_fast(i64 a, const Divisor<i64>& 
 enum Int64Op { kInt64Remainder, kInt64Fmod, kInt64FloorDivide };
 #if defined(__CUDA_ARCH__)
 // The device's part of the three int64 functors (the host's: Int64HostDivision below): the
-// divisor prepared once (HasPrepare), the one form for every divisor; `slow` is never set.
+// divisor prepared once (HasPrepare), with its warp's choice of form; `slow` is never set.
 template <int kOp> struct Int64DeviceDivision {
   SW_DEVICE SW_INLINE static Divisor<i64> prepare(i64 b) { return Divisor<i64>::make(b); }
   SW_DEVICE SW_INLINE static i64 fast(i64 a, const Divisor<i64>& d, FastFlag& slow) {
