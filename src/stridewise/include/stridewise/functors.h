@@ -1303,9 +1303,9 @@ SW_HOST_DEVICE SW_INLINE i64 floor_i64(double x) {
 // on the H200, so the short form is taken wherever a warp allows it.
 // The warp's choice is made where the divisor is prepared (Divisor<i64>::make, any_lane of
 // V >= 2^42): a shared row's divisor is prepared once for many dividends. Against the long
-// form alone, outer products of large divisors lose 7-9% so (a vote per element: 13%) and
-// the streaming layouts gain up to 11% (docs/decisions.md). A lane's own divisor is among
-// those voted on, so a lane takes the short form only where its V < 2^42.
+// form alone, the streaming layouts gain up to 11% and outer products of large divisors
+// lose 7-9% (13% with a vote in every division; docs/decisions.md). A lane's own divisor is
+// among those voted on, so a lane takes the short form only where its V < 2^42.
 // The GPU uses it as RemainderFunctor<i64>::fast (and ops.h FmodFunctor<i64> and
 // FloorDivideFunctor<i64>), the divisor's part prepared (Divisor<i64>);
 // tests/test_remainder_cpu.py checks both forms' argument as Python arithmetic (with
