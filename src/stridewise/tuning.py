@@ -372,8 +372,10 @@ _CUDA_KERNELS = KernelTables(
                    ("short_rows", "float16", "repeated"): 96, ("short_rows", "bfloat16", "repeated"): 128,
                    ("short_rows", "int8", "repeated"): 96, ("short_rows", "uint8", "repeated"): 96},
     # int64 rows kernels with a repeated row (outer products; misaligned and odd-length rows
-    # too) put their packs through the division together: their arithmetic interleaves
-    # (kernels.cuh run_packs kBatch; measured on outer products).
+    # too) put their packs through the division together (kernels.cuh run_packs kBatch): with
+    # one form for every divisor their arithmetic interleaved (outer +2-5%); since the warp's
+    # choice of form (functors.h Divisor<i64>) each division sits behind its branch, and the
+    # outer product unbatched measured the same (bench/gpu-thirtyfifth-int64-forms-ab.json).
     batched={("rows", "int64", "repeated"): True},
     # Tall, narrow tiles (the tuning makes them 8 packs wide); int32 stays square.
     tile_rows={("tiled", "float16"): 128, ("tiled", "bfloat16"): 128, ("tiled", "float32"): 64,
