@@ -374,8 +374,9 @@ _CUDA_KERNELS = KernelTables(
     # int64 rows kernels with a repeated row (outer products; misaligned and odd-length rows
     # too) put their packs through the division together (kernels.cuh run_packs kBatch): with
     # one form for every divisor their arithmetic interleaved (outer +2-5%); since the warp's
-    # choice of form (functors.h Divisor<i64>) each division sits behind its branch, and the
-    # outer product unbatched measured the same (bench/gpu-thirtyfifth-int64-forms-ab.json).
+    # choice of form (functors.h Divisor<i64>) each division sits behind its branch, and with
+    # a vote in every division the outer product unbatched measured the same
+    # (bench/gpu-thirtyfifth-int64-forms-ab.json; the kept vote was not timed unbatched).
     batched={("rows", "int64", "repeated"): True},
     # Tall, narrow tiles (the tuning makes them 8 packs wide); int32 stays square.
     tile_rows={("tiled", "float16"): 128, ("tiled", "bfloat16"): 128, ("tiled", "float32"): 64,
