@@ -10,7 +10,7 @@ import pytest
 
 import stridewise as sw
 import test_values
-from oracle import mismatches, numpy_remainder, same_bits
+from oracle import mismatches, numpy_remainder, same_bits, torch_remainder
 from stridewise.bench import matrix as bench
 from stridewise.bench import values as bench_values
 from test_values import CASES, layouts
@@ -82,3 +82,26 @@ def test_every_exponent_gap_mixed_in_packs(dtype):
             want = numpy_remainder(hx, hy) if convention == "numpy" else \
                 bench._as_numpy(torch.remainder(x, y))
             assert same_bits(got, want), (layout, convention, mismatches(got, want, *np.broadcast_arrays(hx, hy)))
+
+
+def test_float64_exact_lanes_mixed_in_packs():
+    """float64 pairs past the fast path (the host test's: quotients to 2^2097, subnormal
+    divisors, exact multiples of the divisor by up to 2^2097, specials) shuffled among each
+    other, so that the device's exact lanes (functors.h fmod_wide_lane) take every step count
+    beside fast ones; remainder in both conventions (torch's as its formula on NumPy's fmod)
+    and fmod against NumPy, dense, as an outer product, with a divisor row and transposed
+    (the tiled kernel)."""
+    from test_remainder_cpu import _float64_wide_operands
+    rng = np.random.default_rng(31)
+    a, b = _float64_wide_operands(rng, 1 << 12)
+    perm = rng.permutation(a.size)
+    ha, hb = a[perm].reshape(240, -1), b[perm].reshape(240, -1)
+    da, db = torch.from_numpy(ha).cuda(), torch.from_numpy(hb).cuda()
+    for layout, (x, y) in {**layouts(da, db), "transposed": (da.T.contiguous().T, db)}.items():
+        hx, hy = bench._as_numpy(x), bench._as_numpy(y)
+        with np.errstate(all="ignore"):
+            wants = {"numpy": numpy_remainder(hx, hy), "torch": torch_remainder(hx, hy),
+                     "fmod": np.fmod(hx, hy)}
+        for name, want in wants.items():
+            got = bench._as_numpy(sw.fmod(x, y) if name == "fmod" else sw.remainder(x, y, convention=name))
+            assert same_bits(got, want), (layout, name, mismatches(got, want, *np.broadcast_arrays(hx, hy)))

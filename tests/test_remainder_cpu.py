@@ -1055,7 +1055,7 @@ def test_fmod_wide_exact_host_build_matches_numpy():
 def _float64_wide_operands(rng, n):
     """float64 pairs off the fast path's range: quotients of 2^52 to 2^2097 (subnormal
     divisors, dividends near the maximum), random bit patterns, exact multiples of the divisor
-    and one ulp either side, and specials."""
+    (by up to 2^60, and by powers of two up to 2^2097) and one ulp either side, and specials."""
     m = rng.uniform(1, 2, (6, n))
     b = np.concatenate([m[0] * 2.0 ** rng.integers(-1022, 1024, n),
                         rng.integers(1, 1 << 52, n).view(np.float64),         # subnormal
@@ -1065,9 +1065,13 @@ def _float64_wide_operands(rng, n):
         a = np.where(gap < 1000, b * 2.0 ** gap, np.nan)
         a = np.where(np.isnan(a), np.finfo(np.float64).max * rng.uniform(0.5, 1, 3 * n), a)
         kb = np.floor(2.0 ** rng.uniform(0, 60, 3 * n)) * b
+    # the small divisors times 2^900 up to the largest finite power: the remainder reaches 0
+    # in the first step and stays 0 through up to 42 more (a zero's exponent must not grow)
+    small = b[n:]
+    far = np.ldexp(small, rng.integers(900, 1025 - np.frexp(small)[1], 2 * n))
     bits = rng.integers(0, 1 << 63, 2 * n).view(np.float64)
-    a = np.concatenate([a, kb, np.nextafter(kb, 0), np.nextafter(kb, np.inf), bits[:n]])
-    b = np.concatenate([b, b, b, b, bits[n:]])
+    a = np.concatenate([a, kb, np.nextafter(kb, 0), np.nextafter(kb, np.inf), far, bits[:n]])
+    b = np.concatenate([b, b, b, b, small, bits[n:]])
     specials = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, np.finfo(np.float64).max, 5e-324, 1.0])
     a[rng.random(a.size) < 0.01] = rng.choice(specials)
     b[rng.random(b.size) < 0.01] = rng.choice(specials)

@@ -308,36 +308,95 @@ SW_HOST_DEVICE SW_INLINE void fmod_wide_pack(double* y, const double* a, const d
   }
 }
 
-// fmod_wide_pack's steps for one lane, with branches where the pack form has masks: the
-// device's exact path for the double lanes its fast path leaves (a pack's slow lanes run one
-// by one there). The pack form's live masks and arrays held 56 registers in every float64
-// kernel (42 without); this form returns early for the special values, zeros and |a| < |b|.
-// tests/test_remainder_cpu.py builds it for the host and checks it against NumPy's fmod.
+// x 2^k by an add to x's exponent field (x and the result normal): on the device, to the high
+// word alone (a 64-bit add there is two instructions and a carry).
+SW_HOST_DEVICE SW_INLINE double times_pow2(double x, i32 k) {
+#if defined(__CUDA_ARCH__)
+  return __hiloint2double(__double2hiint(x) + k * (1 << 20), __double2loint(x));
+#else
+  return bit_cast<double>(bit_cast<u64>(x) + ((u64)(i64)k << 52));
+#endif
+}
+// A double's high word, and x with its high word replaced (the low word kept in place).
+SW_HOST_DEVICE SW_INLINE i32 high_word(double x) {
+#if defined(__CUDA_ARCH__)
+  return __double2hiint(x);
+#else
+  return (i32)(bit_cast<u64>(x) >> 32);
+#endif
+}
+SW_HOST_DEVICE SW_INLINE double with_high_word(double x, i32 h) {
+#if defined(__CUDA_ARCH__)
+  return __hiloint2double(h, __double2loint(x));
+#else
+  return bit_cast<double>(((u64)(u32)h << 32) | (bit_cast<u64>(x) & 0xffffffffull));
+#endif
+}
+
+// v = m 2^e with m in [1, 2), for v positive, finite and nonzero, on 32-bit words: a
+// subnormal v is scaled by 2^64 first (exact), which leaves it normal.
+SW_HOST_DEVICE SW_INLINE double lane_normalize(double v, i32& e) {
+  const bool sub = high_word(v) < 0x00100000;
+  const double w = sub ? v * 0x1p64 : v;
+  const i32 h = high_word(w);
+  e = (h >> 20) - (sub ? 1023 + 64 : 1023);
+  return with_high_word(w, (h & 0x000fffff) | 0x3ff00000);
+}
+// x 2^96 for x = +0 or x's exponent field in [8, 1943]: x's high word read as a float, whose
+// exponent field is the top 8 bits of x's 11, times 2^12 adds 96 to x's exponent in one
+// float multiply (exact: that float is normal) and keeps +0 at +0, where an add to the
+// exponent would need a test for zero.
+SW_HOST_DEVICE SW_INLINE double times_2_96(double x) {
+  return with_high_word(x, bit_cast<i32>(bit_cast<float>(high_word(x)) * 4096.0f));
+}
+// 2^k as a double, for k in [-1022, 1023]
+SW_HOST_DEVICE SW_INLINE double pow2(i32 k) { return with_high_word(0.0, (k + 1023) << 20); }
+
+// fmod of doubles for one lane, exactly, for any operands: the device's exact path for the
+// double lanes its fast path leaves (a pack's slow lanes run one by one there), with
+// branches where fmod_wide_pack has masks (whose live masks and arrays held 56 registers in
+// every float64 kernel). Those lanes are bound by issue (ncu, H100: 79% of issue slots
+// busy, the double pipe 60%), so this form is counted in instructions: 32-bit words where
+// fmod_wide_pack has 64-bit integers, a window of 96 bits, and the result scaled by products.
+// With A = ma 2^ea, B = m 2^eb (ma, m in [1, 2), lane_normalize), g = ea - eb >= 0 (|a| >=
+// |b| here) and N = floor(g / 96): fmod(A, B) = fmod(x, m) 2^eb for x = ma 2^(g - 96 N)
+// 2^(96 N). x starts as ma 2^(g - 96 N) in [1, 2^96); a window reduces x modulo m48 = m 2^48,
+// then modulo m, and each of the N windows after it starts from x 2^96 (times_2_96: x is
+// then +0, an exact zero from the fma being +0, or a nonzero multiple of 2^-52 below 2^1.1).
+// A step modulo d (m48 or m) with inv_d = 1 / d rounded (inv scaled: exact) and x / d < 2^48
+// c takes q = the integer nearest x inv_d (x inv_d + 1.5 2^52 rounded once onto the
+// integers, as |x inv_d| < 2^51) and x - q d in one fma: |q - x / d| <= 1/2 + 2^48 c 2^-53,
+// so from c < 1 (x < 2^96 m at a window's start, r 2^96 after it) each step leaves |x - q d|
+// < 0.54 d, and the next step again has x / d < 0.54 2^48. x - q d is exact: a multiple of
+// the coarser of x's grid and d's (for q = 0 it is x; where x is finer than d, x < d and
+// q = 1 needs x >= d / 2: Sterbenz), of magnitude below 0.54 d, 53 bits of d's grid. The
+// last step leaves r in (-0.54 m, 0.54 m), and r + m where negative is fmod(x, m), a
+// multiple of B's grid in window units, so r 2^eb is a double: one exact product where 2^eb
+// is normal, and where eb < -1022, r 2^(eb + 1022) then 2^-1022, both exact too.
+// Specials: a for b = +-inf with a finite and for |a| < |b| (a = 0 among them); NaN for
+// a = +-inf, b = 0 or NaN. tests/test_remainder_cpu.py builds it for the host and checks it
+// against NumPy's fmod.
 SW_HOST_DEVICE SW_INLINE double fmod_wide_lane(double a, double b) {
   const u64 top = 0x7ff0000000000000ull, mag = 0x7fffffffffffffffull;
   const u64 ia = bit_cast<u64>(a) & mag, ib = bit_cast<u64>(b) & mag;
   if ((ia >= top) | (ib - 1 >= top - 1))            // a inf or NaN; b 0, inf or NaN
     return (ia < top) & (ib == top) ? a : bit_cast<double>(0x7ff8000000000000ull);
-  if (ia == 0) return a;
-  i64 ea, eb;
-  const double ma = fmod_wide_normalize(ia, ea), m = fmod_wide_normalize(ib, eb);
-  const i64 g = ea - eb;
-  if (g < 0) return a;
-  const i64 n = (g * 1338) >> 16;                   // g / 49
-  const double inv = 1.0 / m, m49 = m * 0x1p49;
-  double x = ma * bit_cast<double>((u64)(1023 + g - 49 * n) << 52);
-  for (i64 i = n; i > 0; --i) x = fma(-(fma(x, inv, 0x1.8p52) - 0x1.8p52), m49, x * 0x1p49);
-  double r = fma(-(fma(x, inv, 0x1.8p52) - 0x1.8p52), m, x);
-  if (r < 0.0) r += m;
-  const u64 br = bit_cast<u64>(r);
-  u64 rb = 0;
-  if (br != 0 && (i64)(br >> 52) + eb >= 1) {
-    rb = br + ((u64)eb << 52);                      // normal: eb added to the exponent field
-  } else if (br != 0) {                             // subnormal: the integer r 2^(eb + 1074)
-    const i64 k = (eb + 1074) & 1023;
-    rb = bit_cast<u64>(fma(r, bit_cast<double>((u64)(k + 1023) << 52), 0x1p52)) & 0x000fffffffffffffull;
+  if (ia < ib) return a;
+  i32 ea, eb;
+  const double ma = lane_normalize(bit_cast<double>(ia), ea), m = lane_normalize(bit_cast<double>(ib), eb);
+  const i32 g = ea - eb, windows = (g * 2731) >> 18;   // g / 96 (exact for g < 8192)
+  const double inv = 1.0 / m, inv48 = times_pow2(inv, -48), m48 = times_pow2(m, 48);
+  double x = times_pow2(ma, g - 96 * windows);
+  // -q as 1.5 2^52 - (x inv + 1.5 2^52 rounded): exact, and no negation carried in the loop
+  for (i32 i = windows;; --i) {
+    x = fma(0x1.8p52 - fma(x, inv48, 0x1.8p52), m48, x);
+    x = fma(0x1.8p52 - fma(x, inv, 0x1.8p52), m, x);
+    if (i == 0) break;
+    x = times_2_96(x);
   }
-  return bit_cast<double>(rb | (bit_cast<u64>(a) & ~mag));
+  if (x < 0.0) x += m;
+  const double r = x * pow2(eb < -1022 ? eb + 1022 : 0) * pow2(eb < -1022 ? -1022 : eb);
+  return bit_cast<double>(bit_cast<u64>(r) | (bit_cast<u64>(a) & ~mag));
 }
 
 // Divisors prepared for the remainder fast paths (HasPrepare): b and what depends on it alone.
@@ -455,31 +514,6 @@ SW_INLINE double sw_fmod(double a, double b) {
   return copysign(r, a);
 }
 #endif
-
-// x 2^k by an add to x's exponent field (x and the result normal): on the device, to the high
-// word alone (a 64-bit add there is two instructions and a carry).
-SW_HOST_DEVICE SW_INLINE double times_pow2(double x, i32 k) {
-#if defined(__CUDA_ARCH__)
-  return __hiloint2double(__double2hiint(x) + k * (1 << 20), __double2loint(x));
-#else
-  return bit_cast<double>(bit_cast<u64>(x) + ((u64)(i64)k << 52));
-#endif
-}
-// A double's high word, and x with its high word replaced (the low word kept in place).
-SW_HOST_DEVICE SW_INLINE i32 high_word(double x) {
-#if defined(__CUDA_ARCH__)
-  return __double2hiint(x);
-#else
-  return (i32)(bit_cast<u64>(x) >> 32);
-#endif
-}
-SW_HOST_DEVICE SW_INLINE double with_high_word(double x, i32 h) {
-#if defined(__CUDA_ARCH__)
-  return __hiloint2double(h, __double2loint(x));
-#else
-  return bit_cast<double>(((u64)(u32)h << 32) | (bit_cast<u64>(x) & 0xffffffffull));
-#endif
-}
 
 // fmod of any two floats, exactly, in double, with no rounding instruction and a loop of at
 // most 7 steps (one per 44 bits of the quotient): the device's exact path for the float lanes
