@@ -1323,17 +1323,19 @@ def test_int64_fmod_and_floor_divide_fast_and_slow_packs(name):
 
 
 def _fmod_wide_fast_model(a, b, ulps):
-    """functors.h fmod_wide_fast as double arithmetic, m's float reciprocal moved `ulps` ulp
-    from the correctly rounded one (rcp.approx is within 1)."""
+    """functors.h fmod_wide_fast as double arithmetic, m's float reciprocal the correctly
+    rounded one (ulps 0) or the float furthest below (-1) or above (1) 1 / m within 1 ulp of
+    it, as rcp.approx's may be."""
     import math
+    from fractions import Fraction
     A, B = abs(float(a)), abs(float(b))
     if not A < math.inf or not 0 < B < math.inf:
         return float(a) if B == math.inf and A < math.inf else math.nan
     m, e = math.frexp(B)
     m, e = 2 * m, e - 1                                  # B = m 2^e, m in [1, 2)
     x = A * 2.0 ** -e
-    rf = np.float32(1) / np.float32(m)
-    for _ in range(abs(ulps)):
+    rf, exact = np.float32(1) / np.float32(m), 1 / Fraction(m)
+    if (ulps > 0 and Fraction(float(rf)) <= exact) or (ulps < 0 and Fraction(float(rf)) >= exact):
         rf = np.nextafter(rf, np.float32(np.inf if ulps > 0 else 0))
     r0 = float(rf)
     u = _fma(r0, _fma(-m, r0, 1.0), r0)
@@ -1342,6 +1344,7 @@ def _fmod_wide_fast_model(a, b, ulps):
     big = 1.5 * 2.0 ** 52
     while True:
         q = _fma(x, u * 2.0 ** -s, big) - big
+        assert abs(x * u * 2.0 ** -s) < 2.0 ** 51 and abs(q - x / (m * 2.0 ** s)) < 0.76
         x = _fma(-q, m * 2.0 ** s, x)
         if s == 0:
             break
@@ -1373,7 +1376,8 @@ def _wide_operands(rng, n):
 def test_float_device_fmod_wide_fast_argument(ulps):
     """functors.h fmod_wide_fast (the device's exact path for float lanes) checked as arithmetic
     against np.fmod with the float reciprocal anywhere within rcp.approx's 1 ulp: every
-    quotient size up to float's 2^277 in steps of 44 bits, subnormal and huge divisors."""
+    quotient size up to float's 2^277 in steps of 44 bits, subnormal and huge divisors; each
+    step's quotient within 0.76 of x / ms, as the argument has it."""
     a, b = _wide_operands(np.random.default_rng(15 + ulps), 800)
     got = np.array([_fmod_wide_fast_model(x, y, ulps) for x, y in zip(a, b)], dtype=np.float32)
     with np.errstate(all="ignore"):
