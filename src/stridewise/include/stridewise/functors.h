@@ -367,9 +367,9 @@ SW_HOST_DEVICE SW_INLINE double pow2(i32 k) { return with_high_word(0.0, (k + 10
 // c takes q = the integer nearest x inv_d (x inv_d + 1.5 2^52 rounded once onto the
 // integers, as |x inv_d| < 2^51) and x - q d in one fma: |q - x / d| <= 1/2 + 2^48 c 2^-53,
 // so from c < 1 (x < 2^96 m at a window's start, r 2^96 after it) each step leaves |x - q d|
-// < 0.54 d, and the next step again has x / d < 0.54 2^48. x - q d is exact: a multiple of
-// the coarser of x's grid and d's (for q = 0 it is x; where x is finer than d, x < d and
-// q = 1 needs x >= d / 2: Sterbenz), of magnitude below 0.54 d, 53 bits of d's grid. The
+// < 0.54 d, and the next step again has x / d < 0.54 2^48. x - q d is exact: where x's grid
+// is no finer than d's, a multiple of d's grid below 0.54 d (53 bits of it); where it is
+// finer, x < d, and x - q d is x (q = 0) or, as q = 1 needs x >= d / 2, exact (Sterbenz). The
 // last step leaves r in (-0.54 m, 0.54 m), and r + m where negative is fmod(x, m), a
 // multiple of B's grid in window units, so r 2^eb is a double: one exact product where 2^eb
 // is normal, and where eb < -1022, r 2^(eb + 1022) then 2^-1022, both exact too.
