@@ -228,9 +228,10 @@ SW_HOST_DEVICE SW_INLINE float fmod_wide_exact(float a, float b) {
 // fmod of doubles, exactly, for any operands, with every lane of a pack in step (an `omp simd`
 // loop per step) and no subnormal arithmetic: the host's exact path for the double lanes its
 // fast path leaves (quotients of 2^52 and more: huge quotients, subnormal divisors, dividends
-// near the maximum; the device takes the same steps lane by lane, fmod_wide_lane below), in
-// place of the C library's fmod, which takes a step per bit of the quotient (2098 for a
-// subnormal divisor: about 3 us on the host; on the H200 43 ms for 2^27 such elements).
+// near the maximum; the device reduces such lanes one by one in 96-bit windows,
+// fmod_wide_lane below), in place of the C library's fmod, which takes a step per bit of the
+// quotient (2098 for a subnormal divisor: about 3 us on the host; on the H200 43 ms for 2^27
+// such elements).
 // With A = ma 2^ea and B = mb 2^eb (ma, mb in [1, 2), exact:
 // a subnormal i 2^-1074 is t 2^-1022 with t = (1 + i 2^-52) - 1, normal), G = ea - eb and
 // n = floor(G / 49): fmod(A, B) = fmod(x, mb) 2^eb for x = ma 2^(G - 49 n) 2^(49 n), reduced
@@ -333,8 +334,9 @@ SW_HOST_DEVICE SW_INLINE double with_high_word(double x, i32 h) {
 #endif
 }
 
-// v = m 2^e with m in [1, 2), for v positive, finite and nonzero, on 32-bit words: a
-// subnormal v is scaled by 2^64 first (exact), which leaves it normal.
+// v = m 2^e with m in [1, 2), for v positive, finite and nonzero: fmod_wide_normalize's
+// result for one lane, on 32-bit words, a subnormal v scaled by 2^64 first (exact), which
+// leaves it normal (the pack form's masks and 64-bit integers cost a device lane more).
 SW_HOST_DEVICE SW_INLINE double lane_normalize(double v, i32& e) {
   const bool sub = high_word(v) < 0x00100000;
   const double w = sub ? v * 0x1p64 : v;
@@ -349,8 +351,6 @@ SW_HOST_DEVICE SW_INLINE double lane_normalize(double v, i32& e) {
 SW_HOST_DEVICE SW_INLINE double times_2_96(double x) {
   return with_high_word(x, bit_cast<i32>(bit_cast<float>(high_word(x)) * 4096.0f));
 }
-// 2^k as a double, for k in [-1022, 1023]
-SW_HOST_DEVICE SW_INLINE double pow2(i32 k) { return with_high_word(0.0, (k + 1023) << 20); }
 
 // fmod of doubles for one lane, exactly, for any operands: the device's exact path for the
 // double lanes its fast path leaves (a pack's slow lanes run one by one there), with
@@ -395,7 +395,7 @@ SW_HOST_DEVICE SW_INLINE double fmod_wide_lane(double a, double b) {
     x = times_2_96(x);
   }
   if (x < 0.0) x += m;
-  const double r = x * pow2(eb < -1022 ? eb + 1022 : 0) * pow2(eb < -1022 ? -1022 : eb);
+  const double r = x * times_pow2(1.0, eb < -1022 ? eb + 1022 : 0) * times_pow2(1.0, eb < -1022 ? -1022 : eb);
   return bit_cast<double>(bit_cast<u64>(r) | (bit_cast<u64>(a) & ~mag));
 }
 
