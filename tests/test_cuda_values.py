@@ -58,13 +58,22 @@ def test_bench_size_cells(values, case):
         torch.cuda.empty_cache()
 
 
+def _short_rows(a, b):
+    """Rows of 64 with a divisor row: short_rows with the divisors resident (the kernel whose
+    float32 exact form is a call, tuning.py outline_exact), checked to run there."""
+    x, y = a.reshape(-1, 64), b.reshape(-1)[:64]
+    e = sw.explain(sw.remainder, x, y)
+    assert e.mode == "short_rows" and e.kinds[2] == "repeated", (e.mode, e.kinds)
+    return {"short rows": (x, y)}
+
+
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 def test_every_exponent_gap_mixed_in_packs(dtype):
     """Quotients from below 1 to 2^277, subnormal operands and specials mixed within every pack
     (the host test's pairs, shuffled), so that a flagged warp's lanes take every step count of
     the exact form (functors.h fmod_wide_fast; bfloat16: bf16_fmod) beside fast-path ones;
     remainder in both conventions against NumPy and torch, dense, as an outer product, with a
-    divisor row and transposed (the tiled kernel)."""
+    divisor row, transposed (the tiled kernel) and in short rows."""
     from test_remainder_cpu import _every_exponent_gap
     rng = np.random.default_rng(29)
     a, b = _every_exponent_gap(dtype, 1 << 14, rng)
@@ -74,7 +83,7 @@ def test_every_exponent_gap_mixed_in_packs(dtype):
               for x in (ha, hb))
     if dtype == "bfloat16":
         da, db = da.view(torch.bfloat16), db.view(torch.bfloat16)
-    cases = {**layouts(da, db), "transposed": (da.T.contiguous().T, db)}
+    cases = {**layouts(da, db), "transposed": (da.T.contiguous().T, db), **_short_rows(da, db)}
     for layout, (x, y) in cases.items():
         hx, hy = bench._as_numpy(x), bench._as_numpy(y)
         for convention in ("torch", "numpy"):
@@ -89,15 +98,16 @@ def test_float64_exact_lanes_mixed_in_packs():
     divisors, exact multiples of the divisor by up to 2^2097, specials) shuffled among each
     other, so that the device's exact lanes (functors.h fmod_wide_lane) take every step count
     beside fast ones; remainder in both conventions (torch's as its formula on NumPy's fmod)
-    and fmod against NumPy, dense, as an outer product, with a divisor row and transposed
-    (the tiled kernel)."""
+    and fmod against NumPy, dense, as an outer product, with a divisor row, transposed (the
+    tiled kernel) and in short rows."""
     from test_remainder_cpu import _float64_wide_operands
     rng = np.random.default_rng(31)
     a, b = _float64_wide_operands(rng, 1 << 12)
     perm = rng.permutation(a.size)
     ha, hb = a[perm].reshape(240, -1), b[perm].reshape(240, -1)
     da, db = torch.from_numpy(ha).cuda(), torch.from_numpy(hb).cuda()
-    for layout, (x, y) in {**layouts(da, db), "transposed": (da.T.contiguous().T, db)}.items():
+    cases = {**layouts(da, db), "transposed": (da.T.contiguous().T, db), **_short_rows(da, db)}
+    for layout, (x, y) in cases.items():
         hx, hy = bench._as_numpy(x), bench._as_numpy(y)
         with np.errstate(all="ignore"):
             wants = {"numpy": numpy_remainder(hx, hy), "torch": torch_remainder(hx, hy),

@@ -1339,31 +1339,40 @@ def _fmod_wide_fast_model(a, b, ulps):
         rf = np.nextafter(rf, np.float32(np.inf if ulps > 0 else 0))
     r0 = float(rf)
     u = _fma(r0, _fma(-m, r0, 1.0), r0)
-    ex = math.frexp(x)[1] - 1 if x else -1023
-    s = max(ex - 43, 0)
-    big = 1.5 * 2.0 ** 52
-    while True:
-        q = _fma(x, u * 2.0 ** -s, big) - big
-        assert abs(x * u * 2.0 ** -s) < 2.0 ** 51 and abs(q - x / (m * 2.0 ** s)) < 0.76
-        x = _fma(-q, m * 2.0 ** s, x)
-        if s == 0:
-            break
-        s = max(s - 44, 0)
+    if A < B:
+        return float(a)
+    g = math.frexp(x)[1] - 1
+    windows = (g * 745) >> 16
+    assert windows == g // 88
+    x *= 2.0 ** (-88 * windows)
+    for i in range(windows, -1, -1):
+        for s in (44, 0):   # q 2^s as the multiple of 2^s nearest x u, from 1.5 2^(52 + s)
+            big = 1.5 * 2.0 ** (52 + s)
+            q = big - _fma(x, u, big)
+            assert abs(x * u) < 2.0 ** (51 + s) and abs(-q / 2.0 ** s - x / (m * 2.0 ** s)) < 0.76
+            x = _fma(q, m, x)
+        if i:
+            x *= 2.0 ** 88
     return math.copysign(float(np.float32((x + m if x < 0 else x) * 2.0 ** e)), float(a))
 
 
 def _wide_operands(rng, n):
     """Float pairs over the whole range: quotients up to 2^277, subnormal and huge divisors,
-    dividends at multiples of the divisor and one ulp either side, the maximum, specials."""
+    dividends at multiples of the divisor and one ulp either side, the divisor times powers
+    of two up to 2^276, the maximum, specials."""
     f32 = np.float32
     b = (rng.uniform(1, 2, n) * 2.0 ** rng.integers(-149, 128, n)).astype(f32)
     with np.errstate(over="ignore"):
         kb = (np.floor(2.0 ** rng.uniform(0, 90, n)) * b.astype(np.float64)).astype(f32)
     kb = np.where(np.isfinite(kb) & (kb > 0), kb, b)
+    # b 2^k (exact where finite): a zero remainder carried through every window
+    with np.errstate(over="ignore"):
+        pb = (b.astype(np.float64) * 2.0 ** rng.integers(80, 277, n)).astype(f32)
+    pb = np.where(np.isfinite(pb), pb, b)
     a = np.concatenate([(rng.uniform(1, 2, n) * 2.0 ** rng.integers(-149, 128, n)).astype(f32),
-                        kb, np.nextafter(kb, f32(0)), np.nextafter(kb, f32(np.inf)),
+                        kb, np.nextafter(kb, f32(0)), np.nextafter(kb, f32(np.inf)), pb,
                         np.full(n, np.finfo(f32).max)])
-    b = np.tile(b, 5)
+    b = np.tile(b, 6)
     specials = f32([np.inf, -np.inf, np.nan, 0.0, -0.0, np.finfo(f32).max, 1e-45, 2.0 ** -126])
     a[rng.random(a.size) < 0.02] = rng.choice(specials)
     b[rng.random(b.size) < 0.02] = rng.choice(specials)
@@ -1376,8 +1385,8 @@ def _wide_operands(rng, n):
 def test_float_device_fmod_wide_fast_argument(ulps):
     """functors.h fmod_wide_fast (the device's exact path for float lanes) checked as arithmetic
     against np.fmod with the float reciprocal anywhere within rcp.approx's 1 ulp: every
-    quotient size up to float's 2^277 in steps of 44 bits, subnormal and huge divisors; each
-    step's quotient within 0.76 of x / ms, as the argument has it."""
+    quotient size up to float's 2^277 in windows of 88 bits, subnormal and huge divisors; each
+    step's quotient within 0.76 of x / d, as the argument has it."""
     a, b = _wide_operands(np.random.default_rng(15 + ulps), 800)
     got = np.array([_fmod_wide_fast_model(x, y, ulps) for x, y in zip(a, b)], dtype=np.float32)
     with np.errstate(all="ignore"):

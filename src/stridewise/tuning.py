@@ -56,8 +56,8 @@ class KernelTables:
     short_form : rows kernels take the functor's short fast form first where a warp's lanes
         allow it (functors.h ShortForm, kernels.cuh run_packs kShort).
     outline_exact : a flagged pack's exact form runs as a call (functors.h call_exact,
-        kernels.cuh run_packs kOutline), so its registers stay out of the fast path's. Only
-        the tiled kernel reads it.
+        kernels.cuh run_packs kOutline), so its registers stay out of the fast path's. The
+        tiled and short_rows kernels read it.
     row_unit_packs, row_unit_packs_outer : rows work unit in packs per thread (one row per
         unit; outer products that do not share their divisor row).
     row_unit_batches, row_unit_batches_outer : the unit in batches where rows share a repeated
@@ -398,8 +398,9 @@ _CUDA_KERNELS = KernelTables(
     # streams an input pays for the form's registers in resident warps instead.
     short_form={("rows", "float32", "outer"): True},
     # bfloat16's exact form (the table, bf16_fmod, in every lane of a flagged warp) as a call
-    # in the tiled kernel, whose fast path it otherwise crowded (80 registers, 16 bytes spilled)
-    outline_exact={("tiled", "bfloat16"): True},
+    # in the tiled kernel, whose fast path it otherwise crowded (80 registers, 16 bytes spilled);
+    # float32's in short_rows' resident-divisor kernel, which it crowded past its cap of 72
+    outline_exact={("tiled", "bfloat16"): True, ("short_rows", "float32", "repeated"): True},
     row_unit_packs=4, row_unit_packs_outer=16, row_unit_batches=2,
     row_unit_batches_outer={"float64": 1},
 )
@@ -420,6 +421,11 @@ _KERNEL_EVIDENCE = (
                                     "bfloat16 with the exact form as a call: permuted narrow, "
                                     "wide and specials 232-237 -> 215-218 us, huge quotients, "
                                     "subnormal divisors and near max 332-342 -> 363-369 us")),
+    ("kernels.outline_exact.short_rows", Measurement(
+        "NVIDIA H100 80GB HBM3 (sm_90)", "2026-12-06", "tools/auto_ab.py, 2 rounds", "short_rows' "
+        "resident float32 kernel with the exact form (88-bit windows) as a call: narrow 359 us "
+        "as before, subnormal divisors 572 -> 536, near max 520 -> 536; inline it wanted 91 "
+        "registers against the cap of 72 (64 bytes spilled)")),
     ("kernels.batched", _h200("2026-11-30", "tools/auto_ab.py", "outer int64 +2-5%; batched "
                               "everywhere the other kernels lost up to 45%")),
     ("kernels.tile_rows", _h200("2026-11-30", "tools/auto_ab.py; tools/tune_gpu.py "

@@ -10,7 +10,7 @@ import math
 
 from stridewise.algorithms import ShortRows
 from stridewise.modes import _flat
-from stridewise.modes._mode import Mode, in_headers, register
+from stridewise.modes._mode import Mode, in_headers, register, template_args
 
 def _applies(plan) -> bool:
     return plan.ndim >= 2 and plan._outputs_inner_unit() and all(
@@ -74,10 +74,13 @@ def _fast_div(spec, tables) -> bool:
 
 
 def _args(spec, tables) -> str:
-    fast, loads = _fast_div(spec, tables), tables.lookup("loads", spec)
-    if loads:   # packs in flight (kernels.cuh run_packs L)
-        return f", {str(fast).lower()}, {loads}"
-    return ", true" if fast else ""
+    """i mod period as a multiply-high, the packs in flight (kernels.cuh run_packs L) and a
+    flagged pack's exact form as a call (kOutline), each where a tuning says so."""
+    from stridewise.backends.cuda import _LOADS
+
+    return template_args((_fast_div(spec, tables), False),
+                         (tables.lookup("loads", spec) or _LOADS, _LOADS),
+                         (bool(tables.lookup("outline_exact", spec, False)), False))
 
 
 def _slots(spec, tables) -> int:

@@ -96,8 +96,13 @@ SW_HOST_DEVICE SW_INLINE T slot_get(const Slot& s) {
 
 }  // namespace sw
 
+// SW_ROLLED: a loop of a few data-dependent trips (the exact lanes' windows), kept rolled:
+// NVRTC otherwise unrolls it by 4 behind a peeled trip, code no lane runs. (GCC takes no
+// unroll pragma on a loop without a condition, and unrolls none without -funroll-loops.)
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 #define SW_UNROLL _Pragma("unroll")
+#define SW_ROLLED _Pragma("unroll 1")
 #else
 #define SW_UNROLL _Pragma("GCC unroll 16")
+#define SW_ROLLED
 #endif

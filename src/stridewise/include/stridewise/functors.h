@@ -136,7 +136,7 @@ SW_HOST_DEVICE SW_INLINE bool any_lane(bool p) {
 
 // F itself, the exact form a kernel redoes a flagged pack with; kOutline: as a call, so that
 // its registers stay out of the fast path's where the two together crowd a kernel (the tiled
-// kernel's bfloat16 remainder: tuning.py KernelTables.outline_exact).
+// kernel's bfloat16 remainder, short_rows' resident float32: KernelTables.outline_exact).
 template <class F, class... A>
 static SW_NOINLINE SW_HOST_DEVICE auto call_outlined(A... a) { return F()(a...); }
 template <class F, bool kOutline, class... A>
@@ -344,12 +344,13 @@ SW_HOST_DEVICE SW_INLINE double lane_normalize(double v, i32& e) {
   e = (h >> 20) - (sub ? 1023 + 64 : 1023);
   return with_high_word(w, (h & 0x000fffff) | 0x3ff00000);
 }
-// x 2^96 for x = +0 or x's exponent field in [8, 1943]: x's high word read as a float, whose
-// exponent field is the top 8 bits of x's 11, times 2^12 adds 96 to x's exponent in one
-// float multiply (exact: that float is normal) and keeps +0 at +0, where an add to the
-// exponent would need a test for zero.
-SW_HOST_DEVICE SW_INLINE double times_2_96(double x) {
-  return with_high_word(x, bit_cast<i32>(bit_cast<float>(high_word(x)) * 4096.0f));
+// x 2^(8 K) for x = +0 or x's exponent field in [8, 2047 - 8 K): x's high word read as a
+// float, whose exponent field is the top 8 bits of x's 11, times 2^K adds 8 K to x's exponent
+// in one float multiply (exact: that float is normal) and keeps +0 at +0, where an add to the
+// exponent would need a test for zero. The exact lanes' step between windows (K = 12 for
+// float64's 96 bits, 11 for float32's 88).
+template <int K> SW_HOST_DEVICE SW_INLINE double times_2_8k(double x) {
+  return with_high_word(x, bit_cast<i32>(bit_cast<float>(high_word(x)) * (float)(1 << K)));
 }
 
 // fmod of doubles for one lane, exactly, for any operands: the device's exact path for the
@@ -361,11 +362,12 @@ SW_HOST_DEVICE SW_INLINE double times_2_96(double x) {
 // With A = ma 2^ea, B = m 2^eb (ma, m in [1, 2), lane_normalize), g = ea - eb >= 0 (|a| >=
 // |b| here) and N = floor(g / 96): fmod(A, B) = fmod(x, m) 2^eb for x = ma 2^(g - 96 N)
 // 2^(96 N). x starts as ma 2^(g - 96 N) in [1, 2^96); a window reduces x modulo m48 = m 2^48,
-// then modulo m, and each of the N windows after it starts from x 2^96 (times_2_96: x is
+// then modulo m, and each of the N windows after it starts from x 2^96 (times_2_8k: x is
 // then +0, an exact zero from the fma being +0, or a nonzero multiple of 2^-52 below 2^1.1).
-// A step modulo d (m48 or m) with inv_d = 1 / d rounded (inv scaled: exact) and x / d < 2^48
-// c takes q = the integer nearest x inv_d (x inv_d + 1.5 2^52 rounded once onto the
-// integers, as |x inv_d| < 2^51) and x - q d in one fma: |q - x / d| <= 1/2 + 2^48 c 2^-53,
+// A step modulo d (m48 or m) with inv = 1 / m rounded and x / d < 2^48 c takes q = the
+// integer nearest x inv 2^-48 (x inv + 1.5 2^100 rounded once onto the multiples of 2^48, as
+// |x inv| < 2^99) or x inv (x inv + 1.5 2^52 onto the integers, as |x inv| < 2^51), and
+// x - q d in one fma: |q - x / d| <= 1/2 + 2^48 c 2^-53,
 // so from c < 1 (x < 2^96 m at a window's start, r 2^96 after it) each step leaves |x - q d|
 // < 0.54 d, and the next step again has x / d < 0.54 2^48. x - q d is exact: where x's grid
 // is no finer than d's, a multiple of d's grid below 0.54 d (53 bits of it); where it is
@@ -385,14 +387,15 @@ SW_HOST_DEVICE SW_INLINE double fmod_wide_lane(double a, double b) {
   i32 ea, eb;
   const double ma = lane_normalize(bit_cast<double>(ia), ea), m = lane_normalize(bit_cast<double>(ib), eb);
   const i32 g = ea - eb, windows = (g * 2731) >> 18;   // g / 96 (exact for g < 8192)
-  const double inv = 1.0 / m, inv48 = times_pow2(inv, -48), m48 = times_pow2(m, 48);
+  const double inv = 1.0 / m;
   double x = times_pow2(ma, g - 96 * windows);
-  // -q as 1.5 2^52 - (x inv + 1.5 2^52 rounded): exact, and no negation carried in the loop
-  for (i32 i = windows;; --i) {
-    x = fma(0x1.8p52 - fma(x, inv48, 0x1.8p52), m48, x);
+  // -q d as c - (x inv + c rounded), c = 1.5 2^100 (q 2^48 for d = m48) or 1.5 2^52: exact,
+  // with no negation carried in the loop and no scaled m or inv held beside m and inv
+  SW_ROLLED for (i32 i = windows;; --i) {
+    x = fma(0x1.8p100 - fma(x, inv, 0x1.8p100), m, x);
     x = fma(0x1.8p52 - fma(x, inv, 0x1.8p52), m, x);
     if (i == 0) break;
-    x = times_2_96(x);
+    x = times_2_8k<12>(x);
   }
   if (x < 0.0) x += m;
   const double r = x * times_pow2(1.0, eb < -1022 ? eb + 1022 : 0) * times_pow2(1.0, eb < -1022 ? -1022 : eb);
@@ -516,37 +519,42 @@ SW_INLINE double sw_fmod(double a, double b) {
 #endif
 
 // fmod of any two floats, exactly, in double, with no rounding instruction and a loop of at
-// most 7 steps (one per 44 bits of the quotient): the device's exact path for the float lanes
-// its fast paths leave (subnormal divisors, quotients past 2^40 or 2^60). fmod_wide_exact
-// (above) costs a truncation (a quarter-rate instruction) per step and conversions to and
-// from float around its reciprocal; here those are an fma with 1.5 * 2^52 and bit moves.
-// With B = m 2^e (m in [1, 2): a float's at most 24 significant bits) and x = A 2^-e (both
-// exact in double; B normal there even where b is subnormal), fmod(A, B) = fmod(x, m) 2^e.
-// u = r0 (2 - m r0) with r0 the float reciprocal of m within 1 ulp (2^-23 relative):
-// 1 - m r0 is exact (a multiple of 2^-47 below 2^-23), so |u m - 1| <= 2^-46 + 2^-53
-// (= eps, < 2^-45.98). A step modulo ms = m 2^s, us = u 2^-s (exact scalings) with
-// |x / ms| < 2^44: t = x us + 1.5 * 2^52 rounded once is 1.5 * 2^52 plus the integer q
-// nearest x us (|x us| < 2^51, so t lies where the spacing is 1); |q - x / ms| <= 1/2 +
-// 2^44 eps < 0.76, and r = x - q ms is exact in one fma: for s > 0, x >= 2^(s + 43) is a
-// multiple of ms's grid 2^(s - 23), as is every r after it (a grid only grows coarser as s
-// falls), and |r| < 0.76 ms needs 24 bits; for s = 0 with no step before it, |x| < m and q
-// is 0 or, for x >= 0.49 m, 1, where x - m fits in 26 bits. So each step leaves
-// |r| < 0.76 ms, and the next, with s 44 lower (or 0), again has |x / ms| < 0.76 2^44.
-// The first s is e(x) - 43 (e(x) <= 277, so at most 7 steps); after the step with s = 0,
-// r in (-0.76 m, 0.76 m) plus m where negative is fmod(x, m), exact (a multiple of 2^-23
-// below m). The result times 2^e is a float (a multiple of b's grid below |b|).
-// tests/test_remainder_cpu.py checks the argument as arithmetic with the float reciprocal
-// 1 ulp either way, and the host build (a correctly rounded reciprocal) against NumPy.
+// most 4 windows (one per 88 bits of the quotient): the device's exact path for the float
+// lanes its fast paths leave (subnormal divisors, quotients past 2^40 or 2^60), counted in
+// instructions as float64's fmod_wide_lane is. fmod_wide_exact (above) costs a truncation
+// (a quarter-rate instruction) per step and conversions to and from float around its
+// reciprocal; here those are an fma with 1.5 * 2^52 and bit moves.
+// With A = ma 2^ea and B = m 2^eb (ma, m in [1, 2): a float's at most 24 significant bits;
+// both normal in double even where a or b is subnormal), g = ea - eb >= 0 (|a| >= |b| here)
+// and N = floor(g / 88): fmod(A, B) = fmod(x, m) 2^eb for x = A 2^-eb, which starts as
+// ma 2^(g - 88 N) in [1, 2^88) and is scaled by 2^88 between windows (times_2_8k, which
+// keeps +0 at +0). u = r0 (2 - m r0) with r0 the float reciprocal of m within 1 ulp (2^-23
+// relative): 1 - m r0 is exact (a multiple of 2^-47 below 2^-23), so |u m - 1| <= 2^-46 +
+// 2^-53 (= eps, < 2^-45.98). A window is a step modulo d = m44 = m 2^44 then one modulo
+// d = m. A step with |x / d| < 2^44 takes q = the integer nearest x u 2^-44 (x u + 1.5 2^96
+// rounded once onto the multiples of 2^44, as |x u| < 2^95) or x u (x u + 1.5 2^52 onto the
+// integers, as |x u| < 2^51): |q - x / d| <= 1/2 + 2^44 eps < 0.76, and x - q d in one
+// fma. So each step leaves |x - q d| < 0.76 d, the next has |x / d| < 0.76 2^44, and a
+// window's start x < 2^88 m (0.76 m 2^88 after the first). x - q d is exact: x and m are multiples of 2^-23 (x >= 1 at
+// the first window's start, a multiple of 2^65 at a later one's); where x's grid is no finer
+// than d's, x - q d is a multiple of d's grid below 0.76 d (25 bits); where it is finer, x's
+// exponent is below d's, so x < d and q is 0 or 1, and x - d (|x - d| < d) is a multiple of
+// x's grid, which is at least d's / 8 (q = 1 needs x > 0.24 d): 27 bits. The last step leaves
+// r in (-0.76 m, 0.76 m); r + m where negative is fmod(x, m), a multiple of 2^-23 below m,
+// and r 2^eb is a float (a multiple of b's grid below |b|).
+// Specials: a for b = +-inf with a finite and for |a| < |b| (a = 0 among them); NaN for
+// a = +-inf, b = 0 or NaN. tests/test_remainder_cpu.py checks the argument as arithmetic with
+// the float reciprocal anywhere within 1 ulp of 1 / m, and the host build (a correctly
+// rounded reciprocal) against NumPy.
 SW_HOST_DEVICE SW_INLINE float fmod_wide_fast(float a, float b) {
   const u32 ia = bit_cast<u32>(a) & 0x7fffffffu, ib = bit_cast<u32>(b) & 0x7fffffffu;
-  if (!(ia - 1u < 0x7f7fffffu) || !(ib - 1u < 0x7f7fffffu))   // 0, inf or NaN a or b
-    return (ia == 0 || ib == 0x7f800000u) && ia < 0x7f800000u && ib - 1u < 0x7f800000u
-               ? a : bit_cast<float>(0x7fffffffu);   // a itself for a = 0 or b = inf
+  if ((ia >= 0x7f800000u) | (ib - 1u >= 0x7f7fffffu))   // a inf or NaN; b 0, inf or NaN
+    return (ia < 0x7f800000u) & (ib == 0x7f800000u) ? a : bit_cast<float>(0x7fffffffu);
+  if (ia < ib) return a;
   const u64 bB = bit_cast<u64>((double)bit_cast<float>(ib)), e = bB & 0x7ff0000000000000ull;
   const u64 bm = (bB ^ e) | 0x3ff0000000000000ull;                   // m's bits
   const double m = bit_cast<double>(bm);
-  const i32 eb = (i32)(e >> 52) - 1023;
-  double x = times_pow2((double)bit_cast<float>(ia), -eb);           // A 2^-e (A normal in double)
+  double x = times_pow2((double)bit_cast<float>(ia), 1023 - (i32)(e >> 52));   // A 2^-eb
   const float mf = bit_cast<float>(((u32)(bm >> 29) & 0x007fffffu) | 0x3f800000u);   // m, exactly
 #if defined(__CUDA_ARCH__)
   float rf;
@@ -557,20 +565,15 @@ SW_HOST_DEVICE SW_INLINE float fmod_wide_fast(float a, float b) {
   // rf in [0.5, 1] as a double: its bits moved into place, the exponent rebased
   const double r0 = bit_cast<double>(((u64)bit_cast<u32>(rf) << 29) + ((u64)(1023 - 127) << 52));
   const double u = fma(r0, fma(-m, r0, 1.0), r0);
-  const i32 ex = (i32)(bit_cast<u64>(x) >> 52) - 1023, s = ex > 43 ? ex - 43 : 0;
-  // ms = m 2^s and us = u 2^-s, moved 44 toward m and u after each step in place (an add to
-  // the high word and a bound, one instruction each on sm_90): a step is 7 instructions with
-  // the loop's, where forming both from s took 12 (two of them copies of the low words), and
-  // the contiguous kernel holds 40 registers instead of 44 (SASS, NVRTC 13.0, sm_90).
-  const i32 mh = high_word(m), uh = high_word(u), d = 44 << 20;
-  double ms = times_pow2(m, s), us = times_pow2(u, -s);
-  for (;;) {
-    const bool last = high_word(ms) == mh;   // s = 0
-    const double q = fma(x, us, 0x1.8p52) - 0x1.8p52;
-    x = fma(-q, ms, x);
-    ms = with_high_word(ms, high_word(ms) - d > mh ? high_word(ms) - d : mh);
-    us = with_high_word(us, high_word(us) + d < uh ? high_word(us) + d : uh);
-    if (last) break;
+  const i32 g = (high_word(x) >> 20) - 1023, windows = (g * 745) >> 16;   // g / 88 (g < 300)
+  x = times_pow2(x, -88 * windows);
+  // -q d as c - (x u + c rounded), c = 1.5 2^96 (q 2^44 for d = m44) or 1.5 2^52: exact,
+  // with no negation carried in the loop and no scaled m or u held beside m and u
+  SW_ROLLED for (i32 i = windows;; --i) {
+    x = fma(0x1.8p96 - fma(x, u, 0x1.8p96), m, x);
+    x = fma(0x1.8p52 - fma(x, u, 0x1.8p52), m, x);
+    if (i == 0) break;
+    x = times_2_8k<11>(x);
   }
   const double r = (x < 0.0 ? x + m : x) * bit_cast<double>(e);
   return copysignf((float)r, a);

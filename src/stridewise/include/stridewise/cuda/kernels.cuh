@@ -192,7 +192,7 @@ SW_DEVICE SW_INLINE C unshifted_packs(C m) {
 // covers blockDim * items consecutive packs, lane t taking t, t + blockDim, ..., so each
 // warp access is coalesced and a thread has `items` independent packs per step, L of them
 // in flight at a time.
-template <class Op, bool kPeriodic, bool kFastDiv = false, int L = kLoads>
+template <class Op, bool kPeriodic, bool kFastDiv = false, int L = kLoads, bool kOutline = false>
 SW_DEVICE SW_INLINE void flat_kernel(const Slot* s, const Slot* x) {
   typedef typename Op::Index Index;
   typedef typename Counter<Index>::type C;
@@ -217,7 +217,7 @@ SW_DEVICE SW_INLINE void flat_kernel(const Slot* s, const Slot* x) {
   const C block = blockDim.x, items = g.items;
   const C step = (C)gridDim.x * block * items;
   for (C b = (C)blockIdx.x * block * items + threadIdx.x; b < packs; b += step) {
-    run_packs<Op, P, false, false, L>(f, f.p, items, packs, [&](C t) { return b + t * block; },
+    run_packs<Op, P, false, false, L, false, kOutline>(f, f.p, items, packs, [&](C t) { return b + t * block; },
                      [&](C q, int, Index* o) { flat_offsets<Op, kPeriodic, kFastDiv>(f, x, (Index)(head + q * P), o); });
   }
 }
@@ -230,7 +230,7 @@ SW_DEVICE SW_INLINE void flat_kernel(const Slot* s, const Slot* x) {
 // phase: it reads those operands (pack.h load_wrapped), and prepares them (a divisor's
 // reciprocal), once, where the periodic walk pays an index mod period, a table load and the
 // functor's own setup per pack. The elements after the last pack go one by one.
-template <class Op, int L = kLoads>
+template <class Op, int L = kLoads, bool kOutline = false>
 SW_DEVICE SW_INLINE void resident_kernel(const Slot* s, const Slot* x) {
   typedef typename Op::Index Index;
   typedef typename Counter<Index>::type C;
@@ -265,7 +265,7 @@ SW_DEVICE SW_INLINE void resident_kernel(const Slot* s, const Slot* x) {
   const typename Op::template In<P> first = Op::template load<P>(f.p, off, f.u);
   const C items = geometry(x).items, step = lanes * items;
   for (C b = tid; b < packs; b += step) {
-    run_packs<Op, P, false, false, L>(
+    run_packs<Op, P, false, false, L, false, kOutline>(
         f, f.p, items, packs, [&](C t) { return b + t * lanes; },
         [&](C q, int, Index* o) {
           SW_UNROLL for (int k = 0; k < Op::kArrays; ++k) o[k] = Op::repeated(k) ? phase : (Index)q * P;
@@ -276,10 +276,10 @@ SW_DEVICE SW_INLINE void resident_kernel(const Slot* s, const Slot* x) {
 template <class Op, int L = kLoads>
 SW_DEVICE void contiguous_kernel(const Slot* s, const Slot* x) { flat_kernel<Op, false, false, L>(s, x); }
 template <class Op> SW_DEVICE void scalar_kernel(const Slot* s, const Slot* x) { flat_kernel<Op, false>(s, x); }
-template <class Op, bool kFastDiv = false, int L = kLoads>
+template <class Op, bool kFastDiv = false, int L = kLoads, bool kOutline = false>
 SW_DEVICE void short_rows_kernel(const Slot* s, const Slot* x) {
-  if constexpr (Op::kRepeated != 0) resident_kernel<Op, L>(s, x);
-  else flat_kernel<Op, true, kFastDiv, L>(s, x);
+  if constexpr (Op::kRepeated != 0) resident_kernel<Op, L, kOutline>(s, x);
+  else flat_kernel<Op, true, kFastDiv, L, kOutline>(s, x);
 }
 
 // Offsets of the first element of row h0 of `slab`, a multi-index over the dims before the
