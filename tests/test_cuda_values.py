@@ -59,11 +59,14 @@ def test_bench_size_cells(values, case):
 
 
 def _short_rows(a, b):
-    """Rows of 64 with a divisor row: short_rows with the divisors resident (the kernel whose
-    float32 exact form is a call, tuning.py outline_exact), checked to run there."""
+    """Rows of 64 with a divisor row: short_rows, the divisors resident where the dtype's
+    tuning shares them (float32: the kernel whose exact form is a call, tuning.py
+    outline_exact), checked to run there."""
     x, y = a.reshape(-1, 64), b.reshape(-1)[:64]
     e = sw.explain(sw.remainder, x, y)
-    assert e.mode == "short_rows" and e.kinds[2] == "repeated", (e.mode, e.kinds)
+    dtype = str(x.dtype).removeprefix("torch.")
+    shares = sw.elementwise_tuning("cuda", None, dtype).for_mode("short_rows").share_rows
+    assert e.mode == "short_rows" and e.kinds[2] == ("repeated" if shares else "periodic"), (e.mode, e.kinds)
     return {"short rows": (x, y)}
 
 
