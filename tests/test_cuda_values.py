@@ -66,7 +66,8 @@ def _short_rows(a, b):
     e = sw.explain(sw.remainder, x, y)
     dtype = str(x.dtype).removeprefix("torch.")
     shares = sw.elementwise_tuning("cuda", None, dtype).for_mode("short_rows").share_rows
-    assert e.mode == "short_rows" and e.kinds[2] == ("repeated" if shares else "periodic"), (e.mode, e.kinds)
+    kind = "repeated" if shares else "periodic"
+    assert e.mode == "short_rows" and e.kinds[2] == kind, (e.mode, e.kinds)
     return {"short rows": (x, y)}
 
 

@@ -367,9 +367,9 @@ template <int K> SW_HOST_DEVICE SW_INLINE double times_2_8k(double x) {
 // A step modulo d (m48 or m) with inv = 1 / m rounded and x / d < 2^48 c takes q = the
 // integer nearest x inv 2^-48 (x inv + 1.5 2^100 rounded once onto the multiples of 2^48, as
 // |x inv| < 2^99) or x inv (x inv + 1.5 2^52 onto the integers, as |x inv| < 2^51), and
-// x - q d in one fma: |q - x / d| <= 1/2 + 2^48 c 2^-53,
-// so from c < 1 (x < 2^96 m at a window's start, r 2^96 after it) each step leaves |x - q d|
-// < 0.54 d, and the next step again has x / d < 0.54 2^48. x - q d is exact: where x's grid
+// x - q d in one fma: |q - x / d| <= 1/2 + 2^48 c 2^-53, so from c < 1 (x < 2^96 m at a
+// window's start, r 2^96 after it) each step leaves |x - q d| < 0.54 d, and the next step
+// again has x / d < 0.54 2^48. x - q d is exact: where x's grid
 // is no finer than d's, a multiple of d's grid below 0.54 d (53 bits of it); where it is
 // finer, x < d, and x - q d is x (q = 0) or, as q = 1 needs x >= d / 2, exact (Sterbenz). The
 // last step leaves r in (-0.54 m, 0.54 m), and r + m where negative is fmod(x, m), a
@@ -535,13 +535,14 @@ SW_INLINE double sw_fmod(double a, double b) {
 // rounded once onto the multiples of 2^44, as |x u| < 2^95) or x u (x u + 1.5 2^52 onto the
 // integers, as |x u| < 2^51): |q - x / d| <= 1/2 + 2^44 eps < 0.76, and x - q d in one
 // fma. So each step leaves |x - q d| < 0.76 d, the next has |x / d| < 0.76 2^44, and a
-// window's start x < 2^88 m (0.76 m 2^88 after the first). x - q d is exact: x and m are multiples of 2^-23 (x >= 1 at
-// the first window's start, a multiple of 2^65 at a later one's); where x's grid is no finer
-// than d's, x - q d is a multiple of d's grid below 0.76 d (25 bits); where it is finer, x's
-// exponent is below d's, so x < d and q is 0 or 1, and x - d (|x - d| < d) is a multiple of
-// x's grid, which is at least d's / 8 (q = 1 needs x > 0.24 d): 27 bits. The last step leaves
-// r in (-0.76 m, 0.76 m); r + m where negative is fmod(x, m), a multiple of 2^-23 below m,
-// and r 2^eb is a float (a multiple of b's grid below |b|).
+// window's start x < 2^88 m (0.76 m 2^88 after the first). x - q d is exact: x and m are
+// multiples of 2^-23 (x >= 1 at the first window's start, a multiple of 2^65 at a later
+// one's); where x's grid is no finer than d's, x - q d is a multiple of d's grid below
+// 0.76 d (25 bits); where it is finer, x's exponent is below d's, so x < d and q is 0 or 1,
+// and x - d (|x - d| < d) is a multiple of x's grid, which is at least d's / 8 (q = 1 needs
+// x > 0.24 d): 27 bits. The last step leaves r in (-0.76 m, 0.76 m); r + m where negative is
+// fmod(x, m), a multiple of 2^-23 below m, and r 2^eb is a float (a multiple of b's grid
+// below |b|).
 // Specials: a for b = +-inf with a finite and for |a| < |b| (a = 0 among them); NaN for
 // a = +-inf, b = 0 or NaN. tests/test_remainder_cpu.py checks the argument as arithmetic with
 // the float reciprocal anywhere within 1 ulp of 1 / m, and the host build (a correctly

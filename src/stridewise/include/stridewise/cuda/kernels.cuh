@@ -217,8 +217,9 @@ SW_DEVICE SW_INLINE void flat_kernel(const Slot* s, const Slot* x) {
   const C block = blockDim.x, items = g.items;
   const C step = (C)gridDim.x * block * items;
   for (C b = (C)blockIdx.x * block * items + threadIdx.x; b < packs; b += step) {
-    run_packs<Op, P, false, false, L, false, kOutline>(f, f.p, items, packs, [&](C t) { return b + t * block; },
-                     [&](C q, int, Index* o) { flat_offsets<Op, kPeriodic, kFastDiv>(f, x, (Index)(head + q * P), o); });
+    run_packs<Op, P, false, false, L, false, kOutline>(
+        f, f.p, items, packs, [&](C t) { return b + t * block; },
+        [&](C q, int, Index* o) { flat_offsets<Op, kPeriodic, kFastDiv>(f, x, (Index)(head + q * P), o); });
   }
 }
 
