@@ -1346,11 +1346,11 @@ def _fmod_wide_fast_model(a, b, ulps):
     assert windows == g // 88
     x *= 2.0 ** (-88 * windows)
     for i in range(windows, -1, -1):
-        for s in (44, 0):   # q 2^s as the multiple of 2^s nearest x u, from 1.5 2^(52 + s)
+        for s in (44, 0):   # -q 2^s: q 2^s the multiple of 2^s nearest x u, by 1.5 2^(52 + s)
             big = 1.5 * 2.0 ** (52 + s)
-            q = big - _fma(x, u, big)
-            assert abs(x * u) < 2.0 ** (51 + s) and abs(-q / 2.0 ** s - x / (m * 2.0 ** s)) < 0.76
-            x = _fma(q, m, x)
+            nq = big - _fma(x, u, big)
+            assert abs(x * u) < 2.0 ** (51 + s) and abs(-nq / 2.0 ** s - x / (m * 2.0 ** s)) < 0.76
+            x = _fma(nq, m, x)
         if i:
             x *= 2.0 ** 88
     return math.copysign(float(np.float32((x + m if x < 0 else x) * 2.0 ** e)), float(a))
