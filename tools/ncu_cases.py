@@ -26,7 +26,7 @@ def _operands(case: str, dtype: str, log2: int, values: str = "narrow"):
     (stridewise.bench.values), or of a layouts cell (torch tensors, narrow values, out allocated
     in the layout stridewise gives)."""
     if case not in bench_layouts.LAYOUTS:
-        return bench._make_case(case, dtype, log2, "torch", "cuda", *([values] if values != "narrow" else []))
+        return bench._make_case(case, dtype, log2, "torch", "cuda", values)
     if values != "narrow":
         raise SystemExit(f"{case} is a layouts cell: its values are narrow (--values narrow)")
     _, build, _ = bench_layouts.LAYOUTS[case]

@@ -352,6 +352,22 @@ SW_HOST_DEVICE SW_INLINE double lane_normalize(double v, i32& e) {
 template <int K> SW_HOST_DEVICE SW_INLINE double times_2_8k(double x) {
   return with_high_word(x, bit_cast<i32>(bit_cast<float>(high_word(x)) * (float)(1 << K)));
 }
+// The exact lanes' reduction of x modulo m in windows of 2H bits: each a step modulo m 2^H
+// then one modulo m, and x 2^(2H) between windows (windows: how many follow the first). -q d
+// is c - (x inv + c rounded) for c = 1.5 2^(52 + H) (x inv rounded onto the multiples of 2^H:
+// q 2^H for d = m 2^H) or 1.5 2^52 (d = m): exact, with no negation carried in the loop and
+// no scaled m or inv held beside m and inv. The callers' comments bound each step and show
+// it exact (fmod_wide_lane: H = 48, fmod_wide_fast: 44).
+template <int H>
+SW_HOST_DEVICE SW_INLINE double reduce_windows(double x, double m, double inv, i32 windows) {
+  constexpr double c = 0x1.8p52 * (double)(1ull << H);
+  SW_ROLLED for (i32 i = windows;; --i) {
+    x = fma(c - fma(x, inv, c), m, x);
+    x = fma(0x1.8p52 - fma(x, inv, 0x1.8p52), m, x);
+    if (i == 0) return x;
+    x = times_2_8k<H / 4>(x);
+  }
+}
 
 // fmod of doubles for one lane, exactly, for any operands: the device's exact path for the
 // double lanes its fast path leaves (a pack's slow lanes run one by one there), with
@@ -369,12 +385,12 @@ template <int K> SW_HOST_DEVICE SW_INLINE double times_2_8k(double x) {
 // |x inv| < 2^99) or x inv (x inv + 1.5 2^52 onto the integers, as |x inv| < 2^51), and
 // x - q d in one fma: |q - x / d| <= 1/2 + 2^48 c 2^-53, so from c < 1 (x < 2^96 m at a
 // window's start, r 2^96 after it) each step leaves |x - q d| < 0.54 d, and the next step
-// again has x / d < 0.54 2^48. x - q d is exact: where x's grid
-// is no finer than d's, a multiple of d's grid below 0.54 d (53 bits of it); where it is
-// finer, x < d, and x - q d is x (q = 0) or, as q = 1 needs x >= d / 2, exact (Sterbenz). The
-// last step leaves r in (-0.54 m, 0.54 m), and r + m where negative is fmod(x, m), a
-// multiple of B's grid in window units, so r 2^eb is a double: one exact product where 2^eb
-// is normal, and where eb < -1022, r 2^(eb + 1022) then 2^-1022, both exact too.
+// again has x / d < 0.54 2^48 (reduce_windows<48>). x - q d is exact: where x's grid is no
+// finer than d's, a multiple of d's grid below 0.54 d (53 bits of it); where it is finer,
+// x < d, and x - q d is x (q = 0) or, as q = 1 needs x >= d / 2, exact (Sterbenz). The last
+// step leaves r in (-0.54 m, 0.54 m), and r + m where negative is fmod(x, m), a multiple of
+// B's grid in window units, so r 2^eb is a double: one exact product where 2^eb is normal,
+// and where eb < -1022, r 2^(eb + 1022) then 2^-1022, both exact too.
 // Specials: a for b = +-inf with a finite and for |a| < |b| (a = 0 among them); NaN for
 // a = +-inf, b = 0 or NaN. tests/test_remainder_cpu.py builds it for the host and checks it
 // against NumPy's fmod.
@@ -388,15 +404,7 @@ SW_HOST_DEVICE SW_INLINE double fmod_wide_lane(double a, double b) {
   const double ma = lane_normalize(bit_cast<double>(ia), ea), m = lane_normalize(bit_cast<double>(ib), eb);
   const i32 g = ea - eb, windows = (g * 2731) >> 18;   // g / 96 (exact for g < 8192)
   const double inv = 1.0 / m;
-  double x = times_pow2(ma, g - 96 * windows);
-  // -q d as c - (x inv + c rounded), c = 1.5 2^100 (q 2^48 for d = m48) or 1.5 2^52: exact,
-  // with no negation carried in the loop and no scaled m or inv held beside m and inv
-  SW_ROLLED for (i32 i = windows;; --i) {
-    x = fma(0x1.8p100 - fma(x, inv, 0x1.8p100), m, x);
-    x = fma(0x1.8p52 - fma(x, inv, 0x1.8p52), m, x);
-    if (i == 0) break;
-    x = times_2_8k<12>(x);
-  }
+  double x = reduce_windows<48>(times_pow2(ma, g - 96 * windows), m, inv, windows);
   if (x < 0.0) x += m;
   const double r = x * times_pow2(1.0, eb < -1022 ? eb + 1022 : 0) * times_pow2(1.0, eb < -1022 ? -1022 : eb);
   return bit_cast<double>(bit_cast<u64>(r) | (bit_cast<u64>(a) & ~mag));
@@ -534,15 +542,15 @@ SW_INLINE double sw_fmod(double a, double b) {
 // d = m. A step with |x / d| < 2^44 takes q = the integer nearest x u 2^-44 (x u + 1.5 2^96
 // rounded once onto the multiples of 2^44, as |x u| < 2^95) or x u (x u + 1.5 2^52 onto the
 // integers, as |x u| < 2^51): |q - x / d| <= 1/2 + 2^44 eps < 0.76, and x - q d in one
-// fma. So each step leaves |x - q d| < 0.76 d, the next has |x / d| < 0.76 2^44, and a
-// window's start x < 2^88 m (0.76 m 2^88 after the first). x - q d is exact: x and m are
-// multiples of 2^-23 (x >= 1 at the first window's start, a multiple of 2^65 at a later
-// one's); where x's grid is no finer than d's, x - q d is a multiple of d's grid below
-// 0.76 d (25 bits); where it is finer, x's exponent is below d's, so x < d and q is 0 or 1,
-// and x - d (|x - d| < d) is a multiple of x's grid, which is at least d's / 8 (q = 1 needs
-// x > 0.24 d): 27 bits. The last step leaves r in (-0.76 m, 0.76 m); r + m where negative is
-// fmod(x, m), a multiple of 2^-23 below m, and r 2^eb is a float (a multiple of b's grid
-// below |b|).
+// fma (reduce_windows<44>). So each step leaves |x - q d| < 0.76 d, the next has
+// |x / d| < 0.76 2^44, and a window's start x < 2^88 m (0.76 m 2^88 after the first). x - q d
+// is exact: x and m are multiples of 2^-23 (x >= 1 at the first window's start, a multiple of
+// 2^65 at a later one's); where x's grid is no finer than d's, x - q d is a multiple of d's
+// grid below 0.76 d (25 bits); where it is finer, x's exponent is below d's, so x < d and q
+// is 0 or 1, and x - d (|x - d| < d) is a multiple of x's grid, which is at least d's / 8
+// (q = 1 needs x > 0.24 d): 27 bits. The last step leaves r in (-0.76 m, 0.76 m); r + m where
+// negative is fmod(x, m), a multiple of 2^-23 below m, and r 2^eb is a float (a multiple of
+// b's grid below |b|).
 // Specials: a for b = +-inf with a finite and for |a| < |b| (a = 0 among them); NaN for
 // a = +-inf, b = 0 or NaN. tests/test_remainder_cpu.py checks the argument as arithmetic with
 // the float reciprocal anywhere within 1 ulp of 1 / m, and the host build (a correctly
@@ -567,15 +575,7 @@ SW_HOST_DEVICE SW_INLINE float fmod_wide_fast(float a, float b) {
   const double r0 = bit_cast<double>(((u64)bit_cast<u32>(rf) << 29) + ((u64)(1023 - 127) << 52));
   const double u = fma(r0, fma(-m, r0, 1.0), r0);
   const i32 g = (high_word(x) >> 20) - 1023, windows = (g * 745) >> 16;   // g / 88 (g < 300)
-  x = times_pow2(x, -88 * windows);
-  // -q d as c - (x u + c rounded), c = 1.5 2^96 (q 2^44 for d = m44) or 1.5 2^52: exact,
-  // with no negation carried in the loop and no scaled m or u held beside m and u
-  SW_ROLLED for (i32 i = windows;; --i) {
-    x = fma(0x1.8p96 - fma(x, u, 0x1.8p96), m, x);
-    x = fma(0x1.8p52 - fma(x, u, 0x1.8p52), m, x);
-    if (i == 0) break;
-    x = times_2_8k<11>(x);
-  }
+  x = reduce_windows<44>(times_pow2(x, -88 * windows), m, u, windows);
   const double r = (x < 0.0 ? x + m : x) * bit_cast<double>(e);
   return copysignf((float)r, a);
 }
