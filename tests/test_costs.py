@@ -188,6 +188,50 @@ def test_the_precompiled_header_is_written_again_where_its_directory_went(tmp_pa
     assert Path(again[1] + ".gch").read_bytes().startswith(b"gpch")
 
 
+def test_a_killed_process_precompiled_header_is_removed_by_the_next(tmp_path, monkeypatch):
+    """A process killed by a signal runs no exit handler; its header directory goes when the
+    next process places one. A live process's directory stays, and so does its children's
+    use of it after the parent has gone (they hold the lock they forked with)."""
+    import signal
+    import tempfile
+
+    from stridewise.backends import _pch
+
+    place = ("import sys, time, os\n"
+             "from stridewise.backends import _pch\n"
+             "where = _pch._place('// text', b'gpch')\n"
+             "child = os.fork() if sys.argv[1] == 'fork' else 1\n"
+             "if child == 0:\n"
+             "    time.sleep(60); os._exit(0)\n"
+             "print(where, child, flush=True)\n"
+             "time.sleep(60)\n")
+    env = {**os.environ, "PYTHONPATH": str(SRC.parent), "TMPDIR": str(tmp_path)}
+    procs = {how: subprocess.Popen([sys.executable, "-c", place, how], stdout=subprocess.PIPE,
+                                   text=True, env=env) for how in ("killed", "alive", "fork")}
+    child = None
+    try:
+        dirs = {}
+        for how, p in procs.items():
+            where, pid = p.stdout.readline().split()
+            dirs[how], child = Path(where), int(pid) if how == "fork" else child
+        assert all((d / (_pch.NAME + ".gch")).read_bytes() == b"gpch" for d in dirs.values())
+        procs["killed"].send_signal(signal.SIGKILL)
+        procs["fork"].send_signal(signal.SIGKILL)       # its forked child lives on
+        procs["killed"].wait(60), procs["fork"].wait(60)
+        assert dirs["killed"].is_dir()                  # no exit handler ran
+        monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+        mine = _pch._place("// text", b"gpch")
+        assert not dirs["killed"].exists()
+        assert dirs["alive"].is_dir() and dirs["fork"].is_dir() and mine.is_dir()
+        assert (dirs["fork"] / (_pch.NAME + ".gch")).read_bytes() == b"gpch"
+    finally:
+        for p in procs.values():
+            p.kill()
+            p.wait(60)
+        if child:
+            os.kill(child, signal.SIGKILL)
+
+
 def test_bfloat16_loads_ml_dtypes_on_first_use():
     """A process that never imported ml_dtypes still gets bfloat16 outputs, bit for bit."""
     code = ("import sys, numpy as np, stridewise as sw\n"

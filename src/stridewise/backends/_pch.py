@@ -68,17 +68,77 @@ def include(cxx: str, version: str, flags: tuple, source: str = "") -> tuple[str
 
 def _place(text: str, data: bytes) -> Path:
     """A private directory holding the header and the verified .gch beside it, removed when
-    the process that made it exits (not a forked child)."""
+    the process that made it exits (not a forked child), and by a later process where it
+    could not be: a process killed by a signal (a restarted notebook kernel, a timeout, the
+    OOM killer) runs no exit handler and would leave its 12-36 MB behind for good."""
     import atexit
     import shutil
     import tempfile
 
-    where = Path(tempfile.mkdtemp(prefix="stridewise-pch-"))
+    where = Path(tempfile.mkdtemp(prefix=PREFIX))
+    _hold(where)
+    _sweep(where)
     (where / NAME).write_text(text)
     (where / (NAME + ".gch")).write_bytes(data)
     pid = os.getpid()
     atexit.register(lambda: os.getpid() == pid and shutil.rmtree(where, ignore_errors=True))
     return where
+
+
+PREFIX = "stridewise-pch-"
+_held: list = []          # the open lock files of this process's directories
+
+
+def _hold(where: Path) -> None:
+    """A shared flock on `where/lock`, held until this process and every child it forked have
+    exited (the kernel drops it then, however they ended): the mark of a directory in use."""
+    try:
+        import fcntl
+
+        fd = os.open(where / "lock.new", os.O_CREAT | os.O_RDWR, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        os.rename(where / "lock.new", where / "lock")     # only ever seen held
+        _held.append(fd)
+    except (ImportError, OSError):    # no flock here: the directory is never swept
+        pass
+
+
+def _sweep(mine: Path) -> None:
+    """Remove this user's other header directories whose lock no process holds. One without a
+    lock file (mid-creation, or left by a version before the lock) goes once it is an hour old."""
+    import shutil
+    import time
+
+    try:
+        import fcntl
+
+        entries = list(os.scandir(mine.parent))
+    except (ImportError, OSError):
+        return
+    for e in entries:
+        if not e.name.startswith(PREFIX) or e.path == str(mine):
+            continue
+        try:
+            st = e.stat(follow_symlinks=False)
+            if not e.is_dir(follow_symlinks=False) or st.st_uid != os.getuid():
+                continue
+        except OSError:
+            continue
+        try:
+            fd = os.open(os.path.join(e.path, "lock"), os.O_RDWR)
+        except FileNotFoundError:
+            if time.time() - st.st_mtime > 3600:
+                shutil.rmtree(e.path, ignore_errors=True)
+            continue
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)   # no holder left: its owner died
+            shutil.rmtree(e.path, ignore_errors=True)
+        except OSError:
+            pass                                           # in use
+        finally:
+            os.close(fd)
 
 
 def _fetch(cxx: str, version: str, flags: tuple, text: str) -> bytes | None:
@@ -88,7 +148,7 @@ def _fetch(cxx: str, version: str, flags: tuple, text: str) -> bytes | None:
     from stridewise.backends.cpu import host_cpu
 
     def build() -> bytes:
-        with tempfile.TemporaryDirectory(prefix="stridewise-pch-") as tmp:
+        with tempfile.TemporaryDirectory(prefix="stridewise-build-") as tmp:
             header, out = Path(tmp) / NAME, Path(tmp) / (NAME + ".gch")
             header.write_text(text)
             cmd = [cxx, *(f for f in flags if f != "-shared"), f"-I{_cache.INCLUDE_DIR}",
