@@ -523,25 +523,30 @@ def _int64_multiples_past_50():
 def test_int64_exact_forms_match_numpy():
     """The int64 kernels' exact forms on a host without AVX-512DQ (functors.h, a flagged
     pack's int64_divide_pack), element by element through a user kernel on any CPU:
-    int64_divmod_any for every divisor, int64_divmod_big where |b| is 2^50 or more, and
-    int64_divide_pack of one element (which picks between them), for remainder, fmod and
+    int64_divmod_any for every divisor, int64_divmod_big where |b| is 2^50 or more,
+    int64_divide_idiv (the host divider's form, SW_FAST_IDIV) for every divisor, and
+    int64_divide_pack of one element (the host's choice), for remainder, fmod and
     floor_divide, against NumPy."""
     k = sw.ElementwiseKernel(
-        "int64 a, int64 b", "int64 r, int64 f, int64 q, int64 rb, int64 fb, int64 qb, int64 rp",
+        "int64 a, int64 b", "int64 r, int64 f, int64 q, int64 rb, int64 fb, int64 qb, int64 rp, "
+        "int64 ri, int64 fi, int64 qi",
         "const sw::DivMod64 d = sw::int64_divmod_any(a, b), g = sw::int64_divmod_big(a, b); "
         "r = sw::int64_remainder_of(d, b); f = sw::int64_fmod_of(d, b); "
         "q = sw::int64_floor_divide_of(d, b); rb = sw::int64_remainder_of(g, b); "
         "fb = sw::int64_fmod_of(g, b); qb = sw::int64_floor_divide_of(g, b); "
-        "sw::int64_divide_pack<sw::kInt64Remainder, 1>(&rp, &a, &b);",
+        "sw::int64_divide_pack<sw::kInt64Remainder, 1>(&rp, &a, &b); "
+        "ri = sw::int64_divide_idiv<sw::kInt64Remainder>(a, b); "
+        "fi = sw::int64_divide_idiv<sw::kInt64Fmod>(a, b); "
+        "qi = sw::int64_divide_idiv<sw::kInt64FloorDivide>(a, b);",
         name="int64_exact_forms")
     big = 0
     for A, B in (_int64_operands(), _int64_large_divisor_operands(), _bounds_50(),
                  _int64_multiples_whole_range(), _int64_multiples_past_50()):
-        r, f, q, rb, fb, qb, rp = k(A, B)
+        r, f, q, rb, fb, qb, rp, ri, fi, qi = k(A, B)
         past = _past_50_bits(B)
         with np.errstate(all="ignore"):
             want = np.remainder(A, B), np.fmod(A, B), np.floor_divide(A, B)
-        for got, w in zip((r, f, q), want):
+        for got, w in zip((r, f, q, ri, fi, qi), want + want):
             assert same_bits(got, w), mismatches(got, w, A, B)
         for got, w in zip((rb, fb, qb), want):
             assert same_bits(got[past], w[past]), mismatches(got[past], w[past], A[past], B[past])

@@ -1550,15 +1550,34 @@ template <int kOp> SW_INLINE i64 int64_result(const DivMod64& d, i64 b) {
 // functors ask int64_past_50 first, Int64HostDivision below).
 template <int kOp, bool kWide = SW_HOST_INT64_DIVISION>
 SW_INLINE i64 int64_fast_host(i64 a, i64 b, FastFlag&) { return int64_result<kOp>(int64_divmod<kWide>(a, b), b); }
-// A pack past the 50-bit form, exactly: int64_divmod_big alone where every divisor is past
-// 2^50 (|b| >= 2^61: 1.15x faster than `%`), else int64_divmod_any. Not inlined, and in the
-// support library (as fmod_double_steps_pack, above, and for the same reasons): inline, the
-// int64 kernels built 40% slower (remainder 221 -> 299 ms).
+// One lane by the host's divider (`/`), for every divisor: b = 0 and b = -1 divide by 1 (no
+// trap; INT64_MIN / -1 would overflow), their results as the vector forms give them
+// (remainder and fmod 0; floor_divide 0 for b = 0, -a wrapping for b = -1, as NumPy's).
+template <int kOp> SW_INLINE i64 int64_divide_idiv(i64 a, i64 b) {
+  const i64 d = (b == 0) | (b == -1) ? 1 : b;
+  const i64 q = a / d, r = a - q * d;
+  if constexpr (kOp == kInt64Remainder) return r + (r != 0 && (r ^ b) < 0 ? b : 0);
+  else if constexpr (kOp == kInt64Fmod) return r;
+  else return b == 0 ? 0 : b == -1 ? (i64)(0ull - (u64)a) : q - (r != 0 && (r ^ b) < 0);
+}
+// A pack past the 50-bit form, exactly. Where the host's divider is fast (SW_FAST_IDIV,
+// backends/cpu.py fast_divider: AMD Zen 4) `/` in every lane, which there beat the vector
+// forms by 24-31% (large, negative divisors; a flagged pack's quotients are below 2^13 in
+// its lanes past 2^50). Elsewhere int64_divmod_big alone where every divisor is past 2^50
+// (|b| >= 2^61 on a Zen 3: 1.15x faster than `%`), else int64_divmod_any. Not inlined, and
+// in the support library (as fmod_double_steps_pack, above, and for the same reasons):
+// inline, the int64 kernels built 40% slower (remainder 221 -> 299 ms).
+#if !defined(SW_FAST_IDIV)
+#define SW_FAST_IDIV 0
+#endif
 #if defined(SW_SUPPORT)
 inline namespace SW_SUPPORT {
 #endif
 template <int kOp, int P>
 SW_NOINLINE __attribute__((visibility("default"))) void int64_divide_pack(i64* y, const i64* a, const i64* b) {
+#if SW_FAST_IDIV
+  for (int e = 0; e < P; ++e) y[e] = int64_divide_idiv<kOp>(a[e], b[e]);
+#else
   FastFlag small = 0;
   SW_SIMD_OR(small) for (int e = 0; e < P; ++e) small |= !int64_past_50(b[e]);
   if (small) {
@@ -1566,6 +1585,7 @@ SW_NOINLINE __attribute__((visibility("default"))) void int64_divide_pack(i64* y
   } else {
     SW_FAST_LOOP(P) for (int e = 0; e < P; ++e) y[e] = int64_result<kOp>(int64_divmod_big(a[e], b[e]), b[e]);
   }
+#endif
 }
 #if defined(SW_SUPPORT) && !SW_HOST_INT64_DIVISION
 #define SW_EXTERN_PACK(P) extern template void int64_divide_pack<kInt64Remainder, P>(i64*, const i64*, const i64*); \
