@@ -384,11 +384,13 @@ _CUDA_KERNELS = KernelTables(
     # contiguous compiled for its 2 packs per thread: 32 registers in int32 where 4 took 56.
     # rows compiled for 2 in 8- and 16-bit numbers whose divisor varies along the row (float16
     # remainder 54 registers where 4 took 72); a repeated or broadcast divisor, prepared once
-    # for many dividends, keeps 4 (a 3-d outer product lost 5-9% at 2).
+    # for many dividends, keeps 4 (a 3-d outer product lost 5-9% at 2), but float16's shared
+    # row beside a dense dividend (misaligned, odd rows, row, middle broadcast) takes 2.
     # An int8 outer product prepares its divisor words (the word form, words.h) for 8 rows,
     # and a float32 one its divisor (functors.h Divisor<float>).
     loads={"contiguous": 2, **{("rows", t): 2 for t in _NARROW},
            **{("rows", t, kind): 4 for t in _NARROW for kind in ("repeated", "bcast")},
+           ("rows", "float16", "repeated"): 2, ("rows", "float16", "outer"): 4,
            ("rows", "int8", "outer"): 8, ("rows", "float32", "outer"): 8},
     # i mod period as a multiply-high where short_rows is instruction-bound.
     fast_div={("short_rows", "float16"): True, ("short_rows", "bfloat16"): True,
@@ -434,6 +436,13 @@ _KERNEL_EVIDENCE = (
                                 "lost")),
     ("kernels.loads", _h200("2026-11-30", "tools/auto_ab.py --anchor", "against torch "
                             "eager int32 0.985 -> 0.993, int64 0.988 -> 0.997")),
+    ("kernels.loads.float16", Measurement(
+        "NVIDIA H100 80GB HBM3 (sm_90)", "2026-12-06", "tools/auto_ab.py --rounds 2 (bench/"
+        "gpu-thirtyeighth-16bit-repeated-loads-ab.json)", "float16's shared row beside a dense "
+        "dividend at 2 rows a batch against 4, us: misaligned 194 -> 189, odd_rows 190 -> 186, "
+        "row 185 -> 183-184, middle_bcast 185 -> 184, crossed_3d 191 -> 189; outer products "
+        "keep 4 (86-87 either way); bfloat16 at 2 lost odd_rows 190 -> 198, misaligned 204 -> "
+        "205")),
     ("kernels.loads.outer", _h200("2026-12-01", "tools/small_dtypes_run.sh (auto_ab --anchor, "
                                   "3 rounds)", "outer int8 at 8 rows a batch 3254 -> 3791 GB/s "
                                   "(+16.5%; 70% -> 82% of write); at 8 rows int8, uint8 and bool "
