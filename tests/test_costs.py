@@ -191,7 +191,8 @@ def test_the_precompiled_header_is_written_again_where_its_directory_went(tmp_pa
 def test_a_killed_process_precompiled_header_is_removed_by_the_next(tmp_path, monkeypatch):
     """A process killed by a signal runs no exit handler; its header directory goes when the
     next process places one. A live process's directory stays, and so does its children's
-    use of it after the parent has gone (they hold the lock they forked with)."""
+    use of it after the parent has gone (they hold the lock they forked with); one without
+    a lock (an older version's) stays for a day."""
     import signal
     import tempfile
 
@@ -219,9 +220,14 @@ def test_a_killed_process_precompiled_header_is_removed_by_the_next(tmp_path, mo
         procs["fork"].send_signal(signal.SIGKILL)       # its forked child lives on
         procs["killed"].wait(60), procs["fork"].wait(60)
         assert dirs["killed"].is_dir()                  # no exit handler ran
+        unlocked = {age: tmp_path / f"{_pch.PREFIX}{age}" for age in ("old", "new")}
+        for age, d in unlocked.items():                # an older version's: no lock file
+            d.mkdir()
+            os.utime(d, (0, 0) if age == "old" else None)
         monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
         mine = _pch._place("// text", b"gpch")
-        assert not dirs["killed"].exists()
+        assert not dirs["killed"].exists() and not unlocked["old"].exists()
+        assert unlocked["new"].is_dir()
         assert dirs["alive"].is_dir() and dirs["fork"].is_dir() and mine.is_dir()
         assert (dirs["fork"] / (_pch.NAME + ".gch")).read_bytes() == b"gpch"
     finally:

@@ -105,7 +105,8 @@ def _hold(where: Path) -> None:
 
 def _sweep(mine: Path) -> None:
     """Remove this user's other header directories whose lock no process holds. One without a
-    lock file (mid-creation, or left by a version before the lock) goes once it is an hour old."""
+    lock file (mid-creation, or a version before the lock, whose live process re-places a
+    removed header but could lose a build it had started) goes once it is a day old."""
     import shutil
     import time
 
@@ -127,7 +128,7 @@ def _sweep(mine: Path) -> None:
         try:
             fd = os.open(os.path.join(e.path, "lock"), os.O_RDWR)
         except FileNotFoundError:
-            if time.time() - st.st_mtime > 3600:
+            if time.time() - st.st_mtime > 86400:
                 shutil.rmtree(e.path, ignore_errors=True)
             continue
         except OSError:
