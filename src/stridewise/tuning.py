@@ -385,7 +385,8 @@ _CUDA_KERNELS = KernelTables(
     # rows compiled for 2 in 8- and 16-bit numbers whose divisor varies along the row (float16
     # remainder 54 registers where 4 took 72); a repeated or broadcast divisor, prepared once
     # for many dividends, keeps 4 (a 3-d outer product lost 5-9% at 2), but float16's shared
-    # row beside a dense dividend (misaligned, odd rows, row, middle broadcast) takes 2.
+    # row beside a dense dividend (misaligned, odd rows, row, middle broadcast) takes 2; its
+    # outer products, which `lookup` keys "outer" before "repeated", keep 4 by their own entry.
     # An int8 outer product prepares its divisor words (the word form, words.h) for 8 rows,
     # and a float32 one its divisor (functors.h Divisor<float>).
     loads={"contiguous": 2, **{("rows", t): 2 for t in _NARROW},
