@@ -1519,3 +1519,186 @@ def test_clip_signed_zero_ties(dtype, bounds):
         want.append(np.clip(x, m, M))
     check(np.stack(got), np.stack(want),
           "rows: clip([+0.0, -0.0], lo, hi) for (lo, hi) in " + repr(ZERO_TIES))
+
+
+# ----------------------------------------------------------------------------- log, promotion
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=lambda d: np.dtype(d).name)
+def test_log_values_maxofdtype(dtype):
+    """test_umath.py::TestLog::test_log_values_maxofdtype (no long double; no floating-point
+    flags exist here): log of the dtype's largest finite value is finite, NumPy's within
+    TOLERANCE_ULP, for a one-element array and a NumPy scalar."""
+    from stridewise.ops.builtins import TOLERANCE_ULP
+    x = np.finfo(dtype).max
+    for arg in (np.array([x]), x):
+        got, want = sw.log(arg), numpy(np.log, arg)
+        assert np.isfinite(got).all() and np.asarray(got).dtype == dtype
+        np.testing.assert_array_max_ulp(got, want, TOLERANCE_ULP["log"][np.dtype(dtype).name])
+        assert type(got) is type(want)
+
+
+@pytest.mark.parametrize("name", ["exp", "sqrt"])
+def test_promotion_corner_cases(name):
+    """test_umath.py::TestComplexFunctions::test_promotion_corner_cases (exp and sqrt of the
+    functions stridewise offers; log, sin and cos share their promotion and cost a float16
+    kernel each): f(float16(1)) and f(uint8(1)) are float16 (NumPy's smallest loop an 8-bit integer
+    casts to safely), f(int16(1)) float32; NumPy scalars in, NumPy scalars out, NumPy's values
+    (transcendental ones within TOLERANCE_ULP)."""
+    from stridewise.ops.builtins import TOLERANCE_ULP
+    op, ufunc = getattr(sw, name), getattr(np, name)
+    for x, dt in ((np.float16(1), np.float16), (np.uint8(1), np.float16), (np.int16(1), np.float32)):
+        got, want = op(x), numpy(ufunc, x)
+        assert type(got) is type(want) is dt, (name, x.dtype, type(got))
+        ulps = TOLERANCE_ULP.get(name, {}).get(np.dtype(dt).name, 0)
+        np.testing.assert_array_max_ulp(got, want, ulps)
+
+
+# ----------------------------------------------------------------------------- test_scalarmath's array ops
+
+def binary_alignments(dtype, max_size):
+    """Output and input views as upstream's binary alignment helper lays them out: out of
+    place, in place into either input, each operand shifted by one, and out aliasing x1 one
+    element either way."""
+    for off in range(3):
+        for n in range(off + 2, max(off + 3, max_size)):
+            def fresh():
+                return np.arange(n, dtype=dtype)[off:]
+            out = np.empty(n, dtype)[off:]
+            yield out, fresh(), fresh(), f"offset {off} size {n} out of place"
+            d = fresh()
+            yield d, d, fresh(), f"offset {off} size {n} in place 1"
+            d = fresh()
+            yield d, fresh(), d, f"offset {off} size {n} in place 2"
+            yield out[1:], fresh()[:-1], fresh()[:-1], f"offset {off} size {n - 1}, out +1"
+            yield out[:-1], fresh()[1:], fresh()[:-1], f"offset {off} size {n - 1}, x1 +1"
+            yield out[:-1], fresh()[:-1], fresh()[1:], f"offset {off} size {n - 1}, x2 +1"
+            a = fresh()
+            yield a[1:], a[:-1], fresh()[:-1], f"offset {off} size {n - 1}, out aliases x1 +1"
+            a = fresh()
+            yield a[:-1], a[1:], fresh()[:-1], f"offset {off} size {n - 1}, out aliases x1 -1"
+            a = fresh()
+            yield a[:-1], a[:-1], fresh()[1:], f"offset {off} size {n - 1}, aliased, x2 +1"
+
+
+def test_blocked():
+    """test_scalarmath.py::TestBaseMath::test_blocked: at every alignment of the binary helper
+    (float32 up to 11 elements): ones + zeros, ones + 2,
+    1 + zeros, and into out=; square(x) against multiply(x, x) and (floats) reciprocal(x)
+    against divide(1, x) for x = 1, 2, 3, ...; 2 + ones into out=. Each result is NumPy's for
+    the same operands, exactly (upstream: to 7 decimals). float64's 7-element and int32's
+    11-element sweeps are left out: they run float32's kernels in other dtypes, and each
+    kernel is a compile on CI's clock."""
+    for dt, sz in ((np.float32, 11),):
+        for out, x1, x2, msg in binary_alignments(dt, sz):
+            ones = np.ones_like(x1)
+            x1[...] = 1
+            x2[...] = 0
+            check(sw.add(x1, x2), ones, msg)
+            check(sw.add(x1, 2), ones + 2, msg)
+            check(sw.add(1, x2), ones, msg)
+            sw.add(x1, x2, out=out)
+            check(out, ones, msg)
+            x2[...] += np.arange(x2.size, dtype=dt) + 1
+            check(sw.square(x2), np.multiply(x2, x2), msg)
+            check(sw.square(x2), sw.multiply(x2, x2), msg)
+            check(sw.reciprocal(x2), numpy(np.divide, 1, x2), msg)
+            check(sw.reciprocal(x2), sw.divide(1, x2), msg)
+            x1[...] = 1
+            sw.add(x1, 2, out=out)
+            check(out, ones + 2, msg)
+            x2[...] = 1
+            sw.add(2, x2, out=out)
+            check(out, ones + 2, msg)
+
+
+def test_lower_align_scalarmath():
+    """test_scalarmath.py::TestBaseMath::test_lower_align: float64 views at byte offset 4
+    (unaligned), in and out: d + d is d * 2, and add into an unaligned out= with d and ones in
+    either order gives NumPy's sums."""
+    d = np.zeros(23 * 8, dtype=np.int8)[4:-4].view(np.float64)
+    o = np.zeros(23 * 8, dtype=np.int8)[4:-4].view(np.float64)
+    assert not d.flags.aligned and not o.flags.aligned
+    d[...] = np.arange(d.size) * 0.75
+    check(sw.add(d, d), d * 2)
+    check(sw.add(d, d), sw.multiply(d, 2))
+    for x, y in ((d, d), (np.ones_like(d), d), (d, np.ones_like(d))):
+        assert sw.add(x, y, out=o) is o
+        check(o, np.add(x, y))
+        check(sw.add(x, y), np.add(x, y))
+
+
+def test_inplace_floordiv_handling():
+    """test_scalarmath.py::TestModulus::test_inplace_floordiv_handling (gh-12927): int64 //=
+    uint64 in place (out= x1) promotes to float64, which same_kind casting refuses into the
+    int64 x1: TypeError (NumPy's UFuncTypeError), and x1 is left alone."""
+    a = np.array([1, 2], np.int64)
+    b = np.array([1, 2], np.uint64)
+    with pytest.raises(TypeError, match="Cannot cast ufunc 'floor_divide' output"):
+        np.floor_divide(a, b, out=a)
+    with pytest.raises(TypeError):
+        sw.floor_divide(a, b, out=a)
+    check(a, np.array([1, 2], np.int64))
+
+
+@pytest.mark.parametrize("t", [np.complex64, np.complex128], ids=lambda d: np.dtype(d).name)
+def test_complex_scalar_division(t):
+    """test_scalarmath.py::TestComplexDivision::test_zero_division, test_signed_zeros and
+    test_branches, through sw.divide of NumPy complex scalars: over complex zero, 1, inf + inf j,
+    inf + NaN j and NaN + inf j are infinite, NaN + NaN j and 0 NaN; eight signed-zero quotients
+    part for part with upstream's signs; (2 + 1j) / (2 + 1j) and (1 + 2j) / (1 + 2j) are 1 + 0j
+    (both of Smith's branches). Each a NumPy scalar of t, NumPy's value part for part."""
+    a = t(0.0)
+    for num, kind in ((1.0, "inf"), (complex(np.inf, np.inf), "inf"), (complex(np.inf, np.nan), "inf"),
+                      (complex(np.nan, np.inf), "inf"), (complex(np.nan, np.nan), "nan"), (0.0, "nan")):
+        got = sw.divide(t(num), a)
+        assert type(got) is t
+        assert (np.isinf(got) if kind == "inf" else np.isnan(got)), (num, got)
+        check(got, numpy(np.divide, t(num), a), repr(num))
+    signed = (((0.0, -1.0), (0.0, 1.0), (-1.0, -0.0)), ((0.0, -1.0), (0.0, -1.0), (1.0, -0.0)),
+              ((0.0, -1.0), (-0.0, -1.0), (1.0, 0.0)), ((0.0, -1.0), (-0.0, 1.0), (-1.0, 0.0)),
+              ((0.0, 1.0), (0.0, -1.0), (-1.0, 0.0)), ((0.0, -1.0), (0.0, -1.0), (1.0, -0.0)),
+              ((-0.0, -1.0), (0.0, -1.0), (1.0, -0.0)), ((-0.0, 1.0), (0.0, -1.0), (-1.0, -0.0)),
+              ((2.0, 1.0), (2.0, 1.0), (1.0, 0.0)), ((1.0, 2.0), (1.0, 2.0), (1.0, 0.0)))
+    for n, d, ex in signed:
+        x, y = t(complex(*n)), t(complex(*d))
+        got = sw.divide(x, y)
+        check(got, np.divide(x, y), f"{n} / {d}")
+        assert (got.real, got.imag) == ex, (n, d, got)
+        assert np.signbit(got.real) == np.signbit(ex[0]) and np.signbit(got.imag) == np.signbit(ex[1]), \
+            (n, d, got)
+
+
+def test_negative_scalars():
+    """test_scalarmath.py::TestNegative::test_result and test_exceptions: -1 of the 8- and
+    64-bit integer, every float and complex128 NumPy scalar type (upstream: all of
+    AllInteger and AllFloat; each is a kernel compile): the unsigned maximum for unsigned types (wrapping),
+    else a value whose sum with 1 is 0; NumPy's negative part for part; negative of a bool
+    scalar raises TypeError."""
+    for dt in "bqBQefdD":
+        a = np.ones((), dtype=dt)[()]
+        got = sw.negative(a)
+        assert isinstance(got, np.generic) and got.dtype == a.dtype   # (int64 for longlong: one dtype)
+        check(got, numpy(np.negative, a), dt)
+        if dt in "BQ":
+            assert got == np.iinfo(dt).max
+        else:
+            assert got + a == 0
+    with pytest.raises(TypeError):
+        sw.negative(np.ones((), dtype=np.bool_)[()])
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.complex64, np.complex128],
+                         ids=lambda d: np.dtype(d).name)
+def test_numpy_abs(dtype):
+    """test_scalarmath.py::TestAbs::test_numpy_abs: abs of a NumPy scalar -1.5 is 1.5; of 0.0
+    and -0.0 +0.0; of finfo's max, tiny (smallest normal) and min (negated) exactly their
+    magnitude; a real scalar of the part's type, NumPy's bits."""
+    real = np.finfo(dtype).dtype.type
+    fi = np.finfo(dtype)
+    for x, want in ((-1.5, 1.5), (0.0, 0.0), (-0.0, 0.0), (fi.max, fi.max), (fi.tiny, fi.tiny),
+                    (fi.min, -fi.min)):
+        v = dtype(x)
+        got = sw.abs(v)
+        assert type(got) is real, (dtype, type(got))
+        check(got, np.abs(v), repr(x))
+        assert got == real(want) and not np.signbit(got), (x, got)

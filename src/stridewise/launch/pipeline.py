@@ -831,6 +831,10 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
                 out_views[0], shape, [o for o in operands if isinstance(o, View)]) is not None):
         # another dtype, or (NumPy and CuPy buffer it; torch refuses) memory an input still
         # needs: the result first, then into out
+        if lib == "torch":   # torch refuses an out partially overlapping an input, of any dtype
+            pairs = [(o, nm) for o, nm in zip(operands, op.names[0]) if isinstance(o, View)]
+            for v in out_views:
+                _arrays.check_out(v, shape, v.dtype, [o for o, _ in pairs], [nm for _, nm in pairs])
         return _into_outs(op, args, outs, out_views, lib, shape, typing.outs, convention, algorithm,
                           inplace, dry)
     else:
