@@ -97,6 +97,15 @@ _CPP_KEYWORDS = frozenset("""alignas alignof and and_eq asm auto bitand bitor bo
     union unsigned using virtual void volatile wchar_t while xor xor_eq""".split())
 
 
+_KERNEL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def safe_kernel_name(text: str) -> str:
+    """`text` made a valid kernel name (a fused function's __name__ may be '<lambda>')."""
+    name = re.sub(r"[^A-Za-z0-9_]", "_", str(text)) or "kernel"
+    return name if _KERNEL_NAME.fullmatch(name) else "_" + name
+
+
 def _check_name(name: str, decl: str) -> None:
     if not name.isidentifier() or name == "i" or name.startswith("_"):
         raise ValueError(f"bad parameter name in {decl!r}: names are C identifiers, not i and "
@@ -301,7 +310,8 @@ class ElementwiseKernel:
         is loaded first, as CuPy's references would read it. `i` is the element's C-order
         flat index over the broadcast shape and `_ind.size()` the element count; a kernel that
         names them still broadcasts its other arguments without copies.
-    name : kernel name (entry points, error messages).
+    name : kernel name (entry points, error messages): a C identifier, as CuPy requires
+        (another name is a ValueError).
     preamble : C++ before the kernel (helper functions; `__device__` is accepted on the CPU);
         the placeholders are typedefs before it, as in CuPy.
     options : NVRTC flags; -D/-U macros reach g++ too (through the source), -O levels are
@@ -361,7 +371,11 @@ class ElementwiseKernel:
         if dup:
             raise ValueError(f"parameter names repeat: {', '.join(sorted(dup))}")
         preamble = f["preamble"] or ""
-        self.name = re.sub(r"\W", "_", str(name)) or "kernel"
+        if not _KERNEL_NAME.fullmatch(str(name)):
+            raise ValueError(f"Invalid kernel name: {str(name)!r}: a kernel name is a C identifier "
+                             "(ASCII letters, digits and _, not starting with a digit), as CuPy "
+                             "requires")
+        self.name = str(name)
         self.operation, self.preamble, self.broadcasting = operation, preamble, f["broadcasting"]
         self._layout()
         self._indexed = _uses_index(self._body, self._loop_prep, self._after_loop) or bool(self._index_i)

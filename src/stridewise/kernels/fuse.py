@@ -214,7 +214,7 @@ class Fused:
         return k
 
     def _trace(self, lib, key):
-        from stridewise.kernels.elementwise import ElementwiseKernel
+        from stridewise.kernels.elementwise import ElementwiseKernel, safe_kernel_name
 
         decls = {bool: "bool", int: "int64", float: "float64"}
         params = [f"{decls.get(k, k)} x{j}" for j, k in enumerate(key)]
@@ -236,7 +236,7 @@ class Fused:
                             "tuple of them); got " + repr(result)[:80])
         op = "\n".join(f"out{j} = {o.expr};" for j, o in enumerate(outs))
         kernel = ElementwiseKernel(", ".join(params), ", ".join(f"{o.dtype} out{j}" for j, o in enumerate(outs)),
-                                   op, name=self.name, preamble="\n".join(state.preamble),
+                                   op, name=safe_kernel_name(self.name), preamble="\n".join(state.preamble),
                                    options=("--fmad=false",), return_tuple=isinstance(result, tuple))
         kernel.defvjp(self._backward)     # not a constructor argument: dask rebuilds from those
         return kernel
