@@ -411,6 +411,33 @@ def test_warm_calls_leave_grad_and_modes_to_the_dispatcher(warm_path):
     assert "stridewise.remainder.TT" in {str(n.target) for n in gm.graph.nodes}
 
 
+def test_forward_ad_dual_tensors_get_torchs_tangents(warm_path):
+    """Dual tensors of torch.autograd.forward_ad (which neither require grad nor are wrapped)
+    go through the ops' jvp, on a signature already warm on plain tensors too: each tangent is
+    torch's for the same op, and a user kernel's comes from its backward. Without the routing
+    the result came back with no tangent, silently."""
+    import torch.autograd.forward_ad as fwAD
+
+    x, y = torch.rand(4, 6, dtype=torch.float64) + 1, torch.rand(6, dtype=torch.float64) + 1
+    tx, ty = torch.rand(4, 6, dtype=torch.float64), torch.rand(6, dtype=torch.float64)
+    k = _sqmul(backward=lambda i, o, g: (2 * i[0] * i[1] * g[0], i[0] * i[0] * g[0]))
+    cases = [(sw.remainder, torch.remainder), (sw.multiply, torch.mul), (sw.divide, torch.div),
+             (sw.power, torch.pow), (sw.maximum, torch.maximum), (k, lambda a, b: a * a * b)]
+    for ours, theirs in cases:
+        for _ in range(3):
+            ours(x, y)                                   # warm on plain tensors
+        with fwAD.dual_level():
+            for args in ((fwAD.make_dual(x, tx), fwAD.make_dual(y, ty)), (fwAD.make_dual(x, tx), y),
+                         (x, fwAD.make_dual(y, ty))):
+                got, want = fwAD.unpack_dual(ours(*args)), fwAD.unpack_dual(theirs(*args))
+                assert got.tangent is not None, ours
+                torch.testing.assert_close(got.primal, want.primal, rtol=1e-13, atol=0)
+                torch.testing.assert_close(got.tangent, want.tangent, rtol=1e-13, atol=1e-13)
+        with fwAD.dual_level():
+            got = fwAD.unpack_dual(sw.exp(fwAD.make_dual(x, tx)))
+        torch.testing.assert_close(got.tangent, tx * torch.exp(x), rtol=1e-13, atol=0)
+
+
 def test_make_fx_records_the_custom_op():
     from torch.fx.experimental.proxy_tensor import make_fx
 

@@ -1292,3 +1292,572 @@ def test_op_invert():
     for dtype in (torch.half, torch.float, torch.double):
         with pytest.raises(TypeError):
             sw.bitwise_not(torch.zeros(10, dtype=dtype))
+
+
+# ----------------------------------------------------------------------------- more binary ops
+
+def _cop(sw_op, torch_op, reference, tolerance):
+    """_test_cop's two layouts: a contiguous 10 x 10 slice with a viewed row, and column slices
+    re-strided (sm2 as set_ lays it out), each against torch's own op and Python per element."""
+    g = torch.Generator().manual_seed(17)
+    m1, m2 = torch.randn(10, 10, 10, generator=g), torch.randn(10, 100, generator=g)
+    cases = [(m1[4], m2[4].view(10, 10))]
+    m1, m2 = torch.randn(10, 10, 10, generator=g), torch.randn(100, 100, generator=g)
+    sm1 = m1[:, 4]
+    sm2 = torch.as_strided(m2, (10, 10), (m2.stride(0) * 10, m2.stride(0)), 4)
+    cases.append((sm1, sm2))
+    for x, y in cases:
+        got = sw_op(x, y)
+        tolerance(got, torch_op(x, y))
+        for i, j in product(range(10), range(10)):
+            want = reference(float(x[i, j]), float(y[i, j]))
+            assert got[i, j].item() == pytest.approx(want, rel=1e-5, abs=1e-6, nan_ok=True), (i, j)
+
+
+def test_cdiv():
+    """test_binary_ufuncs.py::TestBinaryUfuncs::test_cdiv (_test_cop): float32 x / y, contiguous
+    and over re-strided slices, against Python's / per element and torch.div bit for bit."""
+    _cop(sw.divide, torch.div, operator.truediv, assert_same)
+
+
+def test_cmul():
+    """test_binary_ufuncs.py::TestBinaryUfuncs::test_cmul (_test_cop): float32 x * y."""
+    _cop(sw.multiply, torch.mul, operator.mul, assert_same)
+
+
+def test_cpow():
+    """test_binary_ufuncs.py::TestBinaryUfuncs::test_cpow (_test_cop): float32 x ** y, NaN for a
+    negative base (upstream's reference), torch.pow's within TOLERANCE_ULP."""
+    _cop(sw.pow, torch.pow, lambda x, y: nan if x < 0 else math.pow(x, y),
+         lambda got, want: assert_ulp(got, want, pow_ulps(torch.float32)))
+
+
+@pytest.mark.parametrize("dtype", (torch.complex64, torch.complex128), ids=_id)
+def test_complex_div_underflow_overflow(dtype):
+    """test_binary_ufuncs.py::TestBinaryUfuncs::test_complex_div_underflow_overflow: quotients
+    of values near finfo.max / 2 and finfo.tiny whose naive intermediates over- or underflow:
+    (1, 0), (1, 0), (1, 0), (0, -1), and 0 / tiny(1 + 1j) = 0; to torch's default tolerance of
+    the literals, and within COMPLEX_TOLERANCE_ULP of torch's own quotient."""
+    fi = torch.finfo(dtype)
+    num = [complex(fi.min / 2, fi.min / 2), complex(fi.max / 2, fi.max / 2),
+           complex(fi.tiny, fi.tiny), complex(fi.tiny, 0.0), complex(0.0, 0.0)]
+    den = [complex(fi.min / 2, fi.min / 2), complex(fi.max / 2, fi.max / 2),
+           complex(fi.tiny, fi.tiny), complex(0.0, fi.tiny), complex(fi.tiny, fi.tiny)]
+    want = torch.tensor([1, 1, 1, -1j, 0], dtype=dtype)
+    n, d = torch.tensor(num, dtype=dtype), torch.tensor(den, dtype=dtype)
+    got = sw.divide(n, d)
+    torch.testing.assert_close(got, want)
+    assert_complex_ulp(got, torch.div(n, d), complex_ulps("divide", dtype))
+
+
+@pytest.mark.parametrize("dtype", (torch.bfloat16, torch.float32), ids=_id)
+def test_true_divide_out(dtype):
+    """test_binary_ufuncs.py::TestBinaryUfuncs::test_true_divide_out: [4.2, 6.2] / [2, 2] into
+    out= is [2.1, 3.1] (to 0.01), torch.true_divide's bits, and the call returns out."""
+    a1 = torch.tensor([4.2, 6.2], dtype=dtype)
+    a2 = torch.tensor([2.0, 2.0], dtype=dtype)
+    res = torch.empty_like(a1)
+    got = sw.true_divide(a1, a2, out=res)
+    assert got is res
+    torch.testing.assert_close(res, torch.tensor([2.1, 3.1], dtype=dtype), atol=0.01, rtol=0)
+    assert_same(res, torch.true_divide(a1, a2))
+
+
+@pytest.mark.parametrize("dtype", (torch.int32, torch.int64), ids=_id)
+def test_fmod_remainder_overflow(dtype):
+    """test_binary_ufuncs.py::TestBinaryUfuncs::test_fmod_remainder_overflow (int32 and int64,
+    the widths whose hardware division traps on MIN % -1; int8 and int16 compute in int):
+    MIN fmod and remainder -1 are 0, by a broadcast (3,) tensor of -1 over a (2, 3) dividend
+    and by the number -1 (torch's CPU kernels and stridewise give 0)."""
+    lo = torch.iinfo(dtype).min
+    dividend = torch.full((2, 3), lo, dtype=dtype)
+    divisor = torch.full((3,), -1, dtype=dtype)
+    zeros = torch.zeros_like(dividend)
+    for sw_op, torch_op in ((sw.fmod, torch.fmod), (sw.remainder, torch.remainder)):
+        assert_same(sw_op(dividend, divisor), zeros, f"{sw_op.__name__} tensor")
+        assert_same(sw_op(dividend, -1), zeros, f"{sw_op.__name__} number")
+        assert_same(sw_op(dividend, divisor), torch_op(dividend, divisor))
+
+
+@pytest.mark.parametrize("dtype", (torch.int8, torch.int16, torch.int32, torch.int64), ids=_id)
+def test_floor_divide_int_min(dtype):
+    """test_binary_ufuncs.py::TestBinaryUfuncs::test_floor_divide_int_min: MIN // -1 wraps to
+    MIN, in torch.floor_divide's dtype."""
+    a = torch.tensor([torch.iinfo(dtype).min], dtype=dtype)
+    b = torch.tensor([-1], dtype=dtype)
+    assert_same(sw.floor_divide(a, b), a)
+    assert_same(sw.floor_divide(a, b), torch.floor_divide(a, b))
+
+
+def test_remainder_overflow():
+    """test_binary_ufuncs.py::TestBinaryUfuncs::test_remainder_overflow: int64 0-d 23500 and
+    -23500 modulo +-392486996410368 (no overflow in the sign fix-up): x, q - x, x - q, -x."""
+    q = 392486996410368
+    x = torch.tensor(23500, dtype=torch.int64)
+    for a, b, want in ((x, q, 23500), (-x, q, q - 23500), (x, -q, 23500 - q), (-x, -q, -23500)):
+        got = sw.remainder(a, b)
+        assert_same(got, torch.tensor(want, dtype=torch.int64), f"{int(a)} % {b}")
+        assert_same(got, torch.remainder(a, b))
+
+
+def test_idiv_and_ifloordiv_vs_python():
+    """test_binary_ufuncs.py::TestBinaryUfuncs::test_idiv_and_ifloordiv_vs_python, with out=
+    the dividend for the in-place forms: for a, b in [-10, 10)^2 (halved: float32 0-d tensors;
+    floored: int64), a / b in place by a number and by a 0-d tensor is Python's a / b for
+    floats (to torch's float32 tolerance; torch's own in-place result bit for bit), also by 5,
+    and raises for integers (a float result into an int64 out, TypeError here where torch
+    raises RuntimeError); floor division in place is Python's a // b; in place by 5,
+    math.floor(a / 5)."""
+    for a0, b0 in product(range(-10, 10), range(-10, 10)):
+        for op in (lambda v: v * 0.5, lambda v: math.floor(v)):
+            a, b = op(a0), op(b0)
+            if b == 0:
+                continue
+            a_t, b_t = torch.tensor(a), torch.tensor(b)
+            if a_t.is_floating_point():
+                for divisor in (b, b_t, 5):
+                    tmp, ref = a_t.clone(), a_t.clone()
+                    assert sw.divide(tmp, divisor, out=tmp) is tmp
+                    ref /= divisor
+                    assert_same(tmp, ref, f"{a} /= {divisor}")
+                    assert tmp.item() == pytest.approx(a / float(divisor), rel=1.3e-6), (a, divisor)
+            else:
+                for divisor in (b, b_t, 5):
+                    tmp = a_t.clone()
+                    with pytest.raises(TypeError):
+                        sw.divide(tmp, divisor, out=tmp)
+                    assert tmp.item() == a          # nothing written
+            tmp = a_t.clone()
+            sw.floor_divide(tmp, b_t, out=tmp)
+            assert tmp.item() == a // b and tmp.dtype == a_t.dtype, (a, b)
+            tmp = a_t.clone()
+            sw.floor_divide(tmp, 5, out=tmp)
+            assert tmp.item() == math.floor(a / 5), (a, 5)
+
+
+_REAL_AND_BOOL = INTEGRAL + FLOATING + LOWP + (torch.bool,)
+
+
+@pytest.mark.parametrize("cdtype", (torch.complex64, torch.complex128), ids=_id)
+def test_maximum_minimum_complex(cdtype):
+    """test_binary_ufuncs.py::TestBinaryUfuncs::test_maximum_minimum_complex: maximum and
+    minimum of a complex tensor with a tensor of any dtype, either order, raise: upstream's
+    newer torch raises TypeError, the pinned torch 2.13 RuntimeError; stridewise's error is
+    both (UnsupportedDtypeError)."""
+    for other in _REAL_AND_BOOL + (torch.complex64, torch.complex128):
+        a, b = torch.ones(1, dtype=cdtype), torch.ones(1, dtype=other)
+        for sw_op, torch_op in ((sw.maximum, torch.maximum), (sw.minimum, torch.minimum)):
+            for x, y in ((a, b), (b, a)):
+                with pytest.raises((TypeError, RuntimeError), match="not implemented"):
+                    torch_op(x, y)
+                with pytest.raises(TypeError) as err:
+                    sw_op(x, y)
+                assert isinstance(err.value, RuntimeError), (x.dtype, y.dtype)
+
+
+def test_not_broadcastable():
+    """test_binary_ufuncs.py::TestBinaryUfuncs::test_not_broadcastable (binary ops of
+    stridewise, float32): shapes that do not broadcast raise (ValueError, as torch raises
+    RuntimeError) before anything is computed."""
+    pairs = (((2,), (3,)), ((3, 1), (2, 1)), ((1, 3, 2), (3,)), ((3, 1, 2), (2, 1, 2)))
+    ops = (sw.add, sw.subtract, sw.multiply, sw.divide, sw.remainder, sw.fmod, sw.floor_divide,
+           sw.maximum, sw.minimum, sw.pow, sw.copysign, sw.equal, sw.less, sw.logical_and)
+    for (sa, sb), op in product(pairs, ops):
+        a, b = make(sa, torch.float32, 1), make(sb, torch.float32, 2)
+        with pytest.raises(RuntimeError):
+            torch.add(a, b)
+        with pytest.raises(ValueError):
+            op(a, b)
+
+
+def test_add_broadcast_empty():
+    """test_binary_ufuncs.py::TestBinaryUfuncsDevice::test_add_broadcast_empty: (5, 0) + (0, 5)
+    and (7, 0) + (2, 1) raise; (0,) + (5, 0) is (5, 0), (0,) + (5, 0, 1) is (5, 0, 0), a 0-d
+    tensor + (5, 0, 6) is (5, 0, 6), (0,) + (1,) is (0,), and (0, 7, 0, 6, 5, 0, 7) comes from
+    (0, 7, 0, 6, 5, 0, 1) + (1, 1, 5, 1, 7); each torch.add's shape, dtype and strides."""
+    for sa, sb in (((5, 0), (0, 5)), ((7, 0), (2, 1))):
+        with pytest.raises(ValueError):
+            sw.add(torch.randn(sa), torch.randn(sb))
+    for sa, sb, shape in (((0,), (5, 0), (5, 0)), ((0,), (5, 0, 1), (5, 0, 0)),
+                          ((), (5, 0, 6), (5, 0, 6)), ((0,), (1,), (0,)),
+                          ((0, 7, 0, 6, 5, 0, 1), (1, 1, 5, 1, 7), (0, 7, 0, 6, 5, 0, 7))):
+        a, b = torch.randn(sa), torch.randn(sb)
+        got = sw.add(a, b)
+        assert tuple(got.shape) == shape
+        assert_same(got, torch.add(a, b), f"{sa} + {sb}")
+
+
+# in-place (out= the first input) and out= forms of the binary ops upstream lists, and the
+# number-exponent pow; the comparisons and logical ops write their bool result into a float64
+# out (torch casts it there)
+_OVERLAP_BINARY = {
+    "add": (sw.add, torch.add), "mul": (sw.multiply, torch.mul), "sub": (sw.subtract, torch.sub),
+    "div": (sw.divide, torch.div), "pow": (sw.pow, torch.pow), "fmod": (sw.fmod, torch.fmod),
+    "le": (sw.less_equal, torch.le), "lt": (sw.less, torch.lt), "ge": (sw.greater_equal, torch.ge),
+    "gt": (sw.greater, torch.gt), "eq": (sw.equal, torch.eq), "ne": (sw.not_equal, torch.ne),
+    "logical_and": (sw.logical_and, torch.logical_and), "logical_or": (sw.logical_or, torch.logical_or),
+    "logical_xor": (sw.logical_xor, torch.logical_xor),
+}
+
+
+def _check_mem_overlap(sw_op, torch_op, data, sz, msg, ulps=0, values=True):
+    """unary_check_input_output_mem_overlap: out identical to the input and out independent
+    of it give torch's result for the same operands (within `ulps` for transcendental ops;
+    values=False skips these two, which compile the op's kernel); out overlapping the input
+    one element further on raises (OverlapError: a RuntimeError, torch's type; torch's
+    words), whatever out's dtype, before any kernel is built."""
+    for out, inp in ((data[0:sz], data[0:sz]), (data[0:sz], data[sz:2 * sz])) if values else ():
+        want = torch.empty_like(out)
+        torch_op(inp.clone(), out=want)
+        got = sw_op(inp, out=out)
+        assert got is out, msg
+        assert_ulp(out, want, ulps, msg)
+    with pytest.raises(RuntimeError, match="single memory location"):
+        sw_op(data[1:sz + 1], out=data[0:sz])
+    with pytest.raises(RuntimeError):
+        torch_op(data[1:sz + 1], out=data[0:sz])
+
+
+def _check_internal_overlap(sw_inplace, n_inputs, msg):
+    """check_internal_mem_overlap: an in-place call into a (3, 3) expansion of one element
+    (every element the same memory) raises, as torch's in-place op does."""
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(1, dtype=torch.float64, generator=g).expand(3, 3)
+    others = [torch.randn(3, 3, dtype=torch.float64, generator=g) for _ in range(n_inputs - 1)]
+    with pytest.raises(RuntimeError, match="single memory location"):
+        sw_inplace(x, *others)
+
+
+# the ops whose out= identical to / independent of an input are also computed (a kernel each;
+# the comparisons' bool result goes through the cast into a float64 out); all raise alike
+_OVERLAP_VALUES = {"add", "div", "pow", "lt", "logical_xor", "abs", "bitwise_not", "exp", "sqrt",
+                   "trunc"}
+
+
+@pytest.mark.parametrize("name", sorted(_OVERLAP_BINARY))
+def test_binary_op_mem_overlap(name):
+    """test_binary_ufuncs.py::TestBinaryUfuncs::test_binary_op_mem_overlap (the ops stridewise
+    offers): float64, in place into an internally overlapping tensor raises; out= partially
+    overlapping either input raises, with the other operand first and second; out= identical
+    to that input and independent of it give torch's values (for _OVERLAP_VALUES: a kernel
+    compile each, CI's time)."""
+    sw_op, torch_op = _OVERLAP_BINARY[name]
+    _check_internal_overlap(lambda x, y: sw_op(x, y, out=x), 2, name)
+    g = torch.Generator().manual_seed(4)
+    sz = 3
+    data = torch.randn(2 * sz, dtype=torch.float64, generator=g)
+    other = torch.randn(sz, dtype=torch.float64, generator=g)
+    out_dtype = torch.float64
+
+    def first(inp, out):
+        return sw_op(other, inp, out=out)
+
+    def second(inp, out):
+        return sw_op(inp, other, out=out)
+
+    def t_first(inp, out):
+        return torch_op(other, inp, out=out)
+
+    def t_second(inp, out):
+        return torch_op(inp, other, out=out)
+    assert data.dtype == out_dtype
+    ulps = pow_ulps(torch.float64) if name == "pow" else 0
+    values = name in _OVERLAP_VALUES
+    _check_mem_overlap(first, t_first, data, sz, f"{name}(other, x)", ulps, values)
+    _check_mem_overlap(second, t_second, data, sz, f"{name}(x, other)", ulps, values)
+
+
+def test_pow_scalar_overloads_mem_overlap():
+    """test_binary_ufuncs.py::TestBinaryUfuncs::test_pow_scalar_overloads_mem_overlap: x ** 42
+    in place into an internally overlapping tensor raises; pow(x, 42) and pow(42, x) into an
+    out identical to x, independent of it, or overlapping it (raises)."""
+    _check_internal_overlap(lambda x: sw.pow(x, 42, out=x), 1, "pow_(42)")
+    data = torch.randn(6, dtype=torch.float64, generator=torch.Generator().manual_seed(5))
+    _check_mem_overlap(lambda inp, out: sw.pow(inp, 42, out=out),
+                       lambda inp, out: torch.pow(inp, 42, out=out), data, 3, "pow(x, 42)",
+                       pow_ulps(torch.float64))
+    _check_mem_overlap(lambda inp, out: sw.pow(42, inp, out=out),
+                       lambda inp, out: torch.pow(42, inp, out=out), data, 3, "pow(42, x)",
+                       pow_ulps(torch.float64))
+
+
+@pytest.mark.parametrize("dtype", (torch.complex64, torch.complex128), ids=_id)
+def test_pow_cuda_complex_extremal_passing(dtype):
+    """test_binary_ufuncs.py::TestBinaryUfuncs::test_pow_cuda_complex_extremal_passing, on the
+    CPU: (-1 + inf j) ** 2 is torch's CPU result, part for part (its special exponent 2 is a
+    product: NaN + NaN j here)."""
+    t = torch.tensor(complex(-1.0, inf), dtype=dtype)
+    assert_same(sw.pow(t, 2), t.pow(2))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", (torch.complex64, torch.complex128), ids=_id)
+def test_pow_cuda_complex_extremal_passing_cuda(dtype):
+    """test_binary_ufuncs.py::TestBinaryUfuncs::test_pow_cuda_complex_extremal_passing: on CUDA,
+    (-1 + inf j) ** 2 is torch's CPU result (stridewise gives one answer on both devices)."""
+    t = torch.tensor(complex(-1.0, inf), dtype=dtype)
+    assert_same(sw.pow(t.cuda(), 2).cpu(), t.pow(2))
+
+
+def _signed_nans(dtype):
+    bits = (0x7E00, 0xFE00 - 0x10000) if dtype == torch.float16 else (0x7FC0, 0xFFC0 - 0x10000)
+    return [torch.tensor([b, b], dtype=torch.int16).view(dtype) for b in bits]
+
+
+@pytest.mark.parametrize("dtype", LOWP, ids=_id)
+def test_copysign_nan_sign(dtype):
+    """test_binary_ufuncs.py::TestBinaryUfuncsCUDA::test_copysign_nan_sign (issue 181804), on
+    the CPU: copysign(1, NaN) takes the NaN's sign bit, made from bits: +1 for 0x7E00 / 0x7FC0,
+    -1 for their negative twins."""
+    pos_nan, neg_nan = _signed_nans(dtype)
+    mag = torch.ones(2, dtype=dtype)
+    assert_same(sw.copysign(mag, pos_nan), torch.ones(2, dtype=dtype))
+    assert_same(sw.copysign(mag, neg_nan), -torch.ones(2, dtype=dtype))
+    assert_same(sw.copysign(mag, neg_nan), torch.copysign(mag, neg_nan))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", LOWP, ids=_id)
+def test_copysign_nan_sign_cuda(dtype):
+    """test_binary_ufuncs.py::TestBinaryUfuncsCUDA::test_copysign_nan_sign on CUDA."""
+    pos_nan, neg_nan = (t.cuda() for t in _signed_nans(dtype))
+    mag = torch.ones(2, dtype=dtype, device="cuda")
+    assert_same(sw.copysign(mag, pos_nan).cpu(), torch.ones(2, dtype=dtype))
+    assert_same(sw.copysign(mag, neg_nan).cpu(), -torch.ones(2, dtype=dtype))
+
+
+# ----------------------------------------------------------------------------- gradients
+
+def _grads(fn, *values, dtypes):
+    leaves = [torch.tensor(v, dtype=dt, requires_grad=True) for v, dt in zip(values, dtypes)]
+    fn(*leaves).sum().backward()
+    return [leaf.grad for leaf in leaves]
+
+
+_SUBGRAD_PAIRS = ((torch.float32, torch.float32), (torch.float16, torch.bfloat16))
+
+
+@pytest.mark.parametrize("dtypes", _SUBGRAD_PAIRS, ids=lambda d: f"{_id(d[0])}-{_id(d[1])}")
+def test_min_max_and_clamp_subgradient(dtypes):
+    """test_binary_ufuncs.py::TestBinaryUfuncs::test_min_max_and_clamp_subgradient (two of
+    upstream's dtype pairs): maximum and minimum of [0, 1, 2] and [1, 1, 1] split a tie's
+    gradient in halves: a gets [0, .5, 1] (max) / [1, .5, 0] (min), b the rest -- upstream's
+    literals. Upstream's clamp by a tensor bound now splits ties too, which the pinned torch
+    2.13 does not (x keeps the whole gradient there, the bound none); clip is held to torch
+    2.13's own gradients, the owning library's answer."""
+    a, b = [0.0, 1.0, 2.0], [1.0, 1.0, 1.0]
+    for op, ga, gb in ((sw.maximum, [0.0, 0.5, 1.0], [1.0, 0.5, 0.0]),
+                       (sw.minimum, [1.0, 0.5, 0.0], [0.0, 0.5, 1.0])):
+        got_a, got_b = _grads(op, a, b, dtypes=dtypes)
+        assert got_a.tolist() == ga and got_b.tolist() == gb, op.__name__
+        assert got_a.dtype == dtypes[0] and got_b.dtype == dtypes[1]
+    for sw_op, torch_op in ((lambda x, t: sw.clip(x, t, None), lambda x, t: torch.clamp(x, min=t)),
+                            (lambda x, t: sw.clip(x, None, t), lambda x, t: torch.clamp(x, max=t))):
+        got = _grads(sw_op, a, b, dtypes=dtypes)
+        want = _grads(torch_op, a, b, dtypes=dtypes)
+        for g, w in zip(got, want):
+            assert_same(g, w, "clip")
+
+
+@pytest.mark.parametrize("dtype", FLOATING, ids=_id)
+def test_min_max_nan_gradients(dtype):
+    """test_binary_ufuncs.py::TestBinaryUfuncs::test_min_max_nan_gradients (maximum, minimum):
+    a NaN upstream gradient reaches the side that won or tied: a gets [NaN, NaN, 0], b [0, NaN,
+    NaN]; torch's own gradients bit for bit."""
+    for sw_op, torch_op, a_values in ((sw.maximum, torch.maximum, [2.0, 1.0, 0.0]),
+                                      (sw.minimum, torch.minimum, [0.0, 1.0, 2.0])):
+        grads = []
+        for op in (sw_op, torch_op):
+            a = torch.tensor(a_values, dtype=dtype, requires_grad=True)
+            b = torch.ones(3, dtype=dtype, requires_grad=True)
+            op(a, b).backward(torch.full_like(a, nan))
+            grads.append((a.grad, b.grad))
+        (ga, gb), (wa, wb) = grads
+        assert_same(ga, torch.tensor([nan, nan, 0.0], dtype=dtype))
+        assert_same(gb, torch.tensor([0.0, nan, nan], dtype=dtype))
+        assert_same(ga, wa)
+        assert_same(gb, wb)
+
+
+def test_min_max_and_clamp_forward_ad():
+    """test_binary_ufuncs.py::TestBinaryUfuncs::test_min_max_and_clamp_forward_ad (maximum,
+    minimum, clip) and the forward half of test_scalar_clamp_subgradient: tangents through
+    [0, 1, 2] vs [1, 1, 1] with tangents [2, 4, 6] and [10, 20, 30]: maximum gives [10, 12, 6]
+    and minimum [2, 12, 30] (a tie averages them); clip by a tensor bound and by number bounds
+    gives torch 2.13's clamp tangent (upstream's newer torch averages ties there too)."""
+    import torch.autograd.forward_ad as fwAD
+
+    def tangent(op, *duals):
+        with fwAD.dual_level():
+            out = op(*(fwAD.make_dual(p, t) for p, t in duals))
+            return fwAD.unpack_dual(out).tangent
+
+    a = (torch.tensor([0.0, 1.0, 2.0]), torch.tensor([2.0, 4.0, 6.0]))
+    b = (torch.tensor([1.0, 1.0, 1.0]), torch.tensor([10.0, 20.0, 30.0]))
+    got = tangent(sw.maximum, a, b)
+    assert got is not None and got.tolist() == [10.0, 12.0, 6.0]
+    assert tangent(sw.minimum, a, b).tolist() == [2.0, 12.0, 30.0]
+    assert_same(tangent(lambda x, t: sw.clip(x, t, None), a, b),
+                tangent(lambda x, t: torch.clamp(x, min=t), a, b))
+    assert_same(tangent(lambda x, t: sw.clip(x, None, t), a, b),
+                tangent(lambda x, t: torch.clamp(x, max=t), a, b))
+    v = (torch.tensor([-1.0, 0.0, 1.0]), torch.tensor([2.0, 4.0, 6.0]))
+    for lo, hi in ((0.0, None), (None, 0.0), (-1.0, 1.0), (0.0, 0.0), (1.0, 0.0)):
+        assert_same(tangent(lambda x: sw.clip(x, lo, hi), v), tangent(lambda x: torch.clamp(x, lo, hi), v))
+
+
+def test_scalar_clamp_subgradient():
+    """test_binary_ufuncs.py::TestBinaryUfuncs::test_scalar_clamp_subgradient (float32; its
+    forward tangents are in test_min_max_and_clamp_forward_ad): clip of [-1, 0, 1] by number
+    bounds (min 0; max 0; [-1, 1]; [0, 0]; [1, 0]): the gradient is torch 2.13's clamp's
+    (upstream's newer torch gives a tie no gradient; 2.13 gives x the whole gradient on a
+    tie), and a NaN upstream gradient passes where x is inside."""
+    values = torch.tensor([-1.0, 0.0, 1.0])
+    for lo, hi in ((0.0, None), (None, 0.0), (-1.0, 1.0), (0.0, 0.0), (1.0, 0.0)):
+        for seed in (torch.ones(3), torch.full((3,), nan)):
+            got, want = [], []
+            for op, into in ((lambda x: sw.clip(x, lo, hi), got), (lambda x: torch.clamp(x, lo, hi), want)):
+                x = values.clone().requires_grad_()
+                op(x).backward(seed)
+                into.append(x.grad)
+            for g, w in zip(got, want):
+                assert_same(g, w, f"clip({lo}, {hi})")
+
+
+def test_tensor_clamp_subgradient():
+    """test_binary_ufuncs.py::TestBinaryUfuncs::test_tensor_clamp_subgradient (float64): clip
+    of [0, 1, 2, 3] by tensor bounds 1 and 2, of [0, 1, 2] by [1, 1] and by [2, 1] (hi < lo),
+    and of a (2, 3) x by a broadcast (3,) bound: x's and each bound's gradients are torch 2.13's
+    clamp's (upstream's newer torch splits ties between x and the bound)."""
+    cases = [([0.0, 1.0, 2.0, 3.0], [1.0] * 4, [2.0] * 4), ([0.0, 1.0, 2.0], [1.0] * 3, [1.0] * 3),
+             ([0.0, 1.0, 2.0], [2.0] * 3, [1.0] * 3)]
+    for xs, los, his in cases:
+        got = _grads(sw.clip, xs, los, his, dtypes=(torch.float64,) * 3)
+        want = _grads(torch.clamp, xs, los, his, dtypes=(torch.float64,) * 3)
+        for g, w in zip(got, want):
+            assert_same(g, w, f"clip({xs}, {los}, {his})")
+    x = [[0.0, 1.0, 2.0], [1.0, 1.0, 0.0]]
+    got = _grads(lambda a, b: sw.clip(a, b, None), x, [1.0] * 3, dtypes=(torch.float64,) * 2)
+    want = _grads(lambda a, b: torch.clamp(a, min=b), x, [1.0] * 3, dtypes=(torch.float64,) * 2)
+    for g, w in zip(got, want):
+        assert_same(g, w, "clip by a broadcast bound")
+
+
+_COPYSIGN_GRAD_PAIRS = ((torch.float32, torch.float32), (torch.float64, torch.float16),
+                        (torch.bfloat16, torch.float32))
+
+
+@pytest.mark.parametrize("dtypes", _COPYSIGN_GRAD_PAIRS, ids=lambda d: f"{_id(d[0])}-{_id(d[1])}")
+def test_copysign_subgradient(dtypes):
+    """test_binary_ufuncs.py::TestBinaryUfuncs::test_copysign_subgradient (three of upstream's
+    dtype pairs): x = +-0 gives x and y zero gradients; y = +0 gives x sign(x) ([-1, 0, 1]),
+    y = -0 gives -sign(x) ([1, 0, -1]); y's gradient is always 0."""
+    for xs, ys, gx in (([0.0] * 3, [-1.0, 0.0, 1.0], [0.0] * 3), ([-0.0] * 3, [-1.0, 0.0, 1.0], [0.0] * 3),
+                       ([-1.0, 0.0, 1.0], [0.0] * 3, [-1.0, 0.0, 1.0]),
+                       ([-1.0, 0.0, 1.0], [-0.0] * 3, [1.0, 0.0, -1.0])):
+        got_x, got_y = _grads(sw.copysign, xs, ys, dtypes=dtypes)
+        assert got_x.tolist() == gx and got_y.tolist() == [0.0] * 3, (xs, ys)
+
+
+# ----------------------------------------------------------------------------- more unary ops
+
+_OVERLAP_UNARY = {
+    "abs": sw.abs, "bitwise_not": sw.bitwise_not, "ceil": sw.ceil, "cos": sw.cos, "exp": sw.exp,
+    "floor": sw.floor, "log": sw.log, "neg": sw.negative, "reciprocal": sw.reciprocal,
+    "sin": sw.sin, "sigmoid": sw.sigmoid, "sqrt": sw.sqrt, "tanh": sw.tanh, "trunc": sw.trunc,
+}
+
+
+_OVERLAP_UNARY_TOLERANCE = {"neg": "negative"}
+
+
+@pytest.mark.parametrize("name", sorted(_OVERLAP_UNARY))
+def test_unary_out_op_mem_overlap(name):
+    """test_unary_ufuncs.py::TestUnaryUfuncs::test_unary_out_op_mem_overlap (the ops stridewise
+    offers, on the CPU): float64 randn (log: positive integers as doubles; bitwise_not: int64
+    in [-100, 100)) into an out one element off the input raises, and in place into an
+    internally overlapping tensor raises; into an out identical to the input and independent
+    of it, torch's values (for _OVERLAP_VALUES: a kernel compile each, CI's time)."""
+    sw_op, torch_op = _OVERLAP_UNARY[name], getattr(torch, name)
+    g = torch.Generator().manual_seed(6)
+    if name == "bitwise_not":
+        data = torch.randint(-100, 100, (6,), generator=g)
+    elif name == "log":
+        data = torch.randint(1, 100, (6,), generator=g).double()
+    else:
+        data = torch.randn(6, dtype=torch.float64, generator=g)
+    ulps = TOLERANCE_ULP.get(_OVERLAP_UNARY_TOLERANCE.get(name, name), {}).get("float64", 0)
+    _check_mem_overlap(lambda inp, out: sw_op(inp, out=out), lambda inp, out: torch_op(inp, out=out),
+                       data, 3, name, ulps, name in _OVERLAP_VALUES)
+    if name == "bitwise_not":          # upstream's in-place check takes a double: no kernel
+        x = torch.zeros(1, dtype=torch.int64).expand(3, 3)
+    else:
+        x = torch.randn(1, dtype=torch.float64, generator=g).expand(3, 3)
+    with pytest.raises(RuntimeError, match="single memory location"):
+        sw_op(x, out=x)
+
+
+def test_complex_edge_values():
+    """test_unary_ufuncs.py::TestUnaryUfuncs::test_complex_edge_values (sqrt; acos is not a
+    stridewise op): complex128 sqrt of 0 - 1e20j and of -1e60 - 4988429.2j, NumPy's result part
+    for part and torch's."""
+    for z in (0.0 - 1.0e20j, -1.0e60 - 4988429.2j):
+        x = torch.tensor(z, dtype=torch.complex128)
+        got = sw.sqrt(x)
+        want = np.sqrt(x.numpy())
+        assert_same(got, torch.from_numpy(np.asarray(want)), str(z))
+        assert_same(got, torch.sqrt(x), str(z))
+
+
+@pytest.mark.parametrize("dtype", (torch.complex64, torch.complex128), ids=_id)
+def test_abs_angle_complex_to_float(dtype):
+    """test_unary_ufuncs.py::TestUnaryUfuncs::test_abs_angle_complex_to_float (abs; angle is not
+    a stridewise op): 60 random complex values and none: abs is NumPy's real result (within
+    COMPLEX_TOLERANCE_ULP of torch's hypot); into a float out, a resized one-element float out,
+    a complex out, a resized empty complex out (the real result cast); an int64 out raises."""
+    import random
+    rng = random.Random(7)
+    vals = [complex(rng.random() * m, rng.random() * m) for m in (-1, 1, -10, 10, -100, 100)
+            for _ in range(10)]
+    real = torch.float32 if dtype == torch.complex64 else torch.float64
+    ulps = complex_ulps("abs", dtype)
+    for values in (vals, []):
+        t = torch.tensor(values, dtype=dtype)
+        want = torch.abs(t)
+        got = sw.abs(t)
+        assert_ulp(got, want, ulps)
+        for out in (torch.empty_like(t, dtype=real), torch.empty(1, dtype=real)):
+            assert sw.abs(t, out=out) is out
+            assert_same(out, got)
+        for out in (torch.empty_like(t), torch.empty(0, dtype=dtype)):
+            sw.abs(t, out=out)
+            assert_same(out, got.to(dtype))
+        with pytest.raises(TypeError):
+            sw.abs(t, out=torch.empty(0, dtype=torch.int64))
+        with pytest.raises(RuntimeError):
+            torch.abs(t, out=torch.empty(0, dtype=torch.int64))
+
+
+@pytest.mark.parametrize("dtype", FLOATING + (torch.complex64, torch.complex128), ids=_id)
+def test_exp(dtype):
+    """test_unary_ufuncs.py::TestUnaryUfuncs::test_exp (the CPU dtypes; bfloat16 returns before
+    comparing upstream): exp of v * arange(18) / 3 * pi for v in 2, -2 (and 1j, 1 + 1j for
+    complex) to NumPy within torch's default tolerance and TOLERANCE_ULP of torch; exp(0 + inf
+    j) and exp(NaN + inf j) are NaN + NaN j, and NumPy's (the cases upstream compares on the
+    CPU)."""
+    for v in (2, -2) + ((1j, 1 + 1j) if dtype.is_complex else ()):
+        a = (torch.tensor(v, dtype=dtype) * torch.arange(18) / 3 * math.pi).to(dtype)
+        got = sw.exp(a)
+        torch.testing.assert_close(got, torch.from_numpy(np.exp(a.numpy())))
+        if dtype.is_complex:
+            assert_complex_ulp(got, torch.exp(a), 2)
+        else:
+            assert_ulp(got, torch.exp(a), TOLERANCE_ULP["exp"][_NAME[dtype]])
+    if dtype.is_complex:
+        for z in (complex(0, inf), complex(nan, inf)):
+            x = torch.tensor(z, dtype=dtype)
+            got = sw.exp(x).item()
+            assert math.isnan(got.real) and math.isnan(got.imag), z
+            with np.errstate(invalid="ignore"):
+                want = torch.from_numpy(np.asarray(np.exp(x.numpy())))
+            assert_same(sw.exp(x), want, str(z))

@@ -8,9 +8,11 @@ caller reduces each gradient to its input's shape and dtype (broadcasting and pr
 """
 from __future__ import annotations
 
+import math
+
 import torch
 
-__all__ = ["FORMULAS", "SAVES"]
+__all__ = ["FORMULAS", "JVPS", "SAVES"]
 
 
 def _pow(g, ins, out):
@@ -46,6 +48,22 @@ def _clip(g, ins, out):
     glo = torch.where((x < lo) & (lo < hi), g, zero) if isinstance(ins[1], torch.Tensor) else None
     ghi = torch.where((x > hi) | (hi < lo), g, zero) if isinstance(ins[2], torch.Tensor) else None
     return torch.where((x >= lo) & (x <= hi), g, zero), glo, ghi
+
+
+def _clip_jvp(tangents, ins, out):
+    # clamp_jvp, torch's forward formula for clamp with tensor bounds, which is not the
+    # backward's transpose on a tie: with one bound x's tangent only strictly inside it (a tie
+    # takes the bound's); with both, the bound's only strictly past it, hi's where lo > hi. A
+    # bound of None comes here as an infinity (builtins._one_bound), so an infinite bound counts
+    # as none. With number bounds torch's clamp.Scalar transposes its backward (JVPS omits it).
+    x, lo, hi = (torch.as_tensor(v, device=out.device) for v in ins)
+    tx, tlo, thi = (torch.zeros_like(out) if t is None else t for t in tangents)
+    has_lo, has_hi = not bool(torch.all(lo == -math.inf)), not bool(torch.all(hi == math.inf))
+    if has_lo and has_hi:
+        return torch.where(lo > hi, thi, torch.where(x < lo, tlo, torch.where(x > hi, thi, tx)))
+    if has_lo:
+        return torch.where(x > lo, tx, tlo)
+    return torch.where(x < hi, tx, thi) if has_hi else tx
 
 
 def _copysign(g, ins, out):
@@ -114,6 +132,12 @@ def _conjugated(formula):
 for _name in ("multiply", "divide", "pow", "exp", "log", "sqrt", "sin", "cos", "fma", "add_alpha",
               "subtract_alpha", "square", "reciprocal", "tanh", "sigmoid"):
     FORMULAS[_name] = _conjugated(FORMULAS[_name])
+
+# Forward formulas (tangents, inputs, output) -> the output's tangent, where torch's is not the
+# backward's transpose (torch_ops.py derives the others from FORMULAS); only for tensor
+# bounds in clip's case: torch's clamp by numbers transposes its backward.
+JVPS = {"clip": lambda tangents, ins, out: _clip_jvp(tangents, ins, out)
+        if isinstance(ins[1], torch.Tensor) or isinstance(ins[2], torch.Tensor) else None}
 
 # casts: the gradient goes back in the input's dtype (the caller's reduction does that)
 FORMULAS.update({f"cast_{dt}": (lambda g, ins, out: (g,))

@@ -34,11 +34,19 @@ _ALGORITHMS: dict = {}   # repr -> algorithm (schemas carry algorithms as string
 _FUNCTIONS: dict = {}    # (name, mask) -> the overload's autograd.Function, for torch.func
 
 
+def dual(t) -> bool:
+    """Whether t carries a forward-mode AD tangent (torch.autograd.forward_ad.make_dual): such
+    a tensor neither requires grad nor is wrapped, and the plain kernel would drop its tangent."""
+    import torch.autograd.forward_ad as fwAD
+
+    return fwAD.unpack_dual(t).tangent is not None
+
+
 def routed(args, out) -> bool:
     """Whether an eager call goes through the custom op: a torch tensor among the arguments
-    requires grad (grad mode on), is a meta tensor, a subclass (FakeTensor, FunctionalTensor)
-    or a functorch-wrapped tensor (vmap), a torch dispatch mode is active, or torch.jit.trace
-    is recording (it records the custom op)."""
+    requires grad (grad mode on), is a dual tensor of forward-mode AD, a meta tensor, a
+    subclass (FakeTensor, FunctionalTensor) or a functorch-wrapped tensor (vmap), a torch
+    dispatch mode is active, or torch.jit.trace is recording (it records the custom op)."""
     torch = sys.modules.get("torch")
     if torch is None:
         return False
@@ -48,7 +56,8 @@ def routed(args, out) -> bool:
         return False
     grad = torch.is_grad_enabled()
     for t in tensors:
-        if type(t) not in (torch.Tensor, torch.nn.Parameter) or t.is_meta or grad and t.requires_grad:
+        if type(t) not in (torch.Tensor, torch.nn.Parameter) or t.is_meta or grad and t.requires_grad \
+                or dual(t):
             return True
         if torch._C._functorch.is_functorch_wrapped_tensor(t):   # vmap's batched tensors
             return True
@@ -57,10 +66,10 @@ def routed(args, out) -> bool:
 
 def declines(t) -> bool:
     """Whether the warm path must leave plain tensor t to `routed`: it requires grad with grad
-    mode on, is not on the CPU or a CUDA device, a dispatch mode is active, or torch.jit.trace
-    is recording (what stridewise.launch._torch's sw_torch_key checks in C++)."""
+    mode on, is a dual tensor, is not on the CPU or a CUDA device, a dispatch mode is active,
+    or torch.jit.trace is recording (what stridewise.launch._torch's sw_torch_key checks in C++)."""
     torch = sys.modules["torch"]
-    return (t.requires_grad and torch.is_grad_enabled() or t.device.type not in ("cpu", "cuda")
+    return (t.requires_grad and torch.is_grad_enabled() or dual(t) or t.device.type not in ("cpu", "cuda")
             or torch._C._len_torch_dispatch_stack() > 0 or torch._C._get_tracing_state() is not None)
 
 
@@ -172,7 +181,7 @@ def _of_kind(x):
 def _define(op, name: str, mask: str) -> None:
     import torch
 
-    from stridewise.integrations.grads import FORMULAS, SAVES
+    from stridewise.integrations.grads import FORMULAS, JVPS, SAVES
 
     global _LIB
     if _LIB is None:
@@ -271,6 +280,9 @@ def _define(op, name: str, mask: str) -> None:
         saved = iter(ctx.saved_tensors)
         ins = tuple(next(saved) if m == "T" else x for m, x in zip(mask, ctx.numbers))
         outs = tuple(saved)
+        special = None if kernel or op.name not in JVPS else JVPS[op.name](tangents[:n], ins, outs[0])
+        if special is not None:
+            return special
         result = [None] * len(outs)
         for i, t in enumerate(tangents[:n]):
             if mask[i] == "S" or t is None:
@@ -410,6 +422,11 @@ def call(op, args, out=None, convention=None, algorithm=None, inplace=False):
                 f"{op.name}: torch.func's grad, vjp and jacrev around stridewise ops run eagerly "
                 "only (Dynamo cannot trace the autograd.Function they need); apply the transform "
                 "outside the compiled function, or use loss.backward() inside it")
+        fn = _FUNCTIONS[(_name(op), mask)].apply
+    elif any(dual(t) for t in tensors):
+        # forward-mode AD: the custom op's own autograd (register_autograd) has no jvp, and its
+        # kernel would meet the dual tensors again; the Function's forward runs with forward
+        # grads off and its jvp gives the tangents
         fn = _FUNCTIONS[(_name(op), mask)].apply
     extra = (targets or [None] * op.nout) if kernel else [convention]
     result = fn(*args, *extra, _algorithm_key(algorithm))

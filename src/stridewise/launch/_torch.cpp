@@ -39,16 +39,17 @@
 
 /* 1: items[0..5) hold new references and *ptr the data pointer; 0: x is not a plain strided
    torch.Tensor on a device with data (the Python accessors decide, as without this module);
-   2: the call needs torch's dispatcher (x requires grad with grad mode on, is not on the CPU
-   or a CUDA device, a dispatch mode is active, or torch.jit.trace is recording):
-   _torch_ops.routed takes it. */
+   2: the call needs torch's dispatcher (x requires grad with grad mode on, is a dual tensor
+   of forward-mode AD, is not on the CPU or a CUDA device, a dispatch mode is active, or
+   torch.jit.trace is recording): _torch_ops.routed takes it. */
 extern "C" int sw_torch_key(PyObject* x, PyObject** items, uint64_t* ptr) {
   if (!THPVariable_CheckExact(x)) return 0;
   try {
     const at::Tensor& t = THPVariable_Unpack(x);
     if (!t.defined() || t.layout() != at::kStrided || !t.has_storage()) return 0;
     const auto type = t.device().type();
-    if ((t.requires_grad() && c10::GradMode::is_enabled()) ||
+    /* forward AD has one level (torch refuses nested ones), numbered 0 */
+    if ((t.requires_grad() && c10::GradMode::is_enabled()) || t._fw_grad(0).defined() ||
         (type != c10::DeviceType::CPU && type != c10::DeviceType::CUDA) ||
         c10::impl::TorchDispatchModeTLS::stack_len() > 0 || torch::jit::tracer::isTracing())
       return 2;
