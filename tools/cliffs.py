@@ -132,8 +132,8 @@ def run_case(rng: random.Random, log2: int, ops, dtypes, device: str, algorithms
     b, sb = _operand(rng, shape, "b", dtype, device)
     if rng.random() < 0.25:   # the operands swapped: the broadcast one first
         a, b, sa, sb = b, a, sb, sa
-        if op == "remainder":   # keep the divisor away from zero
-            b = torch.where(b == 0, torch.ones_like(b), b)
+        if op in ("remainder", "fmod", "floor_divide"):   # keep the divisor away from zero:
+            b = torch.where(b == 0, torch.ones_like(b), b)   # integers' x // 0 is undefined in torch
     cell = {"op": op, "dtype": dt, "shape": list(torch.broadcast_shapes(a.shape, b.shape)),
             "a": sa, "b": sb, "a_strides": list(a.stride()), "b_strides": list(b.stride())}
     swf, tf = getattr(sw, op), getattr(torch, op)
