@@ -55,7 +55,10 @@ def _clip_jvp(tangents, ins, out):
     # backward's transpose on a tie: with one bound x's tangent only strictly inside it (a tie
     # takes the bound's); with both, the bound's only strictly past it, hi's where lo > hi. A
     # bound of None comes here as an infinity (builtins._one_bound), so an infinite bound counts
-    # as none. With number bounds torch's clamp.Scalar transposes its backward (JVPS omits it).
+    # as none. With number bounds torch's clamp.Scalar transposes its backward: None, the
+    # transpose's.
+    if not (isinstance(ins[1], torch.Tensor) or isinstance(ins[2], torch.Tensor)):
+        return None
     x, lo, hi = (torch.as_tensor(v, device=out.device) for v in ins)
     tx, tlo, thi = (torch.zeros_like(out) if t is None else t for t in tangents)
     has_lo, has_hi = not bool(torch.all(lo == -math.inf)), not bool(torch.all(hi == math.inf))
@@ -133,11 +136,9 @@ for _name in ("multiply", "divide", "pow", "exp", "log", "sqrt", "sin", "cos", "
               "subtract_alpha", "square", "reciprocal", "tanh", "sigmoid"):
     FORMULAS[_name] = _conjugated(FORMULAS[_name])
 
-# Forward formulas (tangents, inputs, output) -> the output's tangent, where torch's is not the
-# backward's transpose (torch_ops.py derives the others from FORMULAS); only for tensor
-# bounds in clip's case: torch's clamp by numbers transposes its backward.
-JVPS = {"clip": lambda tangents, ins, out: _clip_jvp(tangents, ins, out)
-        if isinstance(ins[1], torch.Tensor) or isinstance(ins[2], torch.Tensor) else None}
+# Forward formulas (tangents, inputs, output) -> the output's tangent, or None for the
+# backward's transpose (torch_ops.py derives that from FORMULAS), where torch's differs.
+JVPS = {"clip": _clip_jvp}
 
 # casts: the gradient goes back in the input's dtype (the caller's reduction does that)
 FORMULAS.update({f"cast_{dt}": (lambda g, ins, out: (g,))
