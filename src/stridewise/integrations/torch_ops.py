@@ -36,10 +36,11 @@ _FUNCTIONS: dict = {}    # (name, mask) -> the overload's autograd.Function, for
 
 def dual(t) -> bool:
     """Whether t carries a forward-mode AD tangent (torch.autograd.forward_ad.make_dual): such
-    a tensor neither requires grad nor is wrapped, and the plain kernel would drop its tangent."""
-    import torch.autograd.forward_ad as fwAD
-
-    return fwAD.unpack_dual(t).tangent is not None
+    a tensor neither requires grad nor is wrapped, and the plain kernel would drop its tangent.
+    Outside a dual level (the level unpack_dual itself reads) this is one attribute read: the
+    Python warm key asks it of every tensor (meaning.torch_mark via declines)."""
+    fwAD = sys.modules.get("torch.autograd.forward_ad")
+    return fwAD is not None and fwAD._current_level >= 0 and fwAD.unpack_dual(t).tangent is not None
 
 
 def routed(args, out) -> bool:

@@ -832,9 +832,7 @@ def _call(op, args, out=None, convention=None, algorithm=None, inplace=False, dr
         # another dtype, or (NumPy and CuPy buffer it; torch refuses) memory an input still
         # needs: the result first, then into out
         if lib == "torch":   # torch refuses an out partially overlapping an input, of any dtype
-            pairs = [(o, nm) for o, nm in zip(operands, op.names[0]) if isinstance(o, View)]
-            for v in out_views:
-                _arrays.check_out(v, shape, v.dtype, [o for o, _ in pairs], [nm for _, nm in pairs])
+            _check_outs(op, operands, out_views, shape, [v.dtype for v in out_views])
         return _into_outs(op, args, outs, out_views, lib, shape, typing.outs, convention, algorithm,
                           inplace, dry)
     else:
