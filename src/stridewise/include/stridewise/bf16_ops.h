@@ -74,23 +74,21 @@ template <> struct Short16<bfloat16> {
 #endif
 template <class T, bool EveryStep = SW_TORCH_EVERY_STEP> struct TorchFloorDivide16;
 #undef SW_TORCH_EVERY_STEP
-// CUDA's: the quotient in float (a host build of it serves tests/test_numbers.py)
-template <class T> struct TorchFloorDivide16<T, false> {
+// CUDA's: the quotient in float, and the floor and floor + 1 rounded to T before the +1 fix
+// (for a quotient that rounded below an integer): float's steps and, on the device, its fmod
+// flags first (FloorDivideFlagsFirst). A host build serves tests/test_numbers.py.
+template <class T> struct RoundTo {
   SW_HOST_DEVICE SW_INLINE static float r(float x) { return convert<float>(convert<T>(x)); }
-  // the floor rounded to T, then the +1 fix for a quotient that rounded below an integer
-  SW_HOST_DEVICE SW_INLINE static float floor_rounded(float div) {
-    const float fl = r(sw_floor(div));
-    return div - fl > 0.5f ? r(fl + 1.0f) : fl;
-  }
-  SW_HOST_DEVICE SW_INLINE float operator()(float a, float b) const {
-    if (b == 0) return a / b;
-    const float mod = FmodFunctor<float>()(a, b);
-    const bool fix = mod != 0 && ((b < 0) != (mod < 0));
-    float div = (a - mod) / b;
-    if (fix) div -= 1.0f;
-    return div == 0 ? sw_copysign(0.0f, a / b) : floor_rounded(div);
+};
+#if defined(__CUDA_ARCH__)
+template <class T> struct TorchFloorDivide16<T, false> : FloorDivideFlagsFirst<RoundTo<T>> {};
+#else
+template <class T> struct TorchFloorDivide16<T, false> {
+  SW_INLINE float operator()(float a, float b) const {
+    return floor_divide_steps<RoundTo<T>>(a, b, sw_fmod(a, b));
   }
 };
+#endif
 #if !defined(__CUDA_ARCH__)
 template <class T> struct TorchFloorDivide16<T, true> {
   // The CPU's steps, each rounded to T, as masks and selects so that GCC vectorizes them (the
@@ -158,10 +156,12 @@ template <> struct FloorDivideSelect<bfloat16, kTorch> { typedef TorchFloorDivid
 template <class T> struct TorchFloorDivideByNumber16 {
   SW_HOST_DEVICE SW_INLINE float operator()(float a, float b) const {
     if (b == 0) return a / b;
-    const float inv = 1.0f / b, mod = FmodFunctor<float>()(a, b);
+    const float inv = 1.0f / b, mod = sw_fmod(a, b);
     float div = (a - mod) * inv;
     if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1.0f;
-    return div == 0 ? sw_copysign(0.0f, a * inv) : TorchFloorDivide16<T, false>::floor_rounded(div);
+    if (div == 0) return sw_copysign(0.0f, a * inv);
+    const float fl = RoundTo<T>::r(sw_floor(div));
+    return div - fl > 0.5f ? RoundTo<T>::r(fl + 1.0f) : fl;
   }
 };
 

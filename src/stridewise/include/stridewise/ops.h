@@ -165,7 +165,64 @@ template <class T> struct FloorDivideFunctor {
     return fl;
   }
 };
+// NumPy's floor_divide steps in float from mod = fmod(a, b) (npy_floor_divide; torch's
+// div_floor_floating is the same): the quotient (a - mod) / b, less 1 where mod is nonzero and
+// of a sign other than b's; its floor, plus 1 where the quotient is more than 1/2 above it.
+// A zero quotient gives a zero of a / b's sign and b = +-0 gives a / b (inf of the quotient's
+// sign, NaN for a zero or NaN a), both from the sign bits, not a second division: on the GPU
+// a warp with one such lane otherwise ran a full IEEE division for it. Round rounds the floor
+// and the floor + 1 (torch's CUDA 16-bit form rounds them to its type; NoRounding keeps float).
+struct NoRounding {
+  SW_HOST_DEVICE SW_INLINE static float r(float x) { return x; }
+};
+template <class Round> SW_HOST_DEVICE SW_INLINE float floor_divide_steps(float a, float b, float mod) {
+  const u32 sq = (bit_cast<u32>(a) ^ bit_cast<u32>(b)) & 0x80000000u;
+  float div = (a - mod) / b;
+  if (mod != 0.0f && ((b < 0.0f) != (mod < 0.0f))) div -= 1.0f;
+  const float fl = Round::r(sw_floor(div));
+  const float q = div - fl > 0.5f ? Round::r(fl + 1.0f) : fl;
+  const float by_zero = bit_cast<float>(fabsf(a) > 0.0f ? 0x7f800000u | sq : 0x7fc00000u);
+  return b == 0.0f ? by_zero : div == 0.0f ? bit_cast<float>(sq) : q;
+}
 #if defined(__CUDA_ARCH__)
+// float fmod and floor_divide on the GPU (float32, and the 16-bit floats, which compute in
+// float): remainder's range check first (remainder_wide with step 0: quotients of 2^60 and
+// more, subnormal and huge divisors), then remainder's fast path without its checks on
+// a' = |a| with b's sign, whose floor modulus by b is |a| mod |b| with b's sign (a' and b
+// agree in sign, so no rounding of a' + b arises); a's sign copied in gives fmod, as Bf16Fmod
+// does. A warp with a flagged lane redoes its packs by fmod_wide, exact for every pair.
+// Before, each element ran sw_fmod: step 0's checks, and a call for the lanes it left.
+struct FmodFlagsFirst {
+  enum { kFlagsFirst = 1 };
+  SW_DEVICE SW_INLINE static Divisor<float> prepare(float b) { return Divisor<float>::make(b); }
+  SW_DEVICE SW_INLINE static bool wide(float a, float b) { return remainder_wide<true>(a, b); }
+  SW_DEVICE SW_INLINE static bool wide(float a, const Divisor<float>& d) { return remainder_wide<true>(a, d); }
+  SW_DEVICE SW_INLINE static float fmod(float a, float b, FastFlag& slow) {
+    return copysignf(remainder_fast<kNumpy, true, false>(copysignf(a, b), b, slow), a);
+  }
+  SW_DEVICE SW_INLINE static float fmod(float a, const Divisor<float>& d, FastFlag& slow) {
+    return copysignf(remainder_fast<kNumpy, true, false>(copysignf(a, d.b), d, slow), a);
+  }
+};
+template <> struct FmodFunctor<float> : FmodFlagsFirst {
+  SW_DEVICE SW_INLINE float operator()(float a, float b) const { return fmod_wide(a, b); }
+  SW_DEVICE SW_INLINE static float fast(float a, float b, FastFlag& slow) { return fmod(a, b, slow); }
+  SW_DEVICE SW_INLINE static float fast(float a, const Divisor<float>& d, FastFlag& slow) {
+    return fmod(a, d, slow);
+  }
+};
+template <class Round> struct FloorDivideFlagsFirst : FmodFlagsFirst {
+  SW_DEVICE SW_INLINE float operator()(float a, float b) const {
+    return floor_divide_steps<Round>(a, b, fmod_wide(a, b));
+  }
+  SW_DEVICE SW_INLINE static float fast(float a, float b, FastFlag& slow) {
+    return floor_divide_steps<Round>(a, b, fmod(a, b, slow));
+  }
+  SW_DEVICE SW_INLINE static float fast(float a, const Divisor<float>& d, FastFlag& slow) {
+    return floor_divide_steps<Round>(a, d.b, fmod(a, d, slow));
+  }
+};
+template <> struct FloorDivideFunctor<float> : FloorDivideFlagsFirst<NoRounding> {};
 // int64 on the GPU: remainder's division (functors.h Int64DeviceDivision) in place of `%`
 // and `/`, long subroutines.
 template <> struct FmodFunctor<i64> : Int64DeviceDivision<kInt64Fmod> {
