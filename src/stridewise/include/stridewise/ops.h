@@ -646,10 +646,11 @@ template <class T, bool Quiet = false> struct NegativeBits16 {
     return Bits16<T, Quiet>::template run<NegativeFunctor<float> >((u16)(bit_cast<u16>(a) ^ 0x8000u), a);
   }
 };
+// copysign's sign comes from b's bits on both paths: the device's float16 -> float conversion
+// gives a NaN of either sign as +NaN, where torch's CUDA copysign takes a NaN's sign bit too.
 template <class T, bool Quiet = false> struct CopysignBits16 {
   SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const {
-    return Bits16<T, Quiet>::template run<CopysignFunctor<float> >(
-        (u16)((bit_cast<u16>(a) & 0x7fffu) | (bit_cast<u16>(b) & 0x8000u)), a, b);
+    return bit_cast<T>((u16)(bit_cast<u16>(AbsBits16<T, Quiet>()(a)) | (bit_cast<u16>(b) & 0x8000u)));
   }
 };
 template <class T> struct SquareFunctor {
