@@ -32,16 +32,29 @@ struct alignas(P) Pack<bool, P, kWords> {
 #endif
 
 #if !defined(__CUDA_ARCH__)
-// The host moves a pack as its elements (4- and 8-byte ones) or as one vector of N bytes
-// (narrower ones, whose element loops GCC vectorized worse), never as a memcpy of the pack:
-// GCC's tuning for some CPUs (znver3) expands that memcpy into 16-byte moves, and the
-// vectorized arithmetic then reads the 32-byte halves of the stack copy those moves wrote, a
+// The host moves a pack as its elements (4- and 8-byte ones) or as vectors of bytes (narrower
+// ones, whose element loops GCC vectorized worse), never as a memcpy of the pack: GCC's
+// tuning for some CPUs (znver3) expands that memcpy into 16-byte moves, and the vectorized
+// arithmetic then reads the 32-byte halves of the stack copy those moves wrote, a
 // store-to-load forwarding stall per pack (one Zen3 core: float32 add at 2^16 87-93 -> 27-28
 // us, float64 multiply at 2^18 524-548 -> 139-203, uint8 add at 2^20 362-391 -> 93-95;
-// docs/decisions.md).
+// docs/decisions.md). Loads take the widest vector the registers hold (kHostVector): a wider
+// vector type (one 64-byte vector for a wide int8 pack without AVX-512) is lowered through
+// 8-byte integer registers and the stack, which ran int8 and int16 add, multiply and maximum
+// at half torch CPU's speed. Stores take 16 bytes at a time: a result computed in 16-byte
+// pieces (float16's conversions) and stored as one wider vector is read back from the stack
+// across two stores, the same stall (float16 add at 2^20 on one Zen 4 thread 117 -> 558 us
+// with 32-byte stores, 109 with 16).
 template <int N> struct HostBytes {
   typedef unsigned char type __attribute__((vector_size(N), aligned(1)));
 };
+#if defined(__AVX512F__)
+static const int kHostVector = 64;
+#elif defined(__AVX__)
+static const int kHostVector = 32;
+#else
+static const int kHostVector = 16;
+#endif
 #endif
 
 // A bool operand reads each byte as its truth, any nonzero byte as true, as NumPy and torch
@@ -99,10 +112,13 @@ SW_HOST_DEVICE SW_INLINE Pack<T, P> load_pack(const char* base, Index off) {
   if constexpr (sizeof(T) >= 4 && !SW_NO_SLP) {
     SW_UNROLL for (int e = 0; e < P; ++e) v.elem[e] = a[e];
   } else {
-    typedef typename HostBytes<sizeof(v)>::type W;
-    W w = *reinterpret_cast<const W*>(a);
-    if constexpr (IsBool<T>::value) w = (W)(w != 0) & (u8)1;   // truth, as one vector compare
-    SW_MEMCPY(&v, &w, sizeof(v));
+    constexpr int N = sizeof(v) < kHostVector ? sizeof(v) : kHostVector;
+    typedef typename HostBytes<N>::type W;
+    SW_UNROLL for (int c = 0; c < (int)sizeof(v); c += N) {
+      W w = *reinterpret_cast<const W*>(reinterpret_cast<const char*>(a) + c);
+      if constexpr (IsBool<T>::value) w = (W)(w != 0) & (u8)1;   // truth, as one vector compare
+      SW_MEMCPY(reinterpret_cast<char*>(&v) + c, &w, N);
+    }
   }
   return v;
 #endif
@@ -211,10 +227,13 @@ SW_HOST_DEVICE SW_INLINE void store_pack(char* base, Index off, const Pack<T, P>
   if constexpr (sizeof(T) >= 4 && !SW_NO_SLP) {
     SW_UNROLL for (int e = 0; e < P; ++e) a[e] = v.elem[e];
   } else {
-    typedef typename HostBytes<sizeof(v)>::type W;
-    W w;
-    SW_MEMCPY(&w, &v, sizeof(v));
-    *reinterpret_cast<W*>(a) = w;
+    constexpr int N = sizeof(v) < 16 ? sizeof(v) : 16;
+    typedef typename HostBytes<N>::type W;
+    SW_UNROLL for (int c = 0; c < (int)sizeof(v); c += N) {
+      W w;
+      SW_MEMCPY(&w, reinterpret_cast<const char*>(&v) + c, N);
+      *reinterpret_cast<W*>(reinterpret_cast<char*>(a) + c) = w;
+    }
   }
 #endif
 }
