@@ -1108,14 +1108,17 @@ def test_logical_ops_of_integers_at_every_edge(dtype):
             assert got.dtype == want.dtype and np.array_equal(got, want), (name, x.shape)
 
 
-@pytest.mark.parametrize("dtype", ["int8", "uint8"])
-def test_byte_shifts_of_every_pair(dtype):
-    """left_shift and right_shift of every pair of 8-bit values (counts past the width and
-    negative ones included: everything shifted out, or the sign filled in), which the host
-    computes in 16-bit lanes by a bounded count (ops.h ByteShift), dense and strided, against
-    NumPy."""
-    v = np.arange(256, dtype=np.uint8).view(dtype)
-    a, b = np.repeat(v, 256), np.tile(v, 256)
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "uint16"])
+def test_narrow_shifts_of_every_value(dtype):
+    """left_shift and right_shift of every 8-bit pair, and of every 16-bit value by counts in
+    and around [0, 16) and at the extremes (past the width and negative ones included:
+    everything shifted out, or the sign filled in), which the host computes in wider lanes by
+    a bounded count (ops.h NarrowShift), dense and strided, against NumPy."""
+    bits = 8 * np.dtype(dtype).itemsize
+    v = np.arange(1 << bits, dtype=f"uint{bits}").view(dtype)
+    counts = v if bits == 8 else np.array([*range(-20, 40), -(1 << 15), (1 << 15) - 1, (1 << 16) - 1],
+                                          dtype=np.int64).astype(f"uint{bits}").view(dtype)
+    a, b = np.repeat(v, counts.size), np.tile(counts, v.size)
     for name in ("left_shift", "right_shift"):
         f, g = getattr(sw, name), getattr(np, name)
         for x, y in ((a, b), (a[1:], b[:-1]), (a[::-3], b[::3])):
