@@ -570,44 +570,50 @@ template <class T> struct InvertFunctor {
 template <> struct InvertFunctor<bool> : LogicalNotFunctor<bool> {};
 // Shifts as NumPy and torch define them: a count outside [0, bits) (negative included, as an
 // unsigned compare) shifts everything out: 0, or for a right shift of a negative value -1.
-// 8- and 16-bit ones on the host shift in wider lanes, zero- or sign-extended, by the count
-// bounded to the lane's bits less 1, which shifts every bit of the value out (or fills with
-// its sign): as shifts with a compare for the range, GCC 12 did four lanes of work per byte.
-// The lanes are the narrowest the host shifts by a per-lane count: 16 bits with AVX-512BW
-// (vpsllvw), else 32 (AVX2 shifts no 8- or 16-bit lane by a variable count: 8-bit shifts in
-// 16-bit lanes ran element by element, 1.5 ms at 2^20 on one Zen 4 thread, 0.06x torch CPU).
-// The bound is the lane's, not the value's: bounded to 8, GCC narrowed the lanes back to 16
-// bits, whose shift AVX2 lacks; and an unsigned value shifts right in a signed lane (it is
-// not negative there), where in an unsigned one GCC narrowed it back too. One core, 2^20, us (before / after / torch CPU),
-// AVX-512: int8 left 54.3 / 27.7 / 43.9, right 55.2 / 27.2 / 44.4, uint8 left 47.3 / 31.2 /
-// 43.6, right 47.6 / 27.4 / 44.0.
+// 8- and 16-bit ones on the host shift in wider lanes by a bounded count, which shifts every
+// bit of the value out (or fills with its sign): as shifts with a compare for the range,
+// GCC 12 did four lanes of work per byte. The lanes are the narrowest the host shifts by a
+// per-lane count: with AVX-512BW (vpsllvw) 8-bit values in 16-bit lanes, the count bounded
+// to the value's bits (the bits less 1 for a signed right shift); without it (AVX2 shifts no
+// 8- or 16-bit lane by a variable count) 8- and 16-bit values in 32-bit lanes, the count
+// bounded to 31: bounded to the value's bits there, GCC narrowed the lanes back to 16 bits
+// and shifted element by element (1.5 ms at 2^20 on one Zen 4 thread, 0.06x torch CPU), as
+// it did an unsigned right shift in an unsigned lane (hence a signed one: the value is not
+// negative there). One core, 2^20, us (before / after / torch CPU): AVX-512, int8 left
+// 54.3 / 27.7 / 43.9, right 55.2 / 27.2 / 44.4, uint8 left 47.3 / 31.2 / 43.6, right 47.6 /
+// 27.4 / 44.0; AVX2, int8 left 1510 / 169 / 72, uint8 right 1588 / 193 / 90.
 template <class T> struct NarrowShift {
 #if defined(__AVX512BW__)
   typedef u16 Wide;     // an unsigned lane
   typedef i16 Signed;   // a signed one
+  enum { kLaneBound = 0 };
 #else
   typedef u32 Wide;
   typedef i32 Signed;
+  enum { kLaneBound = 1 };
 #endif
   enum { value = kOnHost && IsInt<T>::value && !Same<T, bool>::value && sizeof(T) < sizeof(Wide) };
   typedef typename UnsignedOf<sizeof(T)>::type U;
-  SW_HOST_DEVICE SW_INLINE static Wide count(T b) {
-    const Wide most = 8 * sizeof(Wide) - 1;
-    return (U)b < most ? (Wide)(U)b : most;
+  // the count, bounded to `bits` (the value's) or to the lane's bits less 1; typed as the
+  // value (AVX-512BW) or as the lane: either other way GCC narrowed or widened the lanes
+  typedef typename If<kLaneBound, Wide, U>::type C;
+  SW_HOST_DEVICE SW_INLINE static C count(T b, C bits) {
+    const C most = kLaneBound ? C(8 * sizeof(Wide) - 1) : bits;
+    return (U)b < most ? (C)(U)b : most;
   }
 };
 template <class T> struct LeftShiftFunctor {
   SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const {
     typedef NarrowShift<T> N;
-    if constexpr (N::value) return (T)(typename N::U)((typename N::Wide)(typename N::U)a << N::count(b));
+    if constexpr (N::value) return (T)(typename N::U)((typename N::Wide)(typename N::U)a << N::count(b, 8 * sizeof(T)));
     else return SW_U(b) >= SW_U(8 * sizeof(T)) ? T(0) : (T)(SW_U(a) << SW_U(b));
   }
 };
 template <class T> struct RightShiftFunctor {
   SW_HOST_DEVICE SW_INLINE T operator()(T a, T b) const {
     typedef NarrowShift<T> N;
-    if constexpr (N::value && T(-1) < T(0)) return (T)((typename N::Signed)a >> N::count(b));
-    else if constexpr (N::value) return (T)((typename N::Signed)(typename N::U)a >> N::count(b));
+    if constexpr (N::value && T(-1) < T(0)) return (T)((typename N::Signed)a >> N::count(b, 8 * sizeof(T) - 1));
+    else if constexpr (N::value) return (T)((typename N::Signed)(typename N::U)a >> N::count(b, 8 * sizeof(T)));
     else return SW_U(b) >= SW_U(8 * sizeof(T)) ? (a < T(0) ? T(-1) : T(0)) : (T)(a >> SW_U(b));
   }
 };
