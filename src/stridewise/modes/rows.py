@@ -86,18 +86,48 @@ def _prefers(plan, tuning) -> bool:
     """Rows at least the backend's rows_min_bytes and rows_min_elements long (tuning.py), or
     an outer product's (a unit of work there is a column of rows sharing one row); other
     short rows, which short_rows (ranked before) did not take, run `general`. So does a row
-    that an input reads with each element in a sector of its own (a step of 32 bytes or
-    more), where a pack's loads are as many as general's and general keeps more of them in
-    flight; unless that input's next row starts one element on (a transpose), where the
-    groups of a block, a row each, read neighbouring elements of the same sectors."""
+    that an input reads sparsely: each element in a sector of its own (a step of 32 bytes
+    or more), or an eighth of each sector (8 elements apart, 16 bytes or more), where a
+    pack's loads are as many as general's and general keeps more of them in flight; unless
+    that input's next row starts one element on (a transpose) and the sectors are shared: a
+    block holds several rows (its groups, a row each, read neighbouring elements of the same
+    sectors), or the input is a broadcast small enough to stay in cache. A transpose's long
+    rows, a block each, read each sector once per row (H100, 2^24, contiguous + channels_last,
+    x torch eager, rows / general: float16 16 channels 0.49 / 1.05, 8 channels 0.75 / 1.10,
+    float32 8 channels 0.52 / 0.96, float64 8 channels 0.82 / 1.02; broadcast over the batch,
+    float64 8 channels 0.88 / 1.36; 4 channels of float64 or int64, 32 bytes apart, alike
+    within 4%; BENCHMARKS, fortieth stop)."""
     from stridewise.tuning import ElementwiseTuning
     t = tuning or ElementwiseTuning
     if plan.outer() or not (t.rows_min_bytes or t.rows_min_elements):
         return True
     n = plan.shape[-1]
-    return n * max(plan.itemsizes) >= t.rows_min_bytes and n >= t.rows_min_elements and all(
-        abs(st[-1]) * plan.itemsizes[k] < 32 or (plan.ndim > 1 and abs(st[-2]) == 1)
-        for k, st in enumerate(plan.strides) if k >= plan.nout)
+    if n * max(plan.itemsizes) < t.rows_min_bytes or n < t.rows_min_elements:
+        return False
+
+    def sparse(k: int) -> bool:
+        step = abs(plan.strides[k][-1])
+        return step * plan.itemsizes[k] >= 32 or (step >= 8 and step * plan.itemsizes[k] >= 16)
+
+    def cached(k: int) -> bool:   # a broadcast whose elements fit in 64 KB
+        st = plan.strides[k]
+        return 0 in st and math.prod(e for s, e in zip(st, plan.shape) if s) * plan.itemsizes[k] <= 1 << 16
+
+    spread = [k for k in range(plan.nout, len(plan.strides)) if sparse(k)]
+    if not spread:
+        return True
+    shared = _rows_per_block(plan, t) > 1
+    return all(plan.ndim > 1 and abs(plan.strides[k][-2]) == 1 and (shared or cached(k)) for k in spread)
+
+
+def _rows_per_block(plan, t) -> int:
+    """Rows a block of rows_kernel takes at once: its groups (_grid), at least 8 threads a
+    row, as many as a row's packs need."""
+    from stridewise.backends.cuda import _pow2_at_least
+
+    pack = plan.layout("rows", max(1, t.pack_bytes // max(plan.itemsizes))).pack
+    group = min(t.block_size, max(8, _pow2_at_least(-(-(plan.shape[-1] // pack) // t.items_per_thread))))
+    return t.block_size // group
 
 
 MODE = register(Mode(
