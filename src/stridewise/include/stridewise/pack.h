@@ -41,20 +41,22 @@ struct alignas(P) Pack<bool, P, kWords> {
 // docs/decisions.md). Loads take the widest vector the registers hold (kHostVector): a wider
 // vector type (one 64-byte vector for a wide int8 pack without AVX-512) is lowered through
 // 8-byte integer registers and the stack, which ran int8 and int16 add, multiply and maximum
-// at half torch CPU's speed. Stores take 16 bytes at a time (kHostStore): a result computed in 16-byte
-// pieces (float16's conversions) and stored as one wider vector is read back from the stack
-// across two stores, the same stall (float16 add at 2^20 on one Zen 4 thread 117 -> 558 us
-// with 32-byte stores, 109 with 16). With AVX-512 both take 64 bytes: GCC then keeps the pack
+// at half torch CPU's speed. Stores take the same width, but float16 and bfloat16 16 bytes at
+// a time (kHalfStore): their conversions give 16-byte pieces, which a wider store read back
+// from the stack across two stores, the same stall (float16 add at 2^20 on one Zen 4 thread
+// 117 -> 558 us with 32-byte stores, 109 with 16); 16-byte stores of the integer types'
+// 32-byte results cost an extract each (int8 floor 42 -> 37 us, int16 bitwise_and 109 -> 85
+// with 32-byte ones, torch CPU 37 and 83). With AVX-512 both take 64 bytes: GCC then keeps the pack
 // in registers (no stack access in the int8 and float16 add loops).
 template <int N> struct HostBytes {
   typedef unsigned char type __attribute__((vector_size(N), aligned(1)));
 };
 #if defined(__AVX512F__)
-static const int kHostVector = 64, kHostStore = 64;
+static const int kHostVector = 64, kHalfStore = 64;
 #elif defined(__AVX__)
-static const int kHostVector = 32, kHostStore = 16;
+static const int kHostVector = 32, kHalfStore = 16;
 #else
-static const int kHostVector = 16, kHostStore = 16;
+static const int kHostVector = 16, kHalfStore = 16;
 #endif
 #endif
 
@@ -228,7 +230,8 @@ SW_HOST_DEVICE SW_INLINE void store_pack(char* base, Index off, const Pack<T, P>
   if constexpr (sizeof(T) >= 4 && !SW_NO_SLP) {
     SW_UNROLL for (int e = 0; e < P; ++e) a[e] = v.elem[e];
   } else {
-    constexpr int N = sizeof(v) < kHostStore ? sizeof(v) : kHostStore;
+    constexpr int S = Same<T, half>::value || Same<T, bfloat16>::value ? kHalfStore : kHostVector;
+    constexpr int N = sizeof(v) < S ? sizeof(v) : S;
     typedef typename HostBytes<N>::type W;
     SW_UNROLL for (int c = 0; c < (int)sizeof(v); c += N) {
       W w;
