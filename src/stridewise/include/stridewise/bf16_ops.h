@@ -184,21 +184,12 @@ template <class T> struct TorchFloorDivideByNumber16 {
 // tests/test_cuda_bf16_ops.py runs every bfloat16 pair through fmod and floor_divide on the
 // device, divisors dense and prepared; tests/test_bf16_ops.py every dividend by the host
 // table's divisors.
-struct Bf16Fmod {
-  enum { kFlagsFirst = 1 };
 #if defined(__CUDA_ARCH__)
+struct Bf16Fmod : FmodFlagsFirst<false> {
   SW_DEVICE SW_INLINE float operator()(float a, float b) const { return bf16_fmod(a, b); }
-  SW_DEVICE SW_INLINE static Divisor<float> prepare(float b) { return Divisor<float>::make(b); }
-  SW_DEVICE SW_INLINE static bool wide(float a, float b) { return remainder_wide<false>(a, b); }
-  SW_DEVICE SW_INLINE static bool wide(float a, const Divisor<float>& d) { return remainder_wide<false>(a, d); }
-  SW_DEVICE SW_INLINE static float fast(float a, float b, FastFlag& slow) {
-    return copysignf(remainder_fast<kNumpy, false, false>(copysignf(a, b), b, slow), a);
-  }
-  SW_DEVICE SW_INLINE static float fast(float a, const Divisor<float>& d, FastFlag& slow) {
-    return copysignf(remainder_fast<kNumpy, false, false>(copysignf(a, d.b), d, slow), a);
-  }
 #else
-  enum { kVectorExact = 1 };
+struct Bf16Fmod {
+  enum { kFlagsFirst = 1, kVectorExact = 1 };
   SW_INLINE float operator()(float a, float b) const { return bf16_fmod_host(a, b); }
   SW_INLINE static bool wide(float a, float b) { return bf16_far_host(a, b); }
   SW_INLINE static float fast(float a, float b, FastFlag&) { return fmod_short(a, b); }

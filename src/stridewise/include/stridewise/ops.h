@@ -192,34 +192,33 @@ template <class Round> SW_HOST_DEVICE SW_INLINE float floor_divide_steps(float a
 // agree in sign, so no rounding of a' + b arises); a's sign copied in gives fmod, as Bf16Fmod
 // does. A warp with a flagged lane redoes its packs by fmod_wide, exact for every pair.
 // Before, each element ran sw_fmod: step 0's checks, and a call for the lanes it left.
-struct FmodFlagsFirst {
+// kStep0: the fast path's step 0 (float and float16; bfloat16's Bf16Fmod range check leaves
+// only quotients its last step takes).
+template <bool kStep0> struct FmodFlagsFirst {
   enum { kFlagsFirst = 1 };
   SW_DEVICE SW_INLINE static Divisor<float> prepare(float b) { return Divisor<float>::make(b); }
-  SW_DEVICE SW_INLINE static bool wide(float a, float b) { return remainder_wide<true>(a, b); }
-  SW_DEVICE SW_INLINE static bool wide(float a, const Divisor<float>& d) { return remainder_wide<true>(a, d); }
-  SW_DEVICE SW_INLINE static float fmod(float a, float b, FastFlag& slow) {
-    return copysignf(remainder_fast<kNumpy, true, false>(copysignf(a, b), b, slow), a);
+  SW_DEVICE SW_INLINE static bool wide(float a, float b) { return remainder_wide<kStep0>(a, b); }
+  SW_DEVICE SW_INLINE static bool wide(float a, const Divisor<float>& d) { return remainder_wide<kStep0>(a, d); }
+  SW_DEVICE SW_INLINE static float fast(float a, float b, FastFlag& slow) {
+    return copysignf(remainder_fast<kNumpy, kStep0, false>(copysignf(a, b), b, slow), a);
   }
-  SW_DEVICE SW_INLINE static float fmod(float a, const Divisor<float>& d, FastFlag& slow) {
-    return copysignf(remainder_fast<kNumpy, true, false>(copysignf(a, d.b), d, slow), a);
-  }
-};
-template <> struct FmodFunctor<float> : FmodFlagsFirst {
-  SW_DEVICE SW_INLINE float operator()(float a, float b) const { return fmod_wide(a, b); }
-  SW_DEVICE SW_INLINE static float fast(float a, float b, FastFlag& slow) { return fmod(a, b, slow); }
   SW_DEVICE SW_INLINE static float fast(float a, const Divisor<float>& d, FastFlag& slow) {
-    return fmod(a, d, slow);
+    return copysignf(remainder_fast<kNumpy, kStep0, false>(copysignf(a, d.b), d, slow), a);
   }
 };
-template <class Round> struct FloorDivideFlagsFirst : FmodFlagsFirst {
+template <> struct FmodFunctor<float> : FmodFlagsFirst<true> {
+  SW_DEVICE SW_INLINE float operator()(float a, float b) const { return fmod_wide(a, b); }
+};
+template <class Round> struct FloorDivideFlagsFirst : FmodFlagsFirst<true> {
+  typedef FmodFlagsFirst<true> Fmod;
   SW_DEVICE SW_INLINE float operator()(float a, float b) const {
     return floor_divide_steps<Round>(a, b, fmod_wide(a, b));
   }
   SW_DEVICE SW_INLINE static float fast(float a, float b, FastFlag& slow) {
-    return floor_divide_steps<Round>(a, b, fmod(a, b, slow));
+    return floor_divide_steps<Round>(a, b, Fmod::fast(a, b, slow));
   }
   SW_DEVICE SW_INLINE static float fast(float a, const Divisor<float>& d, FastFlag& slow) {
-    return floor_divide_steps<Round>(a, d.b, fmod(a, d, slow));
+    return floor_divide_steps<Round>(a, d.b, Fmod::fast(a, d, slow));
   }
 };
 template <> struct FloorDivideFunctor<float> : FloorDivideFlagsFirst<NoRounding> {};
