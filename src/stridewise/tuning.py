@@ -112,12 +112,14 @@ class ElementwiseTuning:
         gathered by index) where both modes apply: on the GPU a row under one warp of 16-byte
         packs leaves lanes idle; the host's rows loop pays per row only below 64 bytes.
     rows_min_bytes, rows_min_elements : Auto runs rows shorter than these `general` where
-        `short_rows` does not apply (an operand neither flat nor periodic): `rows` gives each
-        row a group of at least 8 threads, so a row of a few packs leaves lanes idle; and with
-        them rows an input reads 32 bytes or more apart, unless its next row starts one
-        element on (a transpose: the groups of a block read neighbouring elements). Outer
-        products keep `rows` (0: rows of any length and step). `tiled` leaves rows shorter
-        than rows_min_elements too.
+        `short_rows` does not apply (an operand neither flat nor periodic): on the GPU `rows`
+        gives each row a group of at least 8 threads, so a row of a few packs leaves lanes
+        idle; on the host its per-row set-up outweighs a few int64 elements. Outer products
+        keep `rows` (0: rows of any length). `tiled` leaves rows shorter than
+        rows_min_elements too.
+    sector_bytes : the memory's transfer unit, where Auto runs `general` for rows an input
+        reads sparsely (an element a sector, or an eighth of one), unless that input's next
+        row starts one element on and the sectors are shared (modes/rows.py); 0: no such rule.
     tiled_alias_bytes : Auto runs a transpose in `tiled` only where each transposed input's
         step along the rows is a multiple of this many bytes, where a row's reads fall in a few
         cache sets and evict each other; at other steps the caches keep a row's lines until
@@ -154,6 +156,7 @@ class ElementwiseTuning:
     short_row_bytes: int = 512
     rows_min_bytes: int = 0
     rows_min_elements: int = 0
+    sector_bytes: int = 0
     tiled_min_fill: float = 0.0
     tiled_alias_bytes: int = 0
     modes: tuple = ()
@@ -312,6 +315,12 @@ _CUDA_EVIDENCE = (
                              "(" + _CLIFFS_ROWS + "): rows read 32 B to 1 MB apart whose next "
                              "row is one element on 1.75-2.00x, General 1.05-1.33x; read apart "
                              "otherwise, General equal or ahead (1.00-1.01x against 0.55x)")),
+    ("sector_bytes", Measurement(
+        "NVIDIA H100 80GB HBM3 (sm_90)", "2026-12-06", "Rows() against General() on a "
+        "contiguous tensor beside its channels_last copy, 2^24 (bench/gpu-fortieth-h100-rows-"
+        "rule.txt)", "x torch eager, rows / general: float16 16 channels (32 B apart) 0.49 / "
+        "1.05, 8 channels (16 B, 8 elements) 0.75 / 1.10, float32 8 channels 0.52 / 0.96; "
+        "float32 4 channels (16 B, 4 elements) 1.06 / 0.98 keeps rows")),
     ("rows_min_elements", _h200("2026-12-03", _CLIFFS_ROWS, "rows of 8-16 elements (64 B of "
                                 "4- and 8-byte types) 0.62-0.94x torch eager, General 1.11-1.87x; "
                                 "16-bit rows of 32-63 elements 1.25-2.12x, General 1.02-1.20x; "
@@ -486,7 +495,8 @@ _HOIST_EVIDENCE = (
 )
 _CUDA = ElementwiseTuning(
     block_size=128, items_per_thread=4, waves=1024, tile=32, share_rows=True,
-    hoist_work_per_byte=4.0, rows_min_bytes=64, rows_min_elements=32, tiled_min_fill=0.75,
+    hoist_work_per_byte=4.0, rows_min_bytes=64, rows_min_elements=32, sector_bytes=32,
+    tiled_min_fill=0.75,
     modes=(("contiguous", "items_per_thread", 2), ("scalar", "items_per_thread", 2),
            ("short_rows", "waves", 32), ("contiguous", "keep_loads", True)),
     source=f"{_H200}, 2026-11-30: tools/tune_gpu.py, tools/auto_ab.py, tools/waves_ab.py "
@@ -524,6 +534,19 @@ register_tuning("cpu", None, replace(_DEFAULT, hoist_work_per_byte=1.25, short_r
         "--rounds 15", "hoisted against unhoisted: seed (29 / 14.5 operations per byte, float32 "
         "/ float64) 2.00x / 1.88x; distance on a grid (1.5 / 0.75) 1.38-1.83x / 0.90-0.98x; "
         "norm per channel (1.1 / 0.56) 0.57-0.97x / 0.76-1.05x")),)))
+
+# int64 rows of up to 8 elements on the host run general: the rows loop's set-up per row
+# outweighs their arithmetic.
+register_tuning("cpu", None, replace(
+    _REGISTRY[("cpu", None, None)], rows_min_elements=9,
+    evidence=_REGISTRY[("cpu", None, None)].evidence + (("rows_min_elements", Measurement(
+        "AMD EPYC Zen 4, 2 threads (the development machine)", "2026-12-06", "Rows() against "
+        "General() on 2^20 int64 outputs in rows of 2-8, a sliced dividend or a transposed "
+        "divisor (remainder, add, floor_divide)", "x torch CPU, rows / general: rows of 2-5 "
+        "remainder 0.44-0.61 / 1.02-1.40, floor_divide 0.60-0.96 / 1.50-2.22, add 0.37-0.89 / "
+        "0.60-1.36; rows of 8 remainder 0.96-0.98 / 1.16, floor_divide 1.69-1.72 / 2.00-2.10, "
+        "add 1.19 / 1.04 sliced and 0.85 / 0.98 transposed; the cliffs hunt's remainder in rows "
+        "of 2 (seed 3906) 0.36 / 1.16")),)), "int64")
 
 # Per dtype: permuted views in tiles 8 packs wide (with kernels.tile_rows) in groups along j,
 # so neighbouring blocks read one run of each staged column; short rows with more packs per

@@ -85,9 +85,10 @@ def _grid(spec, plan, alg, tables) -> tuple:
 def _prefers(plan, tuning) -> bool:
     """Rows at least the backend's rows_min_bytes and rows_min_elements long (tuning.py), or
     an outer product's (a unit of work there is a column of rows sharing one row); other
-    short rows, which short_rows (ranked before) did not take, run `general`. So does a row
-    that an input reads sparsely: each element in a sector of its own (a step of 32 bytes
-    or more), or an eighth of each sector (8 elements apart, 16 bytes or more), where a
+    short rows, which short_rows (ranked before) did not take, run `general`. So does, where
+    the tuning names a sector (the GPU's 32 bytes), a row that an input reads sparsely: each
+    element in a sector of its own, or an eighth of each sector (8 elements and half a
+    sector apart), where a
     pack's loads are as many as general's and general keeps more of them in flight; unless
     that input's next row starts one element on (a transpose) and the sectors are shared: a
     block holds several rows (its groups, a row each, read neighbouring elements of the same
@@ -99,15 +100,17 @@ def _prefers(plan, tuning) -> bool:
     within 4%; BENCHMARKS, fortieth stop)."""
     from stridewise.tuning import ElementwiseTuning
     t = tuning or ElementwiseTuning
-    if plan.outer() or not (t.rows_min_bytes or t.rows_min_elements):
+    if plan.outer():
         return True
     n = plan.shape[-1]
     if n * max(plan.itemsizes) < t.rows_min_bytes or n < t.rows_min_elements:
         return False
+    if not t.sector_bytes:
+        return True
 
     def sparse(k: int) -> bool:
-        step = abs(plan.strides[k][-1])
-        return step * plan.itemsizes[k] >= 32 or (step >= 8 and step * plan.itemsizes[k] >= 16)
+        step = abs(plan.strides[k][-1]) * plan.itemsizes[k]
+        return step >= t.sector_bytes or (step >= 8 * plan.itemsizes[k] and 2 * step >= t.sector_bytes)
 
     def cached(k: int) -> bool:   # a broadcast whose elements fit in 64 KB
         st = plan.strides[k]
