@@ -83,21 +83,20 @@ def _grid(spec, plan, alg, tables) -> tuple:
 
 
 def _prefers(plan, tuning) -> bool:
-    """Rows at least the backend's rows_min_bytes and rows_min_elements long (tuning.py), or
-    an outer product's (a unit of work there is a column of rows sharing one row); other
-    short rows, which short_rows (ranked before) did not take, run `general`. So does, where
-    the tuning names a sector (the GPU's 32 bytes), a row that an input reads sparsely: each
-    element in a sector of its own, or an eighth of each sector (8 elements and half a
-    sector apart), where a
-    pack's loads are as many as general's and general keeps more of them in flight; unless
-    that input's next row starts one element on (a transpose) and the sectors are shared: a
-    block holds several rows (its groups, a row each, read neighbouring elements of the same
+    """Rows at least the backend's rows_min_bytes and rows_min_elements long (tuning.py), or an
+    outer product's (a unit of work there is a column of rows sharing one row); other short
+    rows, which short_rows (ranked before) did not take, run `general`. So does, where the
+    tuning names a sector (the GPU's 32 bytes), a row that an input reads sparsely: each element
+    in a sector of its own, or an eighth of each sector (8 elements and half a sector apart),
+    where a pack's loads are as many as general's and general keeps more of them in flight;
+    unless that input's next row starts one element on (a transpose) and the sectors are shared:
+    a block holds several rows (its groups, a row each, read neighbouring elements of the same
     sectors), or the input is a broadcast small enough to stay in cache. A transpose's long
-    rows, a block each, read each sector once per row (H100, 2^24, contiguous + channels_last,
-    x torch eager, rows / general: float16 16 channels 0.49 / 1.05, 8 channels 0.75 / 1.10,
+    rows, a block each, read each sector once per row (H100, 2^24, contiguous + channels_last, x
+    torch eager, rows / general: float16 16 channels 0.49 / 1.05, 8 channels 0.75 / 1.10,
     float32 8 channels 0.52 / 0.96, float64 8 channels 0.82 / 1.02; broadcast over the batch,
-    float64 8 channels 0.88 / 1.36; 4 channels of float64 or int64, 32 bytes apart, alike
-    within 4%; BENCHMARKS, fortieth stop)."""
+    float64 8 channels 0.88 / 1.36; 4 channels of float64 or int64, 32 bytes apart, alike within
+    4%; BENCHMARKS, fortieth stop)."""
     from stridewise.tuning import ElementwiseTuning
     t = tuning or ElementwiseTuning
     if plan.outer():
