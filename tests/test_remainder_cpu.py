@@ -599,7 +599,10 @@ def test_int64_layouts_fast_and_slow_packs(convention):
 def test_short_rows_periods(dtype, period):
     """Periodic operands (short_rows) whose period is below, equal to and above the host's
     pack widths, so the step back to the period's start lands anywhere in a pack; and Auto,
-    which runs rows of 64 bytes and more in `rows` on the host (tuning.py short_row_bytes)."""
+    which runs rows of 64 bytes and more in `rows` on the host (tuning.py short_row_bytes), but
+    int64 rows of up to 8 elements in `general` (the int64 registration's rows_min_elements:
+    rows of 8 by a row, 2^20, 0.97x / 1.18x torch CPU by Rows, 1.08x / 1.21x by General for
+    remainder / add)."""
     rng = np.random.default_rng(period)
     a = random_values(rng, dtype, (4099, period))
     b = random_values(rng, dtype, (1, period))
@@ -610,7 +613,8 @@ def test_short_rows_periods(dtype, period):
     assert sw.explain(sw.remainder, a, b, algorithm=flat).kinds[2] == "periodic"
     assert same_bits(sw.remainder(a, b, algorithm=flat), numpy_remainder(a, b))
     auto = sw.explain(sw.remainder, a, b).mode
-    assert auto == ("short_rows" if period * a.itemsize < 64 else "rows"), auto
+    want = "short_rows" if period * a.itemsize < 64 else "general" if dtype == "int64" and period < 9 else "rows"
+    assert auto == want, auto
     assert same_bits(sw.remainder(a, b), numpy_remainder(a, b))
 
 
