@@ -159,9 +159,7 @@ template <class T> struct TorchFloorDivideByNumber16 {
     const float inv = 1.0f / b, mod = sw_fmod(a, b);
     float div = (a - mod) * inv;
     if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1.0f;
-    if (div == 0) return sw_copysign(0.0f, a * inv);
-    const float fl = RoundTo<T>::r(sw_floor(div));
-    return div - fl > 0.5f ? RoundTo<T>::r(fl + 1.0f) : fl;
+    return div == 0 ? sw_copysign(0.0f, a * inv) : floor_rounded<RoundTo<T>>(div);
   }
 };
 

@@ -175,12 +175,15 @@ template <class T> struct FloorDivideFunctor {
 struct NoRounding {
   SW_HOST_DEVICE SW_INLINE static float r(float x) { return x; }
 };
+template <class Round> SW_HOST_DEVICE SW_INLINE float floor_rounded(float div) {
+  const float fl = Round::r(sw_floor(div));
+  return div - fl > 0.5f ? Round::r(fl + 1.0f) : fl;
+}
 template <class Round> SW_HOST_DEVICE SW_INLINE float floor_divide_steps(float a, float b, float mod) {
   const u32 sq = (bit_cast<u32>(a) ^ bit_cast<u32>(b)) & 0x80000000u;
   float div = (a - mod) / b;
   if (mod != 0.0f && ((b < 0.0f) != (mod < 0.0f))) div -= 1.0f;
-  const float fl = Round::r(sw_floor(div));
-  const float q = div - fl > 0.5f ? Round::r(fl + 1.0f) : fl;
+  const float q = floor_rounded<Round>(div);
   const float by_zero = bit_cast<float>(fabsf(a) > 0.0f ? 0x7f800000u | sq : 0x7fc00000u);
   return b == 0.0f ? by_zero : div == 0.0f ? bit_cast<float>(sq) : q;
 }
