@@ -54,7 +54,7 @@ def _slots(spec, tables) -> int:
 def _grid(spec, plan, alg, tables) -> tuple:
     """Work units as rows_kernel takes them: R rows of one slab of dim -2 where an operand
     is repeated (one column of rows shares it), else row parts of about a unit's packs."""
-    from stridewise.backends.cuda import _magic, _pow2_at_least
+    from stridewise.backends.cuda import _magic
 
     k, block, items, pack = tables, alg.block_size, alg.items_per_thread, spec.pack
     length = plan.shape[-1]
@@ -67,9 +67,7 @@ def _grid(spec, plan, alg, tables) -> tuple:
         items, unit = min(items, batches), batches * r
     else:
         unit = k.row_unit_packs_outer if plan.outer() else k.row_unit_packs
-    # a group of 8 threads at least (a 128-byte line of 16-byte packs): groups of a warp left
-    # most lanes idle in rows of a few packs (a 32-wide outer product 4x slower; BENCHMARKS)
-    group = min(block, max(8, _pow2_at_least(-(-max(packs, 1) // items))))
+    group = _group(packs, block, items)
     chunks = -(-packs // (group * items)) if packs else 1
     span = min(chunks, max(1, unit // (items * r)))
     units = -(-chunks // span)
@@ -122,14 +120,19 @@ def _prefers(plan, tuning) -> bool:
     return all(plan.ndim > 1 and abs(plan.strides[k][-2]) == 1 and (shared or cached(k)) for k in spread)
 
 
-def _rows_per_block(plan, t) -> int:
-    """Rows a block of rows_kernel takes at once: its groups (_grid), at least 8 threads a
-    row, as many as a row's packs need."""
+def _group(packs: int, block: int, items: int) -> int:
+    """Threads a row takes in rows_kernel: as many as its packs need, a power of two, but 8 at
+    least (a 128-byte line of 16-byte packs): groups of a warp left most lanes idle in rows of
+    a few packs (a 32-wide outer product 4x slower; BENCHMARKS)."""
     from stridewise.backends.cuda import _pow2_at_least
 
+    return min(block, max(8, _pow2_at_least(-(-max(packs, 1) // items))))
+
+
+def _rows_per_block(plan, t) -> int:
+    """Rows a block of rows_kernel takes at once: its groups (_grid)."""
     pack = plan.layout("rows", max(1, t.pack_bytes // max(plan.itemsizes))).pack
-    group = min(t.block_size, max(8, _pow2_at_least(-(-(plan.shape[-1] // pack) // t.items_per_thread))))
-    return t.block_size // group
+    return t.block_size // _group(plan.shape[-1] // pack, t.block_size, t.items_per_thread)
 
 
 MODE = register(Mode(
