@@ -23,6 +23,9 @@ def test_cells_build_the_layouts_they_name():
     assert a.strides[1] == 4 and a.shape[1] == 64                    # C innermost
     a, b = layouts["rgb_channels_last"]
     assert a.strides[1] == 4 and a.shape[1] == 3 and b.shape == (1, 3, 1, 1)
+    a, b = layouts["beside_channels_last"]
+    assert a.flags.c_contiguous and a.shape == b.shape and a.shape[1] == 16
+    assert b.strides[1] == 4 and not b.flags.c_contiguous               # C innermost in b alone
     a, b = layouts["misaligned"]
     assert a.ctypes.data % 16 and b.ctypes.data % 16                   # 4 bytes off
     assert layouts["odd_rows"][0].shape[1] % 2 == 1

@@ -234,6 +234,29 @@ def test_every_algorithm_explicitly():
             assert same_bits(host(sw.remainder(a3, b3, algorithm=alg)), want), alg
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_tiles_fitted_to_a_short_tile_dim(dtype):
+    """An NCHW tensor beside a channels_last one: the tile dim is the channels. Unstaged tiles
+    shorter than half a tile are fitted to it (kernels.cuh tiled_kernel, modes/tiled.py
+    fitted_tile), down to one pack and as many times wider; every channel count from one pack to
+    past the tallest tile (128 rows) agrees with torch, with a batch dim around the tiles, a
+    last tile cut short along i, and both shared-memory forms (staged tiles keep their shape)."""
+    from stridewise.modes.tiled import fitted_tile
+
+    assert fitted_tile(64, 8, 16, 4) == (16, 32) and fitted_tile(128, 8, 8, 8) == (8, 128)
+    assert fitted_tile(64, 8, 33, 4) == (64, 8) and fitted_tile(64, 8, 1, 4) == (4, 128)
+    rng = np.random.default_rng(23)
+    for c in (2, 3, 4, 8, 12, 16, 24, 32, 40, 64, 65, 136):
+        a = tt(random_values(rng, dtype, (3, c, 5, 300)))
+        b = tt(random_values(rng, dtype, (3, 5, 300, c))).permute(0, 3, 1, 2)
+        want = host(torch_oracle(a, b))
+        for alg in (sw.Tiled(), sw.Tiled(stage=True), sw.Tiled(tile=16, tile_group=2)):
+            assert sw.explain(sw.remainder, a, b, algorithm=alg).mode == "tiled", (c, alg)
+            got = sw.remainder(a, b, algorithm=alg)
+            assert got.stride() == torch.remainder(a, b).stride(), (c, alg)
+            assert same_bits(host(got), want), (c, alg)
+
+
 def test_the_grid_follows_the_tunings_mode_overrides():
     """short_rows in float16 launches at most 4 waves of resident blocks (tuning.py's mode
     override), a flat float16 problem of the same size more (a block per unit of work); and

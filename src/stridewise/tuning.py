@@ -128,6 +128,10 @@ class ElementwiseTuning:
         fraction of a tile's elements inside the output, along both tile dims): a tile dim
         shorter than the tile leaves most of each block idle (0: tiles at any fill). The next
         mode runs: `rows` on the host, `general` on the GPU where rows declines too.
+    tiled_min_rows : the shortest tile along j Auto counts the fill against: 32, the shortest
+        any dtype's tiles take, where the kernel's tiles keep their height (the host); lower
+        where the kernel fits its tiles to a short tile dim (the GPU's halves them down to one
+        pack, as many times wider: cuda/kernels.cuh) and such tiles measured ahead.
     hoist_work_per_byte, hoist_min_output : user kernels under Auto compute their
         broadcast-invariant subexpressions in a pre-pass (_hoist) where the operations that
         saves per output element are at least hoist_work_per_byte times the bytes the kernel
@@ -159,6 +163,7 @@ class ElementwiseTuning:
     sector_bytes: int = 0
     tiled_min_fill: float = 0.0
     tiled_alias_bytes: int = 0
+    tiled_min_rows: int = 32
     modes: tuple = ()
     source: str = "OneFlow elementwise.cuh defaults (block 256, 32 waves, 16-byte packs); not measured here"
     evidence: tuple = ()
@@ -321,6 +326,14 @@ _CUDA_EVIDENCE = (
         "rule.txt)", "x torch eager, rows / general: float16 16 channels (32 B apart) 0.49 / "
         "1.05, 8 channels (16 B, 8 elements) 0.75 / 1.10, float32 8 channels 0.52 / 0.96; "
         "float32 4 channels (16 B, 4 elements) 1.06 / 0.98 keeps rows")),
+    ("tiled_min_rows", Measurement(
+        "NVIDIA H100 80GB HBM3 (sm_90)", "2026-12-06", "Tiled() (tiles fitted to the channels) "
+        "against General() and Rows() on an NCHW tensor beside a channels_last one, full or "
+        "broadcast over N, 2^24 (bench/gpu-fortyfirst-h100-fitted-tiles.txt)", "x torch eager, "
+        "tiled / general / rows: float32 8 channels (8-row tiles) 1.16 / 0.95 / 0.52, 16 "
+        "channels 1.25 / 0.97 / 0.57; float16 8 channels 1.41 / 1.10 / 0.75; 4 channels (4-row "
+        "tiles) mixed, rows kept: float32 broadcast 1.10 / 0.91 / 1.33, full 1.14 / 0.98 / "
+        "1.06, float16 1.52-1.74 / 1.10-1.13 / 1.49-1.53")),
     ("rows_min_elements", _h200("2026-12-03", _CLIFFS_ROWS, "rows of 8-16 elements (64 B of "
                                 "4- and 8-byte types) 0.62-0.94x torch eager, General 1.11-1.87x; "
                                 "16-bit rows of 32-63 elements 1.25-2.12x, General 1.02-1.20x; "
@@ -496,7 +509,7 @@ _HOIST_EVIDENCE = (
 _CUDA = ElementwiseTuning(
     block_size=128, items_per_thread=4, waves=1024, tile=32, share_rows=True,
     hoist_work_per_byte=4.0, rows_min_bytes=64, rows_min_elements=32, sector_bytes=32,
-    tiled_min_fill=0.75,
+    tiled_min_fill=0.75, tiled_min_rows=8,
     modes=(("contiguous", "items_per_thread", 2), ("scalar", "items_per_thread", 2),
            ("short_rows", "waves", 32), ("contiguous", "keep_loads", True)),
     source=f"{_H200}, 2026-11-30: tools/tune_gpu.py, tools/auto_ab.py, tools/waves_ab.py "
@@ -594,6 +607,11 @@ _GATHER_WIDE = _h200("2026-12-03", "tools/algorithms_ab.py --cases short_rows,rg
                      "523.2 / 526.3, int32 267.6 / 267.9 / 268.4 against 265.4 / 265.2 / 265.7, int64 "
                      "531.1 / 536.7 against 522.8 / 521.4 (the 16-bit dtypes and float32 gained 8-23%)")
 _GATHER_MODES = (("short_rows", "share_rows", False),)
+_FIT16 = Measurement(
+    "NVIDIA H100 80GB HBM3 (sm_90)", "2026-12-06", "as tiled_min_rows above", "x torch eager, "
+    "tiled / general: 16 channels (16-row tiles) float64 1.37-1.57 / 1.00-1.03, int64 1.32-1.49 "
+    "/ 1.00; 8 channels (8-row tiles) float64 broadcast 1.45 / 1.43, int64 1.06 / 1.00 full and "
+    "0.96 / 1.00 broadcast, 4 channels 0.97 / 1.02 broadcast: general kept below 16 rows")
 _CUDA_DTYPES = {
     "float16": (dict(tile=8, tile_group=4, share_all_rows=True, share_shifted_rows=True,
                      short_row_bytes=256, modes=(
@@ -655,9 +673,9 @@ _CUDA_DTYPES = {
         ("short_rows.items_per_thread", _SHORT8),
         ("short_rows.waves", _h200("2026-11-30", "tools/waves_ab.py --values 32,8,4",
                                    "8 waves +2% (3853-3911 -> 3942-4009 GB/s)")))),
-    "float64": (dict(tile=8, tile_group=2, short_row_bytes=1024,
+    "float64": (dict(tile=8, tile_group=2, short_row_bytes=1024, tiled_min_rows=16,
                      modes=_GATHER_MODES + _SCALAR4_MODES), (
-        *_SCALAR4_EVIDENCE, ("short_rows.share_rows", _GATHER_WIDE),
+        *_SCALAR4_EVIDENCE, ("short_rows.share_rows", _GATHER_WIDE), ("tiled_min_rows", _FIT16),
         ("tile", _TILE8),
         ("tile_group", _h200("2026-11-30", _GROUPS, "groups of 2 +3% (3990-4020 -> "
                              "4134-4138 GB/s)")),
@@ -666,8 +684,10 @@ _CUDA_DTYPES = {
     # prepared once per 4 rows, where each pack paid them (0.25 MUFU.RCP an element, not 1).
     **{dtype: (dict(share_all_rows=True, modes=(("scalar", "items_per_thread", 4),)), (
         ("share_all_rows", _SHARED8), ("scalar.items_per_thread", _SCALAR_MORE))) for dtype in ("int8", "uint8")},
-    "int64": (dict(tile=8, share_all_rows=True, modes=(("scalar", "keep_loads", True), *_GATHER_MODES)), (
+    "int64": (dict(tile=8, share_all_rows=True, tiled_min_rows=16,
+                   modes=(("scalar", "keep_loads", True), *_GATHER_MODES)), (
         ("scalar.keep_loads", _SCALAR_MORE), ("short_rows.share_rows", _GATHER_WIDE),
+        ("tiled_min_rows", _FIT16),
         ("tile", _TILE8),
         ("share_all_rows", _h200("2026-12-01", "Rows(share_rows=True) against Auto()",
                                  "crossed 3-d +4.2% (3749-3774 -> 3907-3933 GB/s)")))),

@@ -4,11 +4,11 @@ The first matrix (bench.CASES) covers the broadcast modes on fresh arrays, writi
 given `out`. These cells are what user code produces instead: a per-channel bias on NCHW and
 channels_last activations, broadcasts along a middle axis, batched columns, a 3-d outer
 product, misaligned slices and rows of odd length, negative and inner steps, float16 with
-float32, two transposed operands and, on the CPU, F-ordered NumPy arrays. Every call
-allocates its output, as user code does, so the output's layout is part of what is measured:
-each cell is verified bit for bit, strides included, against the owning library's own op
-before anything is timed. The document has bench.run's form (print_report, markdown_report
-and write_json take it as they are).
+float32, two transposed operands, an NCHW tensor beside a channels_last one and, on the CPU,
+F-ordered NumPy arrays. Every call allocates its output, as user code does, so the output's
+layout is part of what is measured: each cell is verified bit for bit, strides included,
+against the owning library's own op before anything is timed. The document has bench.run's
+form (print_report, markdown_report and write_json take it as they are).
 """
 from __future__ import annotations
 
@@ -43,6 +43,13 @@ def _channels_last(new, R, C, channels):
     return _perm(new((n, h, w, c), "a"), 0, 3, 1, 2), new((1, c, 1, 1), "b")
 
 
+def _beside_channels_last(new, R, C, channels):
+    """An NCHW tensor beside a channels_last one of its shape (a skip connection across a
+    change of memory format): the second is a transpose whose tile dim is the channels."""
+    n, c, h, w = _nchw(R, C, channels)
+    return new((n, c, h, w), "a"), _perm(new((n, h, w, c), "b"), 0, 3, 1, 2)
+
+
 # name: (label, builder(new, R, C) -> (a, b), where). `new(shape, role[, dtype])` makes data of
 # the cell's dtype (or the one named); where: "any", "cpu" (NumPy only) or "numpy-views"
 # (negative steps: NumPy on the CPU, CuPy on the GPU, as torch has none).
@@ -54,6 +61,8 @@ LAYOUTS = {
     # images: three channels, a period shorter than a pack
     "rgb_channels_last": ("Nx3xHxW channels_last ⊙ 1x3x1x1",
                           lambda new, R, C: _channels_last(new, R, C, 3), "any"),
+    "beside_channels_last": ("NxCxHxW ⊙ NxCxHxW channels_last, C = 16",
+                             lambda new, R, C: _beside_channels_last(new, R, C, 16), "any"),
     "middle_bcast": ("8x(R/8)xC ⊙ 8x1xC",
                      lambda new, R, C: (new((8, R // 8, C), "a"), new((8, 1, C), "b")), "any"),
     "batched_columns": ("8x(R/8)xC ⊙ 8x(R/8)x1",

@@ -15,7 +15,9 @@ def _prefers(plan, tuning) -> bool:
     """Tiles at least the backend's tiled_min_fill full (tuning.py): along the rows, tiles
     `tile` packs wide (at least 8) of the pack the plan's tiled layout takes (1 where an
     extent or a stride is odd: tiles of 127 uint8 columns are 32 wide, not 512); along j,
-    tiles of 32 rows, the shortest any dtype takes (kernels.tile_rows). Emptier tiles, and
+    tiles of 32 rows, the shortest any dtype takes (kernels.tile_rows), or fitted to a
+    shorter j down to tiled_min_rows (and as many times wider) where the kernel fits them
+    (fitted_tile; staged tiles keep their shape). Emptier tiles, and
     rows shorter than rows_min_elements, run the next mode that prefers the plan (`rows`, or
     `general` where rows declines too). Where the backend sets tiled_alias_bytes (the host),
     a transposed input whose step along the rows is not a multiple of it runs `rows` (ranked
@@ -31,9 +33,19 @@ def _prefers(plan, tuning) -> bool:
         return n / (-(-n // t) * t)
 
     pack = plan.layout("tiled", max(1, tuning.pack_bytes // max(plan.itemsizes))).pack
-    width = max(tuning.tile, 8) * pack
+    shortest = 32 if tuning.stage else max(tuning.tiled_min_rows, pack)   # staged: kept shape
+    rows, group = fitted_tile(32, max(tuning.tile, 8), plan.shape[plan._tile_dim()], shortest)
     return plan.shape[-1] >= tuning.rows_min_elements and \
-        fill(plan.shape[-1], width) * fill(plan.shape[plan._tile_dim()], 32) >= tuning.tiled_min_fill
+        fill(plan.shape[-1], group * pack) * fill(plan.shape[plan._tile_dim()], rows) >= tuning.tiled_min_fill
+
+
+def fitted_tile(rows: int, group: int, nj: int, shortest: int) -> tuple[int, int]:
+    """A tile's (rows, packs wide) over a tile dim of nj: halved in height while half still
+    covers nj, down to `shortest` rows, and as many times wider; cuda/kernels.cuh
+    tiled_kernel takes unstaged tiles so, down to one pack."""
+    while rows > shortest and rows // 2 >= nj:
+        rows, group = rows // 2, group * 2
+    return rows, group
 
 
 def _kind(plan, k: int, share_rows: bool) -> str:
@@ -78,8 +90,10 @@ def _grid(spec, plan, alg, tables) -> tuple:
     group = tile_width(alg, pack)
     rows = tables.lookup("tile_rows", spec) or group
     jd, id_ = plan.layout("tiled").aux, plan.ndim - 1
+    # the kernel fits unstaged tiles to a short j itself, from the group it is given
+    fit_rows, fit_group = (rows, group) if spec.tile else fitted_tile(rows, group, plan.shape[jd], pack)
     work = plan.n // (plan.shape[jd] * plan.shape[id_]) * \
-        -(-plan.shape[jd] // rows) * -(-plan.shape[id_] // (group * pack))
+        -(-plan.shape[jd] // fit_rows) * -(-plan.shape[id_] // (fit_group * pack))
     return work, alg.items_per_thread, group, [alg.tile_group]
 
 

@@ -402,6 +402,10 @@ SW_DEVICE void rows_kernel(const Slot* s, const Slot* x) {
 // tiles of 128 rows by 8 packs give each thread of a 128-thread block one P x P block, and
 // its 4 warps read 256 bytes of each of the tile's 64 staged columns together; float32,
 // float64 and int64 take 64 rows by 8 packs (tuning.py KernelTables.tile_rows).
+// A j shorter than half the tile takes tiles as short as fit it (down to one pack) and as
+// many times wider, so every thread still has a P x P block: tiles of 64 rows over 16
+// channels left three quarters of a block idle (modes/tiled.py fitted_tile, the launch's
+// copy; tuning.py tiled_fits). Staged tiles keep their compiled shape.
 // kCols (Algorithm `stage`): the tile is kCols packs wide, compiled in, and the block first
 // copies each staged operand's tile into shared memory (Stage below) with cp.async, whole
 // 128-byte runs of its columns and no register held across the loads' latency; the threads
@@ -467,9 +471,12 @@ SW_DEVICE void tiled_kernel(const Slot* s, const Slot* x) {
   enum { NA = Op::kArrays, D = Op::kDims, P = Op::kPack };
   const Frame<Op> f(s);
   const Geometry g = geometry(x);
-  const int T = kCols ? kCols : g.group, TJ = kRows ? kRows : T, height = TJ / P, blocks = height * T;
   const int jd = (int)f.aux(), id = D - 1;
   const C nj = (C)f.shape(jd), ni = (C)f.shape(id);
+  int T = kCols ? kCols : g.group, TJ = kRows ? kRows : T;
+  if (!kCols)                                     // fitted to a short j, as wide again
+    while (TJ > P && (C)(TJ / 2) >= nj) TJ /= 2, T *= 2;
+  const int height = TJ / P, blocks = height * T;
   const C tj = (nj + TJ - 1) / TJ, ti = (ni + T * P - 1) / (T * P);
   const C tiles = tj * ti, work = (C)(f.n() / ((i64)nj * ni)) * tiles, gj = (C)x[1].i;
   uint4 rows[NA][P];                              // a staged operand's transposed block
