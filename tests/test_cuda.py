@@ -238,7 +238,7 @@ def test_every_algorithm_explicitly():
 def test_tiles_fitted_to_a_short_tile_dim(dtype):
     """An NCHW tensor beside a channels_last one: the tile dim is the channels. Unstaged tiles
     shorter than half a tile are fitted to it (kernels.cuh tiled_kernel, modes/tiled.py
-    fitted_tile), down to one pack and as many times wider; every channel count from one pack to
+    fitted_tile), down to one pack and as many times wider; every channel count from 2 to
     past the tallest tile (128 rows) agrees with torch, with a batch dim around the tiles, a
     last tile cut short along i, and both shared-memory forms (staged tiles keep their shape)."""
     from stridewise.modes.tiled import fitted_tile

@@ -405,7 +405,8 @@ SW_DEVICE void rows_kernel(const Slot* s, const Slot* x) {
 // A j shorter than half the tile takes tiles as short as fit it (down to one pack) and as
 // many times wider, so every thread still has a P x P block: tiles of 64 rows over 16
 // channels left three quarters of a block idle (modes/tiled.py fitted_tile, the launch's
-// copy; tuning.py tiled_fits). Staged tiles keep their compiled shape.
+// copy; Auto counts them down to tuning.py tiled_min_rows). Staged tiles keep their
+// compiled shape.
 // kCols (Algorithm `stage`): the tile is kCols packs wide, compiled in, and the block first
 // copies each staged operand's tile into shared memory (Stage below) with cp.async, whole
 // 128-byte runs of its columns and no register held across the loads' latency; the threads
