@@ -33,10 +33,13 @@ def _prefers(plan, tuning) -> bool:
         return n / (-(-n // t) * t)
 
     pack = plan.layout("tiled", max(1, tuning.pack_bytes // max(plan.itemsizes))).pack
-    shortest = 32 if tuning.stage else max(tuning.tiled_min_rows, pack)   # staged: kept shape
-    rows, group = fitted_tile(32, max(tuning.tile, 8), plan.shape[plan._tile_dim()], shortest)
+    shortest = _ROWS if tuning.stage else max(tuning.tiled_min_rows, pack)   # staged: kept shape
+    rows, group = fitted_tile(_ROWS, max(tuning.tile, 8), plan.shape[plan._tile_dim()], shortest)
     return plan.shape[-1] >= tuning.rows_min_elements and \
         fill(plan.shape[-1], group * pack) * fill(plan.shape[plan._tile_dim()], rows) >= tuning.tiled_min_fill
+
+
+_ROWS = 32   # the rows of the shortest tile any dtype's kernel takes unfitted (kernels.tile_rows)
 
 
 def fitted_tile(rows: int, group: int, nj: int, shortest: int) -> tuple[int, int]:
